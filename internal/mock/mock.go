@@ -1,0 +1,60 @@
+// Package mock owns `assay mock`: a local HTTP server that speaks the OpenAI
+// chat-completions and Anthropic messages wire formats (plain and streamed)
+// with deterministic replies and injectable faults. Tests and benchmarks use
+// it in-process; users point a pipeline at it. It binds to 127.0.0.1 unless
+// told otherwise and imports nothing of assay but what it needs to speak.
+package mock
+
+import "time"
+
+// Options configure the server. Fault fractions are in [0,1] and are drawn
+// per request from a generator seeded with Seed, so a run is repeatable.
+type Options struct {
+	Addr string // default 127.0.0.1:0
+
+	Latency time.Duration // added before every reply
+	Jitter  time.Duration // uniform extra latency in [0, Jitter)
+	// TokenDelay is the delay between streamed chunks.
+	TokenDelay time.Duration
+
+	// Rate, when > 0, is the requests per second the server accepts; above
+	// it, it answers 429 with a Retry-After header of RetryAfter (default 1s).
+	Rate       float64
+	Burst      int
+	RetryAfter time.Duration
+
+	Fail      float64 // fraction answered 500
+	Overload  float64 // fraction answered 529 (overloaded)
+	Hang      float64 // fraction that never answer (the client's time-out fires)
+	Truncate  float64 // fraction of streams cut before the final chunk / of bodies cut mid-JSON
+	Malformed float64 // fraction answered 200 with a body that is not valid JSON
+	Seed      int64
+
+	// Replies maps a substring of the last user message to a fixed reply;
+	// the first match (in Rules order) wins. With no match the reply is
+	// Default, or, when Default is empty, the last user message echoed.
+	Rules   []Rule
+	Default string
+
+	// APIKey, when set, must be presented (Authorization: Bearer or x-api-key);
+	// otherwise 401.
+	APIKey string
+}
+
+// Rule is one scripted reply.
+type Rule struct {
+	Match string `json:"match"`
+	Reply string `json:"reply"`
+}
+
+// Stats counts what the server did; safe to read while it runs.
+type Stats struct {
+	Requests  int64 // every request received
+	OK        int64 // answered 200 with a whole reply
+	RateLimit int64 // 429s
+	Fail      int64 // 500s
+	Overload  int64 // 529s
+	Hang      int64
+	Truncate  int64
+	Malformed int64
+}

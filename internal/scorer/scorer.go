@@ -1,0 +1,47 @@
+// Package scorer owns the definition of correct: output parsers (text, regex,
+// JSON, last number), the built-in scorers, and the failure shape of every
+// result (pass; loud: error, timeout, refusal, empty, unparseable, invalid
+// format; silent: well-formed and wrong). Every scorer fails closed: empty
+// output, whitespace, `{}` or a missing value never passes unless the scorer
+// is configured to allow it. It reads stored results; it never calls a
+// candidate model.
+package scorer
+
+import (
+	"context"
+
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// Failure shapes.
+const (
+	ShapePass   = "pass"
+	ShapeLoud   = "loud"
+	ShapeSilent = "silent"
+)
+
+// Input is what a scorer sees for one result.
+type Input struct {
+	Raw      string // the model's raw text
+	Parsed   any    // the parsed output (string for text/regex/last_number, JSON value for json)
+	ParseErr error  // non-nil when the parser failed
+	Expected any    // the case's expected value
+	Case     *dataset.Case
+	Result   *store.Result // latency, cost, tokens, error kind
+}
+
+// Verdict is one scorer's judgement of one result.
+type Verdict struct {
+	Pass   bool
+	Value  float64 // in [0,1]
+	Shape  string  // pass | loud | silent
+	Kind   string  // "" on pass; wrong, empty, unparseable, error kinds ...
+	Reason string
+}
+
+// Scorer judges one result.
+type Scorer interface {
+	Name() string
+	Score(ctx context.Context, in *Input) Verdict
+}

@@ -1,0 +1,210 @@
+// Package spec owns the evaluation spec (assay.yaml): its types, strict YAML
+// loading with defaults, and validation that reports every problem at once as
+// FILE:LINE:COL: message. It must not import the runner, providers or store.
+package spec
+
+import (
+	"fmt"
+	"time"
+)
+
+// Spec is a loaded, defaulted evaluation spec. Paths inside it are resolved
+// relative to the spec file's directory.
+type Spec struct {
+	// File is the path the spec was loaded from (as given); Dir is its directory.
+	File string `yaml:"-" json:"-"`
+	Dir  string `yaml:"-" json:"-"`
+	// Hash is "sha256:<hex>" over the spec bytes and the prompt files it
+	// references, so the same spec gives the same hash on any machine.
+	Hash string `yaml:"-" json:"-"`
+
+	Name    string     `yaml:"name" json:"name"`
+	Dataset Dataset    `yaml:"dataset" json:"dataset"`
+	Prompt  Prompt     `yaml:"prompt" json:"prompt"`
+	Targets []Target   `yaml:"targets" json:"targets"`
+	Output  Output     `yaml:"output" json:"output"`
+	Scorers []Scorer   `yaml:"scorers" json:"scorers"`
+	Run     RunConfig  `yaml:"run" json:"run"`
+	Volume  Volume     `yaml:"volume" json:"volume"`
+	Refusal *Refusal   `yaml:"refusal,omitempty" json:"refusal,omitempty"`
+	Errors  *ErrorCost `yaml:"error_costs,omitempty" json:"error_costs,omitempty"`
+}
+
+// Dataset says where the cases are and which fields mean what.
+type Dataset struct {
+	Path            string `yaml:"path" json:"path"`
+	Format          string `yaml:"format,omitempty" json:"format,omitempty"` // jsonl | csv (from the extension when empty)
+	ID              string `yaml:"id,omitempty" json:"id,omitempty"`         // a field name, or "line" (default)
+	Expected        string `yaml:"expected,omitempty" json:"expected,omitempty"`
+	ExpectedExtract string `yaml:"expected_extract,omitempty" json:"expected_extract,omitempty"`
+	// Tags maps a slice key to a field name or a CEL expression over `case`,
+	// in the order written in the spec.
+	Tags   []Tag  `yaml:"-" json:"tags,omitempty"`
+	Weight string `yaml:"weight,omitempty" json:"weight,omitempty"`
+	// Limit, when > 0, reads only the first Limit cases.
+	Limit int `yaml:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// Tag is one slice key of a case. Expr is either a bare field name or a CEL
+// expression over `case`.
+type Tag struct {
+	Key  string `json:"key"`
+	Expr string `json:"expr"`
+}
+
+// Prompt holds the chat templates after file:// references are read.
+type Prompt struct {
+	System string `yaml:"system,omitempty" json:"system,omitempty"`
+	User   string `yaml:"user" json:"user"`
+}
+
+// Target is one model (or pipeline) under test.
+type Target struct {
+	Name      string   `yaml:"name" json:"name"`
+	Provider  string   `yaml:"provider" json:"provider"` // openai | anthropic | exec | replay
+	Model     string   `yaml:"model,omitempty" json:"model,omitempty"`
+	BaseURL   string   `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	APIKeyEnv string   `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	Stream    bool     `yaml:"stream,omitempty" json:"stream,omitempty"`
+	Params    Params   `yaml:"params,omitempty" json:"params,omitempty"`
+	Price     Price    `yaml:"price,omitempty" json:"price,omitempty"`
+	Limits    Limits   `yaml:"limits,omitempty" json:"limits,omitempty"`
+	Replay    *Replay  `yaml:"replay,omitempty" json:"replay,omitempty"`
+	Command   []string `yaml:"command,omitempty" json:"command,omitempty"`
+	// Timeout overrides run.timeout for this target.
+	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// MaxOutputBytes bounds what an exec target may print (default 1 MiB).
+	MaxOutputBytes int64 `yaml:"max_output_bytes,omitempty" json:"max_output_bytes,omitempty"`
+}
+
+// Params are the sampling parameters sent with every request. Nil means
+// "not sent" (the provider's default applies).
+type Params struct {
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	TopP        *float64 `yaml:"top_p,omitempty" json:"top_p,omitempty"`
+	MaxTokens   *int     `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	Seed        *int64   `yaml:"seed,omitempty" json:"seed,omitempty"`
+	Stop        []string `yaml:"stop,omitempty" json:"stop,omitempty"`
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	InputPerMTok  float64 `yaml:"input_per_mtok,omitempty" json:"input_per_mtok,omitempty"`
+	OutputPerMTok float64 `yaml:"output_per_mtok,omitempty" json:"output_per_mtok,omitempty"`
+	CachedPerMTok float64 `yaml:"cached_per_mtok,omitempty" json:"cached_per_mtok,omitempty"`
+}
+
+// Cost prices one call. Cached input tokens are priced at CachedPerMTok when
+// set, else as ordinary input.
+func (p Price) Cost(input, output, cached int) float64 {
+	in := float64(input)
+	c := 0.0
+	if p.CachedPerMTok > 0 && cached > 0 {
+		in -= float64(cached)
+		c = float64(cached) * p.CachedPerMTok
+	}
+	return (in*p.InputPerMTok + float64(output)*p.OutputPerMTok + c) / 1e6
+}
+
+// Limits bound the load on one target.
+type Limits struct {
+	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"` // in flight (default 8)
+	RPM         int `yaml:"rpm,omitempty" json:"rpm,omitempty"`                 // requests per minute (0 = unlimited)
+	TPM         int `yaml:"tpm,omitempty" json:"tpm,omitempty"`                 // tokens per minute (0 = unlimited)
+}
+
+// Replay joins recorded outputs to cases: the case's field Join equals the
+// record's field Join (or RecordJoin when the names differ); Output is a dotted
+// path into the record.
+type Replay struct {
+	Path       string `yaml:"path" json:"path"`
+	Join       string `yaml:"join" json:"join"`
+	RecordJoin string `yaml:"record_join,omitempty" json:"record_join,omitempty"`
+	Output     string `yaml:"output" json:"output"`
+}
+
+// Output says how the raw model text becomes the parsed output.
+type Output struct {
+	Format  string `yaml:"format,omitempty" json:"format,omitempty"`   // text (default) | regex | json | last_number
+	Extract string `yaml:"extract,omitempty" json:"extract,omitempty"` // regex; first group (implies format regex)
+}
+
+// Scorer is one scorer's configuration; which fields apply depends on Type.
+type Scorer struct {
+	Name       string         `yaml:"name" json:"name"`
+	Type       string         `yaml:"type" json:"type"`
+	Primary    bool           `yaml:"primary,omitempty" json:"primary,omitempty"`
+	Weight     float64        `yaml:"weight,omitempty" json:"weight,omitempty"`
+	Normalize  []string       `yaml:"normalize,omitempty" json:"normalize,omitempty"`
+	Value      string         `yaml:"value,omitempty" json:"value,omitempty"`
+	Values     []string       `yaml:"values,omitempty" json:"values,omitempty"`
+	Pattern    string         `yaml:"pattern,omitempty" json:"pattern,omitempty"`
+	Schema     any            `yaml:"schema,omitempty" json:"schema,omitempty"`
+	Fields     []string       `yaml:"fields,omitempty" json:"fields,omitempty"`
+	Field      string         `yaml:"field,omitempty" json:"field,omitempty"`
+	Tolerance  float64        `yaml:"tolerance,omitempty" json:"tolerance,omitempty"`
+	Relative   bool           `yaml:"relative,omitempty" json:"relative,omitempty"`
+	Max        any            `yaml:"max,omitempty" json:"max,omitempty"` // characters, a duration or USD, by type
+	Expr       string         `yaml:"expr,omitempty" json:"expr,omitempty"`
+	Target     string         `yaml:"target,omitempty" json:"target,omitempty"`
+	Rubric     string         `yaml:"rubric,omitempty" json:"rubric,omitempty"`
+	Mode       string         `yaml:"mode,omitempty" json:"mode,omitempty"`
+	AllowEmpty bool           `yaml:"allow_empty,omitempty" json:"allow_empty,omitempty"`
+	Extra      map[string]any `yaml:"-" json:"-"`
+}
+
+// RunConfig holds run-wide settings.
+type RunConfig struct {
+	Epochs  int      `yaml:"epochs,omitempty" json:"epochs,omitempty"`   // default 1
+	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"` // per request, default 60s
+	Retries int      `yaml:"retries,omitempty" json:"retries,omitempty"` // default 6
+}
+
+// Volume prices the score at the team's volume.
+type Volume struct {
+	RequestsPerMonth float64 `yaml:"requests_per_month,omitempty" json:"requests_per_month,omitempty"`
+}
+
+// Refusal configures refusal detection (issue: scoring).
+type Refusal struct {
+	Phrases []string `yaml:"phrases,omitempty" json:"phrases,omitempty"`
+	Pattern string   `yaml:"pattern,omitempty" json:"pattern,omitempty"`
+}
+
+// ErrorCost prices wrong answers (issue: scoring).
+type ErrorCost struct {
+	Silent float64            `yaml:"silent,omitempty" json:"silent,omitempty"`
+	Loud   float64            `yaml:"loud,omitempty" json:"loud,omitempty"`
+	ByKind map[string]float64 `yaml:"by_kind,omitempty" json:"by_kind,omitempty"`
+}
+
+// Duration is a time.Duration written as "60s", "1m30s" or "250ms".
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (want e.g. 30s, 1m30s, 250ms)", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %q must not be negative", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Providers are the provider names a target may use.
+var Providers = []string{"openai", "anthropic", "exec", "replay"}
+
+// TargetTimeout is the per-request time-out for t.
+func (s *Spec) TargetTimeout(t *Target) time.Duration {
+	if t.Timeout > 0 {
+		return t.Timeout.D()
+	}
+	return s.Run.Timeout.D()
+}

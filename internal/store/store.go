@@ -1,0 +1,150 @@
+// Package store owns durable records: runs, the cases they measured, results
+// (one per case × target × epoch), scores (one per result × scorer × scoring)
+// and the response cache. Store is the interface; sqlite is the embedded
+// default; storetest is the conformance suite every implementation passes.
+// The store knows nothing of providers, scorers or statistics.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when a run (or "latest") does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Run statuses.
+const (
+	StatusRunning     = "running"
+	StatusInterrupted = "interrupted"
+	StatusComplete    = "complete"
+	StatusFailed      = "failed"
+)
+
+// Run is one evaluation run.
+type Run struct {
+	ID          string    `json:"id"`
+	Spec        string    `json:"spec"` // the spec's name
+	SpecPath    string    `json:"spec_path"`
+	SpecHash    string    `json:"spec_hash"`
+	DatasetHash string    `json:"dataset_hash"`
+	PromptHash  string    `json:"prompt_hash"`
+	GitCommit   string    `json:"git_commit,omitempty"`
+	Targets     []string  `json:"targets"`
+	Cases       int       `json:"cases"`
+	Epochs      int       `json:"epochs"`
+	Status      string    `json:"status"`
+	Started     time.Time `json:"started"`
+	Ended       time.Time `json:"ended,omitzero"`
+	// Config is the resolved spec as JSON (no secrets: specs name env vars,
+	// never keys), so a run can be re-analysed without the spec file.
+	Config []byte `json:"-"`
+}
+
+// Case is a case as the run measured it.
+type Case struct {
+	RunID    string            `json:"-"`
+	ID       string            `json:"id"`
+	Line     int               `json:"line"`
+	Expected []byte            `json:"expected"` // JSON
+	Tags     map[string]string `json:"tags,omitempty"`
+	Weight   *float64          `json:"weight,omitempty"`
+}
+
+// Key identifies a result within a run.
+type Key struct {
+	CaseID string
+	Target string
+	Epoch  int
+}
+
+// Result is one call's outcome.
+type Result struct {
+	RunID        string    `json:"run_id"`
+	CaseID       string    `json:"case_id"`
+	Target       string    `json:"target"`
+	Epoch        int       `json:"epoch"`
+	Raw          string    `json:"raw"`
+	Parsed       string    `json:"parsed"` // JSON-encoded parsed output ("" when unparsed)
+	ParseError   string    `json:"parse_error,omitempty"`
+	FinishReason string    `json:"finish_reason,omitempty"`
+	InputTokens  int       `json:"input_tokens"`
+	OutputTokens int       `json:"output_tokens"`
+	CachedTokens int       `json:"cached_tokens"`
+	CostUSD      float64   `json:"cost_usd"`
+	LatencyMS    float64   `json:"latency_ms"`
+	FirstTokenMS float64   `json:"first_token_ms,omitempty"`
+	Attempts     int       `json:"attempts"`
+	ErrorKind    string    `json:"error_kind,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	Model        string    `json:"model,omitempty"`
+	Fingerprint  string    `json:"system_fingerprint,omitempty"`
+	FromCache    bool      `json:"from_cache,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Key returns the result's key.
+func (r *Result) Key() Key { return Key{r.CaseID, r.Target, r.Epoch} }
+
+// Score is one scorer's verdict on one result in one scoring of a run.
+// Scoring 1 is made during the run; each rescore adds the next number.
+type Score struct {
+	RunID     string  `json:"run_id"`
+	Scoring   int     `json:"scoring"`
+	CaseID    string  `json:"case_id"`
+	Target    string  `json:"target"`
+	Epoch     int     `json:"epoch"`
+	Scorer    string  `json:"scorer"`
+	Primary   bool    `json:"primary,omitempty"`
+	Pass      bool    `json:"pass"`
+	Value     float64 `json:"value"`          // in [0,1]; 1/0 for pass/fail scorers
+	Shape     string  `json:"shape"`          // pass | loud | silent
+	Kind      string  `json:"kind,omitempty"` // failure kind: wrong, empty, unparseable, timeout, ...
+	Reason    string  `json:"reason,omitempty"`
+	ErrorCost float64 `json:"error_cost,omitempty"`
+	JudgeCost float64 `json:"judge_cost_usd,omitempty"`
+}
+
+// CachedResponse is a stored provider response, keyed by a hash of everything
+// that decides the reply.
+type CachedResponse struct {
+	Key      string
+	Response []byte // JSON of provider.Response
+}
+
+// Store persists runs and results. Implementations are safe for concurrent use.
+type Store interface {
+	CreateRun(ctx context.Context, r *Run) error
+	// UpdateRun sets status, ended, cases, targets and epochs.
+	UpdateRun(ctx context.Context, r *Run) error
+	// GetRun returns the run with this ID; "latest" names the newest. A unique
+	// ID prefix is accepted. ErrNotFound when none.
+	GetRun(ctx context.Context, id string) (*Run, error)
+	ListRuns(ctx context.Context, limit int) ([]Run, error)
+
+	// PutCases records the cases of a run (idempotent on run+case ID).
+	PutCases(ctx context.Context, cases []Case) error
+	Cases(ctx context.Context, runID string, fn func(Case) error) error
+
+	// PutResults commits results and their scores in one transaction.
+	// Putting a result whose key already exists in the run is a no-op for
+	// that result (and its scores): results are never duplicated.
+	PutResults(ctx context.Context, results []Result, scores []Score) error
+	// Results streams a run's results ordered by case, target, epoch.
+	Results(ctx context.Context, runID string, fn func(Result) error) error
+	// DoneKeys returns the keys of every stored result of a run.
+	DoneKeys(ctx context.Context, runID string) (map[Key]struct{}, error)
+
+	// PutScores stores scores of a later scoring (rescore).
+	PutScores(ctx context.Context, scores []Score) error
+	// LatestScoring is the highest scoring number of a run (0 when none).
+	LatestScoring(ctx context.Context, runID string) (int, error)
+	// Scores streams the scores of one scoring of a run.
+	Scores(ctx context.Context, runID string, scoring int, fn func(Score) error) error
+
+	CacheGet(ctx context.Context, key string) ([]byte, bool, error)
+	CachePut(ctx context.Context, key string, response []byte) error
+
+	Close() error
+}
