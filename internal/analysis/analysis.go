@@ -1,0 +1,257 @@
+// Package analysis turns a run's stored results and scores into findings:
+// per-target counts, rates with intervals, failure shapes, latency tails,
+// tokens and cost. It produces plain structs that report renders; it reads
+// the store and uses stats, and never calls a model or formats output.
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// Report is the analysis of one run (the JSON report's shape, DESIGN.md).
+type Report struct {
+	Run     RunInfo  `json:"run"`
+	Targets []Target `json:"targets"`
+}
+
+// RunInfo says what was measured.
+type RunInfo struct {
+	ID          string `json:"id"`
+	Spec        string `json:"spec"`
+	SpecHash    string `json:"spec_hash"`
+	DatasetHash string `json:"dataset_hash"`
+	PromptHash  string `json:"prompt_hash"`
+	GitCommit   string `json:"git_commit,omitempty"`
+	Cases       int    `json:"cases"`
+	Epochs      int    `json:"epochs"`
+	Status      string `json:"status"`
+	Scoring     int    `json:"scoring"`
+	Started     string `json:"started"`
+	Ended       string `json:"ended,omitempty"`
+}
+
+// Rate is passed out of n with its interval.
+type Rate struct {
+	Scorer   string     `json:"scorer,omitempty"`
+	Passed   int        `json:"passed"`
+	N        int        `json:"n"`
+	Rate     float64    `json:"rate"`
+	CI       [2]float64 `json:"ci"`
+	CIMethod string     `json:"ci_method,omitempty"`
+}
+
+// Failures counts how a target failed.
+type Failures struct {
+	Loud   int            `json:"loud"`
+	Silent int            `json:"silent"`
+	ByKind map[string]int `json:"by_kind"`
+}
+
+// Latency holds percentiles in milliseconds.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+// Tokens are totals over the target's results.
+type Tokens struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
+	Cached int `json:"cached"`
+}
+
+// Cost is in USD.
+type Cost struct {
+	Total    float64  `json:"total"`
+	PerCase  float64  `json:"per_case"`
+	PerMonth *float64 `json:"per_month,omitempty"`
+}
+
+// Target is the findings for one target.
+type Target struct {
+	Name      string          `json:"name"`
+	N         int             `json:"n"`
+	Errors    int             `json:"errors"`
+	Primary   Rate            `json:"primary"`
+	Scorers   map[string]Rate `json:"scorers"`
+	Failures  Failures        `json:"failures"`
+	LatencyMS Latency         `json:"latency_ms"`
+	Tokens    Tokens          `json:"tokens"`
+	CostUSD   Cost            `json:"cost_usd"`
+}
+
+// Options tune the analysis.
+type Options struct {
+	Alpha float64 // 0.05 by default
+	// RequestsPerMonth prices the per-case cost at the team's volume.
+	RequestsPerMonth float64
+	// Scoring selects a scoring of the run; 0 means the latest.
+	Scoring int
+}
+
+type acc struct {
+	t       Target
+	lat     []float64
+	scorers map[string]*[2]int // passed, n
+	fails   map[string]*Failures
+	order   []string
+	primary string // the first scorer flagged primary
+}
+
+// Analyze reads the run's results and scores and computes the findings.
+func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*Report, error) {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	scoring := o.Scoring
+	if scoring == 0 {
+		var err error
+		scoring, err = st.LatestScoring(ctx, run.ID)
+		if err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{Run: RunInfo{
+		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash,
+		PromptHash: run.PromptHash, GitCommit: run.GitCommit, Cases: run.Cases, Epochs: run.Epochs,
+		Status: run.Status, Scoring: scoring, Started: run.Started.UTC().Format("2006-01-02T15:04:05Z"),
+	}}
+	if !run.Ended.IsZero() {
+		rep.Run.Ended = run.Ended.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	accs := map[string]*acc{}
+	get := func(name string) *acc {
+		a := accs[name]
+		if a == nil {
+			a = &acc{t: Target{Name: name, Scorers: map[string]Rate{}, Failures: Failures{ByKind: map[string]int{}}},
+				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}}
+			accs[name] = a
+		}
+		return a
+	}
+	for _, name := range run.Targets {
+		get(name)
+	}
+	err := st.Results(ctx, run.ID, func(r store.Result) error {
+		a := get(r.Target)
+		a.t.N++
+		if r.ErrorKind != "" {
+			a.t.Errors++
+		} else {
+			a.lat = append(a.lat, r.LatencyMS)
+		}
+		a.t.Tokens.Input += r.InputTokens
+		a.t.Tokens.Output += r.OutputTokens
+		a.t.Tokens.Cached += r.CachedTokens
+		a.t.CostUSD.Total += r.CostUSD
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	if scoring > 0 {
+		err = st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+			a := get(s.Target)
+			c := a.scorers[s.Scorer]
+			if c == nil {
+				c = &[2]int{}
+				a.scorers[s.Scorer] = c
+				a.order = append(a.order, s.Scorer)
+			}
+			c[1]++
+			if s.Pass {
+				c[0]++
+			}
+			f := a.fails[s.Scorer]
+			if f == nil {
+				f = &Failures{ByKind: map[string]int{}}
+				a.fails[s.Scorer] = f
+			}
+			switch s.Shape {
+			case "loud":
+				f.Loud++
+				f.ByKind[s.Kind]++
+			case "silent":
+				f.Silent++
+				f.ByKind[s.Kind]++
+			}
+			if s.Primary && a.primary == "" {
+				a.primary = s.Scorer
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading scores: %w", err)
+		}
+	}
+	names := slices.Clone(run.Targets)
+	for name := range accs {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		a := accs[name]
+		t := a.t
+		for _, s := range a.order {
+			c := a.scorers[s]
+			t.Scorers[s] = rate(s, c[0], c[1], o.Alpha)
+		}
+		// A run with several primary scorers also stores their combination
+		// under the name "primary"; it is then the primary score.
+		if _, ok := a.scorers["primary"]; ok {
+			a.primary = "primary"
+		}
+		if a.primary != "" {
+			t.Failures = *a.fails[a.primary]
+			t.Primary = t.Scorers[a.primary]
+			t.Primary.Scorer = a.primary
+			t.Primary.CIMethod = "wilson"
+		}
+		t.LatencyMS = Latency{P50: quantile(a.lat, 0.50), P95: quantile(a.lat, 0.95), P99: quantile(a.lat, 0.99)}
+		if t.N > 0 {
+			t.CostUSD.PerCase = t.CostUSD.Total / float64(t.N)
+			if o.RequestsPerMonth > 0 {
+				m := t.CostUSD.PerCase * o.RequestsPerMonth
+				t.CostUSD.PerMonth = &m
+			}
+		}
+		rep.Targets = append(rep.Targets, t)
+	}
+	return rep, nil
+}
+
+func rate(name string, passed, n int, alpha float64) Rate {
+	r := Rate{Scorer: name, Passed: passed, N: n}
+	if n > 0 {
+		r.Rate = float64(passed) / float64(n)
+	}
+	ci := stats.Wilson(passed, n, alpha)
+	r.CI = [2]float64{round4(ci.Lo), round4(ci.Hi)}
+	return r
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// quantile is the linear-interpolation quantile (type 7, numpy's default).
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	h := q * float64(len(xs)-1)
+	lo := math.Floor(h)
+	i := int(lo)
+	if i+1 >= len(xs) {
+		return xs[len(xs)-1]
+	}
+	return xs[i] + (h-lo)*(xs[i+1]-xs[i])
+}

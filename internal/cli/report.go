@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+type reportOptions struct {
+	Run     string
+	Format  string
+	Output  string
+	Scoring int
+}
+
+func (o *reportOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Format, "format", "text", "report format: "+strings.Join(report.Formats, "|"))
+	f.StringVarP(&o.Output, "output", "o", "", "write to FILE instead of stdout")
+	f.IntVar(&o.Scoring, "scoring", 0, "which scoring of the run (default: the latest)")
+}
+
+func newReportCommand(g *Globals) *cobra.Command {
+	o := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report [RUN_ID|latest]",
+		Short: "Render the decision report of a run (never calls a model)",
+		Args:  rangeArgs(0, 1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(report.Formats, o.Format) {
+				return usageError{fmt.Errorf("--format %q: formats are %s", o.Format, strings.Join(report.Formats, ", "))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Run = "latest"
+			if len(args) == 1 {
+				o.Run = args[0]
+			}
+			return runReport(cmd.Context(), g, o)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	run, err := st.GetRun(ctx, o.Run)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var volume float64
+	var sp spec.Spec
+	if len(run.Config) > 0 && jsonUnmarshal(run.Config, &sp) == nil {
+		volume = sp.Volume.RequestsPerMonth
+	}
+	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, RequestsPerMonth: volume})
+	if err != nil {
+		return err
+	}
+	var w io.Writer = g.Stdout
+	if o.Output != "" {
+		f, err := os.Create(o.Output)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := report.Render(w, o.Format, rep); err != nil {
+		return err
+	}
+	if f, ok := w.(*os.File); ok && o.Output != "" {
+		return f.Close()
+	}
+	return nil
+}

@@ -1,0 +1,380 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/runner"
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/task"
+)
+
+type runOptions struct {
+	Spec    string
+	Targets []string
+	Limit   int
+	Epochs  int
+	NoCache bool
+	JSON    bool
+	Resume  string
+	// CommitEvery bounds how long a finished result waits to be committed.
+	CommitEvery time.Duration
+}
+
+func (o *runOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Targets, "targets", nil, "run only these targets (comma-separated names)")
+	f.IntVar(&o.Limit, "limit", 0, "run only the first N cases")
+	f.IntVar(&o.Epochs, "epochs", 0, "repeat every case K times (overrides run.epochs)")
+	f.BoolVar(&o.NoCache, "no-cache", false, "bypass the response cache (every call is made and paid)")
+	f.BoolVar(&o.JSON, "json", false, "print a JSON summary (with run_id) instead of text")
+	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run (RUN_ID or latest) without repeating completed calls")
+	f.DurationVar(&o.CommitEvery, "commit-every", 100*time.Millisecond, "longest time a finished result waits before it is committed")
+	_ = f.MarkHidden("commit-every")
+}
+
+func newRunCommand(g *Globals) *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run SPEC",
+		Short: "Run the candidates on the cases and store every result",
+		Long: `Run the spec's targets on its cases, storing every result as it completes.
+
+The spec and dataset are validated first; nothing is called when they are
+invalid (exit 4). The first Ctrl-C stops issuing calls and keeps what finished
+(exit 130); a second exits at once. Resume with --resume RUN_ID|latest.
+
+` + exitCodesHelp,
+		Args: exactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if o.Limit < 0 {
+				return usageError{fmt.Errorf("--limit must not be negative (got %d)", o.Limit)}
+			}
+			if o.Epochs < 0 {
+				return usageError{fmt.Errorf("--epochs must not be negative (got %d)", o.Epochs)}
+			}
+			if o.Resume != "" && (len(o.Targets) > 0 || o.Limit > 0 || o.Epochs > 0) {
+				return usageError{errors.New("--resume takes the run's own targets, limit and epochs; drop --targets/--limit/--epochs")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Spec = args[0]
+			return runRun(cmd.Context(), g, o)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+// runSummary is what `assay run --json` prints.
+type runSummary struct {
+	RunID       string   `json:"run_id"`
+	Status      string   `json:"status"`
+	Spec        string   `json:"spec"`
+	Targets     []string `json:"targets"`
+	Cases       int      `json:"cases"`
+	Epochs      int      `json:"epochs"`
+	Total       int      `json:"total"`   // results the run should have
+	Stored      int      `json:"stored"`  // results committed by this invocation
+	Skipped     int      `json:"skipped"` // already present (resume)
+	Errors      int      `json:"errors"`
+	SpendUSD    float64  `json:"spend_usd"`
+	DurationSec float64  `json:"duration_s"`
+}
+
+func runRun(ctx context.Context, g *Globals, o *runOptions) error {
+	t, err := task.Load(o.Spec)
+	if err != nil {
+		return err
+	}
+	sp := t.Spec
+
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var run *store.Run
+	var done map[store.Key]struct{}
+	if o.Resume != "" {
+		run, err = st.GetRun(ctx, o.Resume)
+		if err != nil {
+			return fmt.Errorf("resuming %s: %w", o.Resume, err)
+		}
+		if run.SpecHash != sp.Hash || run.DatasetHash != t.Dataset.Hash {
+			return fmt.Errorf("resuming %s: the spec or dataset changed since the run started (spec %s → %s, dataset %s → %s); start a new run instead",
+				run.ID, short(run.SpecHash), short(sp.Hash), short(run.DatasetHash), short(t.Dataset.Hash))
+		}
+		if run.Status == store.StatusComplete {
+			fmt.Fprintf(g.Stderr, "run %s is already complete\n", run.ID)
+		}
+		done, err = st.DoneKeys(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+	} else {
+		names, err := selectTargets(sp, o.Targets)
+		if err != nil {
+			return err
+		}
+		epochs := sp.Run.Epochs
+		if o.Epochs > 0 {
+			epochs = o.Epochs
+		}
+		cases := t.Dataset.Count
+		if o.Limit > 0 && o.Limit < cases {
+			cases = o.Limit
+		}
+		cfg, _ := json.Marshal(sp)
+		run = &store.Run{
+			ID:          store.NewRunID(g.Now()),
+			Spec:        sp.Name,
+			SpecPath:    sp.File,
+			SpecHash:    sp.Hash,
+			DatasetHash: t.Dataset.Hash,
+			PromptHash:  sp.PromptHash(),
+			GitCommit:   gitCommit(ctx, sp.Dir),
+			Targets:     names,
+			Cases:       cases,
+			Epochs:      epochs,
+			Status:      store.StatusRunning,
+			Started:     g.Now().UTC(),
+			Config:      cfg,
+		}
+	}
+
+	// Targets, keys and providers are checked before anything is written or called.
+	var targets []runner.Target
+	var problems spec.Problems
+	for _, name := range run.Targets {
+		i := slices.IndexFunc(sp.Targets, func(t spec.Target) bool { return t.Name == name })
+		if i < 0 {
+			return fmt.Errorf("run %s has target %q, which the spec no longer defines", run.ID, name)
+		}
+		p, perr := buildProvider(sp, i, g.Getenv, st, o.NoCache, sp.Run.Retries)
+		if perr != nil {
+			var ps spec.Problems
+			if errors.As(perr, &ps) {
+				problems = append(problems, ps...)
+				continue
+			}
+			return perr
+		}
+		targets = append(targets, runner.Target{Spec: &sp.Targets[i], Provider: p})
+	}
+	if len(problems) > 0 {
+		return problems
+	}
+
+	if o.Resume == "" {
+		if err := st.CreateRun(ctx, run); err != nil {
+			return err
+		}
+		if err := putCases(ctx, st, run, t); err != nil {
+			return err
+		}
+	} else {
+		run.Status = store.StatusRunning
+		if err := st.UpdateRun(ctx, run); err != nil {
+			return err
+		}
+	}
+	if !o.JSON {
+		fmt.Fprintf(g.Stderr, "run %s: %d cases × %d targets × %d epochs\n", run.ID, run.Cases, len(run.Targets), run.Epochs)
+	}
+
+	total := run.Cases * len(run.Targets) * run.Epochs
+	prog := newProgress(g, total-len(done))
+	stop := make(chan struct{})
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go watchInterrupts(g, stop, cancel, watchDone)
+
+	start := g.Now()
+	sum, runErr := runner.Run(runCtx, runner.Options{
+		RunID:       run.ID,
+		Targets:     targets,
+		Epochs:      run.Epochs,
+		Cases:       func(fn func(*dataset.Case) error) error { return eachCase(t, run.Cases, fn) },
+		Render:      func(c *dataset.Case) ([]provider.Message, error) { return t.Prompt.Render(c.Vars) },
+		Score:       t.Scorers.Score,
+		Store:       st,
+		Done:        done,
+		Stop:        stop,
+		Progress:    prog.add,
+		CommitEvery: o.CommitEvery,
+		Now:         g.Now,
+	})
+	prog.finish()
+
+	// The run's status is written with a context of its own: an interrupt
+	// must not stop us from recording that the run was interrupted.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer wcancel()
+	have := sum.Stored + len(done)
+	switch {
+	case runErr != nil:
+		run.Status = store.StatusFailed
+	case sum.Interrupted || have < total:
+		run.Status = store.StatusInterrupted
+	default:
+		run.Status = store.StatusComplete
+		run.Ended = g.Now().UTC()
+	}
+	if err := st.UpdateRun(wctx, run); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+
+	s := runSummary{
+		RunID: run.ID, Status: run.Status, Spec: run.Spec, Targets: run.Targets,
+		Cases: run.Cases, Epochs: run.Epochs, Total: total,
+		Stored: sum.Stored, Skipped: sum.Skipped, Errors: sum.Errors,
+		SpendUSD: sum.SpendUSD, DurationSec: g.Now().Sub(start).Seconds(),
+	}
+	if o.JSON {
+		enc := json.NewEncoder(g.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(g.Stdout, run.ID)
+		fmt.Fprintf(g.Stderr, "%s: %d results stored (%d errors), %d already done, $%.4f spent, %.1fs\n",
+			run.Status, s.Stored, s.Errors, s.Skipped, s.SpendUSD, s.DurationSec)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if run.Status == store.StatusInterrupted {
+		return fmt.Errorf("%w: %d of %d results stored; finish with: assay run %s --resume %s",
+			ErrInterrupted, have, total, o.Spec, run.ID)
+	}
+	if !o.JSON {
+		fmt.Fprintf(g.Stderr, "report: assay report %s\n", run.ID)
+	}
+	return nil
+}
+
+// watchInterrupts closes stop on the first interrupt and cancels on the second.
+func watchInterrupts(g *Globals, stop chan struct{}, cancel context.CancelFunc, done <-chan struct{}) {
+	if g.Interrupts == nil {
+		return
+	}
+	select {
+	case <-g.Interrupts:
+		fmt.Fprintln(g.Stderr, "\ninterrupt: no new calls; waiting for the ones in flight (Ctrl-C again to exit at once)")
+		close(stop)
+	case <-done:
+		return
+	}
+	select {
+	case <-g.Interrupts:
+		fmt.Fprintln(g.Stderr, "\ninterrupt: exiting now; calls in flight are dropped and will be redone on resume")
+		cancel()
+	case <-done:
+	}
+}
+
+func selectTargets(sp *spec.Spec, want []string) ([]string, error) {
+	var all []string
+	for _, t := range sp.Targets {
+		all = append(all, t.Name)
+	}
+	if len(want) == 0 {
+		return all, nil
+	}
+	var out []string
+	for _, w := range want {
+		w = strings.TrimSpace(w)
+		if !slices.Contains(all, w) {
+			return nil, usageError{fmt.Errorf("--targets: no target named %q (targets are: %s)", w, strings.Join(all, ", "))}
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+// eachCase streams the first limit cases (all when limit is 0).
+func eachCase(t *task.Task, limit int, fn func(*dataset.Case) error) error {
+	n := 0
+	err := dataset.Each(t.Spec, func(c *dataset.Case) error {
+		if limit > 0 && n >= limit {
+			return errLimit
+		}
+		n++
+		return fn(c)
+	})
+	if errors.Is(err, errLimit) {
+		return nil
+	}
+	return err
+}
+
+var errLimit = errors.New("limit reached")
+
+func putCases(ctx context.Context, st store.Store, run *store.Run, t *task.Task) error {
+	batch := make([]store.Case, 0, 1000)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := st.PutCases(ctx, batch)
+		batch = batch[:0]
+		return err
+	}
+	err := eachCase(t, run.Cases, func(c *dataset.Case) error {
+		exp, err := json.Marshal(c.Expected)
+		if err != nil {
+			return fmt.Errorf("case %s: expected value: %w", c.ID, err)
+		}
+		sc := store.Case{RunID: run.ID, ID: c.ID, Line: c.Line, Expected: exp, Tags: c.Tags}
+		if c.HasWeight {
+			w := c.Weight
+			sc.Weight = &w
+		}
+		batch = append(batch, sc)
+		if len(batch) == cap(batch) {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recording cases: %w", err)
+	}
+	return flush()
+}
+
+func gitCommit(ctx context.Context, dir string) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func short(h string) string {
+	h = strings.TrimPrefix(h, "sha256:")
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/provider/anthropic"
+	"github.com/assay-eval/assay/internal/provider/exec"
+	"github.com/assay-eval/assay/internal/provider/openai"
+	"github.com/assay-eval/assay/internal/provider/replay"
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// defaultKeyEnv is the variable read when a hosted target names none.
+var defaultKeyEnv = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+// apiKey reads the target's key from the environment. A target with its own
+// base_url and no api_key_env needs no key (local servers rarely check one).
+// The key is returned to the caller only; it is never stored or printed.
+func apiKey(sp *spec.Spec, i int, getenv func(string) string) (string, error) {
+	t := &sp.Targets[i]
+	name := t.APIKeyEnv
+	if name == "" {
+		if t.BaseURL != "" {
+			return "assay-no-key", nil
+		}
+		name = defaultKeyEnv[t.Provider]
+	}
+	key := getenv(name)
+	if key == "" {
+		path := fmt.Sprintf("targets[%d].api_key_env", i)
+		if t.APIKeyEnv == "" {
+			path = fmt.Sprintf("targets[%d]", i)
+		}
+		return "", spec.Problems{sp.Problemf(path, "export it, or set api_key_env to the variable that holds the key",
+			"target %s: environment variable %s is not set", t.Name, name)}
+	}
+	return key, nil
+}
+
+// buildProvider makes target i's provider and wraps it with its time-out,
+// limits, retries and (for hosted models) the response cache.
+func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.Store, noCache bool, retries int) (provider.Provider, error) {
+	t := &sp.Targets[i]
+	var p provider.Provider
+	var err error
+	cacheable := false
+	switch t.Provider {
+	case "openai", "anthropic":
+		key, kerr := apiKey(sp, i, getenv)
+		if kerr != nil {
+			return nil, kerr
+		}
+		hc := httpClient(t.Limits.Concurrency)
+		if t.Provider == "openai" {
+			p, err = openai.New(t, key, hc)
+		} else {
+			p, err = anthropic.New(t, key, hc)
+		}
+		cacheable = true
+	case "exec":
+		p, err = exec.New(t, sp.Dir)
+	case "replay":
+		p, err = replay.New(t, sp.Dir)
+	default:
+		return nil, fmt.Errorf("target %s: unknown provider %q", t.Name, t.Provider)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	o := provider.WrapOptions{
+		Timeout: sp.TargetTimeout(t),
+		Limits:  t.Limits,
+		Retry:   provider.RetryOptions{Max: retries},
+	}
+	if cacheable && !noCache {
+		o.Cache = st
+		o.CacheScope = provider.CacheScope{Provider: t.Provider, BaseURL: t.BaseURL, Model: t.Model}
+	}
+	if t.Provider == "replay" {
+		// Recorded outputs answer at once and never fail transiently.
+		o.Retry.Max = 0
+	}
+	return provider.Wrap(p, o), nil
+}
+
+// httpClient is tuned for many calls in flight to one host: without enough
+// idle connections per host, every call past the second would dial anew.
+func httpClient(concurrency int) *http.Client {
+	if concurrency < 8 {
+		concurrency = 8
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          4 * concurrency,
+		MaxIdleConnsPerHost:   2 * concurrency,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: tr}
+}

@@ -1,0 +1,99 @@
+// Package report renders an analysis.Report: text for a terminal, JSON for
+// scripts and CI (the DESIGN.md contract). It formats only; it never reads
+// the store or computes statistics. Everything that came from a model or a
+// dataset (target names, outputs, case text) is escaped for the format it is
+// written in.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/assay-eval/assay/internal/analysis"
+)
+
+// Formats are the report formats this build renders.
+var Formats = []string{"text", "json"}
+
+// Render writes rep in format to w.
+func Render(w io.Writer, format string, rep *analysis.Report) error {
+	switch format {
+	case "json":
+		return JSON(w, rep)
+	case "text", "":
+		return Text(w, rep)
+	default:
+		return fmt.Errorf("unknown report format %q (formats are: %s)", format, strings.Join(Formats, ", "))
+	}
+}
+
+// JSON writes the report as indented JSON.
+func JSON(w io.Writer, rep *analysis.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// Text writes a terminal summary.
+func Text(w io.Writer, rep *analysis.Report) error {
+	r := rep.Run
+	fmt.Fprintf(w, "run %s  spec %s  status %s\n", term(r.ID), term(r.Spec), r.Status)
+	fmt.Fprintf(w, "  cases %d × epochs %d   spec %s  dataset %s  prompt %s\n",
+		r.Cases, r.Epochs, r.SpecHash, r.DatasetHash, r.PromptHash)
+	if r.GitCommit != "" {
+		fmt.Fprintf(w, "  git %s\n", r.GitCommit)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tn\tpassed\trate\t95% CI\tloud\tsilent\tp50 ms\tp95 ms\tcost $\t")
+	for _, t := range rep.Targets {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t[%.1f, %.1f]\t%d\t%d\t%.0f\t%.0f\t%.4f\t\n",
+			term(t.Name), t.N, t.Primary.Passed, 100*t.Primary.Rate, 100*t.Primary.CI[0], 100*t.Primary.CI[1],
+			t.Failures.Loud, t.Failures.Silent, t.LatencyMS.P50, t.LatencyMS.P95, t.CostUSD.Total)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range rep.Targets {
+		if len(t.Failures.ByKind) == 0 {
+			continue
+		}
+		kinds := make([]string, 0, len(t.Failures.ByKind))
+		for k := range t.Failures.ByKind {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		parts := make([]string, len(kinds))
+		for i, k := range kinds {
+			parts[i] = fmt.Sprintf("%s %d", term(k), t.Failures.ByKind[k])
+		}
+		fmt.Fprintf(w, "\n%s failures: %s", term(t.Name), strings.Join(parts, ", "))
+	}
+	if len(rep.Targets) > 0 {
+		fmt.Fprintf(w, "\n\nprimary scorer: %s; rates are passed/n with Wilson 95%% intervals\n", term(rep.Targets[0].Primary.Scorer))
+	}
+	return nil
+}
+
+// term makes text safe for a terminal: control characters (escape sequences
+// that could move the cursor or retitle the window) are shown as \xNN.
+func term(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

@@ -1,0 +1,319 @@
+// Package runner owns the fan-out of a run: cases × targets × epochs, each
+// target with its own workers, every call through the target's wrapped
+// provider, every result scored and handed to a single writer that commits
+// to the store in small batches (so a result is durable a fraction of a
+// second after it completes). It skips the keys a resumed run already has,
+// stops issuing work on the first interrupt and keeps what finished.
+//
+// The runner knows the provider, scorer and store interfaces, not their
+// implementations, and never renders reports.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// Target is one target with its fully wrapped provider.
+type Target struct {
+	Spec     *spec.Target
+	Provider provider.Provider
+	// Workers is the number of calls in flight (default Spec.Limits.Concurrency, else 8).
+	Workers int
+}
+
+// Options configure a run. RunID, Targets, Cases, Render, Score and Store
+// are required.
+type Options struct {
+	RunID   string
+	Targets []Target
+	Epochs  int
+	// Cases streams the dataset; it is called once per target.
+	Cases func(fn func(*dataset.Case) error) error
+	// Render turns a case into the chat messages.
+	Render func(*dataset.Case) ([]provider.Message, error)
+	// Score parses and scores a result (filling Parsed and ParseError) and
+	// returns one score per scorer.
+	Score func(ctx context.Context, c *dataset.Case, r *store.Result) []store.Score
+	Store store.Store
+	// Done holds the keys already stored (a resumed run); they are skipped.
+	Done map[store.Key]struct{}
+	// Stop, when closed, stops issuing new calls; calls in flight finish and
+	// are kept. Cancelling ctx aborts calls in flight (they are not stored).
+	Stop <-chan struct{}
+	// Progress receives every stored result; may be nil.
+	Progress func(r *store.Result)
+	// CommitEvery and CommitBatch bound how long a finished result waits
+	// before it is committed (defaults 100ms and 256).
+	CommitEvery time.Duration
+	CommitBatch int
+	Now         func() time.Time
+}
+
+// Summary counts what a run did.
+type Summary struct {
+	Stored      int     // results committed during this invocation
+	Errors      int     // of them, with an error kind
+	Skipped     int     // keys already done (resume)
+	Discarded   int     // calls aborted by cancellation, not stored
+	SpendUSD    float64 // cost of calls actually paid (cache hits excluded)
+	Interrupted bool    // Stop was closed or ctx cancelled before all work was issued
+}
+
+type item struct {
+	res    store.Result
+	scores []store.Score
+}
+
+// Run executes the run and returns when every issued call has finished and
+// been committed, or ctx is cancelled.
+func Run(ctx context.Context, o Options) (Summary, error) {
+	if o.Epochs < 1 {
+		o.Epochs = 1
+	}
+	if o.CommitEvery <= 0 {
+		o.CommitEvery = 100 * time.Millisecond
+	}
+	if o.CommitBatch <= 0 {
+		o.CommitBatch = 256
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	stop := o.Stop
+	if stop == nil {
+		stop = make(chan struct{})
+	}
+
+	out := make(chan item, 4*o.CommitBatch)
+	var sum Summary
+	var skipped, discarded atomic.Int64
+	var interrupted atomic.Bool
+
+	// The writer: the only goroutine that writes results.
+	writeErr := make(chan error, 1)
+	go func() { writeErr <- o.write(out, &sum) }()
+
+	var wg sync.WaitGroup
+	var issueErr error
+	var issueErrOnce sync.Once
+	for i := range o.Targets {
+		t := &o.Targets[i]
+		workers := t.Workers
+		if workers <= 0 {
+			workers = t.Spec.Limits.Concurrency
+		}
+		if workers <= 0 {
+			workers = 8
+		}
+		jobs := make(chan job, workers)
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range jobs {
+					select {
+					case <-stop:
+						continue // queued, never issued: a resume does it
+					case <-ctx.Done():
+						continue
+					default:
+					}
+					it, ok := o.call(ctx, t, j)
+					if !ok {
+						discarded.Add(1)
+						continue
+					}
+					out <- it
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(jobs)
+			err := o.issue(ctx, stop, t, jobs, &skipped)
+			if errors.Is(err, errStopped) {
+				interrupted.Store(true)
+				return
+			}
+			if err != nil {
+				issueErrOnce.Do(func() { issueErr = fmt.Errorf("target %s: %w", t.Spec.Name, err) })
+			}
+		}()
+	}
+	wg.Wait()
+	close(out)
+	werr := <-writeErr
+	sum.Skipped = int(skipped.Load())
+	sum.Discarded = int(discarded.Load())
+	sum.Interrupted = interrupted.Load() || ctx.Err() != nil
+	return sum, errors.Join(issueErr, werr)
+}
+
+var errStopped = errors.New("stopped")
+
+type job struct {
+	c     *dataset.Case
+	msgs  []provider.Message
+	epoch int
+	err   error // a prompt that could not be rendered
+}
+
+// issue streams the cases for one target and sends the calls still to do.
+func (o *Options) issue(ctx context.Context, stop <-chan struct{}, t *Target, jobs chan<- job, skipped *atomic.Int64) error {
+	return o.Cases(func(c *dataset.Case) error {
+		var msgs []provider.Message
+		var rerr error
+		rendered := false
+		for e := 1; e <= o.Epochs; e++ {
+			if _, ok := o.Done[store.Key{CaseID: c.ID, Target: t.Spec.Name, Epoch: e}]; ok {
+				skipped.Add(1)
+				continue
+			}
+			if !rendered {
+				msgs, rerr = o.Render(c)
+				rendered = true
+			}
+			select {
+			case <-stop:
+				return errStopped
+			case <-ctx.Done():
+				return errStopped
+			default:
+			}
+			select {
+			case jobs <- job{c: c, msgs: msgs, epoch: e, err: rerr}:
+			case <-stop:
+				return errStopped
+			case <-ctx.Done():
+				return errStopped
+			}
+		}
+		return nil
+	})
+}
+
+// call makes one call and scores it. ok is false when the call was aborted
+// by cancellation: such a result is not stored, so a resume makes it again.
+func (o *Options) call(ctx context.Context, t *Target, j job) (item, bool) {
+	r := store.Result{
+		RunID:  o.RunID,
+		CaseID: j.c.ID,
+		Target: t.Spec.Name,
+		Epoch:  j.epoch,
+	}
+	if j.err != nil {
+		r.ErrorKind = "prompt_error"
+		r.Error = j.err.Error()
+	} else {
+		req := &provider.Request{
+			Model:    t.Spec.Model,
+			Messages: j.msgs,
+			Params:   t.Spec.Params,
+			CaseID:   j.c.ID,
+			Vars:     j.c.Vars,
+			Epoch:    j.epoch,
+		}
+		start := o.Now()
+		resp, err := t.Provider.Complete(ctx, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return item{}, false
+			}
+			kind := provider.KindOf(err)
+			if kind == provider.KindCanceled {
+				return item{}, false
+			}
+			r.ErrorKind = string(kind)
+			r.Error = err.Error()
+			r.Attempts = provider.Attempts(err)
+			r.LatencyMS = ms(o.Now().Sub(start))
+		} else {
+			r.Raw = resp.Text
+			r.FinishReason = resp.FinishReason
+			r.InputTokens = resp.Usage.Input
+			r.OutputTokens = resp.Usage.Output
+			r.CachedTokens = resp.Usage.Cached
+			r.CostUSD = t.Spec.Price.Cost(resp.Usage.Input, resp.Usage.Output, resp.Usage.Cached)
+			r.LatencyMS = ms(resp.Latency)
+			r.FirstTokenMS = ms(resp.FirstToken)
+			r.Attempts = resp.Attempts
+			r.Model = resp.Model
+			r.Fingerprint = resp.SystemFingerprint
+			r.FromCache = resp.Cached
+		}
+	}
+	r.CreatedAt = o.Now().UTC()
+	scores := o.Score(ctx, j.c, &r)
+	return item{res: r, scores: scores}, true
+}
+
+// write commits results in batches: when CommitBatch are waiting or
+// CommitEvery has passed since the first of them finished.
+func (o *Options) write(in <-chan item, sum *Summary) error {
+	var results []store.Result
+	var scores []store.Score
+	var firstErr error
+	tick := time.NewTicker(o.CommitEvery)
+	defer tick.Stop()
+	flush := func() {
+		if len(results) == 0 {
+			return
+		}
+		// Writes use their own context: a cancelled run still keeps what finished.
+		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := o.Store.PutResults(wctx, results, scores)
+		cancel()
+		if err != nil {
+			slog.Error("committing results", "err", err, "n", len(results))
+			if firstErr == nil {
+				firstErr = fmt.Errorf("committing results: %w", err)
+			}
+		} else {
+			for i := range results {
+				r := &results[i]
+				sum.Stored++
+				if r.ErrorKind != "" {
+					sum.Errors++
+				}
+				if !r.FromCache {
+					sum.SpendUSD += r.CostUSD
+				}
+				if o.Progress != nil {
+					o.Progress(r)
+				}
+			}
+		}
+		results = results[:0]
+		scores = scores[:0]
+	}
+	for {
+		select {
+		case it, ok := <-in:
+			if !ok {
+				flush()
+				return firstErr
+			}
+			results = append(results, it.res)
+			scores = append(scores, it.scores...)
+			if len(results) >= o.CommitBatch {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

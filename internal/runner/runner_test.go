@@ -1,0 +1,283 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// memStore keeps results in memory and rejects duplicates the way the
+// Store contract says (a duplicate key is a no-op).
+type memStore struct {
+	store.Store
+	mu      sync.Mutex
+	results map[store.Key]store.Result
+	dups    int
+	commits []time.Time
+}
+
+func newMemStore() *memStore { return &memStore{results: map[store.Key]store.Result{}} }
+
+func (m *memStore) PutResults(ctx context.Context, rs []store.Result, _ []store.Score) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range rs {
+		if _, ok := m.results[r.Key()]; ok {
+			m.dups++
+			continue
+		}
+		m.results[r.Key()] = r
+	}
+	m.commits = append(m.commits, time.Now())
+	return nil
+}
+
+func (m *memStore) len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.results)
+}
+
+func cases(n int) func(fn func(*dataset.Case) error) error {
+	return func(fn func(*dataset.Case) error) error {
+		for i := 1; i <= n; i++ {
+			c := &dataset.Case{ID: fmt.Sprint(i), Line: i, Vars: map[string]any{"q": fmt.Sprint("question ", i)}}
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func render(c *dataset.Case) ([]provider.Message, error) {
+	q, ok := c.Vars["q"].(string)
+	if !ok {
+		return nil, errors.New("no q")
+	}
+	return []provider.Message{{Role: "user", Content: q}}, nil
+}
+
+func noScore(context.Context, *dataset.Case, *store.Result) []store.Score { return nil }
+
+type countingProvider struct {
+	calls    atomic.Int64
+	inflight atomic.Int64
+	peak     atomic.Int64
+	delay    time.Duration
+	fail     func(req *provider.Request) error
+}
+
+func (p *countingProvider) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	p.calls.Add(1)
+	n := p.inflight.Add(1)
+	defer p.inflight.Add(-1)
+	for {
+		old := p.peak.Load()
+		if n <= old || p.peak.CompareAndSwap(old, n) {
+			break
+		}
+	}
+	if p.delay > 0 {
+		select {
+		case <-time.After(p.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if p.fail != nil {
+		if err := p.fail(req); err != nil {
+			return nil, err
+		}
+	}
+	return &provider.Response{Text: "echo " + req.Messages[0].Content, Attempts: 1, Usage: provider.Usage{Input: 10, Output: 5}}, nil
+}
+
+func target(name string, p provider.Provider, workers int) Target {
+	return Target{Spec: &spec.Target{Name: name, Price: spec.Price{InputPerMTok: 1, OutputPerMTok: 2}}, Provider: p, Workers: workers}
+}
+
+func TestRunStoresEveryKeyOnce(t *testing.T) {
+	st := newMemStore()
+	pa, pb := &countingProvider{}, &countingProvider{}
+	sum, err := Run(context.Background(), Options{
+		RunID:   "r1",
+		Targets: []Target{target("a", pa, 4), target("b", pb, 3)},
+		Epochs:  2, Cases: cases(50), Render: render, Score: noScore, Store: st,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.len() != 200 || st.dups != 0 || sum.Stored != 200 {
+		t.Fatalf("stored %d (dups %d, summary %d), want 200 results once each", st.len(), st.dups, sum.Stored)
+	}
+	for _, tg := range []string{"a", "b"} {
+		for i := 1; i <= 50; i++ {
+			for e := 1; e <= 2; e++ {
+				r, ok := st.results[store.Key{CaseID: fmt.Sprint(i), Target: tg, Epoch: e}]
+				if !ok {
+					t.Fatalf("missing %s case %d epoch %d", tg, i, e)
+				}
+				if want := fmt.Sprintf("echo question %d", i); r.Raw != want {
+					t.Fatalf("raw %q, want %q", r.Raw, want)
+				}
+			}
+		}
+	}
+	if pa.calls.Load() != 100 || pb.calls.Load() != 100 {
+		t.Errorf("calls a=%d b=%d, want 100 each", pa.calls.Load(), pb.calls.Load())
+	}
+	if pa.peak.Load() > 4 || pb.peak.Load() > 3 {
+		t.Errorf("in flight peaked at a=%d b=%d, over the limits 4 and 3", pa.peak.Load(), pb.peak.Load())
+	}
+	// price: 10 in, 5 out at $1/$2 per Mtok = 2e-5 per call, 200 calls.
+	if d := sum.SpendUSD - 200*2e-5; d > 1e-12 || d < -1e-12 {
+		t.Errorf("spend %g, want %g", sum.SpendUSD, 200*2e-5)
+	}
+}
+
+func TestRunSkipsDoneKeys(t *testing.T) {
+	st := newMemStore()
+	p := &countingProvider{}
+	done := map[store.Key]struct{}{}
+	for i := 1; i <= 30; i += 2 {
+		done[store.Key{CaseID: fmt.Sprint(i), Target: "a", Epoch: 1}] = struct{}{}
+	}
+	sum, err := Run(context.Background(), Options{
+		RunID: "r1", Targets: []Target{target("a", p, 2)}, Cases: cases(30),
+		Render: render, Score: noScore, Store: st, Done: done,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.calls.Load() != 15 || sum.Skipped != 15 || st.len() != 15 {
+		t.Fatalf("calls %d skipped %d stored %d; want 15, 15, 15", p.calls.Load(), sum.Skipped, st.len())
+	}
+	for k := range st.results {
+		if _, ok := done[k]; ok {
+			t.Errorf("%v was done already and was called again", k)
+		}
+	}
+}
+
+// The first interrupt stops issuing; calls in flight finish and are kept.
+func TestRunStopKeepsInFlight(t *testing.T) {
+	st := newMemStore()
+	stop := make(chan struct{})
+	var once sync.Once
+	p := &countingProvider{delay: 20 * time.Millisecond}
+	p.fail = func(req *provider.Request) error {
+		if p.calls.Load() >= 10 {
+			once.Do(func() { close(stop) })
+		}
+		return nil
+	}
+	sum, err := Run(context.Background(), Options{
+		RunID: "r1", Targets: []Target{target("a", p, 4)}, Cases: cases(1000),
+		Render: render, Score: noScore, Store: st, Stop: stop,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted {
+		t.Error("not reported as interrupted")
+	}
+	calls := int(p.calls.Load())
+	if calls >= 1000 || calls < 10 {
+		t.Fatalf("%d calls after stop at 10", calls)
+	}
+	if st.len() != calls || sum.Discarded != 0 {
+		t.Errorf("%d calls made but %d stored (%d discarded): a finished call was lost", calls, st.len(), sum.Discarded)
+	}
+}
+
+// Cancelling aborts calls in flight; they are not stored, so a resume redoes them.
+func TestRunCancelDropsAborted(t *testing.T) {
+	st := newMemStore()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &countingProvider{delay: time.Hour}
+	go func() {
+		for p.inflight.Load() < 3 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	sum, err := Run(ctx, Options{
+		RunID: "r1", Targets: []Target{target("a", p, 3)}, Cases: cases(10),
+		Render: render, Score: noScore, Store: st,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.len() != 0 || sum.Discarded != 3 || !sum.Interrupted {
+		t.Errorf("stored %d discarded %d interrupted %v; want 0, 3, true", st.len(), sum.Discarded, sum.Interrupted)
+	}
+}
+
+// A failed call is a result (loud), never dropped; a prompt that cannot be
+// rendered is too, and costs no call.
+func TestRunKeepsFailures(t *testing.T) {
+	st := newMemStore()
+	p := &countingProvider{fail: func(req *provider.Request) error {
+		if req.CaseID == "3" {
+			return &provider.Error{Kind: provider.KindBadRequest, Status: 400, Msg: "bad"}
+		}
+		return nil
+	}}
+	src := func(fn func(*dataset.Case) error) error {
+		if err := cases(4)(fn); err != nil {
+			return err
+		}
+		return fn(&dataset.Case{ID: "nq", Vars: map[string]any{}})
+	}
+	sum, err := Run(context.Background(), Options{
+		RunID: "r1", Targets: []Target{target("a", p, 2)}, Cases: src,
+		Render: render, Score: noScore, Store: st,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.len() != 5 || sum.Errors != 2 {
+		t.Fatalf("stored %d with %d errors, want 5 with 2", st.len(), sum.Errors)
+	}
+	if k := st.results[store.Key{CaseID: "3", Target: "a", Epoch: 1}].ErrorKind; k != "bad_request" {
+		t.Errorf("case 3 error kind %q, want bad_request", k)
+	}
+	if k := st.results[store.Key{CaseID: "nq", Target: "a", Epoch: 1}].ErrorKind; k != "prompt_error" {
+		t.Errorf("unrenderable case error kind %q, want prompt_error", k)
+	}
+	if p.calls.Load() != 4 {
+		t.Errorf("%d calls, want 4 (no call for an unrenderable prompt)", p.calls.Load())
+	}
+}
+
+// A finished result is committed within the commit window, long before the
+// run ends.
+func TestRunCommitsPromptly(t *testing.T) {
+	st := newMemStore()
+	fast := &countingProvider{}
+	slow := &countingProvider{delay: 400 * time.Millisecond}
+	start := time.Now()
+	_, err := Run(context.Background(), Options{
+		RunID: "r1", Targets: []Target{target("fast", fast, 1), target("slow", slow, 1)},
+		Cases: cases(1), Render: render, Score: noScore, Store: st, CommitEvery: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.commits) < 2 {
+		t.Fatalf("%d commits; the fast result waited for the slow one", len(st.commits))
+	}
+	if first := st.commits[0].Sub(start); first > 300*time.Millisecond {
+		t.Errorf("first result committed after %v", first)
+	}
+}
