@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// result of one in-process invocation of the command line.
+type invocation struct {
+	code           int
+	stdout, stderr string
+}
+
+type cliEnv struct {
+	env        map[string]string
+	interrupts chan os.Signal
+}
+
+// runCLI runs assay in-process, as main would, with its own environment.
+func runCLI(t *testing.T, e cliEnv, args ...string) invocation {
+	t.Helper()
+	var out, errb bytes.Buffer
+	g := &Globals{
+		Stdin:  strings.NewReader(""),
+		Stdout: &out,
+		Stderr: &errb,
+		Getenv: func(k string) string { return e.env[k] },
+		Now:    time.Now,
+	}
+	if e.interrupts != nil {
+		g.Interrupts = e.interrupts
+	}
+	code := Execute(context.Background(), args, g)
+	return invocation{code, out.String(), errb.String()}
+}
+
+// repoRoot is the module root, found from this file's location.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no caller")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// sharedData returns ../shared/data, failing under CI when it is missing
+// and skipping elsewhere.
+func sharedData(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "..", "shared", "data")
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI needs %s: %v", dir, err)
+		}
+		t.Skipf("no shared data at %s", dir)
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/sqlite"
+)
+
+var gsm8kConfigs = []string{"6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"}
+
+// gsm8kSpec replays the four recorded configurations of Cobbe et al. (2021)
+// over the 1,319 GSM8K test problems, scoring the final "A: N" line.
+func gsm8kSpec(t *testing.T, data string) string {
+	t.Helper()
+	solutions := filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")
+	spec := fmt.Sprintf(`name: gsm8k-recorded
+dataset:
+  path: %q
+  id: line
+  expected: ground_truth
+  expected_extract: 'A:\s*(.+)$'
+  tags:
+    tier: 'string(size(case.ground_truth.split("<<")) - 1)'
+prompt:
+  user: "Q: {{.question}}"
+targets:
+`, solutions)
+	for _, c := range gsm8kConfigs {
+		spec += fmt.Sprintf("  - {name: %s, provider: replay, replay: {path: %q, join: question, output: %s.solution}}\n", c, solutions, c)
+	}
+	spec += `output:
+  extract: 'A:\s*(.+)$'
+scorers:
+  - name: correct
+    type: equals
+    normalize: [trim, no_commas]
+    primary: true
+`
+	path := filepath.Join(t.TempDir(), "gsm8k.yaml")
+	writeFile(t, path, spec)
+	return path
+}
+
+// The authors' own grading (is_correct) and ours must agree on every one of
+// the 4 × 1,319 recorded results, and the run must hold exactly one result
+// per case per target.
+func TestGSM8KReplayAgreesWithAuthors(t *testing.T) {
+	data := sharedData(t)
+	specPath := gsm8kSpec(t, data)
+	db := filepath.Join(t.TempDir(), "assay.db")
+	e := cliEnv{env: map[string]string{}}
+
+	inv := runCLI(t, e, "run", specPath, "--db", db, "--json")
+	if inv.code != 0 {
+		t.Fatalf("run exit %d\nstderr: %s", inv.code, inv.stderr)
+	}
+	var sum runSummary
+	if err := json.Unmarshal([]byte(inv.stdout), &sum); err != nil {
+		t.Fatalf("run --json: %v\n%s", err, inv.stdout)
+	}
+	if sum.Status != "complete" || sum.Stored != 4*1319 || sum.Errors != 0 {
+		t.Fatalf("summary %+v, want complete with 5276 results, no errors", sum)
+	}
+
+	// The authors' verdicts, by line number.
+	want := map[store.Key]bool{}
+	f, err := os.Open(filepath.Join(data, "gsm8k", "example_model_solutions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		var rec map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range gsm8kConfigs {
+			var v struct {
+				IsCorrect bool `json:"is_correct"`
+			}
+			if err := json.Unmarshal(rec[c], &v); err != nil {
+				t.Fatal(err)
+			}
+			want[store.Key{CaseID: strconv.Itoa(line), Target: c, Epoch: 1}] = v.IsCorrect
+		}
+	}
+	if len(want) != 4*1319 {
+		t.Fatalf("read %d verdicts", len(want))
+	}
+
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seen := map[store.Key]bool{}
+	disagree := 0
+	err = st.Scores(ctx, sum.RunID, 1, func(s store.Score) error {
+		if s.Scorer != "correct" {
+			return nil
+		}
+		k := store.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}
+		if seen[k] {
+			t.Errorf("score for %v twice", k)
+		}
+		seen[k] = true
+		w, ok := want[k]
+		if !ok {
+			t.Errorf("score for unknown key %v", k)
+		} else if s.Pass != w {
+			disagree++
+			if disagree <= 5 {
+				t.Errorf("%v: we say pass=%v, the authors say %v (%s)", k, s.Pass, w, s.Reason)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != len(want) || disagree != 0 {
+		t.Fatalf("%d of %d results scored, %d disagreements with is_correct", len(seen), len(want), disagree)
+	}
+
+	// One result per case per target, and the report counts them so.
+	inv = runCLI(t, e, "report", "latest", "--db", db, "--format", "json")
+	if inv.code != 0 {
+		t.Fatalf("report exit %d: %s", inv.code, inv.stderr)
+	}
+	var rep struct {
+		Targets []struct {
+			Name    string
+			N       int
+			Primary struct{ Passed, N int }
+		}
+	}
+	if err := json.Unmarshal([]byte(inv.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// Pass counts from the authors' data (computed independently above).
+	passes := map[string]int{}
+	for k, v := range want {
+		if v {
+			passes[k.Target]++
+		}
+	}
+	if len(rep.Targets) != 4 {
+		t.Fatalf("%d targets in the report", len(rep.Targets))
+	}
+	for _, tg := range rep.Targets {
+		if tg.N != 1319 || tg.Primary.N != 1319 || tg.Primary.Passed != passes[tg.Name] {
+			t.Errorf("%s: n=%d primary %d/%d, want 1319 and %d/1319", tg.Name, tg.N, tg.Primary.Passed, tg.Primary.N, passes[tg.Name])
+		}
+	}
+}
