@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// quickstartBlocks returns the code blocks of the README's Quickstart section.
+func quickstartBlocks(t *testing.T, root string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := regexp.MustCompile(`(?m)^## Quickstart\s*$`).FindStringIndex(s)
+	if i == nil {
+		t.Fatal("README.md has no '## Quickstart' section")
+	}
+	sec := s[i[1]:]
+	if j := regexp.MustCompile(`(?m)^## `).FindStringIndex(sec); j != nil {
+		sec = sec[:j[0]]
+	}
+	var blocks []string
+	for _, m := range regexp.MustCompile("(?s)```[a-z]*\n(.*?)```").FindAllStringSubmatch(sec, -1) {
+		blocks = append(blocks, strings.TrimSpace(m[1]))
+	}
+	return blocks
+}
+
+// The Quickstart has two commands: the first runs the bundled example, the
+// second is the test command .ci/run runs.
+func TestReadmeQuickstartShape(t *testing.T) {
+	root := repoRoot(t)
+	blocks := quickstartBlocks(t, root)
+	if len(blocks) != 2 {
+		t.Fatalf("Quickstart has %d code blocks, want 2", len(blocks))
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(blocks[1]) + `\s*$`).Match(ci) {
+		t.Errorf(".ci/run does not run the README's test command %q", blocks[1])
+	}
+}
+
+// The first Quickstart command works on a fresh copy of the repository with
+// no ../shared beside it, no API key in the environment and no network use
+// (the example replays recorded outputs).
+func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary in a fresh copy")
+	}
+	root := repoRoot(t)
+	blocks := quickstartBlocks(t, root)
+	if len(blocks) == 0 {
+		t.Fatal("no Quickstart command")
+	}
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	dst := filepath.Join(t.TempDir(), "assay")
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		writeFile(t, filepath.Join(dst, f), string(b))
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", blocks[0])
+	cmd.Dir = dst
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasSuffix(k, "_API_KEY") || strings.HasPrefix(k, "ASSAY_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	// Any attempt to reach the network through a proxy-aware client fails.
+	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9")
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("quickstart failed: %v\n%s", err, got)
+	}
+	text := string(got)
+	for _, want := range []string{"model-a", "model-b", "ticket-triage", "complete"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("quickstart output lacks %q:\n%s", want, text)
+		}
+	}
+}
