@@ -79,7 +79,7 @@ func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.St
 	}
 	if cacheable && !noCache {
 		o.Cache = st
-		o.CacheScope = provider.CacheScope{Provider: t.Provider, BaseURL: t.BaseURL, Model: t.Model}
+		o.Scope = provider.CacheScope{Provider: t.Provider, BaseURL: t.BaseURL, Model: t.Model}
 	}
 	if t.Provider == "replay" {
 		// Recorded outputs answer at once and never fail transiently.
