@@ -1,0 +1,18 @@
+//go:build !unix
+
+package exec
+
+import (
+	"io/fs"
+	osexec "os/exec"
+)
+
+// killGroupOnCancel keeps os/exec's default on systems without process
+// groups: when the run's context ends, the program itself is killed (not
+// processes it started).
+func killGroupOnCancel(cmd *osexec.Cmd) {}
+
+// killGroup kills the command's process, which has no group here.
+func killGroup(cmd *osexec.Cmd) error { return cmd.Process.Kill() }
+
+func isExecutable(fi fs.FileInfo) bool { return true }
