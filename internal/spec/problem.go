@@ -33,12 +33,3 @@ func (ps Problems) Error() string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// Problemf returns a problem located at a path in the spec, such as
-// "scorers[2].pattern" or "targets[0].limits.rpm". When the path has no node
-// (a key that was never written), the nearest written ancestor is used.
-//
-// TODO(spec loader): resolve positions from the YAML AST kept at load time.
-func (s *Spec) Problemf(path, hint, format string, args ...any) Problem {
-	return Problem{File: s.File, Line: 1, Col: 1, Msg: fmt.Sprintf(format, args...), Hint: hint}
-}

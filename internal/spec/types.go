@@ -28,6 +28,14 @@ type Spec struct {
 	Volume  Volume     `yaml:"volume" json:"volume"`
 	Refusal *Refusal   `yaml:"refusal,omitempty" json:"refusal,omitempty"`
 	Errors  *ErrorCost `yaml:"error_costs,omitempty" json:"error_costs,omitempty"`
+	// Combine says how several primary scorers make the one headline score
+	// named "primary": all (default) passes when every primary scorer passes,
+	// any when at least one does.
+	Combine string `yaml:"combine,omitempty" json:"combine,omitempty"`
+
+	// pos maps a path ("targets[0].limits.rpm") to where it is written, so
+	// Problemf can locate problems found after loading.
+	pos map[string]position
 }
 
 // Dataset says where the cases are and which fields mean what.
@@ -56,6 +64,10 @@ type Tag struct {
 type Prompt struct {
 	System string `yaml:"system,omitempty" json:"system,omitempty"`
 	User   string `yaml:"user" json:"user"`
+	// SystemFile and UserFile are the file:// paths as written (relative to
+	// the spec), or "" when the template was written inline.
+	SystemFile string `yaml:"-" json:"system_file,omitempty"`
+	UserFile   string `yaml:"-" json:"user_file,omitempty"`
 }
 
 // Target is one model (or pipeline) under test.

@@ -1,0 +1,84 @@
+package dataset
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+// fuzzSpec is a spec built in code that exercises ids, expected
+// extraction, weights and both kinds of tag.
+func fuzzSpec(format string) *spec.Spec {
+	return &spec.Spec{File: "f.yaml", Dataset: spec.Dataset{
+		Path: "f." + format, Format: format, ID: "id", Expected: "answer",
+		ExpectedExtract: `####\s*(.+)$`, Weight: "w",
+		Tags: []spec.Tag{{Key: "k", Expr: "k"}, {Key: "len", Expr: `string(size(string(case.answer)))`}},
+	}}
+}
+
+// checkScan runs a full scan over src: it must not panic, must end in
+// bounded time, and every problem must be positioned in the file.
+func checkScan(t *testing.T, format string, src []byte) {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			panic(fmt.Sprintf("scan did not finish in 10s on %q", src))
+		}
+	}()
+	sp := fuzzSpec(format)
+	r, probs, err := newReader(sp, sp.Dataset.Path, bytes.NewReader(src))
+	if err != nil {
+		return // e.g. an I/O error: none can happen on a bytes.Reader except through csv
+	}
+	info, err := r.scan(&Info{}, probs)
+	var ps spec.Problems
+	if err != nil && !errors.As(err, &ps) {
+		t.Fatalf("scan: %v", err)
+	}
+	if len(ps) > MaxProblems+1+8 {
+		t.Fatalf("%d problems: the cap is not applied", len(ps))
+	}
+	for _, p := range ps {
+		if p.Line < 1 || p.Col < 1 || p.Msg == "" {
+			t.Fatalf("bad problem %#v", p)
+		}
+	}
+	if info.Cases > info.Rows || info.Hash == "" {
+		t.Fatalf("info %+v", info)
+	}
+}
+
+func FuzzJSONL(f *testing.F) {
+	f.Add([]byte(`{"id": "a", "answer": "x\n#### 4", "w": 2, "k": "v"}` + "\n"))
+	f.Add([]byte(`{"id": 1}` + "\n" + `{"id": 1}` + "\n\n"))
+	f.Add([]byte(`[1,2]` + "\n" + `{"id": "a"} x` + "\n" + `{"id": ` + "\n"))
+	f.Add([]byte(`{"id": {"a": 1}, "w": "NaN", "answer": null}`))
+	f.Add([]byte("\xef\xbb\xbf{\"id\": \"\xff\"}\r\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > 1<<16 {
+			return
+		}
+		checkScan(t, "jsonl", src)
+	})
+}
+
+func FuzzCSV(f *testing.F) {
+	f.Add([]byte("id,answer,w,k\na,\"x\n#### 4\",2,v\n"))
+	f.Add([]byte("id,answer\n1,a\n1,b,c\n\"unclosed,x\n"))
+	f.Add([]byte("id,,id\na\"b,c\n"))
+	f.Add([]byte(""))
+	f.Add([]byte("\xef\xbb\xbfid\r\n\"\"\"\"\r\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > 1<<16 {
+			return
+		}
+		checkScan(t, "csv", src)
+	})
+}

@@ -1,0 +1,59 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParse feeds arbitrary bytes to the spec loader: it must never panic,
+// must finish quickly, and must either return a spec or positioned problems.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(base))
+	f.Add([]byte(base + "scorers:\n  - {name: a, type: equals}\nrun: {epochs: 2, timeout: 5s}\n"))
+	f.Add([]byte("dataset: {path: x.csv, tags: {a: b, c: 'size(case.x)'}}\n"))
+	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte("targets:\n  - &t {name: a}\n  - <<: *t\n    name: b\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Add([]byte("{{{{"))
+	f.Add([]byte("prompt:\n  user: |\n    hello\n    {{.x}}\n"))
+	f.Add([]byte("run: {timeout: -1s, epochs: 99999999999999999999}\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		// Real specs are a few KB; the YAML parser is superlinear on
+		// some large inputs, which MaxSpecBytes bounds in production.
+		if len(src) > 8<<10 {
+			return
+		}
+		// A hang is a failure too: crash the worker so the input is kept.
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				panic(fmt.Sprintf("Parse did not finish in 10s on %q", src))
+			}
+		}()
+		sp, err := Parse("f.yaml", src)
+		if err == nil {
+			if sp == nil {
+				t.Fatal("nil spec without problems")
+			}
+			return
+		}
+		var ps Problems
+		if !errors.As(err, &ps) || len(ps) == 0 {
+			t.Fatalf("error %v is not a non-empty Problems", err)
+		}
+		for _, p := range ps {
+			if p.File != "f.yaml" || p.Line < 1 || p.Col < 1 || p.Msg == "" {
+				t.Fatalf("bad problem %#v", p)
+			}
+			if strings.Contains(p.String(), "\x00") && !strings.Contains(string(src), "\x00") {
+				t.Fatalf("problem invents bytes: %q", p.String())
+			}
+		}
+	})
+}

@@ -1,0 +1,736 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"regexp/syntax"
+	"sort"
+	"strings"
+	"time"
+
+	yaml "github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// MaxSpecBytes bounds the size of a spec file. The YAML parser's time grows
+// faster than linearly on some inputs, so the bound is well above any real
+// spec (long prompts belong in file:// references) but keeps parsing short.
+const MaxSpecBytes = 256 << 10
+
+// MaxPromptBytes bounds a file:// prompt.
+const MaxPromptBytes = 4 << 20
+
+// maxFlowDepth bounds [ and { nesting, on which the YAML parser is slowest.
+const maxFlowDepth = 100
+
+// Defaults applied when the spec does not set a value.
+const (
+	DefaultID             = "line"
+	DefaultEpochs         = 1
+	DefaultTimeout        = 60 * time.Second
+	DefaultRetries        = 6
+	DefaultConcurrency    = 8
+	DefaultMaxOutputBytes = 1 << 20
+)
+
+// Formats are the accepted values of dataset.format.
+var Formats = []string{"jsonl", "csv"}
+
+// OutputFormats are the accepted values of output.format.
+var OutputFormats = []string{"text", "regex", "json", "last_number"}
+
+// FilePrefix marks a value that is read from a file relative to the spec.
+const FilePrefix = "file://"
+
+// Load reads, decodes, defaults and validates the spec at path.
+//
+// When the file cannot be read it returns (nil, err). When the YAML does not
+// parse it returns (nil, Problems). Otherwise it returns the spec — even when
+// it has problems, so that later checks (dataset, prompt, scorers) can still
+// run and every problem is reported at once — and, if there were any, the
+// Problems sorted by position as the error. Problem positions name the file
+// as path was given.
+func Load(path string) (*Spec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading spec: %w", err)
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading spec %s: %w", path, err)
+	}
+	return Parse(path, src)
+}
+
+// Parse is Load on bytes already read; file is the name shown in problems
+// and its directory is the base of relative paths.
+func Parse(file string, src []byte) (*Spec, error) {
+	if len(src) > MaxSpecBytes {
+		return nil, Problems{{File: file, Line: 1, Col: 1, Msg: fmt.Sprintf("the spec is larger than %d KiB", MaxSpecBytes>>10), Hint: "move long prompts to file:// references"}}
+	}
+	if line, col, deep := tooDeep(src); deep {
+		return nil, Problems{{File: file, Line: line, Col: col, Msg: fmt.Sprintf("the spec nests [ or { more than %d deep", maxFlowDepth)}}
+	}
+	root, probs := parseYAML(file, src)
+	if probs != nil {
+		return nil, probs
+	}
+	s := &Spec{File: file, Dir: filepath.Dir(file)}
+	d := &decoder{
+		file:    file,
+		pos:     map[string]position{},
+		bad:     map[string]bool{},
+		anchors: map[string]ast.Node{},
+		budget:  maxNodes,
+		newElem: func(pat string, v reflect.Value) {
+			if pat == "targets[]" {
+				v.Set(reflect.ValueOf(Target{
+					Limits:         Limits{Concurrency: DefaultConcurrency},
+					MaxOutputBytes: DefaultMaxOutputBytes,
+				}))
+			}
+		},
+		extraKeys: map[reflect.Type]map[string]func(*decoder, ast.Node, string, reflect.Value){
+			reflect.TypeOf(Dataset{}): {"tags": decodeTags},
+		},
+	}
+	// Defaults are set before decoding, so a value written as 0 stays 0
+	// (and is then checked) while an absent one keeps its default.
+	s.Dataset.ID = DefaultID
+	s.Run = RunConfig{Epochs: DefaultEpochs, Timeout: Duration(DefaultTimeout), Retries: DefaultRetries}
+	d.record("", nil, root)
+	d.decode(root, "", reflect.ValueOf(s).Elem())
+	s.pos = d.pos
+
+	v := &validator{s: s, probs: d.probs, bad: d.bad}
+	v.check()
+	s.Hash = v.hash(src)
+	probs = v.probs
+	if len(probs) == 0 {
+		return s, nil
+	}
+	probs.sortByPosition()
+	return s, probs
+}
+
+// parseYAML parses src into the node holding the spec's top-level mapping.
+func parseYAML(file string, src []byte) (_ ast.Node, probs Problems) {
+	defer func() {
+		// The YAML library is the first reader of outside input; a panic in
+		// it must become a problem, not a crash.
+		if r := recover(); r != nil {
+			probs = Problems{{File: file, Line: 1, Col: 1, Msg: "invalid YAML: the parser failed on this input"}}
+		}
+	}()
+	f, err := parser.ParseBytes(src, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		p := Problem{File: file, Line: 1, Col: 1, Msg: "invalid YAML: " + err.Error()}
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			p.Msg = "invalid YAML: " + ye.GetMessage()
+			p.Hint = yamlHint(ye.GetMessage())
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				at := tokLoc(tk.Position.Line, tk.Position.Column)
+				p.Line, p.Col = at.Line, at.Col
+			}
+		}
+		return nil, Problems{p}
+	}
+	var docs []*ast.DocumentNode
+	for _, doc := range f.Docs {
+		if doc != nil && doc.Body != nil {
+			docs = append(docs, doc)
+		}
+	}
+	if len(docs) == 0 {
+		return nil, Problems{{File: file, Line: 1, Col: 1, Msg: "the spec is empty", Hint: "it needs at least dataset, prompt and targets"}}
+	}
+	if len(docs) > 1 {
+		at := nodeLoc(docs[1].Body)
+		return nil, Problems{{File: file, Line: at.Line, Col: at.Col, Msg: "the spec must be a single YAML document, found a second one", Hint: "remove the '---' separator"}}
+	}
+	return docs[0].Body, nil
+}
+
+// tooDeep reports where flow nesting first exceeds maxFlowDepth. It does
+// not parse quotes, so brackets inside strings count; real specs stay far
+// below the bound either way.
+func tooDeep(src []byte) (line, col int, deep bool) {
+	depth := 0
+	line, col = 1, 0
+	for _, b := range src {
+		col++
+		switch b {
+		case '\n':
+			line, col = line+1, 0
+		case '[', '{':
+			depth++
+			if depth > maxFlowDepth {
+				return line, col, true
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// yamlHint suggests a fix for the YAML library's commonest complaints.
+func yamlHint(msg string) string {
+	switch {
+	case strings.Contains(msg, "double-quoted"):
+		return `close the string with a matching "`
+	case strings.Contains(msg, "single-quoted"):
+		return "close the string with a matching '"
+	case strings.Contains(msg, "mapping value is not allowed"):
+		return `check the indentation here and on the lines below; quote a value that contains ": "`
+	case strings.Contains(msg, "']'"):
+		return "a list opened with [ is not closed"
+	case strings.Contains(msg, "'}'"):
+		return "a mapping opened with { is not closed"
+	case strings.Contains(msg, "tab"):
+		return "indent with spaces, not tabs"
+	}
+	return ""
+}
+
+func decodeTags(d *decoder, n ast.Node, path string, v reflect.Value) {
+	n = d.resolve(n)
+	if n == nil || isNull(n) {
+		return
+	}
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		d.fail(path, nodeLoc(n), "write tags as a mapping, e.g. tags: {tier: difficulty}", "%s must be a mapping of tag name to field or CEL expression, got %s", path, kindName(n))
+		return
+	}
+	var tags []Tag
+	d.eachKey(m, path, func(key string, kv *ast.MappingValueNode, kp string) {
+		val := d.resolve(kv.Value)
+		expr, ok := scalarString(val)
+		if !ok || isNull(val) {
+			what := "nothing"
+			if val != nil {
+				what = kindName(val)
+			}
+			d.problem(nodeLoc(kv.Key), "a tag is a field name or a CEL expression over case", "%s must be a field name or a CEL expression, got %s", kp, what)
+			return
+		}
+		if strings.TrimSpace(expr) == "" {
+			d.problem(nodeLoc(val), "a tag is a field name or a CEL expression over case", "%s is empty", kp)
+			return
+		}
+		tags = append(tags, Tag{Key: key, Expr: expr})
+	})
+	ds := v.Addr().Interface().(*Dataset)
+	ds.Tags = tags
+}
+
+// Resolve returns a path written in the spec (dataset.path, replay.path, a
+// file:// reference) as a path usable from the working directory: joined
+// to the spec's directory unless it is absolute. Paths in a loaded Spec stay
+// as written; callers resolve them with this (or filepath.Join(s.Dir, p)).
+func (s *Spec) Resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(s.Dir, p)
+}
+
+// PromptHash is "sha256:<hex>" over the system and user templates' text.
+func (s *Spec) PromptHash() string {
+	h := sha256.New()
+	writeField(h, "system", []byte(s.Prompt.System))
+	writeField(h, "user", []byte(s.Prompt.User))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func writeField(h hash.Hash, name string, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(name)))
+	h.Write(n[:])
+	h.Write([]byte(name))
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
+}
+
+func (ps Problems) sortByPosition() {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Line != ps[j].Line {
+			return ps[i].Line < ps[j].Line
+		}
+		return ps[i].Col < ps[j].Col
+	})
+}
+
+// Sort orders problems by file (the spec file first, then the others by
+// name) and position within each file, dropping exact duplicates.
+func (ps Problems) Sort(specFile string) Problems {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.File != b.File {
+			if a.File == specFile || b.File == specFile {
+				return a.File == specFile
+			}
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	out := ps[:0]
+	for i, p := range ps {
+		if i > 0 && p == ps[i-1] {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Pos returns where path is written in the spec: the value for a scalar, the
+// key for a mapping or list, or the nearest written ancestor's key when the
+// path itself was not written. ok is false when the spec was not loaded from
+// YAML (positions are then 1:1).
+func (s *Spec) Pos(path string) (line, col int, ok bool) {
+	if s.pos == nil {
+		return 1, 1, false
+	}
+	if p, found := s.pos[path]; found {
+		at := p.Val
+		if p.Block {
+			at = p.Key
+		}
+		return at.Line, at.Col, true
+	}
+	for path != "" {
+		path = parent(path)
+		if p, found := s.pos[path]; found {
+			return p.Key.Line, p.Key.Col, true
+		}
+	}
+	return 1, 1, true
+}
+
+// parent strips the last element of a path: "a.b[2].c" → "a.b[2]" → "a.b".
+func parent(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+// Problemf returns a problem located at a path in the spec, such as
+// "scorers[2].pattern" or "targets[0].limits.rpm". When the path has no node
+// (a key that was never written), the nearest written ancestor is used.
+func (s *Spec) Problemf(path, hint, format string, args ...any) Problem {
+	line, col, _ := s.Pos(path)
+	return Problem{File: s.File, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// validator checks what decoding cannot: required fields, ranges, cross
+// references and files, after defaults.
+type validator struct {
+	s     *Spec
+	probs Problems
+	bad   map[string]bool // paths already reported as undecodable
+	files [][2]string     // file:// references read: key, content
+}
+
+func (v *validator) at(path, hint, format string, args ...any) {
+	for p := path; ; p = parent(p) {
+		if v.bad[p] {
+			return // its value (or a parent's) was reported as undecodable
+		}
+		if p == "" {
+			break
+		}
+	}
+	v.probs = append(v.probs, v.s.Problemf(path, hint, format, args...))
+}
+
+func (v *validator) written(path string) bool {
+	_, ok := v.s.pos[path]
+	return ok
+}
+
+func (v *validator) check() {
+	s := v.s
+	v.checkDataset()
+	v.checkPrompt()
+	v.checkTargets()
+	v.checkOutput()
+	v.checkScorers()
+
+	if s.Run.Epochs < 1 {
+		v.at("run.epochs", "", "run.epochs must be at least 1, got %d", s.Run.Epochs)
+	}
+	if s.Run.Retries < 0 {
+		v.at("run.retries", "use 0 for no retries", "run.retries must not be negative, got %d", s.Run.Retries)
+	}
+	if s.Run.Timeout <= 0 {
+		v.at("run.timeout", "write a duration like 30s, 1m30s or 250ms", "run.timeout must be greater than 0")
+	}
+	if s.Volume.RequestsPerMonth < 0 {
+		v.at("volume.requests_per_month", "", "volume.requests_per_month must not be negative")
+	}
+	if e := s.Errors; e != nil {
+		if e.Silent < 0 {
+			v.at("error_costs.silent", "", "error_costs.silent must not be negative")
+		}
+		if e.Loud < 0 {
+			v.at("error_costs.loud", "", "error_costs.loud must not be negative")
+		}
+		for _, k := range sortedKeys(e.ByKind) {
+			if e.ByKind[k] < 0 {
+				v.at("error_costs.by_kind."+k, "", "error_costs.by_kind.%s must not be negative", k)
+			}
+		}
+	}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(s.File), filepath.Ext(s.File))
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (v *validator) checkDataset() {
+	ds := &v.s.Dataset
+	if ds.Path == "" {
+		v.at("dataset.path", "the JSONL or CSV file of cases, relative to the spec", "dataset.path is required")
+	}
+	switch {
+	case ds.Format != "":
+		if !contains(Formats, ds.Format) {
+			v.at("dataset.format", "supported formats are: "+strings.Join(Formats, ", "), "unknown dataset format %s", shortQuote(ds.Format))
+		}
+	case ds.Path != "":
+		switch strings.ToLower(filepath.Ext(ds.Path)) {
+		case ".jsonl", ".ndjson", ".jsonlines":
+			ds.Format = "jsonl"
+		case ".csv":
+			ds.Format = "csv"
+		default:
+			v.at("dataset.path", "set dataset.format to jsonl or csv", "cannot tell the dataset format from the file name %s", shortQuote(filepath.Base(ds.Path)))
+		}
+	}
+	if strings.TrimSpace(ds.ID) == "" {
+		ds.ID = DefaultID
+	}
+	if ds.ExpectedExtract != "" {
+		v.checkRegex("dataset.expected_extract", ds.ExpectedExtract, `'####\s*(.+)$'`)
+		if ds.Expected == "" {
+			v.at("dataset.expected_extract", "name the field to extract from with dataset.expected", "dataset.expected_extract needs dataset.expected")
+		}
+	}
+	if ds.Limit < 0 {
+		v.at("dataset.limit", "use 0 or leave it out to read every case", "dataset.limit must not be negative, got %d", ds.Limit)
+	}
+}
+
+// checkRegex compiles a regex whose first group is used.
+func (v *validator) checkRegex(path, expr, example string) {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		v.at(path, "the syntax is Go's RE2: https://golang.org/s/re2syntax", "%s does not compile: %s", path, regexErr(err))
+		return
+	}
+	if re.NumSubexp() < 1 {
+		v.at(path, "wrap the part to keep in parentheses, e.g. "+example, "%s has no capture group; its first group is the value", path)
+	}
+}
+
+// regexErr drops the pattern that regexp repeats in its messages (the
+// position already points at it).
+func regexErr(err error) string {
+	var re *syntax.Error
+	if errors.As(err, &re) {
+		return re.Code.String() + ": " + shortQuote(re.Expr)
+	}
+	return err.Error()
+}
+
+func (v *validator) checkPrompt() {
+	p := &v.s.Prompt
+	p.System = v.readRef("prompt.system", p.System, &p.SystemFile)
+	p.User = v.readRef("prompt.user", p.User, &p.UserFile)
+	if p.User == "" && p.UserFile == "" {
+		v.at("prompt.user", `the user message template, e.g. user: "Q: {{.question}}"`, "prompt.user is required")
+	}
+}
+
+// readRef returns the content of a file:// reference (recording it for the
+// spec hash), or val itself.
+func (v *validator) readRef(path, val string, file *string) string {
+	if !strings.HasPrefix(val, FilePrefix) {
+		return val
+	}
+	rel := strings.TrimPrefix(val, FilePrefix)
+	*file = rel
+	if rel == "" {
+		v.at(path, "write file://path/relative/to/the/spec.txt", "%s names no file", path)
+		return ""
+	}
+	b, err := readLimited(v.s.Resolve(rel))
+	if err != nil {
+		v.at(path, "paths are relative to the spec's directory", "%s: cannot read %s: %s", path, shortQuote(rel), fileErr(err))
+		return ""
+	}
+	v.files = append(v.files, [2]string{path, string(b)})
+	return string(b)
+}
+
+func readLimited(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxPromptBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxPromptBytes {
+		return nil, fmt.Errorf("file is larger than %d MiB", MaxPromptBytes>>20)
+	}
+	return b, nil
+}
+
+// fileErr describes a file error without repeating the machine's path.
+func fileErr(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (v *validator) checkTargets() {
+	s := v.s
+	if len(s.Targets) == 0 {
+		if v.written("targets") {
+			v.at("targets", "", "targets must list at least one target")
+		} else {
+			v.at("targets", "add targets: [{name: ..., provider: ...}]", "targets is required (at least one target)")
+		}
+		return
+	}
+	names := map[string]int{}
+	for i := range s.Targets {
+		t := &s.Targets[i]
+		p := fmt.Sprintf("targets[%d]", i)
+		switch {
+		case t.Name == "":
+			v.at(p+".name", "", "%s.name is required", p)
+		case strings.ContainsAny(t.Name, ", \t\n"):
+			v.at(p+".name", "use letters, digits, '-', '_' or '.'", "target name %s must not contain commas or spaces", shortQuote(t.Name))
+		default:
+			if first, dup := names[t.Name]; dup {
+				l, _, _ := s.Pos(fmt.Sprintf("targets[%d].name", first))
+				v.at(p+".name", "target names must be unique", "duplicate target name %q (first at line %d)", t.Name, l)
+			} else {
+				names[t.Name] = i
+			}
+		}
+		supported := "supported providers are: " + strings.Join(Providers, ", ")
+		switch t.Provider {
+		case "":
+			v.at(p+".provider", supported, "%s.provider is required", p)
+		case "openai", "anthropic":
+			if t.Model == "" {
+				v.at(p+".model", "the model name the server expects", "%s.model is required for provider %s", p, t.Provider)
+			}
+			if t.BaseURL != "" {
+				if msg := checkURL(t.BaseURL); msg != "" {
+					v.at(p+".base_url", "e.g. http://127.0.0.1:11434/v1", "%s.base_url %s", p, msg)
+				}
+			}
+		case "exec":
+			if len(t.Command) == 0 || t.Command[0] == "" {
+				v.at(p+".command", `e.g. command: ["./bin/app", "--eval"]`, "%s.command is required for provider exec", p)
+			}
+		case "replay":
+			v.checkReplay(t, p)
+		default:
+			hint := supported
+			if near := nearest(t.Provider, Providers); near != "" {
+				hint = fmt.Sprintf("did you mean %q? %s", near, supported)
+			}
+			v.at(p+".provider", hint, "unknown provider %s", shortQuote(t.Provider))
+		}
+		if t.Provider != "replay" && t.Replay != nil && contains(Providers, t.Provider) {
+			v.at(p+".replay", "replay applies to provider replay only", "%s.replay is set but the provider is %s", p, t.Provider)
+		}
+		if t.Provider != "exec" && len(t.Command) > 0 && contains(Providers, t.Provider) {
+			v.at(p+".command", "command applies to provider exec only", "%s.command is set but the provider is %s", p, t.Provider)
+		}
+		if t.APIKeyEnv != "" && !envName.MatchString(t.APIKeyEnv) {
+			// Never echo the value: it may be the key itself.
+			v.at(p+".api_key_env", "write the variable's name, e.g. OPENAI_API_KEY, and export the key in the environment", "%s.api_key_env must name an environment variable, not hold the key", p)
+		}
+		v.checkTargetNumbers(t, p)
+	}
+}
+
+func (v *validator) checkTargetNumbers(t *Target, p string) {
+	if t.Limits.Concurrency < 1 {
+		v.at(p+".limits.concurrency", "the number of requests in flight, at least 1", "%s.limits.concurrency must be at least 1, got %d", p, t.Limits.Concurrency)
+	}
+	if t.Limits.RPM < 0 {
+		v.at(p+".limits.rpm", "use 0 or leave it out for no limit", "%s.limits.rpm must not be negative, got %d", p, t.Limits.RPM)
+	}
+	if t.Limits.TPM < 0 {
+		v.at(p+".limits.tpm", "use 0 or leave it out for no limit", "%s.limits.tpm must not be negative, got %d", p, t.Limits.TPM)
+	}
+	if t.MaxOutputBytes < 0 {
+		v.at(p+".max_output_bytes", "", "%s.max_output_bytes must not be negative", p)
+	}
+	if t.Price.InputPerMTok < 0 {
+		v.at(p+".price.input_per_mtok", "", "%s.price.input_per_mtok must not be negative", p)
+	}
+	if t.Price.OutputPerMTok < 0 {
+		v.at(p+".price.output_per_mtok", "", "%s.price.output_per_mtok must not be negative", p)
+	}
+	if t.Price.CachedPerMTok < 0 {
+		v.at(p+".price.cached_per_mtok", "", "%s.price.cached_per_mtok must not be negative", p)
+	}
+	pr := t.Params
+	if pr.Temperature != nil && *pr.Temperature < 0 {
+		v.at(p+".params.temperature", "", "%s.params.temperature must not be negative", p)
+	}
+	if pr.TopP != nil && (*pr.TopP < 0 || *pr.TopP > 1) {
+		v.at(p+".params.top_p", "", "%s.params.top_p must be between 0 and 1", p)
+	}
+	if pr.MaxTokens != nil && *pr.MaxTokens < 1 {
+		v.at(p+".params.max_tokens", "", "%s.params.max_tokens must be at least 1, got %d", p, *pr.MaxTokens)
+	}
+}
+
+func checkURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "must be an http:// or https:// URL"
+	}
+	return ""
+}
+
+func (v *validator) checkReplay(t *Target, p string) {
+	r := t.Replay
+	if r == nil {
+		v.at(p+".replay", "e.g. replay: {path: recorded.jsonl, join: question, output: answers.model_b}", "%s.replay is required for provider replay (path, join, output)", p)
+		return
+	}
+	rp := p + ".replay"
+	if r.Path == "" {
+		v.at(rp+".path", "the JSONL file of recorded outputs, relative to the spec", "%s.path is required", rp)
+	} else {
+		st, err := os.Stat(v.s.Resolve(r.Path))
+		switch {
+		case err != nil:
+			v.at(rp+".path", "paths are relative to the spec's directory", "%s.path: cannot read %s: %s", rp, shortQuote(r.Path), fileErr(err))
+		case st.IsDir():
+			v.at(rp+".path", "", "%s.path: %s is a directory, not a file", rp, shortQuote(r.Path))
+		}
+	}
+	if r.Join == "" {
+		v.at(rp+".join", "the case field whose value finds the record, e.g. question", "%s.join is required", rp)
+	}
+	if r.Output == "" {
+		v.at(rp+".output", "the dotted path of the output inside each record, e.g. answers.model_b", "%s.output is required", rp)
+	}
+}
+
+func (v *validator) checkOutput() {
+	o := &v.s.Output
+	if o.Extract != "" {
+		v.checkRegex("output.extract", o.Extract, `'A:\s*(.+)$'`)
+	}
+	allowed := "supported formats are: " + strings.Join(OutputFormats, ", ")
+	switch {
+	case o.Format == "":
+		if o.Extract != "" {
+			o.Format = "regex"
+		} else {
+			o.Format = "text"
+		}
+	case !contains(OutputFormats, o.Format):
+		hint := allowed
+		if near := nearest(o.Format, OutputFormats); near != "" {
+			hint = fmt.Sprintf("did you mean %q? %s", near, allowed)
+		}
+		v.at("output.format", hint, "unknown output format %s", shortQuote(o.Format))
+	case o.Format == "regex" && o.Extract == "":
+		v.at("output.format", `add output.extract, e.g. 'A:\s*(.+)$'`, "output.format regex needs output.extract")
+	case o.Format != "regex" && o.Extract != "":
+		v.at("output.extract", "remove output.format or set it to regex", "output.extract applies only to output.format regex, but the format is %s", o.Format)
+	}
+}
+
+func (v *validator) checkScorers() {
+	names := map[string]int{}
+	for i, sc := range v.s.Scorers {
+		p := fmt.Sprintf("scorers[%d]", i)
+		if sc.Name == "" {
+			continue // the scorer package names it after its type
+		}
+		if first, dup := names[sc.Name]; dup {
+			l, _, _ := v.s.Pos(fmt.Sprintf("scorers[%d].name", first))
+			v.at(p+".name", "scorer names must be unique", "duplicate scorer name %q (first at line %d)", sc.Name, l)
+			continue
+		}
+		names[sc.Name] = i
+	}
+}
+
+// hash is "sha256:<hex>" over the spec bytes and the content of every
+// file:// prompt, so the same files give the same hash on any machine.
+func (v *validator) hash(src []byte) string {
+	h := sha256.New()
+	writeField(h, "spec", src)
+	for _, f := range v.files {
+		writeField(h, f[0], []byte(f[1]))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,128 @@
+// Package task loads and checks an evaluation task as one unit — the spec,
+// its dataset, its prompt templates and its scorers — and reports every
+// problem across them at once, each as FILE:LINE:COL. `assay validate` and
+// `assay run` both start here, so a run never begins on a task that would
+// fail part-way. It must not import the runner, providers or store.
+package task
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/prompt"
+	"github.com/assay-eval/assay/internal/scorer"
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+// Task is a spec with its dataset scanned, its prompt compiled and its
+// scorers built.
+type Task struct {
+	Spec    *spec.Spec
+	Dataset *dataset.Info
+	Prompt  *prompt.Template
+	Scorers *scorer.Set
+}
+
+// Load loads the spec at path and checks everything it refers to. The error
+// is spec.Problems (every problem found, sorted by file — the spec first —
+// then position) when the task is invalid, or another error when the spec
+// file itself cannot be read.
+//
+// Where the spec loader and the scorer compiler both locate a problem at
+// the same place (output.extract, a scorer's name), the spec's message is
+// kept and the other dropped, so one mistake is reported once.
+func Load(path string) (*Task, error) {
+	sp, err := spec.Load(path)
+	var probs spec.Problems
+	if err != nil {
+		if !errors.As(err, &probs) {
+			return nil, err
+		}
+	}
+	if sp == nil {
+		return nil, probs
+	}
+	t := &Task{Spec: sp}
+
+	if sp.Dataset.Path != "" && (sp.Dataset.Format == "jsonl" || sp.Dataset.Format == "csv") {
+		info, err := dataset.Scan(sp)
+		var dp spec.Problems
+		switch {
+		case errors.As(err, &dp):
+			probs = append(probs, dp...)
+		case err != nil:
+			return nil, err
+		}
+		t.Dataset = info
+	}
+
+	tmpl, err := prompt.Compile(sp.Prompt.System, sp.Prompt.User)
+	var pe *prompt.ParseError
+	switch {
+	case errors.As(err, &pe):
+		path := "prompt." + pe.Which
+		probs = append(probs, sp.Problemf(path, "the prompt is a Go text/template, e.g. \"Q: {{.question}}\"", "%s does not parse: %s", path, pe.Msg()))
+	case err != nil:
+		return nil, err
+	default:
+		t.Prompt = tmpl
+		if t.Dataset != nil && len(t.Dataset.Fields) > 0 {
+			probs = append(probs, checkFields(sp, tmpl, t.Dataset)...)
+		}
+	}
+
+	set, sprobs := scorer.Compile(sp)
+	t.Scorers = set
+	probs = append(probs, dropSamePosition(sprobs, probs)...)
+
+	if len(probs) > 0 {
+		return t, probs.Sort(sp.File)
+	}
+	return t, nil
+}
+
+// checkFields reports template fields the dataset lacks entirely, or lacks
+// in some rows (rendering would fail there: missingkey=error).
+func checkFields(sp *spec.Spec, tmpl *prompt.Template, info *dataset.Info) spec.Problems {
+	var probs spec.Problems
+	report := func(which string, fields []string) {
+		path := "prompt." + which
+		for _, f := range fields {
+			st, ok := info.Stats[f]
+			switch {
+			case !ok:
+				hint := ""
+				if near := spec.Nearest(f, info.Fields); near != "" {
+					hint = fmt.Sprintf("did you mean %q?", near)
+				}
+				probs = append(probs, sp.Problemf(path, hint, "%s references field %q that the dataset lacks (fields: %s)", path, f, dataset.FieldList(info.Fields)))
+			case st.FirstMissing > 0:
+				probs = append(probs, sp.Problemf(path, "every case needs each field the prompt uses", "%s references field %q that %d of %d cases lack (first at %s:%d)", path, f, info.Rows-st.Rows, info.Rows, info.Path, st.FirstMissing))
+			}
+		}
+	}
+	report("system", tmpl.SystemFields())
+	report("user", tmpl.UserFields())
+	return probs
+}
+
+// dropSamePosition returns the problems of extra that are not at a position
+// (file, line, column) already reported in base.
+func dropSamePosition(extra, base spec.Problems) spec.Problems {
+	type key struct {
+		file      string
+		line, col int
+	}
+	have := map[key]bool{}
+	for _, p := range base {
+		have[key{p.File, p.Line, p.Col}] = true
+	}
+	var out spec.Problems
+	for _, p := range extra {
+		if !have[key{p.File, p.Line, p.Col}] {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package task
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+const jsonlHint = `(each line must be one JSON object, like {"question": "…", "answer": "…"})`
+
+// badCases locks every bad fixture to the exact problems a user sees. Each
+// expectation was written by reading the fixture: paths are relative to
+// testdata/, positions are 1-based line:column of the offending text.
+var badCases = []struct {
+	spec string
+	want []string
+}{
+	{"bad/unknown_top_key.yaml", []string{
+		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: combine, dataset, error_costs, name, output, prompt, refusal, run, scorers, targets, volume)`,
+	}},
+	{"bad/unknown_target_key.yaml", []string{
+		`bad/unknown_target_key.yaml:6:5: targets[0].model is required for provider openai (the model name the server expects)`,
+		`bad/unknown_target_key.yaml:8:5: unknown key "modle" in targets[0] (did you mean "model"? valid keys are: api_key_env, base_url, command, limits, max_output_bytes, model, name, params, price, provider, replay, stream, timeout)`,
+	}},
+	{"bad/unknown_key_no_suggestion.yaml", []string{
+		`bad/unknown_key_no_suggestion.yaml:3:3: unknown key "colour" in dataset (valid keys are: expected, expected_extract, format, id, limit, path, tags, weight)`,
+	}},
+	{"bad/wrong_types.yaml", []string{
+		`bad/wrong_types.yaml:3:10: dataset.limit must be a whole number, got the string "ten"`,
+		`bad/wrong_types.yaml:10:13: targets[0].stream must be true or false, got the string "yes" (write true or false)`,
+		`bad/wrong_types.yaml:11:27: targets[0].params.temperature must be a number, got the string "hot"`,
+		`bad/wrong_types.yaml:11:44: targets[0].params.max_tokens must be a whole number, got the string "512" (write the number without quotes)`,
+		`bad/wrong_types.yaml:12:12: targets[0].price must be a mapping of keys to values, got a list`,
+		`bad/wrong_types.yaml:16:11: run.epochs must be a whole number, got the string "3" (write the number without quotes)`,
+	}},
+	{"bad/command_not_list.yaml", []string{
+		`bad/command_not_list.yaml:8:14: targets[0].command must be a list, got the string "./bin/app --eval" (write a list, e.g. ["a", "b"])`,
+	}},
+	{"bad/targets_not_list.yaml", []string{
+		`bad/targets_not_list.yaml:5:10: targets must be a list, got a mapping`,
+	}},
+	{"bad/missing_required.yaml", []string{
+		`bad/missing_required.yaml:2:1: dataset.path is required (the JSONL or CSV file of cases, relative to the spec)`,
+		`bad/missing_required.yaml:4:1: prompt.user is required (the user message template, e.g. user: "Q: {{.question}}")`,
+		`bad/missing_required.yaml:7:5: targets[0].name is required`,
+		`bad/missing_required.yaml:7:5: targets[0].provider is required (supported providers are: openai, anthropic, exec, replay)`,
+	}},
+	{"bad/no_targets.yaml", []string{
+		`bad/no_targets.yaml:5:1: targets must list at least one target`,
+	}},
+	{"bad/duplicate_target_names.yaml", []string{
+		`bad/duplicate_target_names.yaml:7:12: duplicate target name "fast" (first at line 6) (target names must be unique)`,
+	}},
+	{"bad/unknown_provider.yaml", []string{
+		`bad/unknown_provider.yaml:7:15: unknown provider "opnai" (did you mean "openai"? supported providers are: openai, anthropic, exec, replay)`,
+		`bad/unknown_provider.yaml:10:15: unknown provider "bedrock" (supported providers are: openai, anthropic, exec, replay)`,
+	}},
+	{"bad/replay_problems.yaml", []string{
+		`bad/replay_problems.yaml:8:5: targets[0].replay.join is required (the case field whose value finds the record, e.g. question)`,
+		`bad/replay_problems.yaml:8:5: targets[0].replay.output is required (the dotted path of the output inside each record, e.g. answers.model_b)`,
+		`bad/replay_problems.yaml:9:13: targets[0].replay.path: cannot read "missing.jsonl": no such file (paths are relative to the spec's directory)`,
+		`bad/replay_problems.yaml:10:5: targets[1].replay is required for provider replay (path, join, output) (e.g. replay: {path: recorded.jsonl, join: question, output: answers.model_b})`,
+	}},
+	{"bad/exec_without_command.yaml", []string{
+		`bad/exec_without_command.yaml:6:5: targets[0].command is required for provider exec (e.g. command: ["./bin/app", "--eval"])`,
+	}},
+	{"bad/openai_problems.yaml", []string{
+		`bad/openai_problems.yaml:6:5: targets[0].model is required for provider openai (the model name the server expects)`,
+		`bad/openai_problems.yaml:8:15: targets[0].base_url must be an http:// or https:// URL (e.g. http://127.0.0.1:11434/v1)`,
+		`bad/openai_problems.yaml:9:18: targets[0].api_key_env must name an environment variable, not hold the key (write the variable's name, e.g. OPENAI_API_KEY, and export the key in the environment)`,
+	}},
+	{"bad/negative_limits.yaml", []string{
+		`bad/negative_limits.yaml:3:10: dataset.limit must not be negative, got -1 (use 0 or leave it out to read every case)`,
+		`bad/negative_limits.yaml:10:27: targets[0].limits.concurrency must be at least 1, got 0 (the number of requests in flight, at least 1)`,
+		`bad/negative_limits.yaml:10:35: targets[0].limits.rpm must not be negative, got -5 (use 0 or leave it out for no limit)`,
+		`bad/negative_limits.yaml:10:44: targets[0].limits.tpm must not be negative, got -1 (use 0 or leave it out for no limit)`,
+		`bad/negative_limits.yaml:11:23: targets[0].max_output_bytes must not be negative`,
+		`bad/negative_limits.yaml:12:29: targets[0].price.input_per_mtok must not be negative`,
+		`bad/negative_limits.yaml:15:15: run.epochs must be at least 1, got 0`,
+		`bad/negative_limits.yaml:15:27: run.retries must not be negative, got -1 (use 0 for no retries)`,
+	}},
+	{"bad/bad_durations.yaml", []string{
+		`bad/bad_durations.yaml:9:14: targets[0].timeout must be a duration, got "5 minutes" (write a duration like 30s, 1m30s or 250ms)`,
+		`bad/bad_durations.yaml:13:14: targets[1].timeout must not be negative, got -5s`,
+		`bad/bad_durations.yaml:17:12: run.timeout must be a duration, got the number 60 (durations need a unit: write e.g. 60s)`,
+	}},
+	{"bad/bad_output_format.yaml", []string{
+		`bad/bad_output_format.yaml:8:11: unknown output format "jsn" (did you mean "json"? supported formats are: text, regex, json, last_number)`,
+	}},
+	{"bad/bad_extract_regex.yaml", []string{
+		`bad/bad_extract_regex.yaml:8:12: output.extract does not compile: missing closing ]: "[0-9+" (the syntax is Go's RE2: https://golang.org/s/re2syntax)`,
+	}},
+	{"bad/extract_without_group.yaml", []string{
+		`bad/extract_without_group.yaml:8:12: output.extract has no capture group; its first group is the value (wrap the part to keep in parentheses, e.g. 'A:\s*(.+)$')`,
+	}},
+	{"bad/bad_expected_extract.yaml", []string{
+		`bad/bad_expected_extract.yaml:4:21: dataset.expected_extract does not compile: missing closing ): "####\\s*(.+" (the syntax is Go's RE2: https://golang.org/s/re2syntax)`,
+	}},
+	{"bad/bad_dataset_format.yaml", []string{
+		`bad/bad_dataset_format.yaml:3:11: unknown dataset format "xlsx" (supported formats are: jsonl, csv)`,
+	}},
+	{"bad/unknown_extension.yaml", []string{
+		`bad/unknown_extension.yaml:2:9: cannot tell the dataset format from the file name "qa.txt" (set dataset.format to jsonl or csv)`,
+	}},
+	{"bad/yaml_unclosed_quote.yaml", []string{
+		`bad/yaml_unclosed_quote.yaml:4:9: invalid YAML: could not find end character of double-quoted text (close the string with a matching ")`,
+	}},
+	{"bad/yaml_bad_indent.yaml", []string{
+		// The YAML library reads "../common/qa.jsonl\n   expected" as one
+		// scalar, so it points at where that scalar starts.
+		`bad/yaml_bad_indent.yaml:2:9: invalid YAML: mapping value is not allowed in this context (check the indentation here and on the lines below; quote a value that contains ": ")`,
+	}},
+	{"bad/yaml_unclosed_flow.yaml", []string{
+		`bad/yaml_unclosed_flow.yaml:6:1: invalid YAML: ',' or ']' must be specified (a list opened with [ is not closed)`,
+	}},
+	{"bad/duplicate_key.yaml", []string{
+		`bad/duplicate_key.yaml:5:1: duplicate key "prompt" in the spec (first at line 3)`,
+		`bad/duplicate_key.yaml:8:49: duplicate key "command" in targets[0] (first at line 8)`,
+	}},
+	{"bad/multiple_documents.yaml", []string{
+		`bad/multiple_documents.yaml:6:1: the spec must be a single YAML document, found a second one (remove the '---' separator)`,
+	}},
+	{"bad/empty.yaml", []string{
+		`bad/empty.yaml:1:1: the spec is empty (it needs at least dataset, prompt and targets)`,
+	}},
+	{"bad/not_a_mapping.yaml", []string{
+		`bad/not_a_mapping.yaml:1:1: the spec must be a mapping of keys to values, got a list`,
+	}},
+	{"bad/prompt_file_missing/assay.yaml", []string{
+		`bad/prompt_file_missing/assay.yaml:5:9: prompt.user: cannot read "prompts/user.txt": no such file (paths are relative to the spec's directory)`,
+	}},
+	{"bad/template_parse_error.yaml", []string{
+		`bad/template_parse_error.yaml:4:9: prompt.user does not parse: line 1: bad character U+007D '}' (the prompt is a Go text/template, e.g. "Q: {{.question}}")`,
+	}},
+	{"bad/template_unknown_field.yaml", []string{
+		`bad/template_unknown_field.yaml:5:9: prompt.user references field "questoin" that the dataset lacks (fields: answer, question) (did you mean "question"?)`,
+	}},
+	{"bad/field_missing_in_some_rows/assay.yaml", []string{
+		`bad/field_missing_in_some_rows/assay.yaml:4:11: prompt.system references field "context" that 1 of 3 cases lack (first at testdata/bad/field_missing_in_some_rows/data.jsonl:2) (every case needs each field the prompt uses)`,
+	}},
+	{"bad/malformed_jsonl/assay.yaml", []string{
+		`bad/malformed_jsonl/data.jsonl:2:43: invalid JSON: the line ends before the value is complete ` + jsonlHint,
+		`bad/malformed_jsonl/data.jsonl:4:1: line holds an array, not a JSON object ` + jsonlHint,
+		`bad/malformed_jsonl/data.jsonl:5:47: unexpected data after the JSON object ` + jsonlHint,
+		`bad/malformed_jsonl/data.jsonl:6:14: invalid JSON: invalid character '\'' looking for beginning of value ` + jsonlHint,
+	}},
+	{"bad/duplicate_ids/assay.yaml", []string{
+		`bad/duplicate_ids/data.jsonl:3:2: duplicate case id "a" at line 3 (first at line 1) (case ids must be unique)`,
+		`bad/duplicate_ids/data.jsonl:5:2: duplicate case id "7" at line 5 (first at line 4) (case ids must be unique)`,
+		`bad/duplicate_ids/data.jsonl:6:2: empty id field "id" (every case needs a unique id)`,
+		`bad/duplicate_ids/data.jsonl:7:1: missing id field "id" (dataset.id names the field holding each case's unique id; use id: line to number cases by line)`,
+	}},
+	{"bad/csv_unclosed_quote/assay.yaml", []string{
+		`bad/csv_unclosed_quote/data.csv:5:1: a quoted field in the row starting here is never closed (a quoted field ends with "; a quote inside it is written "")`,
+	}},
+	{"bad/csv_bad_rows/assay.yaml", []string{
+		`bad/csv_bad_rows/data.csv:3:1: row has 3 fields, the header has 2 (quote fields that contain commas)`,
+		`bad/csv_bad_rows/data.csv:4:4: bare " in an unquoted field (quote the whole field and double the quote inside it, e.g. "5"" screen")`,
+	}},
+	{"bad/csv_header_problems/assay.yaml", []string{
+		`bad/csv_header_problems/data.csv:1:10: column 2 of the header has no name (the first row names every column)`,
+		`bad/csv_header_problems/data.csv:1:11: duplicate column name "question" in the header (columns 1 and 3) (column names must be unique)`,
+	}},
+	{"bad/cel_tag_errors.yaml", []string{
+		`bad/cel_tag_errors.yaml:4:11: dataset.tags.tier does not compile: Syntax error: missing ')' at '<EOF>' (at character 41) (a tag is a field name or a CEL expression over case; the strings, math and lists extensions are available)`,
+		`bad/cel_tag_errors.yaml:5:12: dataset.tags.steps does not compile: undeclared reference to 'answer' (at character 1) (fields are under case, e.g. case.answer or case["my field"])`,
+		`bad/cel_tag_errors.yaml:6:13: tag "bucket" names field "category" that the dataset lacks (fields: answer, question)`,
+	}},
+	{"bad/cel_tag_runtime_error/assay.yaml", []string{
+		`bad/cel_tag_runtime_error/data.jsonl:2:1: tag "length": no such key: notes (use has(case.FIELD) ? … : … for fields some cases lack)`,
+	}},
+	{"bad/dataset_fields_wrong.yaml", []string{
+		`bad/dataset_fields_wrong.yaml:3:13: dataset.expected names field "answr" that the dataset lacks (fields: answer, question) (did you mean "answer"?)`,
+		`bad/dataset_fields_wrong.yaml:4:11: dataset.weight names field "cost" that the dataset lacks (fields: answer, question)`,
+	}},
+	{"bad/bad_weights/assay.yaml", []string{
+		`bad/bad_weights/data.jsonl:3:35: weight field "cost" must be a number, got "abc" (a weight is a number, the cost of a wrong answer)`,
+		`bad/bad_weights/data.jsonl:4:35: weight field "cost" must not be negative, got -1 (a weight is the cost of a wrong answer, 0 or more)`,
+		`bad/bad_weights/data.jsonl:5:35: weight field "cost" must be a number, got a boolean (a weight is a number, the cost of a wrong answer)`,
+	}},
+	{"bad/id_field_missing.yaml", []string{
+		`bad/id_field_missing.yaml:3:7: dataset.id names field "task_id" that the dataset lacks (fields: answer, question)`,
+	}},
+	{"bad/expected_extract_nomatch/assay.yaml", []string{
+		`bad/expected_extract_nomatch/data.jsonl:2:32: expected field "answer" does not match dataset.expected_extract (the value is "3 * 3 = 9, so the answer is 9")`,
+		`bad/expected_extract_nomatch/data.jsonl:3:33: expected field "answer" does not match dataset.expected_extract (the value is "3")`,
+	}},
+	{"bad/dataset_file_missing.yaml", []string{
+		`bad/dataset_file_missing.yaml:2:9: dataset.path: cannot read "../common/nope.jsonl": no such file (paths are relative to the spec's directory)`,
+	}},
+	{"bad/duplicate_scorer_names.yaml", []string{
+		`bad/duplicate_scorer_names.yaml:9:12: duplicate scorer name "correct" (first at line 8) (scorer names must be unique)`,
+	}},
+	{"bad/several_problems.yaml", []string{
+		`bad/several_problems.yaml:4:3: unknown key "expectd" in dataset (did you mean "expected"? valid keys are: expected, expected_extract, format, id, limit, path, tags, weight)`,
+		`bad/several_problems.yaml:6:9: prompt.user references field "level" that the dataset lacks (fields: answer, question)`,
+		`bad/several_problems.yaml:8:5: targets[0].model is required for provider anthropic (the model name the server expects)`,
+		`bad/several_problems.yaml:13:27: targets[1].limits.concurrency must be at least 1, got -2 (the number of requests in flight, at least 1)`,
+		`bad/several_problems.yaml:15:12: output.extract does not compile: missing closing ): "A: (\\d+" (the syntax is Go's RE2: https://golang.org/s/re2syntax)`,
+		`bad/several_problems.yaml:19:11: run.epochs must be at least 1, got 0`,
+		`bad/several_problems.yaml:20:12: run.timeout must be a duration, got "soon" (write a duration like 30s, 1m30s or 250ms)`,
+	}},
+	{"bad/tags_not_mapping.yaml", []string{
+		`bad/tags_not_mapping.yaml:3:9: dataset.tags must be a mapping of tag name to field or CEL expression, got a list (write tags as a mapping, e.g. tags: {tier: difficulty})`,
+	}},
+	{"bad/empty_dataset/assay.yaml", []string{
+		`bad/empty_dataset/data.jsonl:1:1: the dataset has no cases (write one case per line in JSONL, or one per row under a header in CSV)`,
+	}},
+}
+
+func problemsOf(t *testing.T, path string) []string {
+	t.Helper()
+	_, err := Load(path)
+	if err == nil {
+		t.Fatalf("Load(%s): no problems, want some", path)
+	}
+	var ps spec.Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Load(%s): error %v is not spec.Problems", path, err)
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = strings.TrimPrefix(p.String(), "testdata/")
+	}
+	return out
+}
+
+func TestBadFixtures(t *testing.T) {
+	covered := map[string]bool{}
+	for _, tc := range badCases {
+		covered[strings.Split(strings.TrimPrefix(tc.spec, "bad/"), "/")[0]] = true
+		t.Run(tc.spec, func(t *testing.T) {
+			got := problemsOf(t, filepath.Join("testdata", tc.spec))
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("problems:\n got: %s\nwant: %s", strings.Join(got, "\n      "), strings.Join(tc.want, "\n      "))
+			}
+		})
+	}
+	// Every fixture on disk has an expectation.
+	entries, err := os.ReadDir("testdata/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !covered[e.Name()] {
+			t.Errorf("fixture testdata/bad/%s has no expected problems in badCases", e.Name())
+		}
+	}
+	if len(badCases) < 30 {
+		t.Errorf("only %d bad fixtures; the project keeps at least 30", len(badCases))
+	}
+}
