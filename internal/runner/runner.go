@@ -95,6 +95,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		stop = make(chan struct{})
 	}
 
+	// A store that cannot commit stops the run: calls whose results cannot
+	// be kept must not be paid for.
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+
 	out := make(chan item, 4*o.CommitBatch)
 	var sum Summary
 	var skipped, discarded atomic.Int64
@@ -102,7 +107,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 
 	// The writer: the only goroutine that writes results.
 	writeErr := make(chan error, 1)
-	go func() { writeErr <- o.write(out, &sum) }()
+	go func() { writeErr <- o.write(out, &sum, abort) }()
 
 	var wg sync.WaitGroup
 	var issueErr error
@@ -157,7 +162,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	werr := <-writeErr
 	sum.Skipped = int(skipped.Load())
 	sum.Discarded = int(discarded.Load())
-	sum.Interrupted = interrupted.Load() || ctx.Err() != nil
+	sum.Interrupted = interrupted.Load() || (ctx.Err() != nil && werr == nil)
 	return sum, errors.Join(issueErr, werr)
 }
 
@@ -256,12 +261,16 @@ func (o *Options) call(ctx context.Context, t *Target, j job) (item, bool) {
 	}
 	r.CreatedAt = o.Now().UTC()
 	scores := o.Score(ctx, j.c, &r)
+	for i := range scores {
+		scores[i].RunID = o.RunID
+		scores[i].Scoring = 1 // the scoring made during the run; rescores add more
+	}
 	return item{res: r, scores: scores}, true
 }
 
 // write commits results in batches: when CommitBatch are waiting or
 // CommitEvery has passed since the first of them finished.
-func (o *Options) write(in <-chan item, sum *Summary) error {
+func (o *Options) write(in <-chan item, sum *Summary, abort context.CancelCauseFunc) error {
 	var results []store.Result
 	var scores []store.Score
 	var firstErr error
@@ -279,6 +288,7 @@ func (o *Options) write(in <-chan item, sum *Summary) error {
 			slog.Error("committing results", "err", err, "n", len(results))
 			if firstErr == nil {
 				firstErr = fmt.Errorf("committing results: %w", err)
+				abort(firstErr)
 			}
 		} else {
 			for i := range results {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -280,4 +281,58 @@ func TestRunCommitsPromptly(t *testing.T) {
 	if first := st.commits[0].Sub(start); first > 300*time.Millisecond {
 		t.Errorf("first result committed after %v", first)
 	}
+}
+
+type failingStore struct{ store.Store }
+
+func (failingStore) PutResults(context.Context, []store.Result, []store.Score) error {
+	return errors.New("disk full")
+}
+
+// When results cannot be committed the run stops: no more calls are paid
+// for results that would be lost.
+func TestRunStopsWhenStoreFails(t *testing.T) {
+	p := &countingProvider{delay: 5 * time.Millisecond}
+	_, err := Run(context.Background(), Options{
+		RunID: "r1", Targets: []Target{target("a", p, 2)}, Cases: cases(2000),
+		Render: render, Score: noScore, Store: failingStore{}, CommitEvery: 10 * time.Millisecond,
+	})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v, want the store's error", err)
+	}
+	if n := p.calls.Load(); n > 200 {
+		t.Errorf("%d calls made after the store failed", n)
+	}
+}
+
+// Scores made during the run are its first scoring.
+func TestRunScoresAreScoringOne(t *testing.T) {
+	var got []store.Score
+	var mu sync.Mutex
+	st := &scoreStore{memStore: newMemStore(), put: func(s []store.Score) { mu.Lock(); got = append(got, s...); mu.Unlock() }}
+	score := func(_ context.Context, c *dataset.Case, r *store.Result) []store.Score {
+		return []store.Score{{CaseID: r.CaseID, Target: r.Target, Epoch: r.Epoch, Scorer: "s", Pass: true}}
+	}
+	if _, err := Run(context.Background(), Options{RunID: "r9", Targets: []Target{target("a", &countingProvider{}, 2)},
+		Cases: cases(5), Render: render, Score: score, Store: st}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 {
+		t.Fatalf("%d scores", len(got))
+	}
+	for _, s := range got {
+		if s.Scoring != 1 || s.RunID != "r9" {
+			t.Errorf("score %+v: want scoring 1 of run r9", s)
+		}
+	}
+}
+
+type scoreStore struct {
+	*memStore
+	put func([]store.Score)
+}
+
+func (s *scoreStore) PutResults(ctx context.Context, rs []store.Result, sc []store.Score) error {
+	s.put(sc)
+	return s.memStore.PutResults(ctx, rs, sc)
 }
