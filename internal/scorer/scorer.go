@@ -1,10 +1,20 @@
 // Package scorer owns the definition of correct: output parsers (text, regex,
-// JSON, last number), the built-in scorers, and the failure shape of every
-// result (pass; loud: error, timeout, refusal, empty, unparseable, invalid
-// format; silent: well-formed and wrong). Every scorer fails closed: empty
-// output, whitespace, `{}` or a missing value never passes unless the scorer
-// is configured to allow it. It reads stored results; it never calls a
-// candidate model.
+// JSON, last number), the built-in scorers (one file each), refusal
+// detection, and the failure shape of every result (pass; loud: error,
+// timeout, refusal, empty, unparseable, invalid format; silent: well-formed
+// and wrong). Compile turns a spec's output and scorers sections into a Set,
+// reporting every misuse at once; Set.Score parses a stored result and
+// scores it.
+//
+// Every scorer fails closed: empty output, whitespace, `{}`, a parse failure,
+// a missing expected value or a scorer error never passes unless the scorer
+// is configured to allow it (allow_empty). Model output is hostile input: it
+// is parsed and matched, never executed or templated; CEL expressions come
+// from the spec and run with a cost limit and a time-out.
+//
+// It reads stored results and never calls a candidate model. It may import
+// spec, dataset and store (for their types); it must not import the runner,
+// providers, analysis, report or cli.
 package scorer
 
 import (

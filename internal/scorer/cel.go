@@ -1,0 +1,214 @@
+package scorer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
+
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+// Bounds on one CEL evaluation. Model output is hostile: an expression that
+// iterates over it must not run away with CPU, memory or time. The cost
+// limit also bounds memory: CEL charges string and list operations by the
+// size of what they build, and the environment offers no accumulator
+// (cel.bind, reduce) through which a value could grow geometrically.
+// cel.MemoryLimit is not used: its size calculator saturates on any JSON
+// value deeper than 5 levels or larger than 10,000 nodes, which would fail
+// ordinary outputs.
+const (
+	celCostLimit     = 1_000_000 // cel-go cost units (≈ operations)
+	celTimeout       = 2 * time.Second
+	celInterruptFreq = 100 // comprehension iterations between context checks
+	celMaxRange      = 10_000
+)
+
+// celScorer passes when its expression evaluates to true. Variables:
+//
+//	output    the parsed output (string, or a JSON value for format json)
+//	raw       the raw text
+//	expected  the case's expected value
+//	case      the case's fields, plus id and tags (a field of the same name wins)
+//	meta      latency_ms, first_token_ms, cost_usd, tokens (input + output),
+//	          input_tokens, output_tokens, cached_tokens, finish_reason, model
+//
+// JSON numbers are int when integral and double otherwise, in output,
+// expected and case alike; write double(x) to mix them in arithmetic. The
+// standard CEL extensions for strings, math, lists and sets are available. The expression must be a bool (or dyn that is a bool at run
+// time). Evaluation is bounded by a cost limit and a time-out, and
+// lists.range is capped; exceeding a bound, or any evaluation error, is a
+// loud scorer_error. False is a silent wrong.
+type celScorer struct {
+	name       string
+	expr       string
+	prg        cel.Program
+	allowEmpty bool
+}
+
+// newCELEnv is the environment scorer expressions compile in.
+func newCELEnv() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable("output", cel.DynType),
+		cel.Variable("raw", cel.StringType),
+		cel.Variable("expected", cel.DynType),
+		cel.Variable("case", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("meta", cel.MapType(cel.StringType, cel.DynType)),
+		cel.CrossTypeNumericComparisons(true),
+		ext.Strings(),
+		ext.Math(),
+		ext.Lists(ext.ListsMaxRangeSize(celMaxRange)),
+		ext.Sets(),
+		cel.ParserExpressionSizeLimit(10_000),
+	)
+}
+
+// compileCEL compiles and type-checks expr and builds its bounded program.
+func compileCEL(expr string) (cel.Program, error) {
+	env, err := newCELEnv()
+	if err != nil {
+		return nil, err
+	}
+	ast, iss := env.Compile(expr)
+	if iss != nil && iss.Err() != nil {
+		return nil, fmt.Errorf("%s", strings.TrimSpace(iss.Err().Error()))
+	}
+	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && t.Kind() != types.DynKind {
+		return nil, fmt.Errorf("the expression is a %s, but a scorer needs a bool", t)
+	}
+	return env.Program(ast,
+		cel.CostLimit(celCostLimit),
+		cel.InterruptCheckFrequency(celInterruptFreq),
+	)
+}
+
+func buildCEL(b *builder, i int, sc *spec.Scorer) Scorer {
+	if strings.TrimSpace(sc.Expr) == "" {
+		b.problemf(i, "expr", `e.g. expr: 'output.team == expected.team'`, "cel scorer needs expr:")
+		return nil
+	}
+	prg, err := compileCEL(sc.Expr)
+	if err != nil {
+		b.problemf(i, "expr", "variables: output, raw, expected, case, meta", "CEL expression does not compile: %v", err)
+		return nil
+	}
+	return &celScorer{name: sc.Name, expr: sc.Expr, prg: prg, allowEmpty: sc.AllowEmpty}
+}
+
+func (s *celScorer) Name() string { return s.name }
+
+func (s *celScorer) Score(ctx context.Context, in *Input) Verdict {
+	out, v, ok := parsedAnswer(in, s.allowEmpty)
+	if !ok {
+		return v
+	}
+	ctx, cancel := context.WithTimeout(ctx, celTimeout)
+	defer cancel()
+	val, _, err := s.prg.ContextEval(ctx, celVars(in, out))
+	if err != nil {
+		return loud(KindScorerError, "CEL evaluation failed: %s", clip(err.Error(), 300))
+	}
+	bv, isBool := val.(types.Bool)
+	if !isBool {
+		return loud(KindScorerError, "CEL expression returned %s, not a bool", celTypeName(val))
+	}
+	if bv {
+		return pass("expression is true")
+	}
+	return wrong("expression is false")
+}
+
+func celTypeName(v ref.Val) string {
+	if v == nil {
+		return "nothing"
+	}
+	return v.Type().TypeName()
+}
+
+// celVars builds the activation for one evaluation.
+func celVars(in *Input, out any) map[string]any {
+	kase := map[string]any{}
+	if c := in.Case; c != nil {
+		tags := make(map[string]any, len(c.Tags))
+		for k, v := range c.Tags {
+			tags[k] = v
+		}
+		kase["id"] = c.ID
+		kase["tags"] = tags
+		for k, v := range c.Vars {
+			kase[k] = celValue(v)
+		}
+	}
+	meta := map[string]any{}
+	if r := in.Result; r != nil {
+		meta["latency_ms"] = r.LatencyMS
+		meta["first_token_ms"] = r.FirstTokenMS
+		meta["cost_usd"] = r.CostUSD
+		meta["tokens"] = int64(r.InputTokens + r.OutputTokens)
+		meta["input_tokens"] = int64(r.InputTokens)
+		meta["output_tokens"] = int64(r.OutputTokens)
+		meta["cached_tokens"] = int64(r.CachedTokens)
+		meta["finish_reason"] = r.FinishReason
+		meta["model"] = r.Model
+	}
+	return map[string]any{
+		"output":   celValue(out),
+		"raw":      in.Raw,
+		"expected": celValue(in.Expected),
+		"case":     kase,
+		"meta":     meta,
+	}
+}
+
+// celValue converts a decoded JSON value to what CEL's default adapter
+// takes: integral numbers become int, others double.
+func celValue(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return types.NullValue
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = celValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = celValue(e)
+		}
+		return out
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case float64:
+		if x == float64(int64(x)) && x >= -(1<<53) && x <= 1<<53 {
+			return int64(x)
+		}
+		return x
+	case int:
+		return int64(x)
+	}
+	return canonicalScalar(v)
+}
+
+// canonicalScalar passes strings and bools through and turns other scalars
+// into float64 via canonical.
+func canonicalScalar(v any) any {
+	switch v.(type) {
+	case string, bool, int64, uint64, float64:
+		return v
+	}
+	return canonical(v)
+}

@@ -1,0 +1,94 @@
+package scorer
+
+import (
+	"testing"
+
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+// minimalScorers configures every built-in scorer type minimally, with the
+// output format it needs. Most are set up so that a sensible non-empty
+// answer would pass, so a failure on empty output is the gate's doing.
+func minimalScorers() map[string]struct {
+	out spec.Output
+	sc  spec.Scorer
+} {
+	type cfg = struct {
+		out spec.Output
+		sc  spec.Scorer
+	}
+	js := spec.Output{Format: "json"}
+	return map[string]cfg{
+		"equals":          {spec.Output{}, spec.Scorer{Type: "equals", Normalize: []string{"trim"}}},
+		"contains":        {spec.Output{}, spec.Scorer{Type: "contains", Value: "a"}},
+		"not_contains":    {spec.Output{}, spec.Scorer{Type: "not_contains", Value: "zzz"}},
+		"regex":           {spec.Output{}, spec.Scorer{Type: "regex", Pattern: ".*"}},
+		"is_json":         {spec.Output{}, spec.Scorer{Type: "is_json"}},
+		"json_schema":     {js, spec.Scorer{Type: "json_schema", Schema: map[string]any{}}},
+		"required_fields": {js, spec.Scorer{Type: "required_fields", Fields: []string{"a"}}},
+		"field_equals":    {js, spec.Scorer{Type: "field_equals", Field: "a"}},
+		"number":          {spec.Output{}, spec.Scorer{Type: "number", Tolerance: 1e9}},
+		"one_of":          {spec.Output{}, spec.Scorer{Type: "one_of", Values: []string{"", "{}", "a"}}},
+		"max_length":      {spec.Output{}, spec.Scorer{Type: "max_length", Max: 1000}},
+		"latency":         {spec.Output{}, spec.Scorer{Type: "latency", Max: "1h"}},
+		"cost":            {spec.Output{}, spec.Scorer{Type: "cost", Max: 100.0}},
+		"cel":             {spec.Output{}, spec.Scorer{Type: "cel", Expr: "true"}},
+		"judge":           {spec.Output{}, spec.Scorer{Type: "judge", Target: "grader"}},
+	}
+}
+
+// TestEveryScorerFailsEmptyOutput is the fail-closed guarantee: no built-in
+// scorer passes "", whitespace or {} unless configured to allow it, whether
+// it runs in a Set or is called directly.
+func TestEveryScorerFailsEmptyOutput(t *testing.T) {
+	cfgs := minimalScorers()
+	for _, typ := range Types() {
+		if _, ok := cfgs[typ]; !ok {
+			t.Errorf("scorer type %s has no minimal configuration in this test", typ)
+		}
+	}
+	empties := []string{"", "   \n", "{}"}
+	for typ, c := range cfgs {
+		t.Run(typ, func(t *testing.T) {
+			set := mustCompile(t, newSpec(c.out, c.sc))
+			for _, raw := range empties {
+				for _, expected := range []any{"", "{}", map[string]any{}, map[string]any{"a": "x"}, "1"} {
+					s := call{raw: raw, expected: expected}.one(t, set)
+					if s.Pass || s.Shape == ShapePass || s.Value != 0 {
+						t.Errorf("raw %q expected %#v: pass=%v shape=%s value=%v (%s)", raw, expected, s.Pass, s.Shape, s.Value, s.Reason)
+					}
+				}
+			}
+			// Called directly, outside a Set, the scorer still fails closed.
+			e := set.entries[0]
+			for _, raw := range empties {
+				parsed, perr := set.parser.Parse(raw)
+				v := e.s.Score(t.Context(), &Input{Raw: raw, Parsed: parsed, ParseErr: perr, Expected: raw})
+				if v.Pass && typ != "judge" {
+					t.Errorf("direct call on %q passed: %+v", raw, v)
+				}
+			}
+		})
+	}
+}
+
+// TestAllowEmptyIsExplicit shows that allow_empty is what lets empty output
+// through, for the scorers where it has a meaning.
+func TestAllowEmptyIsExplicit(t *testing.T) {
+	for typ, c := range minimalScorers() {
+		if !scorerTypes()[typ].allowEmpty || typ == "judge" || typ == "equals" || typ == "one_of" {
+			continue
+		}
+		t.Run(typ, func(t *testing.T) {
+			c.sc.AllowEmpty = true
+			set := mustCompile(t, newSpec(c.out, c.sc))
+			raw := "   \n"
+			if c.out.Format == FormatJSON {
+				raw = "{}" // blank text is not JSON at all
+			}
+			if s := (call{raw: raw}).one(t, set); !s.Pass {
+				t.Errorf("allow_empty scorer failed %q: %s %s", raw, s.Kind, s.Reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package scorer
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// FuzzExtractJSON: the JSON extractor never panics, stays fast on any
+// input, returns only values that are valid JSON, and finds the value
+// whenever the whole input is valid JSON.
+func FuzzExtractJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1}`, "```json\n{\"a\": [1,2]}\n```", `Sure! {"team":"x"} hope it helps`,
+		`[1, {"b": null}]`, `{"a": "}"}`, `{{{{`, "```\n```", `"str"`, `42`, ` null `,
+		`see [1] then {"ok":true}`, `{"a":1}}`, "```json{\"a\":1}```", `{"a":"\u00e9\ud800"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		start := time.Now()
+		v, err := ExtractJSON(s)
+		if took := time.Since(start); took > time.Second {
+			t.Fatalf("ExtractJSON took %v on %d bytes", took, len(s))
+		}
+		if err == nil {
+			b, merr := json.Marshal(v)
+			if merr != nil || !json.Valid(b) {
+				t.Fatalf("extracted a value that is not JSON: %#v (%v)", v, merr)
+			}
+		} else if err.Error() == "" {
+			t.Fatal("error without a message")
+		}
+		trimmed := strings.TrimSpace(s)
+		if json.Valid([]byte(trimmed)) && utf8.ValidString(trimmed) {
+			if err != nil {
+				t.Fatalf("valid JSON %q not extracted: %v", trimmed, err)
+			}
+			var want any
+			dec := json.NewDecoder(strings.NewReader(trimmed))
+			dec.UseNumber()
+			if derr := dec.Decode(&want); derr == nil && !reflect.DeepEqual(v, want) {
+				t.Fatalf("extracted %#v from valid JSON, want %#v", v, want)
+			}
+		}
+		if !strings.ContainsAny(s, "{[") && !strings.Contains(s, "```") && err == nil && !json.Valid([]byte(trimmed)) {
+			t.Fatalf("found JSON in %q, which has no brackets or fence and is not JSON", s)
+		}
+	})
+}
+
+// FuzzNormalize: every normaliser is total, idempotent and keeps valid
+// UTF-8 valid; each does what it says; equals under any chain is reflexive.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"", " A,b\tC ", "İSTANBUL", "e\u0301", "1,234", "\u00a0x\u2003", "\xff\xfe", "ǅ", "ﬃ"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, name := range Normalisers() {
+			fn, _ := lookupNormaliser(name)
+			once := fn(s)
+			if twice := fn(once); twice != once {
+				t.Fatalf("%s is not idempotent on %q: %q then %q", name, s, once, twice)
+			}
+			if utf8.ValidString(s) && !utf8.ValidString(once) {
+				t.Fatalf("%s made invalid UTF-8 from %q", name, s)
+			}
+			switch name {
+			case "trim":
+				if once != strings.TrimFunc(once, unicode.IsSpace) {
+					t.Fatalf("trim left space: %q", once)
+				}
+			case "no_commas":
+				if strings.Contains(once, ",") {
+					t.Fatalf("no_commas left a comma: %q", once)
+				}
+			case "collapse_spaces":
+				prev := false
+				for _, r := range once {
+					sp := unicode.IsSpace(r)
+					if sp && (prev || r != ' ') {
+						t.Fatalf("collapse_spaces left %q in %q", r, once)
+					}
+					prev = sp
+				}
+			}
+		}
+		chain, _ := compileNormalize(Normalisers())
+		if !valuesEqual(s, s, chain) {
+			t.Fatalf("equals is not reflexive on %q", s)
+		}
+	})
+}
+
+// FuzzCEL: evaluating any expression that compiles, over any output, never
+// panics, finishes within the time-out, and allocates a bounded amount.
+func FuzzCEL(f *testing.F) {
+	seeds := [][2]string{
+		{`output.team == expected.team`, `{"team":"billing"}`},
+		{`raw.contains("refund")`, `a refund`},
+		{`size(raw) < 100 && raw.matches("^[a-z ]+$")`, `hello world`},
+		{`raw.split(" ").all(w, w.size() < 10)`, `a bb ccc`},
+		{`output.items.exists(i, i.n > 1)`, `{"items":[{"n":1},{"n":2}]}`},
+		{`lists.range(100).all(i, i >= 0)`, `x`},
+		{`math.greatest(1, 2) == 2 && "a,b".split(",").size() == 2`, `x`},
+		{`meta.latency_ms < 1000.0 && case.tags.bucket == "edge"`, `x`},
+		{`raw.split("").map(c, c + c + c).size() > 0`, `abcdefghij`},
+		{`[raw, raw, raw].map(x, x + x + x + x).all(y, y.size() > 0)`, `abcdefgh`},
+		{`int(output) / 0 == 1`, `7`},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, expr, raw string) {
+		prg, err := compileCEL(expr)
+		if err != nil {
+			return
+		}
+		s := &celScorer{name: "fuzz", expr: expr, prg: prg}
+		in := &Input{Raw: raw, Expected: map[string]any{"team": "billing", "n": 3.0}, Result: &store.Result{LatencyMS: 12, FinishReason: "stop"}}
+		if v, perr := ExtractJSON(raw); perr == nil {
+			in.Parsed = v
+		} else {
+			in.Parsed = strings.TrimSpace(raw)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		v := s.Score(context.Background(), in)
+		took := time.Since(start)
+		runtime.ReadMemStats(&after)
+		if took > celTimeout+time.Second {
+			t.Fatalf("evaluation took %v: %q", took, expr)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 512<<20 {
+			t.Fatalf("evaluation allocated %d MiB: %q", alloc>>20, expr)
+		}
+		if v.Pass && v.Shape != ShapePass || !v.Pass && v.Shape == ShapePass {
+			t.Fatalf("inconsistent verdict %+v", v)
+		}
+	})
+}
+
+// FuzzScore: the whole Set on hostile output never panics, keeps every
+// verdict consistent and never passes empty output.
+func FuzzScore(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"team":"billing","n":3}`, "I can't help with that", "```json\n{\"team\": 1}\n```", "A: 5", "[[[", "\x00"} {
+		f.Add(s)
+	}
+	sp := newSpec(spec.Output{Format: "json"},
+		spec.Scorer{Name: "team", Type: "field_equals", Field: "team", Primary: true},
+		spec.Scorer{Name: "schema", Type: "json_schema", Schema: map[string]any{"type": "object", "required": []any{"team"}}},
+		spec.Scorer{Name: "fields", Type: "required_fields", Fields: []string{"team", "n"}},
+		spec.Scorer{Name: "json", Type: "is_json"},
+		spec.Scorer{Name: "banned", Type: "not_contains", Values: []string{"password"}},
+		spec.Scorer{Name: "rule", Type: "cel", Expr: `output.n == expected.n`, Primary: true},
+		spec.Scorer{Name: "short", Type: "max_length", Max: 10000},
+	)
+	set, probs := Compile(sp)
+	if len(probs) > 0 {
+		f.Fatal(probs)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		r := &store.Result{RunID: "r", CaseID: "c", Target: "t", Raw: raw}
+		scores := set.Score(context.Background(), nil, r)
+		if len(scores) != len(sp.Scorers)+1 {
+			t.Fatalf("%d scores", len(scores))
+		}
+		if r.Parsed != "" && !json.Valid([]byte(r.Parsed)) {
+			t.Fatalf("Parsed is not JSON: %q", r.Parsed)
+		}
+		if (r.Parsed == "") == (r.ParseError == "") {
+			t.Fatalf("Parsed %q and ParseError %q", r.Parsed, r.ParseError)
+		}
+		empty := isEmptyRaw(raw)
+		for _, s := range scores {
+			if s.Pass != (s.Shape == ShapePass) || s.Value < 0 || s.Value > 1 || (!s.Pass && s.Kind == "") {
+				t.Fatalf("inconsistent score %+v", s)
+			}
+			if empty && s.Pass {
+				t.Fatalf("empty output %q passed %s", raw, s.Scorer)
+			}
+		}
+	})
+}

@@ -1,0 +1,238 @@
+package scorer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// clip shortens s to at most n runes for a reason or error message, marking
+// the cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
+
+// quote renders a value of the output or expected for a reason: strings are
+// quoted and clipped, other values JSON-encoded and clipped.
+func quote(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(clip(s, 80))
+	}
+	b, err := json.Marshal(canonical(v))
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return clip(string(b), 80)
+}
+
+// scalarString renders a JSON scalar as text: strings as they are, numbers
+// in their shortest exact form, booleans as true/false. ok is false for nil,
+// objects and arrays.
+func scalarString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case float32:
+		return strconv.FormatFloat(float64(x), 'f', -1, 32), true
+	case int:
+		return strconv.Itoa(x), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case int32:
+		return strconv.FormatInt(int64(x), 10), true
+	case uint64:
+		return strconv.FormatUint(x, 10), true
+	case uint:
+		return strconv.FormatUint(uint64(x), 10), true
+	case uint32:
+		return strconv.FormatUint(uint64(x), 10), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// canonical rewrites a decoded value so equal JSON values compare equal with
+// reflect.DeepEqual: numbers become float64 (or stay json.Number when they do
+// not fit), maps get string keys.
+func canonical(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = canonical(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = canonical(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = canonical(e)
+		}
+		return out
+	case json.Number:
+		if f, err := x.Float64(); err == nil && !math.IsInf(f, 0) {
+			return f
+		}
+		return x
+	case nil, string, bool, float64:
+		return x
+	}
+	if s, ok := scalarString(v); ok {
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+	}
+	return v
+}
+
+// mapStrings applies f to every string inside v (not to object keys).
+func mapStrings(v any, f func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return f(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = mapStrings(e, f)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = mapStrings(e, f)
+		}
+		return out
+	}
+	return v
+}
+
+// valuesEqual compares an output value with an expected value after
+// normalising both. Two scalars compare as text (so the number 18 equals the
+// string "18"); objects and arrays compare structurally, with their strings
+// normalised.
+func valuesEqual(out, exp any, n normChain) bool {
+	os, oOK := scalarString(out)
+	es, eOK := scalarString(exp)
+	if oOK && eOK {
+		return n.apply(os) == n.apply(es)
+	}
+	if oOK != eOK {
+		return false
+	}
+	a := canonical(mapStrings(canonical(out), n.apply))
+	b := canonical(mapStrings(canonical(exp), n.apply))
+	return reflect.DeepEqual(a, b)
+}
+
+// isEmptyValue reports whether a parsed value carries no answer: nil, a blank
+// string, an empty object or an empty array.
+func isEmptyValue(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return strings.TrimSpace(x) == ""
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
+// isEmptyRaw reports whether a raw reply carries no answer: blank, or (once
+// trimmed and any ``` fence removed) a JSON null, "", {} or [].
+func isEmptyRaw(raw string) bool {
+	t := strings.TrimSpace(raw)
+	if t == "" {
+		return true
+	}
+	if len(t) > 64 {
+		return false
+	}
+	if strings.HasPrefix(t, "```") {
+		if bodies := fenceBodies(t); len(bodies) == 1 && strings.TrimSpace(strings.TrimPrefix(t, "```")) != "" {
+			t = strings.TrimSpace(bodies[0])
+			if t == "" {
+				return true
+			}
+		}
+	}
+	v, err := decodeWhole(t)
+	return err == nil && isEmptyValue(v)
+}
+
+// numberText is an unsigned decimal number, with thousands commas (groups
+// of three) or none, an optional fraction and an optional exponent. It is
+// read-only.
+var numberText = regexp.MustCompile(`^(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$`)
+
+// parseNumber reads a number written by a person or a model: surrounding
+// space, a leading + or -, a currency sign ($ € £ ¥), thousands commas and a
+// trailing % are accepted ("$1,234.50", "-3", "12%").
+func parseNumber(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(t, "%")
+	neg := false
+	if strings.HasPrefix(t, "-") || strings.HasPrefix(t, "−") {
+		neg = true
+		t = strings.TrimPrefix(strings.TrimPrefix(t, "-"), "−")
+	} else {
+		t = strings.TrimPrefix(t, "+")
+	}
+	for _, c := range []string{"$", "€", "£", "¥"} {
+		t = strings.TrimPrefix(t, c)
+	}
+	if !neg && (strings.HasPrefix(t, "-") || strings.HasPrefix(t, "−")) {
+		neg = true
+		t = strings.TrimPrefix(strings.TrimPrefix(t, "-"), "−")
+	}
+	t = strings.TrimSpace(t)
+	if !numberText.MatchString(t) {
+		return 0, fmt.Errorf("%s is not a number", strconv.Quote(clip(s, 40)))
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(t, ",", ""), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%s is not a number in range", strconv.Quote(clip(s, 40)))
+	}
+	if neg {
+		f = -f
+	}
+	return f, nil
+}
+
+// toNumber converts a parsed or expected value to a number.
+func toNumber(v any) (float64, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, errors.New("no value")
+	case bool:
+		return 0, fmt.Errorf("%v is a boolean, not a number", x)
+	case string:
+		return parseNumber(x)
+	}
+	if s, ok := scalarString(v); ok {
+		return parseNumber(s)
+	}
+	return 0, fmt.Errorf("%s is not a number", quote(v))
+}
