@@ -22,7 +22,7 @@ import (
 // Exit codes. They are documented in `assay --help` and are part of the API.
 const (
 	ExitOK          = 0
-	ExitErr       = 1
+	ExitErr         = 1
 	ExitUsage       = 2
 	ExitFailed      = 3 // gate found a regression; selftest found the grader exploitable
 	ExitInvalid     = 4 // invalid spec or dataset

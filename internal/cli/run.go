@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -159,12 +160,18 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	// Targets, keys and providers are checked before anything is written or called.
 	var targets []runner.Target
 	var problems spec.Problems
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
 	for _, name := range run.Targets {
 		i := slices.IndexFunc(sp.Targets, func(t spec.Target) bool { return t.Name == name })
 		if i < 0 {
 			return fmt.Errorf("run %s has target %q, which the spec no longer defines", run.ID, name)
 		}
-		p, perr := buildProvider(sp, i, g.Getenv, st, o.NoCache, sp.Run.Retries)
+		p, perr := buildProvider(sp, i, g.Getenv, st, o.NoCache, sp.Run.Retries, &closers)
 		if perr != nil {
 			var ps spec.Problems
 			if errors.As(perr, &ps) {

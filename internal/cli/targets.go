@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -43,8 +44,9 @@ func apiKey(sp *spec.Spec, i int, getenv func(string) string) (string, error) {
 }
 
 // buildProvider makes target i's provider and wraps it with its time-out,
-// limits, retries and (for hosted models) the response cache.
-func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.Store, noCache bool, retries int) (provider.Provider, error) {
+// limits, retries and (for hosted models) the response cache. A provider
+// that holds resources (replay keeps its file open) is added to closers.
+func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.Store, noCache bool, retries int, closers *[]io.Closer) (provider.Provider, error) {
 	t := &sp.Targets[i]
 	var p provider.Provider
 	var err error
@@ -71,6 +73,9 @@ func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.St
 	}
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	if c, ok := p.(io.Closer); ok {
+		*closers = append(*closers, c)
 	}
 	o := provider.WrapOptions{
 		Timeout: sp.TargetTimeout(t),

@@ -75,6 +75,8 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	}
 	if len(rep.Targets) > 0 {
 		fmt.Fprintf(w, "\n\nprimary scorer: %s; rates are passed/n with Wilson 95%% intervals\n", term(rep.Targets[0].Primary.Scorer))
+	} else {
+		fmt.Fprintln(w)
 	}
 	return nil
 }
