@@ -5,7 +5,10 @@
 // told otherwise and imports nothing of assay but what it needs to speak.
 package mock
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 // Options configure the server. Fault fractions are in [0,1] and are drawn
 // per request from a generator seeded with Seed, so a run is repeatable.
@@ -39,6 +42,15 @@ type Options struct {
 	// APIKey, when set, must be presented (Authorization: Bearer or x-api-key);
 	// otherwise 401.
 	APIKey string
+
+	// CacheSystem reports the system prompt's tokens as cached input
+	// (prompt_tokens_details.cached_tokens / cache_read_input_tokens), the
+	// way a provider with prompt caching would on a repeated prefix.
+	CacheSystem bool
+
+	// Logger receives diagnostics (never request bodies); nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Rule is one scripted reply.
@@ -57,4 +69,9 @@ type Stats struct {
 	Hang      int64
 	Truncate  int64
 	Malformed int64
+	// Rejected counts 4xx answers other than 429: a bad body, a wrong key,
+	// an unknown path or method.
+	Rejected int64
+	// InFlight is the number of requests being handled right now.
+	InFlight int64
 }
