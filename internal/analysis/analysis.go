@@ -86,6 +86,12 @@ type Target struct {
 	LatencyMS Latency         `json:"latency_ms"`
 	Tokens    Tokens          `json:"tokens"`
 	CostUSD   Cost            `json:"cost_usd"`
+	// JudgeCostUSD is what grading this target's outputs cost (judge calls),
+	// kept apart from the target's own cost.
+	JudgeCostUSD float64 `json:"judge_cost_usd"`
+	// ErrorCost is the priced cost of the primary scorer's failures (the
+	// spec's error_costs and the cases' weights).
+	ErrorCost float64 `json:"error_cost"`
 }
 
 // Options tune the analysis.
@@ -102,6 +108,7 @@ type acc struct {
 	lat     []float64
 	scorers map[string]*[2]int // passed, n
 	fails   map[string]*Failures
+	errCost map[string]float64
 	order   []string
 	primary string // the first scorer flagged primary
 }
@@ -132,7 +139,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		a := accs[name]
 		if a == nil {
 			a = &acc{t: Target{Name: name, Scorers: map[string]Rate{}, Failures: Failures{ByKind: map[string]int{}}},
-				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}}
+				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}, errCost: map[string]float64{}}
 			accs[name] = a
 		}
 		return a
@@ -186,6 +193,8 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			if s.Primary && a.primary == "" {
 				a.primary = s.Scorer
 			}
+			a.t.JudgeCostUSD += s.JudgeCost
+			a.errCost[s.Scorer] += s.ErrorCost
 			return nil
 		})
 		if err != nil {
@@ -212,6 +221,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		}
 		if a.primary != "" {
 			t.Failures = *a.fails[a.primary]
+			t.ErrorCost = a.errCost[a.primary]
 			t.Primary = t.Scorers[a.primary]
 			t.Primary.Scorer = a.primary
 			t.Primary.CIMethod = "wilson"
