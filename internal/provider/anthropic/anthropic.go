@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/provider/httpcall"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -60,11 +60,11 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	if err := checkBaseURL(base); err != nil {
+	if err := httpcall.CheckBaseURL(base, "https://api.anthropic.com"); err != nil {
 		return nil, fmt.Errorf("anthropic: target %q: %w", t.Name, err)
 	}
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = httpcall.NewClient()
 	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
@@ -86,25 +86,6 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 	return p, nil
 }
 
-// checkBaseURL accepts an absolute http(s) URL. Its message never shows a
-// password the URL may carry.
-func checkBaseURL(base string) error {
-	u, err := url.Parse(base)
-	if err != nil {
-		return errors.New("base_url is not a valid URL; want an absolute http:// or https:// URL such as https://api.anthropic.com")
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("base_url %q is not an absolute http:// or https:// URL (such as https://api.anthropic.com)", u.Redacted())
-	}
-	return nil
-}
-
-func defaultHTTPClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 256
-	return &http.Client{Transport: tr}
-}
-
 // Complete makes one Messages call, streamed when the target says
 // stream: true.
 func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
@@ -113,8 +94,8 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
-	c := &call{}
-	opts := []option.RequestOption{option.WithMiddleware(c.middleware)}
+	c := &httpcall.Call{}
+	opts := []option.RequestOption{option.WithMiddleware(c.Middleware)}
 	var resp *provider.Response
 	if p.stream {
 		resp, err = p.completeStream(ctx, params, c, opts, start)
@@ -182,18 +163,18 @@ func (p *Provider) params(req *provider.Request) (sdk.MessageNewParams, error) {
 	return params, nil
 }
 
-func (p *Provider) completePlain(ctx context.Context, params sdk.MessageNewParams, c *call, opts []option.RequestOption) (*provider.Response, error) {
+func (p *Provider) completePlain(ctx context.Context, params sdk.MessageNewParams, c *httpcall.Call, opts []option.RequestOption) (*provider.Response, error) {
 	msg, err := p.svc.New(ctx, params, opts...)
 	if err != nil {
-		return nil, c.classify(ctx, err, p.key, nil)
+		return nil, c.Classify(ctx, err, p.key, nil)
 	}
 	if msg.StopReason == "" && len(msg.Content) == 0 {
-		return nil, &provider.Error{Kind: provider.KindMalformed, Status: statusOf(c), Msg: "the response has neither content nor a stop_reason"}
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the response has neither content nor a stop_reason"}
 	}
 	return response(msg), nil
 }
 
-func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewParams, c *call, opts []option.RequestOption, start time.Time) (*provider.Response, error) {
+func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewParams, c *httpcall.Call, opts []option.RequestOption, start time.Time) (*provider.Response, error) {
 	stream := p.svc.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 	var (
@@ -217,20 +198,16 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 			sawStop = true
 		}
 		if err := msg.Accumulate(ev); err != nil {
-			return nil, &provider.Error{Kind: provider.KindMalformed, Status: statusOf(c), Msg: "the stream's events do not fit together", Err: secret(err, p.key)}
+			return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the stream's events do not fit together", Err: httpcall.RedactError(err, p.key)}
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return nil, c.classify(ctx, err, p.key, streamError)
+		return nil, c.Classify(ctx, err, p.key, streamError)
 	}
-	status := statusOf(c)
+	status := c.Status()
 	switch {
 	case events == 0 || !sawStart:
-		ct := ""
-		if c.resp != nil {
-			ct = c.resp.Header.Get("Content-Type")
-		}
-		return nil, &provider.Error{Kind: provider.KindMalformed, Status: status, Msg: fmt.Sprintf("the stream has no message_start event (%d events, Content-Type %q); does the server stream messages?", events, clean(ct))}
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: status, Msg: fmt.Sprintf("the stream has no message_start event (%d events, Content-Type %q); does the server stream messages?", events, httpcall.Clean(c.ContentType()))}
 	case !sawStop:
 		return nil, &provider.Error{Kind: provider.KindTruncated, Status: status, Msg: fmt.Sprintf("the stream ended after %d events without message_stop", events)}
 	}
@@ -273,12 +250,5 @@ func streamError(err error) (provider.ErrorKind, string) {
 	if ae.Message != "" {
 		msg += ": " + ae.Message
 	}
-	return kindForErrorType(string(ae.Type())), msg
-}
-
-func statusOf(c *call) int {
-	if c.resp == nil {
-		return 0
-	}
-	return c.resp.StatusCode
+	return httpcall.KindForErrorType(string(ae.Type())), msg
 }

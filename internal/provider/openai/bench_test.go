@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/mock"
+	"github.com/assay-eval/assay/internal/provider/httpcall/httpcalltest"
 )
 
 // BenchmarkComplete measures a whole call — SDK, HTTP on loopback and the
 // mock server in the same process — plain and streamed.
 func BenchmarkComplete(b *testing.B) {
 	for _, stream := range []bool{false, true} {
-		b.Run(mode(stream), func(b *testing.B) {
+		b.Run(httpcalltest.Mode(stream), func(b *testing.B) {
 			s := mock.New(mock.Options{Default: "The answer is 4."})
 			base, err := s.Start()
 			if err != nil {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/provider/httpcall"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -53,11 +53,11 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	if err := checkBaseURL(base); err != nil {
+	if err := httpcall.CheckBaseURL(base, "http://127.0.0.1:11434/v1"); err != nil {
 		return nil, fmt.Errorf("openai: target %q: %w", t.Name, err)
 	}
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = httpcall.NewClient()
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
@@ -77,25 +77,6 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 	}, nil
 }
 
-// checkBaseURL accepts an absolute http(s) URL. Its message never shows a
-// password the URL may carry.
-func checkBaseURL(base string) error {
-	u, err := url.Parse(base)
-	if err != nil {
-		return errors.New("base_url is not a valid URL; want an absolute http:// or https:// URL such as http://127.0.0.1:11434/v1")
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("base_url %q is not an absolute http:// or https:// URL (such as http://127.0.0.1:11434/v1)", u.Redacted())
-	}
-	return nil
-}
-
-func defaultHTTPClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 256
-	return &http.Client{Transport: tr}
-}
-
 // Complete makes one chat-completions call, streamed when the target says
 // stream: true.
 func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
@@ -104,8 +85,8 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
-	c := &call{watchDone: p.stream}
-	mw := option.WithMiddleware(c.middleware)
+	c := &httpcall.Call{WatchDone: p.stream}
+	mw := option.WithMiddleware(c.Middleware)
 	var resp *provider.Response
 	if p.stream {
 		resp, err = p.completeStream(ctx, params, c, mw, start)
@@ -170,13 +151,13 @@ func (p *Provider) params(req *provider.Request) (sdk.ChatCompletionNewParams, e
 	return params, nil
 }
 
-func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionNewParams, c *call, mw option.RequestOption) (*provider.Response, error) {
+func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionNewParams, c *httpcall.Call, mw option.RequestOption) (*provider.Response, error) {
 	cc, err := p.svc.New(ctx, params, mw)
 	if err != nil {
-		return nil, c.classify(ctx, err, p.key, nil)
+		return nil, c.Classify(ctx, err, p.key, nil)
 	}
 	if len(cc.Choices) == 0 {
-		return nil, &provider.Error{Kind: provider.KindMalformed, Status: statusOf(c), Msg: "the response has no choices"}
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the response has no choices"}
 	}
 	ch := cc.Choices[0]
 	text := ch.Message.Content
@@ -192,7 +173,7 @@ func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionN
 	}, nil
 }
 
-func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletionNewParams, c *call, mw option.RequestOption, start time.Time) (*provider.Response, error) {
+func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletionNewParams, c *httpcall.Call, mw option.RequestOption, start time.Time) (*provider.Response, error) {
 	stream := p.svc.NewStreaming(ctx, params, mw)
 	defer stream.Close()
 	var (
@@ -232,19 +213,15 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return nil, c.classify(ctx, err, p.key, streamError)
+		return nil, c.Classify(ctx, err, p.key, streamError)
 	}
-	status := statusOf(c)
+	status := c.Status()
 	switch {
 	case chunks == 0:
-		ct := ""
-		if c.resp != nil {
-			ct = c.resp.Header.Get("Content-Type")
-		}
-		return nil, &provider.Error{Kind: provider.KindMalformed, Status: status, Msg: fmt.Sprintf("the stream carried no chunks (Content-Type %q); does the server stream chat completions?", clean(ct))}
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: status, Msg: fmt.Sprintf("the stream carried no chunks (Content-Type %q); does the server stream chat completions?", httpcall.Clean(c.ContentType()))}
 	case resp.FinishReason == "":
 		return nil, &provider.Error{Kind: provider.KindTruncated, Status: status, Msg: fmt.Sprintf("the stream ended after %d chunks without a finish_reason", chunks)}
-	case !sawUsage && !c.sawDone():
+	case !sawUsage && !c.SawDone():
 		// A server that ignores include_usage still ends with [DONE]; with
 		// neither, the tail of the stream was lost.
 		return nil, &provider.Error{Kind: provider.KindTruncated, Status: status, Msg: "the stream ended without its usage chunk or data: [DONE]"}
@@ -269,11 +246,11 @@ func streamError(err error) (provider.ErrorKind, string) {
 		} `json:"error"`
 	}
 	_ = json.Unmarshal(se.Event.Data, &typ)
-	kind := kindForErrorType(typ.Error.Type)
+	kind := httpcall.KindForErrorType(typ.Error.Type)
 	if code, ok := typ.Error.Code.(string); ok && kind == provider.KindServer {
-		kind = kindForErrorType(code)
+		kind = httpcall.KindForErrorType(code)
 	}
-	return kind, "error in the stream: " + errorText(se.Event.Data)
+	return kind, "error in the stream: " + httpcall.ErrorText(se.Event.Data)
 }
 
 func usage(u sdk.CompletionUsage) provider.Usage {
@@ -282,11 +259,4 @@ func usage(u sdk.CompletionUsage) provider.Usage {
 		Output: int(u.CompletionTokens),
 		Cached: int(u.PromptTokensDetails.CachedTokens),
 	}
-}
-
-func statusOf(c *call) int {
-	if c.resp == nil {
-		return 0
-	}
-	return c.resp.StatusCode
 }

@@ -6,32 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/provider/httpcall/httpcalltest"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
 const plantedKey = "sk-planted-0123456789abcdefSECRET"
-
-func startMock(t *testing.T, opts mock.Options) string {
-	t.Helper()
-	s := mock.New(opts)
-	base, err := s.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return base + "/v1"
-}
 
 func targetFor(base string, stream bool) *spec.Target {
 	return &spec.Target{Name: "t", Provider: "openai", Model: "target-model", BaseURL: base, Stream: stream}
@@ -58,17 +46,10 @@ func request(user string) *provider.Request {
 
 func ptr[T any](v T) *T { return &v }
 
-func mode(stream bool) string {
-	if stream {
-		return "stream"
-	}
-	return "plain"
-}
-
 func TestCompleteAgainstMock(t *testing.T) {
 	for _, stream := range []bool{false, true} {
-		t.Run(mode(stream), func(t *testing.T) {
-			base := startMock(t, mock.Options{CacheSystem: true, Rules: []mock.Rule{{Match: "capital", Reply: "Paris is the capital"}}})
+		t.Run(httpcalltest.Mode(stream), func(t *testing.T) {
+			base := httpcalltest.StartMock(t, mock.Options{CacheSystem: true, Rules: []mock.Rule{{Match: "capital", Reply: "Paris is the capital"}}}) + "/v1"
 			p := newProvider(t, base, stream, "")
 			resp, err := p.Complete(context.Background(), request("what is the capital of France?"))
 			if err != nil {
@@ -94,26 +75,9 @@ func TestCompleteAgainstMock(t *testing.T) {
 	}
 }
 
-func TestStreamMeasuresFirstToken(t *testing.T) {
-	base := startMock(t, mock.Options{Latency: 40 * time.Millisecond, TokenDelay: 40 * time.Millisecond, Default: "a b c d"})
-	p := newProvider(t, base, true, "")
-	resp, err := p.Complete(context.Background(), request("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Text != "a b c d" {
-		t.Errorf("text %q, want %q", resp.Text, "a b c d")
-	}
-	// The first token comes after the latency; the three later tokens take
-	// three token delays more.
-	if resp.FirstToken < 40*time.Millisecond || resp.Latency-resp.FirstToken < 120*time.Millisecond {
-		t.Errorf("first token %v of %v, want >= 40ms and >= 120ms more for the rest", resp.FirstToken, resp.Latency)
-	}
-}
-
 func TestMaxTokensCutsTheReply(t *testing.T) {
 	for _, stream := range []bool{false, true} {
-		base := startMock(t, mock.Options{Default: "one two three four"})
+		base := httpcalltest.StartMock(t, mock.Options{Default: "one two three four"}) + "/v1"
 		req := request("x")
 		req.Params.MaxTokens = ptr(2)
 		resp, err := newProvider(t, base, stream, "").Complete(context.Background(), req)
@@ -121,7 +85,7 @@ func TestMaxTokensCutsTheReply(t *testing.T) {
 			t.Fatal(err)
 		}
 		if resp.Text != "one two" || resp.FinishReason != "length" || resp.Usage.Output != 2 {
-			t.Errorf("%s: text %q finish %q output %d, want the first 2 words, length, 2", mode(stream), resp.Text, resp.FinishReason, resp.Usage.Output)
+			t.Errorf("%s: text %q finish %q output %d, want the first 2 words, length, 2", httpcalltest.Mode(stream), resp.Text, resp.FinishReason, resp.Usage.Output)
 		}
 	}
 }
@@ -203,125 +167,6 @@ func TestParamsOnTheWire(t *testing.T) {
 	}
 }
 
-func TestFaultsAreClassified(t *testing.T) {
-	tests := []struct {
-		name   string
-		opts   mock.Options
-		stream bool
-		kind   provider.ErrorKind
-		status int
-	}{
-		{"500", mock.Options{Fail: 1}, false, provider.KindServer, 500},
-		{"500 stream", mock.Options{Fail: 1}, true, provider.KindServer, 500},
-		{"529", mock.Options{Overload: 1}, false, provider.KindOverloaded, 529},
-		{"529 stream", mock.Options{Overload: 1}, true, provider.KindOverloaded, 529},
-		{"malformed", mock.Options{Malformed: 1}, false, provider.KindMalformed, 200},
-		{"malformed stream", mock.Options{Malformed: 1}, true, provider.KindMalformed, 200},
-		{"body cut mid-JSON", mock.Options{Truncate: 1}, false, provider.KindNetwork, 200},
-		{"stream cut before the end", mock.Options{Truncate: 1, Default: "a b c d"}, true, provider.KindTruncated, 200},
-		{"wrong key", mock.Options{APIKey: "the-right-key"}, false, provider.KindAuth, 401},
-		{"wrong key stream", mock.Options{APIKey: "the-right-key"}, true, provider.KindAuth, 401},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := newProvider(t, startMock(t, tt.opts), tt.stream, plantedKey)
-			_, err := p.Complete(context.Background(), request("x"))
-			pe := asProviderError(t, err)
-			if pe.Kind != tt.kind || pe.Status != tt.status {
-				t.Errorf("kind %s status %d, want %s %d (err: %v)", pe.Kind, pe.Status, tt.kind, tt.status, err)
-			}
-			if strings.Contains(err.Error(), plantedKey) {
-				t.Errorf("the API key is in the error: %v", err)
-			}
-		})
-	}
-}
-
-func TestRateLimitCarriesRetryAfter(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		base := startMock(t, mock.Options{Rate: 0.001, Burst: 1, RetryAfter: 2500 * time.Millisecond})
-		p := newProvider(t, base, stream, "")
-		if _, err := p.Complete(context.Background(), request("x")); err != nil {
-			t.Fatalf("%s: first call within the burst: %v", mode(stream), err)
-		}
-		_, err := p.Complete(context.Background(), request("x"))
-		pe := asProviderError(t, err)
-		if pe.Kind != provider.KindRateLimited || pe.Status != 429 || pe.RetryAfter != 2500*time.Millisecond {
-			t.Errorf("%s: kind %s status %d retry-after %v, want rate_limited 429 2.5s", mode(stream), pe.Kind, pe.Status, pe.RetryAfter)
-		}
-		if !pe.Retryable() {
-			t.Errorf("a 429 must be retryable")
-		}
-	}
-}
-
-func TestTimeoutAndCancelReturnPromptly(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		p := newProvider(t, startMock(t, mock.Options{Hang: 1}), stream, "")
-
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		began := time.Now()
-		_, err := p.Complete(ctx, request("x"))
-		cancel()
-		if pe := asProviderError(t, err); pe.Kind != provider.KindTimeout || !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("%s deadline: kind %s err %v, want timeout wrapping context.DeadlineExceeded", mode(stream), pe.Kind, err)
-		}
-		if d := time.Since(began); d > time.Second {
-			t.Errorf("%s deadline: returned after %v", mode(stream), d)
-		}
-
-		ctx, cancel = context.WithCancel(context.Background())
-		time.AfterFunc(50*time.Millisecond, cancel)
-		began = time.Now()
-		_, err = p.Complete(ctx, request("x"))
-		if pe := asProviderError(t, err); pe.Kind != provider.KindCanceled || !errors.Is(err, context.Canceled) {
-			t.Errorf("%s cancel: kind %s err %v, want canceled", mode(stream), pe.Kind, err)
-		}
-		if d := time.Since(began); d > time.Second {
-			t.Errorf("%s cancel: returned after %v", mode(stream), d)
-		}
-	}
-}
-
-func TestCancelMidStream(t *testing.T) {
-	p := newProvider(t, startMock(t, mock.Options{TokenDelay: time.Second, Default: "slow slow slow"}), true, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-	defer cancel()
-	began := time.Now()
-	_, err := p.Complete(ctx, request("x"))
-	if pe := asProviderError(t, err); pe.Kind != provider.KindTimeout {
-		t.Errorf("kind %s, want timeout (err %v)", pe.Kind, err)
-	}
-	if d := time.Since(began); d > time.Second {
-		t.Errorf("returned after %v, want soon after the 150ms deadline", d)
-	}
-}
-
-func TestConnectionRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	_, err = newProvider(t, "http://"+addr+"/v1", false, plantedKey).Complete(context.Background(), request("x"))
-	if pe := asProviderError(t, err); pe.Kind != provider.KindNetwork || pe.Status != 0 || !pe.Retryable() {
-		t.Errorf("kind %s status %d, want a retryable network error without status (err %v)", pe.Kind, pe.Status, err)
-	}
-}
-
-// scripted serves one canned answer per test.
-func scripted(t *testing.T, status int, contentType, body string) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/v1"
-}
-
 func TestServerAnswersAreClassified(t *testing.T) {
 	const sse = "text/event-stream"
 	chunk := func(content, finish string) string {
@@ -361,7 +206,7 @@ func TestServerAnswersAreClassified(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newProvider(t, scripted(t, tt.status, tt.ctype, tt.body), tt.stream, "")
+			p := newProvider(t, httpcalltest.Serve(t, tt.status, tt.ctype, tt.body)+"/v1", tt.stream, "")
 			resp, err := p.Complete(context.Background(), request("x"))
 			if tt.kind == "" {
 				if err != nil {
@@ -372,7 +217,7 @@ func TestServerAnswersAreClassified(t *testing.T) {
 				}
 				return
 			}
-			pe := asProviderError(t, err)
+			pe := httpcalltest.ProviderError(t, err)
 			if pe.Kind != tt.kind || pe.Status != tt.status {
 				t.Errorf("kind %s status %d, want %s %d (err %v)", pe.Kind, pe.Status, tt.kind, tt.status, err)
 			}
@@ -419,11 +264,11 @@ func TestKeyNeverInErrors(t *testing.T) {
 			p.svc.Options = append(p.svc.Options, option.WithQuery("mode", m))
 			_, err := p.Complete(context.Background(), request("x"))
 			if err == nil {
-				t.Fatalf("%s %s: no error", m, mode(stream))
+				t.Fatalf("%s %s: no error", m, httpcalltest.Mode(stream))
 			}
 			for _, s := range []string{err.Error(), fmt.Sprint(err), fmt.Sprintf("%v", errors.Unwrap(err))} {
 				if strings.Contains(s, plantedKey) || strings.Contains(s, plantedKey[:24]) {
-					t.Errorf("%s %s: the key leaked: %s", m, mode(stream), s)
+					t.Errorf("%s %s: the key leaked: %s", m, httpcalltest.Mode(stream), s)
 				}
 			}
 		}
@@ -437,7 +282,7 @@ func TestBadRequestsFailBeforeSending(t *testing.T) {
 		{Model: "m", Messages: []provider.Message{{Role: "tool", Content: "x"}}},
 	} {
 		_, err := p.Complete(context.Background(), req)
-		if pe := asProviderError(t, err); pe.Kind != provider.KindBadRequest || pe.Retryable() {
+		if pe := httpcalltest.ProviderError(t, err); pe.Kind != provider.KindBadRequest || pe.Retryable() {
 			t.Errorf("%+v: kind %s, want a non-retryable bad_request", req.Messages, pe.Kind)
 		}
 	}
@@ -461,13 +306,4 @@ func TestNewRejectsBadTargets(t *testing.T) {
 			t.Errorf("the base URL's password is in the error: %v", err)
 		}
 	}
-}
-
-func asProviderError(t *testing.T, err error) *provider.Error {
-	t.Helper()
-	var pe *provider.Error
-	if !errors.As(err, &pe) {
-		t.Fatalf("err %v (%T), want a *provider.Error", err, err)
-	}
-	return pe
 }

@@ -1,18 +1,26 @@
-package anthropic
-
-// This file classifies a failed HTTP call by where it failed — before a
-// response, at an error status, while reading the body, or in decoding it —
-// as seen by a middleware on the SDK's transport, so no SDK error text is
-// ever matched. The openai package holds the same code; keep them alike.
+// Package httpcall owns what the SDK-based providers (openai, anthropic)
+// share about their one HTTP call: classifying a failed call into a
+// *provider.Error by where it failed — before a response, at an error
+// status, while reading the body, or in decoding it — as seen by a
+// middleware on the SDK's transport, so no SDK error text is ever matched;
+// and keeping the API key out of every error text. It also holds the
+// base_url check and the default HTTP client both providers use.
+//
+// It imports only the provider package and the standard library; it must
+// not import the provider sub-packages (openai, anthropic, exec, replay, …)
+// or any SDK.
+package httpcall
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -25,18 +33,22 @@ import (
 // errorBodyLimit bounds how much of an error response is kept to explain it.
 const errorBodyLimit = 8 << 10
 
-// call records what the transport saw during one request.
-type call struct {
+// Call records what the transport saw during one request. Make one per
+// request, install Middleware as the SDK's only middleware for that
+// request, and when the SDK returns an error hand it to Classify.
+type Call struct {
+	// WatchDone makes the call watch a successful response body for the
+	// "[DONE]" sentinel that ends an OpenAI stream; SawDone reports it.
+	WatchDone bool
+
 	resp    *http.Response
 	sendErr error // the round trip failed before a response
 	body    *watchedBody
-	// watchDone makes the body watch for the "[DONE]" sentinel of an
-	// OpenAI stream.
-	watchDone bool
 }
 
-// middleware is installed as the SDK's only middleware for one request.
-func (c *call) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+// Middleware watches one round trip. Its signature is the one both SDKs'
+// option.WithMiddleware take.
+func (c *Call) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	resp, err := next(req)
 	if err != nil {
 		c.sendErr = err
@@ -44,7 +56,7 @@ func (c *call) middleware(req *http.Request, next func(*http.Request) (*http.Res
 	}
 	c.resp = resp
 	if resp != nil && resp.Body != nil {
-		c.body = &watchedBody{rc: resp.Body, keep: resp.StatusCode >= 300, watchDone: c.watchDone && resp.StatusCode < 300}
+		c.body = &watchedBody{rc: resp.Body, keep: resp.StatusCode >= 300, watchDone: c.WatchDone && resp.StatusCode < 300}
 		resp.Body = c.body
 	}
 	return resp, nil
@@ -92,13 +104,32 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 func (b *watchedBody) Close() error { return b.rc.Close() }
 
-// sawDone reports whether the response body carried "[DONE]".
-func (c *call) sawDone() bool { return c.body != nil && c.body.sawDone }
+// SawDone reports whether the response body carried "[DONE]"; it is
+// always false unless WatchDone was set.
+func (c *Call) SawDone() bool { return c.body != nil && c.body.sawDone }
 
-// classify turns a failed call into a *provider.Error. streamErr, when
-// non-nil, classifies an error the API reported inside a 200 answer (an
-// error event in a stream); it returns "" when err is not one.
-func (c *call) classify(ctx context.Context, err error, key string, streamErr func(error) (provider.ErrorKind, string)) *provider.Error {
+// Status is the response's HTTP status, or 0 when there was no response.
+func (c *Call) Status() int {
+	if c.resp == nil {
+		return 0
+	}
+	return c.resp.StatusCode
+}
+
+// ContentType is the response's Content-Type header, as the server sent
+// it: outside text, to pass through Clean before showing it.
+func (c *Call) ContentType() string {
+	if c.resp == nil {
+		return ""
+	}
+	return c.resp.Header.Get("Content-Type")
+}
+
+// Classify turns the error the SDK returned for this call into a
+// *provider.Error whose text never holds key. streamErr, when non-nil,
+// classifies an error the API reported inside a 200 answer (an error event
+// in a stream); it returns an empty kind when err is not one.
+func (c *Call) Classify(ctx context.Context, err error, key string, streamErr func(error) (provider.ErrorKind, string)) *provider.Error {
 	e := &provider.Error{}
 	switch {
 	case ctx.Err() != nil:
@@ -112,12 +143,12 @@ func (c *call) classify(ctx context.Context, err error, key string, streamErr fu
 	case c.sendErr != nil:
 		e.Kind = transportKind(c.sendErr)
 		e.Msg = "sending the request"
-		e.Err = secret(c.sendErr, key)
+		e.Err = RedactError(c.sendErr, key)
 	case c.resp == nil:
 		// The SDK refused before sending: a request it cannot build.
 		e.Kind = provider.KindBadRequest
 		e.Msg = "the request was not sent"
-		e.Err = secret(err, key)
+		e.Err = RedactError(err, key)
 	case c.resp.StatusCode >= 300:
 		e.Status = c.resp.StatusCode
 		e.Kind = provider.KindForStatus(e.Status)
@@ -126,7 +157,7 @@ func (c *call) classify(ctx context.Context, err error, key string, streamErr fu
 		if c.body != nil {
 			kept = c.body.kept
 		}
-		e.Msg = clean(redact(errorText(kept), key))
+		e.Msg = Clean(redact(ErrorText(kept), key))
 		if e.Msg == "" {
 			e.Msg = http.StatusText(e.Status)
 		}
@@ -134,18 +165,18 @@ func (c *call) classify(ctx context.Context, err error, key string, streamErr fu
 		e.Kind = transportKind(c.body.readErr)
 		e.Msg = "reading the response body"
 		e.Status = c.resp.StatusCode
-		e.Err = secret(c.body.readErr, key)
+		e.Err = RedactError(c.body.readErr, key)
 	default:
 		e.Status = c.resp.StatusCode
 		if streamErr != nil {
 			if kind, msg := streamErr(err); kind != "" {
-				e.Kind, e.Msg = kind, clean(redact(msg, key))
+				e.Kind, e.Msg = kind, Clean(redact(msg, key))
 				return e
 			}
 		}
 		e.Kind = provider.KindMalformed
 		e.Msg = "the response is not a valid answer"
-		e.Err = secret(err, key)
+		e.Err = RedactError(err, key)
 	}
 	return e
 }
@@ -159,9 +190,10 @@ func transportKind(err error) provider.ErrorKind {
 	return provider.KindNetwork
 }
 
-// kindForErrorType maps an error type named in a body (either API's
-// vocabulary) to a kind, for errors that arrive inside a 200 stream.
-func kindForErrorType(typ string) provider.ErrorKind {
+// KindForErrorType maps an error type named in a body (either API's
+// vocabulary) to a kind, for errors that arrive inside a 200 stream. An
+// unknown type is a server error.
+func KindForErrorType(typ string) provider.ErrorKind {
 	switch typ {
 	case "overloaded_error":
 		return provider.KindOverloaded
@@ -204,11 +236,11 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// errorText explains an error body: the API's error type and message when
+// ErrorText explains an error body: the API's error type and message when
 // the body is an error object of a known shape (OpenAI's, Anthropic's, or
 // the {"error": "..."} and {"detail": ...} of compatible servers), else the
-// body itself. Callers redact and clean it.
-func errorText(body []byte) string {
+// body itself. It is outside text: callers redact the key and Clean it.
+func ErrorText(body []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -244,9 +276,10 @@ func errorText(body []byte) string {
 	return string(body)
 }
 
-// clean makes outside text safe for a one-line message: valid UTF-8, no
-// control characters, runs of space collapsed, at most 300 bytes.
-func clean(s string) string {
+// Clean makes outside text safe for a one-line message: valid UTF-8, no
+// control characters, runs of space collapsed, at most 300 bytes. Redact a
+// key before cleaning, so that the length limit cannot cut it in two.
+func Clean(s string) string {
 	const limit = 300
 	var b strings.Builder
 	space := false
@@ -280,13 +313,13 @@ func redact(s, key string) string {
 	return strings.ReplaceAll(s, key, "[redacted]")
 }
 
-// secret wraps err so that its message has the key removed; errors.Is and
-// errors.As still see err.
-func secret(err error, key string) error {
+// RedactError wraps err so that its message is one clean line with key
+// removed; errors.Is and errors.As still see err. A nil err stays nil.
+func RedactError(err error, key string) error {
 	if err == nil {
 		return nil
 	}
-	return &redactedError{msg: clean(redact(err.Error(), key)), err: err}
+	return &redactedError{msg: Clean(redact(err.Error(), key)), err: err}
 }
 
 type redactedError struct {
@@ -296,3 +329,25 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
+
+// CheckBaseURL accepts an absolute http(s) URL; its message names example
+// as one that would be valid. It never shows a password the URL may carry.
+func CheckBaseURL(base, example string) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return fmt.Errorf("base_url is not a valid URL; want an absolute http:// or https:// URL such as %s", example)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("base_url %q is not an absolute http:// or https:// URL (such as %s)", u.Redacted(), example)
+	}
+	return nil
+}
+
+// NewClient returns an HTTP client with the default transport's settings
+// and enough idle connections per host for many concurrent calls to one
+// API.
+func NewClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 256
+	return &http.Client{Transport: tr}
+}

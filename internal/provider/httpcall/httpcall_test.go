@@ -1,4 +1,4 @@
-package anthropic
+package httpcall
 
 import (
 	"net/http"
@@ -51,25 +51,25 @@ func TestErrorText(t *testing.T) {
 		{`plain text`, "plain text"},
 		{``, ""},
 	} {
-		if got := errorText([]byte(tt.body)); got != tt.want {
-			t.Errorf("errorText(%s) = %q, want %q", tt.body, got, tt.want)
+		if got := ErrorText([]byte(tt.body)); got != tt.want {
+			t.Errorf("ErrorText(%s) = %q, want %q", tt.body, got, tt.want)
 		}
 	}
 }
 
 func TestClean(t *testing.T) {
-	if got := clean("a\n\tb\x00c  \r\n d\xff"); got != "a b c d\uFFFD" {
-		t.Errorf("clean = %q", got)
+	if got := Clean("a\n\tb\x00c  \r\n d\xff"); got != "a b c d\uFFFD" {
+		t.Errorf("Clean = %q", got)
 	}
-	long := clean(strings.Repeat("é", 400))
+	long := Clean(strings.Repeat("é", 400))
 	if len(long) > 300+len("…") || !strings.HasSuffix(long, "…") || !utf8.ValidString(long) {
-		t.Errorf("clean of a long text: %d bytes, %q…", len(long), long[:20])
+		t.Errorf("Clean of a long text: %d bytes, %q…", len(long), long[:20])
 	}
 }
 
 func TestRedactBeforeShortening(t *testing.T) {
 	const key = "sk-0123456789"
-	msg := clean(redact(strings.Repeat("x", 295)+key, key))
+	msg := Clean(redact(strings.Repeat("x", 295)+key, key))
 	if strings.Contains(msg, key[:5]) {
 		t.Errorf("a key cut by the length limit left a prefix: %q", msg[290:])
 	}
@@ -100,7 +100,7 @@ func FuzzErrorMessage(f *testing.F) {
 	}
 	const key = "KEY"
 	f.Fuzz(func(t *testing.T, body []byte) {
-		msg := clean(redact(errorText(body), key))
+		msg := Clean(redact(ErrorText(body), key))
 		if len(msg) > 300+len("…") || !utf8.ValidString(msg) {
 			t.Fatalf("message of %d bytes or invalid UTF-8: %q", len(msg), msg)
 		}
