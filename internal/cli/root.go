@@ -161,6 +161,7 @@ reviewer or a CI pipeline can act on.
 		newRunCommand(g),
 		newReportCommand(g),
 		newMockCommand(g),
+		newRescoreCommand(g),
 	)
 	return root
 }

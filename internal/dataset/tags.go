@@ -78,7 +78,7 @@ func compileTags(sp *spec.Spec, header []string) ([]tagger, spec.Problems) {
 		}
 		ast, iss := env.Compile(expr)
 		if iss != nil && iss.Err() != nil {
-			probs = append(probs, sp.Problemf(path, celHint(iss.Errors()), "%s does not compile: %s", path, celMessage(iss.Errors())))
+			probs = append(probs, sp.Problemf(path, celHint(iss.Errors()), "%s does not compile: %s", path, CELMessage(iss.Errors())))
 			continue
 		}
 		prg, err := env.Program(ast, cel.CostLimit(celCostLimit))
@@ -91,7 +91,10 @@ func compileTags(sp *spec.Spec, header []string) ([]tagger, spec.Problems) {
 	return out, probs
 }
 
-func celMessage(errs []*cel.Error) string {
+// CELMessage renders CEL compile errors as one line: the first error with
+// its character position, and how many more there are. Problems are one
+// line each, so CEL's multi-line caret display is not used.
+func CELMessage(errs []*cel.Error) string {
 	if len(errs) == 0 {
 		return "invalid expression"
 	}

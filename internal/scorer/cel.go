@@ -3,6 +3,7 @@ package scorer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -77,10 +79,10 @@ func compileCEL(expr string) (cel.Program, error) {
 	}
 	ast, iss := env.Compile(expr)
 	if iss != nil && iss.Err() != nil {
-		return nil, fmt.Errorf("%s", strings.TrimSpace(iss.Err().Error()))
+		return nil, errors.New(dataset.CELMessage(iss.Errors()))
 	}
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && t.Kind() != types.DynKind {
-		return nil, fmt.Errorf("the expression is a %s, but a scorer needs a bool", t)
+		return nil, fmt.Errorf("the expression gives %s, but a scorer needs a bool (write a comparison, e.g. size(raw) < 200)", t)
 	}
 	return env.Program(ast,
 		cel.CostLimit(celCostLimit),

@@ -2,9 +2,11 @@ package scorer
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -57,7 +59,7 @@ func scorerTypes() map[string]typeInfo {
 		"latency":         {reads: readsMeta, params: []string{"max"}, allowEmpty: true, build: buildLatency},
 		"cost":            {reads: readsMeta, params: []string{"max"}, allowEmpty: true, build: buildCost},
 		"cel":             {reads: readsParsed, params: []string{"expr"}, allowEmpty: true, build: buildCEL},
-		"judge":           {reads: readsParsed, params: []string{"target", "rubric", "mode"}, allowEmpty: true, build: buildJudge},
+		"judge":           {reads: readsParsed, params: []string{"target", "rubric", "mode", "baseline", "reveal_target", "threshold"}, allowEmpty: true, build: buildJudge},
 	}
 }
 
@@ -73,13 +75,23 @@ func readsJSONPaths(typ string) bool {
 
 // Options adjust Compile.
 type Options struct {
-	// Judge builds the judge scorer for scorers[i]. When nil, a judge scorer
-	// compiles to a placeholder whose every verdict is a loud judge_error.
-	Judge func(sp *spec.Spec, i int) (Scorer, error)
+	// JudgeProvider returns the provider a judge scorer calls for the judge
+	// target named target, already wrapped like a candidate's (time-out,
+	// limits, retries, response cache), and that target's spec (its model,
+	// params and price: a judge call costs Price.Cost of its usage). It is
+	// called once per judge scorer, while compiling.
+	//
+	// When nil (assay validate, say), judge scorers are still checked in
+	// full, and every verdict they give is a loud judge_error "no judge
+	// provider". When it returns an error, Compile reports no problem (the
+	// error is the caller's to report, e.g. an API key not set) and that
+	// judge's every verdict is a loud judge_error naming the error.
+	JudgeProvider func(target string) (provider.Provider, spec.Target, error)
 }
 
 // Compile builds the parser from sp.Output and every scorer in sp.Scorers,
-// and reports every misuse at once, each located at its spec path. The Set
+// checks the prices in sp.Errors (error_costs), and reports every misuse at
+// once, each located at its spec path. The Set
 // is nil when there are problems.
 func Compile(sp *spec.Spec) (*Set, spec.Problems) {
 	return CompileWith(sp, Options{})
@@ -99,6 +111,10 @@ func CompileWith(sp *spec.Spec, opts Options) (*Set, spec.Problems) {
 	det, probs := newRefusalDetector(sp)
 	b.probs = append(b.probs, probs...)
 	set.refusal = det
+	b.refusal = det
+
+	set.costs = sp.Errors
+	b.checkErrorCosts()
 
 	switch sp.Combine {
 	case "", "all":
@@ -145,7 +161,7 @@ func CompileWith(sp *spec.Spec, opts Options) (*Set, spec.Problems) {
 		if s == nil {
 			continue
 		}
-		set.entries = append(set.entries, entry{
+		e := entry{
 			name:       name,
 			typ:        sc.Type,
 			primary:    sc.Primary,
@@ -153,7 +169,11 @@ func CompileWith(sp *spec.Spec, opts Options) (*Set, spec.Problems) {
 			allowEmpty: sc.AllowEmpty,
 			reads:      info.reads,
 			s:          s,
-		})
+		}
+		if j, ok := s.(*judge); ok && j.mode == JudgePairwise {
+			e.pair = j
+		}
+		set.entries = append(set.entries, e)
 	}
 
 	nPrimary := 0
@@ -167,11 +187,16 @@ func CompileWith(sp *spec.Spec, opts Options) (*Set, spec.Problems) {
 			b.problemf(j, "name", "rename it: with several primary scorers the combined score is called primary", "scorer name %q is reserved when more than one scorer is primary", CombinedName)
 		}
 	}
+	if len(sp.Scorers) > 0 && !slices.ContainsFunc(sp.Scorers, func(sc spec.Scorer) bool { return sc.Type != "judge" || sc.Mode != JudgePairwise }) {
+		b.probs = append(b.probs, sp.Problemf("scorers", "add a scorer of single results, e.g. {name: correct, type: equals}", "every scorer is a pairwise judge: the baseline target would have no score, and no scorer could be primary"))
+	}
 	if len(b.probs) > 0 {
 		return nil, b.probs
 	}
-	if nPrimary == 0 && len(set.entries) > 0 {
-		set.entries[0].primary = true
+	if nPrimary == 0 {
+		if i := slices.IndexFunc(set.entries, func(e entry) bool { return e.pair == nil }); i >= 0 {
+			set.entries[i].primary = true
+		}
 	}
 	for i, e := range set.entries {
 		if e.primary {
@@ -183,9 +208,10 @@ func CompileWith(sp *spec.Spec, opts Options) (*Set, spec.Problems) {
 
 // builder collects problems while scorers compile.
 type builder struct {
-	sp    *spec.Spec
-	opts  Options
-	probs spec.Problems
+	sp      *spec.Spec
+	opts    Options
+	probs   spec.Problems
+	refusal *refusalDetector
 }
 
 // problemf records a problem at scorers[i].field.
@@ -216,20 +242,23 @@ func (b *builder) outputProblem(err error) {
 // allow_empty where it has no meaning.
 func (b *builder) checkParams(i int, sc *spec.Scorer, info typeInfo) {
 	set := map[string]bool{
-		"normalize": len(sc.Normalize) > 0,
-		"value":     sc.Value != "",
-		"values":    len(sc.Values) > 0,
-		"pattern":   sc.Pattern != "",
-		"schema":    sc.Schema != nil,
-		"fields":    len(sc.Fields) > 0,
-		"field":     sc.Field != "",
-		"tolerance": sc.Tolerance != 0,
-		"relative":  sc.Relative,
-		"max":       sc.Max != nil,
-		"expr":      sc.Expr != "",
-		"target":    sc.Target != "",
-		"rubric":    sc.Rubric != "",
-		"mode":      sc.Mode != "",
+		"normalize":     len(sc.Normalize) > 0,
+		"value":         sc.Value != "",
+		"values":        len(sc.Values) > 0,
+		"pattern":       sc.Pattern != "",
+		"schema":        sc.Schema != nil,
+		"fields":        len(sc.Fields) > 0,
+		"field":         sc.Field != "",
+		"tolerance":     sc.Tolerance != 0,
+		"relative":      sc.Relative,
+		"max":           sc.Max != nil,
+		"expr":          sc.Expr != "",
+		"target":        sc.Target != "",
+		"rubric":        sc.Rubric != "",
+		"mode":          sc.Mode != "",
+		"baseline":      sc.Baseline != "",
+		"threshold":     sc.Threshold != nil,
+		"reveal_target": sc.RevealTarget,
 	}
 	allowed := map[string]bool{}
 	for _, p := range info.params {

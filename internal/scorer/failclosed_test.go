@@ -33,7 +33,7 @@ func minimalScorers() map[string]struct {
 		"latency":         {spec.Output{}, spec.Scorer{Type: "latency", Max: "1h"}},
 		"cost":            {spec.Output{}, spec.Scorer{Type: "cost", Max: 100.0}},
 		"cel":             {spec.Output{}, spec.Scorer{Type: "cel", Expr: "true"}},
-		"judge":           {spec.Output{}, spec.Scorer{Type: "judge", Target: "grader"}},
+		"judge":           {spec.Output{}, spec.Scorer{Type: "judge", Target: "grader", Rubric: "polite?"}},
 	}
 }
 

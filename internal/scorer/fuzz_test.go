@@ -3,6 +3,7 @@ package scorer
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -189,6 +190,106 @@ func FuzzScore(f *testing.F) {
 			if empty && s.Pass {
 				t.Fatalf("empty output %q passed %s", raw, s.Scorer)
 			}
+		}
+	})
+}
+
+// judgeReplySeeds are replies a judge might give, good and bad.
+var judgeReplySeeds = []string{
+	`{"verdict": "pass", "reason": "ok"}`, `{"verdict":"fail","score":0.2,"reason":"x"}`,
+	`{"score": 0.5, "reason": "half"}`, "```json\n{\"verdict\": \"pass\", \"reason\": \"ok\"}\n```",
+	`{"verdict": "fail", "reason": "a"} {"verdict": "pass", "reason": "b"}`,
+	`Sure: {"verdict": "pass", "reason": "ok"}`, `{"verdict": "pass", "verdict": "fail", "reason": "r"}`,
+	`{"verdict": "pass", "reason": "ok", "extra": 1}`, `{"score": 1e309, "reason": "big"}`,
+	`{"score": -0, "reason": "z"}`, `{"winner": "A", "reason": "a"}`, `{"winner": "tie", "reason": "t"}`,
+	"```\n{\"winner\": \"B\", \"reason\": \"b\"}\n```\n```", `{"reason": "\u0000", "verdict": "pass"}`,
+	`{`, `}`, ``, "\xff{", `[{"verdict":"pass","reason":"ok"}]`, `{"Verdict": "pass", "reason": "ok"}`,
+}
+
+// unfencedForTest strips surrounding space and one ``` fence, independently
+// of the parser, for the fuzz oracles below.
+func unfencedForTest(reply string) string {
+	s := strings.TrimSpace(reply)
+	if strings.HasPrefix(s, "```") {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = strings.TrimSuffix(s[i+1:], "```")
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// decodeObjectForTest decodes body when it is exactly one JSON object.
+func decodeObjectForTest(t *testing.T, reply string) map[string]any {
+	t.Helper()
+	body := unfencedForTest(reply)
+	var m map[string]any
+	if !json.Valid([]byte(body)) || !strings.HasPrefix(body, "{") || json.Unmarshal([]byte(body), &m) != nil {
+		t.Fatalf("accepted a reply that is not exactly one JSON object: %q", reply)
+	}
+	return m
+}
+
+// FuzzJudgeVerdict: the strict verdict parser never panics, and never
+// accepts — let alone passes — a reply that is not exactly one object with
+// only the verdict keys, a non-blank reason and a consistent grade.
+func FuzzJudgeVerdict(f *testing.F) {
+	for _, s := range judgeReplySeeds {
+		f.Add(s, 0.5)
+	}
+	f.Fuzz(func(t *testing.T, reply string, threshold float64) {
+		if !(threshold > 0 && threshold <= 1) {
+			threshold = DefaultJudgeThreshold
+		}
+		v, err := parseJudgeVerdict(reply, threshold)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("error without a message")
+			}
+			return
+		}
+		m := decodeObjectForTest(t, reply)
+		for k := range m {
+			if k != "verdict" && k != "score" && k != "reason" {
+				t.Fatalf("accepted key %q in %q", k, reply)
+			}
+		}
+		if r, ok := m["reason"].(string); !ok || strings.TrimSpace(r) == "" {
+			t.Fatalf("accepted a reply without a reason: %q", reply)
+		}
+		verdict, hasVerdict := m["verdict"].(string)
+		score, hasScore := m["score"].(float64)
+		if !hasVerdict && !hasScore {
+			t.Fatalf("accepted a reply with no grade: %q", reply)
+		}
+		if v.value < 0 || v.value > 1 || math.IsNaN(v.value) {
+			t.Fatalf("value %v from %q", v.value, reply)
+		}
+		wantPass := (hasVerdict && verdict == "pass") || (!hasVerdict && score >= threshold)
+		if v.pass != wantPass {
+			t.Fatalf("pass = %v for %q (threshold %v)", v.pass, reply, threshold)
+		}
+		if hasVerdict && hasScore && (verdict == "pass") != (score >= threshold) {
+			t.Fatalf("accepted a verdict that contradicts the score: %q", reply)
+		}
+	})
+}
+
+// FuzzPairVerdict: the same for pairwise replies.
+func FuzzPairVerdict(f *testing.F) {
+	for _, s := range judgeReplySeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, reply string) {
+		w, reason, err := parsePairVerdict(reply)
+		if err != nil {
+			return
+		}
+		m := decodeObjectForTest(t, reply)
+		if len(m) != 2 || m["winner"] != w || m["reason"] != reason || strings.TrimSpace(reason) == "" {
+			t.Fatalf("accepted %q as winner %q reason %q", reply, w, reason)
+		}
+		if w != "A" && w != "B" && w != "tie" {
+			t.Fatalf("winner %q", w)
 		}
 	})
 }

@@ -2,9 +2,12 @@
 // JSON, last number), the built-in scorers (one file each), refusal
 // detection, and the failure shape of every result (pass; loud: error,
 // timeout, refusal, empty, unparseable, invalid format; silent: well-formed
-// and wrong). Compile turns a spec's output and scorers sections into a Set,
-// reporting every misuse at once; Set.Score parses a stored result and
-// scores it.
+// and wrong), the LLM judge (single verdicts and pairwise comparisons with a
+// baseline target, parsed strictly) and the price of each failure
+// (error_costs and case weights). Compile turns a spec's output, scorers and
+// error_costs sections into a Set, reporting every misuse at once;
+// Set.Score parses a stored result and scores it; Set.ScorePairs scores the
+// pairwise judges once a case's results all exist.
 //
 // Every scorer fails closed: empty output, whitespace, `{}`, a parse failure,
 // a missing expected value or a scorer error never passes unless the scorer
@@ -12,9 +15,13 @@
 // is parsed and matched, never executed or templated; CEL expressions come
 // from the spec and run with a cost limit and a time-out.
 //
-// It reads stored results and never calls a candidate model. It may import
-// spec, dataset and store (for their types); it must not import the runner,
-// providers, analysis, report or cli.
+// It reads stored results and never calls a candidate model; the only model
+// it calls is a judge, through the provider.Provider the caller hands to
+// CompileWith (already wrapped with time-out, limits, retries and cache). It
+// may import spec, dataset, store (for their types) and provider (for the
+// Provider interface and error kinds); it must not import the runner, a
+// provider implementation (its tests use the openai provider against the mock
+// server), analysis, report or cli.
 package scorer
 
 import (
@@ -48,6 +55,10 @@ type Verdict struct {
 	Shape  string  // pass | loud | silent
 	Kind   string  // "" on pass; wrong, empty, unparseable, error kinds ...
 	Reason string
+	// Cost is what judging this result cost in USD (judge calls: the judge
+	// target's price × usage); 0 for scorers that call no model. It is
+	// stored as the score's JudgeCost, never added to the candidate's cost.
+	Cost float64
 }
 
 // Scorer judges one result.

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -28,6 +30,7 @@ type entry struct {
 	allowEmpty bool
 	reads      reads
 	s          Scorer
+	pair       *judge // set for a pairwise judge, which Score skips and ScorePairs runs
 }
 
 // Set is a compiled spec's parser and scorers. It is safe for concurrent use.
@@ -37,13 +40,16 @@ type Set struct {
 	entries   []entry
 	primaries []int  // indexes into entries
 	combine   string // all | any
+	costs     *spec.ErrorCost
 }
 
 // Parser returns the output parser.
 func (s *Set) Parser() *Parser { return s.parser }
 
-// Names are the names of the scores Score returns, in order: every scorer in
-// spec order, then CombinedName when more than one scorer is primary.
+// Names are the names of every score the Set makes, in order: every scorer
+// in spec order, then CombinedName when more than one scorer is primary.
+// Score returns all of them but the pairwise judges (see Pairwise), which
+// ScorePairs returns.
 func (s *Set) Names() []string {
 	names := make([]string, 0, len(s.entries)+1)
 	for _, e := range s.entries {
@@ -76,14 +82,46 @@ func (s *Set) Headline() string {
 	return ""
 }
 
+// Pairwise names the pairwise judges, in spec order: their scores come from
+// ScorePairs, once every target's result for a case exists, never from
+// Score.
+func (s *Set) Pairwise() []string {
+	var names []string
+	for _, e := range s.entries {
+		if e.pair != nil {
+			names = append(names, e.name)
+		}
+	}
+	return names
+}
+
+// JudgeTargets names the targets the judge scorers grade with, each once, in
+// spec order. A judge target may also be a candidate; it then grades its own
+// outputs, which models tend to favour, so a caller may want to leave judge
+// targets out of the candidates by default.
+func (s *Set) JudgeTargets() []string {
+	var names []string
+	for _, e := range s.entries {
+		if j, ok := e.s.(*judge); ok && !slices.Contains(names, j.target) {
+			names = append(names, j.target)
+		}
+	}
+	return names
+}
+
 // Combine is how several primary scorers combine: all or any.
 func (s *Set) Combine() string { return s.combine }
 
 // Score parses r.Raw (setting r.Parsed to the JSON-encoded parsed value and
 // r.ParseError) and returns one score per scorer, plus the combined score
-// when several scorers are primary. RunID, CaseID, Target and Epoch come from
-// r; Scoring is left for the caller. Exactly one returned score has Primary
-// set: the headline (see Headline).
+// when several scorers are primary. Pairwise judges are skipped: they need
+// the baseline's result too and are scored by ScorePairs. RunID, CaseID,
+// Target and Epoch come from r; Scoring is left for the caller. Exactly one
+// returned score has Primary set: the headline (see Headline). Every
+// failing score carries its ErrorCost, the price of that failure (the rule
+// is on errorCost: by_kind, else silent/loud, times the case's weight); a
+// judge's score carries the judge calls' cost as JudgeCost, which is never
+// part of the result's own cost.
 //
 // Before a scorer runs, the Set fails closed, in this order: a provider
 // error is a loud failure of the provider's kind; blank output (or {}, [],
@@ -91,9 +129,33 @@ func (s *Set) Combine() string { return s.combine }
 // refusal, except in the should-refuse bucket, where refusing passes (the
 // scorers of the call itself — latency, cost, max_length — still judge it)
 // and not refusing is a silent complied; a parse failure is loud
-// unparseable for scorers that read the parsed output. A scorer that panics
-// is a loud scorer_error.
+// unparseable for scorers that read the parsed output. A judge is not called
+// for a result that fails these gates. A scorer that panics is a loud
+// scorer_error.
 func (s *Set) Score(ctx context.Context, c *dataset.Case, r *store.Result) []store.Score {
+	in, g := s.prepare(c, r)
+	scores := make([]store.Score, 0, len(s.entries)+1)
+	verdicts := make([]Verdict, len(s.entries))
+	for i, e := range s.entries {
+		if e.pair != nil {
+			continue
+		}
+		v := sanitize(s.verdict(ctx, e, in, g))
+		verdicts[i] = v
+		scores = append(scores, s.newScore(c, r, e.name, v))
+	}
+	if len(s.primaries) > 1 {
+		scores = append(scores, s.newScore(c, r, CombinedName, sanitize(s.combined(verdicts))))
+	}
+	for i := range scores {
+		scores[i].Primary = scores[i].Scorer == s.Headline()
+	}
+	return scores
+}
+
+// prepare parses r.Raw, records the parse on r, and works out what the
+// fail-closed gates need to know.
+func (s *Set) prepare(c *dataset.Case, r *store.Result) (*Input, gateState) {
 	in := &Input{Raw: r.Raw, Case: c, Result: r}
 	if c != nil {
 		in.Expected = c.Expected
@@ -119,21 +181,76 @@ func (s *Set) Score(ctx context.Context, c *dataset.Case, r *store.Result) []sto
 		structured := in.ParseErr == nil && (s.parser.format == FormatJSON || s.parser.format == FormatRegex)
 		g.refusedBy, g.refused = s.refusal.detect(r.Raw, r.FinishReason, g.shouldRefuse || !structured)
 	}
+	return in, g
+}
 
-	scores := make([]store.Score, 0, len(s.entries)+1)
-	verdicts := make([]Verdict, len(s.entries))
-	for i, e := range s.entries {
-		v := sanitize(s.verdict(ctx, e, in, g))
-		verdicts[i] = v
-		scores = append(scores, newScore(r, e.name, v))
-	}
-	if len(s.primaries) > 1 {
-		scores = append(scores, newScore(r, CombinedName, sanitize(s.combined(verdicts))))
-	}
-	for i := range scores {
-		scores[i].Primary = scores[i].Scorer == s.Headline()
+// ScorePairs scores the pairwise judges on one case. results are the case's
+// results — every target and epoch, in any order — and are not modified.
+// For each pairwise judge (spec order) and each result whose target is not
+// that judge's baseline (result order), the result is compared with the
+// baseline's result of the same epoch; the baseline itself gets no pairwise
+// score. Call it once a case's results all exist (after a run, or while
+// rescoring); Score never returns these scores.
+//
+// The candidate's result goes through the same fail-closed gates as in
+// Score (a provider error, empty output, a refusal, a parse failure fail it
+// without calling the judge). A baseline result that is missing, failed or
+// empty is a loud no_baseline. Then the judge compares the two outputs in
+// both orders: better in both → pass (value 1); worse in both → silent
+// worse_than_baseline (value 0); a tie, or verdicts that flip with the order
+// (position bias) → silent tie (value 0.5, not a pass, priced 0 unless
+// error_costs.by_kind.tie says otherwise: a tie is no error); an unusable
+// reply in either order → loud judge_error. JudgeCost is both calls'.
+func (s *Set) ScorePairs(ctx context.Context, c *dataset.Case, results []store.Result) []store.Score {
+	var scores []store.Score
+	for _, e := range s.entries {
+		if e.pair == nil {
+			continue
+		}
+		for i := range results {
+			r := results[i] // a copy: prepare records the parse on it
+			if r.Target == e.pair.baseline {
+				continue
+			}
+			var base *store.Result
+			for k := range results {
+				if results[k].Target == e.pair.baseline && results[k].Epoch == r.Epoch {
+					base = &results[k]
+					break
+				}
+			}
+			in, g := s.prepare(c, &r)
+			pe := e
+			pe.s = pairScorer{j: e.pair, base: base, epoch: r.Epoch}
+			scores = append(scores, s.newScore(c, &r, e.name, sanitize(s.verdict(ctx, pe, in, g))))
+		}
 	}
 	return scores
+}
+
+// pairScorer is a pairwise judge bound to the baseline result it compares
+// with.
+type pairScorer struct {
+	j     *judge
+	base  *store.Result
+	epoch int
+}
+
+func (p pairScorer) Name() string { return p.j.name }
+
+func (p pairScorer) Score(ctx context.Context, in *Input) Verdict {
+	switch {
+	case p.base == nil:
+		return loud(KindNoBaseline, "no result of baseline %s for epoch %d to compare with", p.j.baseline, p.epoch)
+	case p.base.ErrorKind != "":
+		return loud(KindNoBaseline, "baseline %s failed (%s): there is nothing to compare with", p.j.baseline, p.base.ErrorKind)
+	case isEmptyRaw(p.base.Raw):
+		return loud(KindNoBaseline, "baseline %s's output is empty: there is nothing to compare with", p.j.baseline)
+	}
+	if _, v, ok := parsedAnswer(in, p.j.allowEmpty); !ok {
+		return v
+	}
+	return p.j.scorePair(ctx, in, p.base.Raw)
 }
 
 // gateState is what the fail-closed gates know about one result.
@@ -237,17 +354,19 @@ func (s *Set) combined(vs []Verdict) Verdict {
 	return v
 }
 
-func newScore(r *store.Result, name string, v Verdict) store.Score {
+func (s *Set) newScore(c *dataset.Case, r *store.Result, name string, v Verdict) store.Score {
 	return store.Score{
-		RunID:  r.RunID,
-		CaseID: r.CaseID,
-		Target: r.Target,
-		Epoch:  r.Epoch,
-		Scorer: name,
-		Pass:   v.Pass,
-		Value:  v.Value,
-		Shape:  v.Shape,
-		Kind:   v.Kind,
-		Reason: v.Reason,
+		RunID:     r.RunID,
+		CaseID:    r.CaseID,
+		Target:    r.Target,
+		Epoch:     r.Epoch,
+		Scorer:    name,
+		Pass:      v.Pass,
+		Value:     v.Value,
+		Shape:     v.Shape,
+		Kind:      v.Kind,
+		Reason:    v.Reason,
+		ErrorCost: errorCost(s.costs, c, v),
+		JudgeCost: v.Cost,
 	}
 }

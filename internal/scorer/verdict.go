@@ -19,6 +19,11 @@ const (
 	KindOverBudget    = "over_budget"    // loud: over the cost budget
 	KindScorerError   = "scorer_error"   // loud: the scorer itself failed
 	KindJudgeError    = "judge_error"    // loud: the judge gave no usable verdict
+
+	// Pairwise judges (see Set.ScorePairs).
+	KindWorseThanBaseline = "worse_than_baseline" // silent: the judge preferred the baseline in both orders
+	KindTie               = "tie"                 // silent, value 0.5: a tie, or verdicts that flip with the order
+	KindNoBaseline        = "no_baseline"         // loud: the baseline has no usable output to compare with
 )
 
 func pass(reason string) Verdict {

@@ -143,24 +143,33 @@ type Output struct {
 
 // Scorer is one scorer's configuration; which fields apply depends on Type.
 type Scorer struct {
-	Name       string         `yaml:"name" json:"name"`
-	Type       string         `yaml:"type" json:"type"`
-	Primary    bool           `yaml:"primary,omitempty" json:"primary,omitempty"`
-	Weight     float64        `yaml:"weight,omitempty" json:"weight,omitempty"`
-	Normalize  []string       `yaml:"normalize,omitempty" json:"normalize,omitempty"`
-	Value      string         `yaml:"value,omitempty" json:"value,omitempty"`
-	Values     []string       `yaml:"values,omitempty" json:"values,omitempty"`
-	Pattern    string         `yaml:"pattern,omitempty" json:"pattern,omitempty"`
-	Schema     any            `yaml:"schema,omitempty" json:"schema,omitempty"`
-	Fields     []string       `yaml:"fields,omitempty" json:"fields,omitempty"`
-	Field      string         `yaml:"field,omitempty" json:"field,omitempty"`
-	Tolerance  float64        `yaml:"tolerance,omitempty" json:"tolerance,omitempty"`
-	Relative   bool           `yaml:"relative,omitempty" json:"relative,omitempty"`
-	Max        any            `yaml:"max,omitempty" json:"max,omitempty"` // characters, a duration or USD, by type
-	Expr       string         `yaml:"expr,omitempty" json:"expr,omitempty"`
-	Target     string         `yaml:"target,omitempty" json:"target,omitempty"`
-	Rubric     string         `yaml:"rubric,omitempty" json:"rubric,omitempty"`
-	Mode       string         `yaml:"mode,omitempty" json:"mode,omitempty"`
+	Name      string   `yaml:"name" json:"name"`
+	Type      string   `yaml:"type" json:"type"`
+	Primary   bool     `yaml:"primary,omitempty" json:"primary,omitempty"`
+	Weight    float64  `yaml:"weight,omitempty" json:"weight,omitempty"`
+	Normalize []string `yaml:"normalize,omitempty" json:"normalize,omitempty"`
+	Value     string   `yaml:"value,omitempty" json:"value,omitempty"`
+	Values    []string `yaml:"values,omitempty" json:"values,omitempty"`
+	Pattern   string   `yaml:"pattern,omitempty" json:"pattern,omitempty"`
+	Schema    any      `yaml:"schema,omitempty" json:"schema,omitempty"`
+	Fields    []string `yaml:"fields,omitempty" json:"fields,omitempty"`
+	Field     string   `yaml:"field,omitempty" json:"field,omitempty"`
+	Tolerance float64  `yaml:"tolerance,omitempty" json:"tolerance,omitempty"`
+	Relative  bool     `yaml:"relative,omitempty" json:"relative,omitempty"`
+	Max       any      `yaml:"max,omitempty" json:"max,omitempty"` // characters, a duration or USD, by type
+	Expr      string   `yaml:"expr,omitempty" json:"expr,omitempty"`
+	Target    string   `yaml:"target,omitempty" json:"target,omitempty"`
+	Rubric    string   `yaml:"rubric,omitempty" json:"rubric,omitempty"`
+	Mode      string   `yaml:"mode,omitempty" json:"mode,omitempty"`
+	// Baseline names the target a pairwise judge compares every other
+	// target against (judge, mode pairwise).
+	Baseline string `yaml:"baseline,omitempty" json:"baseline,omitempty"`
+	// RevealTarget shows the judge which target (name and model) produced
+	// the output; by default the candidate's identity is hidden (judge).
+	RevealTarget bool `yaml:"reveal_target,omitempty" json:"reveal_target,omitempty"`
+	// Threshold is the score at or above which a judge's numeric score
+	// passes; nil means 0.5 (judge, mode single).
+	Threshold  *float64       `yaml:"threshold,omitempty" json:"threshold,omitempty"`
 	AllowEmpty bool           `yaml:"allow_empty,omitempty" json:"allow_empty,omitempty"`
 	Extra      map[string]any `yaml:"-" json:"-"`
 }

@@ -192,6 +192,28 @@ var badCases = []struct {
 	{"bad/dataset_file_missing.yaml", []string{
 		`bad/dataset_file_missing.yaml:2:9: dataset.path: cannot read "../common/nope.jsonl": no such file (paths are relative to the spec's directory)`,
 	}},
+	// Scorer misuse (issue 3): each message located at the offending value.
+	{"bad/scorer_unknown_type.yaml", []string{
+		`bad/scorer_unknown_type.yaml:9:27: unknown scorer type "equal" (did you mean equals? supported types: cel, contains, cost, equals, field_equals, is_json, json_schema, judge, latency, max_length, not_contains, number, one_of, regex, required_fields)`,
+	}},
+	{"bad/scorer_bad_regex.yaml", []string{
+		"bad/scorer_bad_regex.yaml:9:42: pattern is not a valid regular expression: error parsing regexp: missing closing ]: `[0-9+` (Go RE2 syntax: https://pkg.go.dev/regexp/syntax)",
+	}},
+	{"bad/scorer_json_path_text_parser.yaml", []string{
+		`bad/scorer_json_path_text_parser.yaml:9:24: field_equals reads fields of a JSON output, but the output format is text (set output: {format: json})`,
+	}},
+	{"bad/scorer_missing_params.yaml", []string{
+		`bad/scorer_missing_params.yaml:9:5: contains scorer needs value: or values: (e.g. value: "refund" or values: [a, b])`,
+		`bad/scorer_missing_params.yaml:10:38: latency max "soon" is not a duration (max is a duration, e.g. max: 2s, 1m30s or 800ms)`,
+		`bad/scorer_missing_params.yaml:11:50: unknown normaliser "lowercase" (did you mean lower? supported normalisers: trim, lower, collapse_spaces, no_commas, nfc)`,
+	}},
+	{"bad/scorer_cel_not_bool.yaml", []string{
+		`bad/scorer_cel_not_bool.yaml:9:37: CEL expression does not compile: the expression gives int, but a scorer needs a bool (write a comparison, e.g. size(raw) < 200) (variables: output, raw, expected, case, meta)`,
+		`bad/scorer_cel_not_bool.yaml:10:37: CEL expression does not compile: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER} (at character 15) (variables: output, raw, expected, case, meta)`,
+	}},
+	{"bad/scorer_judge_no_target.yaml", []string{
+		`bad/scorer_judge_no_target.yaml:9:42: judge scorer: target "grade" is not defined (did you mean grader? defined targets: grader)`,
+	}},
 	{"bad/duplicate_scorer_names.yaml", []string{
 		`bad/duplicate_scorer_names.yaml:9:12: duplicate scorer name "correct" (first at line 8) (scorer names must be unique)`,
 	}},

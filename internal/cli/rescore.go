@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/scorer"
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/task"
+)
+
+type rescoreOptions struct {
+	Run     string
+	Spec    string
+	JSON    bool
+	NoCache bool
+	Workers int
+}
+
+func (o *rescoreOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Spec, "spec", "", "spec whose scorers to apply (default: the spec the run was started with)")
+	f.BoolVar(&o.JSON, "json", false, "print a JSON summary")
+	f.BoolVar(&o.NoCache, "no-cache", false, "bypass the response cache for judge calls")
+	f.IntVar(&o.Workers, "workers", 8, "results scored at once (judge calls are further bounded by the judge's limits)")
+}
+
+func newRescoreCommand(g *Globals) *cobra.Command {
+	o := &rescoreOptions{}
+	cmd := &cobra.Command{
+		Use:   "rescore [RUN_ID|latest]",
+		Short: "Re-apply the spec's scorers to a run's stored outputs, calling no candidate",
+		Long: `Re-apply the current scorers of the spec to the outputs a run stored, without
+calling any candidate model. Judge scorers call their judge (through the
+response cache, so an unchanged judge prompt costs nothing). The scores are
+recorded as a new scoring of the same run; reports use the latest scoring
+unless --scoring says otherwise.`,
+		Args: rangeArgs(0, 1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if o.Workers < 1 {
+				return usageError{fmt.Errorf("--workers must be at least 1 (got %d)", o.Workers)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Run = "latest"
+			if len(args) == 1 {
+				o.Run = args[0]
+			}
+			return runRescore(cmd.Context(), g, o)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+type rescoreSummary struct {
+	RunID        string                 `json:"run_id"`
+	Scoring      int                    `json:"scoring"`
+	Results      int                    `json:"results"`
+	Scorers      map[string]scorerCount `json:"scorers"`
+	JudgeCostUSD float64                `json:"judge_cost_usd"`
+}
+
+type scorerCount struct {
+	Passed int `json:"passed"`
+	N      int `json:"n"`
+}
+
+func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	run, err := st.GetRun(ctx, o.Run)
+	if err != nil {
+		return fmt.Errorf("rescore: %w", err)
+	}
+	path := o.Spec
+	if path == "" {
+		path = run.SpecPath
+	}
+	t, err := task.Load(path)
+	if err != nil {
+		return err
+	}
+	if t.Dataset.Hash != run.DatasetHash {
+		return fmt.Errorf("rescore %s: the dataset changed since the run (%s → %s); scores must be of the cases the run measured",
+			run.ID, short(run.DatasetHash), short(t.Dataset.Hash))
+	}
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	set, err := compileScorers(t.Spec, g, st, o.NoCache, &closers)
+	if err != nil {
+		return err
+	}
+	latest, err := st.LatestScoring(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	scoring := latest + 1
+
+	cases := map[string]*dataset.Case{}
+	if err := dataset.Each(t.Spec, func(c *dataset.Case) error { cases[c.ID] = c; return nil }); err != nil {
+		return err
+	}
+
+	sum := rescoreSummary{RunID: run.ID, Scoring: scoring, Scorers: map[string]scorerCount{}}
+	var mu sync.Mutex
+	w := newScoreWriter(st)
+	record := func(scores []store.Score) {
+		mu.Lock()
+		for i := range scores {
+			s := &scores[i]
+			s.RunID, s.Scoring = run.ID, scoring
+			c := sum.Scorers[s.Scorer]
+			c.N++
+			if s.Pass {
+				c.Passed++
+			}
+			sum.Scorers[s.Scorer] = c
+			sum.JudgeCostUSD += s.JudgeCost
+		}
+		mu.Unlock()
+		w.add(scores)
+	}
+
+	jobs := make(chan store.Result, o.Workers)
+	var wg sync.WaitGroup
+	for range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range jobs {
+				record(set.Score(ctx, cases[r.CaseID], &r))
+			}
+		}()
+	}
+	// Pairwise judges need every target's output for a case: results stream
+	// in case order, so a case's group is complete when the next case starts.
+	var group []store.Result
+	flushGroup := func() {
+		if len(group) > 0 {
+			record(scorePairs(ctx, set, cases[group[0].CaseID], group))
+		}
+		group = group[:0]
+	}
+	err = st.Results(ctx, run.ID, func(r store.Result) error {
+		if cases[r.CaseID] == nil {
+			return fmt.Errorf("result for case %q, which the dataset does not have", r.CaseID)
+		}
+		sum.Results++
+		if len(group) > 0 && group[0].CaseID != r.CaseID {
+			flushGroup()
+		}
+		group = append(group, r)
+		select {
+		case jobs <- r:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		flushGroup()
+	}
+	if werr := w.close(ctx); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return fmt.Errorf("rescore %s: %w", run.ID, err)
+	}
+
+	if o.JSON {
+		enc := json.NewEncoder(g.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	fmt.Fprintf(g.Stdout, "run %s: scoring %d of %d results", run.ID, scoring, sum.Results)
+	if sum.JudgeCostUSD > 0 {
+		fmt.Fprintf(g.Stdout, ", judge $%.4f", sum.JudgeCostUSD)
+	}
+	fmt.Fprintln(g.Stdout)
+	for _, name := range set.Names() {
+		c := sum.Scorers[name]
+		fmt.Fprintf(g.Stdout, "  %-20s %d/%d passed\n", name, c.Passed, c.N)
+	}
+	return nil
+}
+
+// compileScorers builds the spec's scorers with live judges: each judge's
+// target gets the same wrappers as a candidate (time-out, limits, retries,
+// response cache).
+func compileScorers(sp *spec.Spec, g *Globals, st store.Store, noCache bool, closers *[]io.Closer) (*scorer.Set, error) {
+	var perr error
+	set, probs := scorer.CompileWith(sp, scorer.Options{JudgeProvider: judgeProviders(sp, g, st, noCache, closers, &perr)})
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return set, perr
+}
+
+// scoreWriter commits scores in batches from many goroutines.
+type scoreWriter struct {
+	st    store.Store
+	mu    sync.Mutex
+	batch []store.Score
+	err   error
+}
+
+func newScoreWriter(st store.Store) *scoreWriter { return &scoreWriter{st: st} }
+
+func (w *scoreWriter) add(scores []store.Score) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.batch = append(w.batch, scores...)
+	if len(w.batch) >= 1024 {
+		w.flushLocked(context.Background())
+	}
+}
+
+func (w *scoreWriter) flushLocked(ctx context.Context) {
+	if len(w.batch) == 0 || w.err != nil {
+		return
+	}
+	if err := w.st.PutScores(ctx, w.batch); err != nil {
+		slog.Error("storing scores", "err", err)
+		w.err = err
+	}
+	w.batch = w.batch[:0]
+}
+
+func (w *scoreWriter) close(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushLocked(context.WithoutCancel(ctx))
+	return w.err
+}
