@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"sync"
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/scorer"
+	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -21,4 +24,71 @@ func scorePairs(ctx context.Context, set *scorer.Set, c *dataset.Case, group []s
 		return nil
 	}
 	return scores
+}
+
+// scoreRunPairs applies the pairwise judges to every case of a run and
+// hands each case's scores to add (called from several goroutines). Cases
+// are judged by several workers at once; the judge's own limits bound its
+// calls.
+func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, sp *spec.Spec, runID string, workers int, add func([]store.Score)) error {
+	cases := map[string]*dataset.Case{}
+	if err := dataset.Each(sp, func(c *dataset.Case) error { cases[c.ID] = c; return nil }); err != nil {
+		return err
+	}
+	groups := make(chan []store.Result, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range groups {
+				if scores := scorePairs(ctx, set, cases[g[0].CaseID], g); len(scores) > 0 {
+					add(scores)
+				}
+			}
+		}()
+	}
+	// Results stream in case order, so a case's group is whole when the
+	// next case starts.
+	var group []store.Result
+	send := func() error {
+		if len(group) == 0 {
+			return nil
+		}
+		select {
+		case groups <- group:
+			group = nil
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	err := st.Results(ctx, runID, func(r store.Result) error {
+		if len(group) > 0 && group[0].CaseID != r.CaseID {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		group = append(group, r)
+		return nil
+	})
+	if err == nil {
+		err = send()
+	}
+	close(groups)
+	wg.Wait()
+	return err
+}
+
+// storePairs runs the pairwise judges over a run and stores their scores
+// in the given scoring.
+func storePairs(ctx context.Context, st store.Store, set *scorer.Set, sp *spec.Spec, runID string, scoring, workers int) error {
+	w := newScoreWriter(st)
+	err := scoreRunPairs(ctx, st, set, sp, runID, workers, func(scores []store.Score) {
+		for i := range scores {
+			scores[i].RunID, scores[i].Scoring = runID, scoring
+		}
+		w.add(scores)
+	})
+	return errors.Join(err, w.close(ctx))
 }

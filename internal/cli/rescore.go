@@ -149,24 +149,11 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 			}
 		}()
 	}
-	// Pairwise judges need every target's output for a case: results stream
-	// in case order, so a case's group is complete when the next case starts.
-	var group []store.Result
-	flushGroup := func() {
-		if len(group) > 0 {
-			record(scorePairs(ctx, set, cases[group[0].CaseID], group))
-		}
-		group = group[:0]
-	}
 	err = st.Results(ctx, run.ID, func(r store.Result) error {
 		if cases[r.CaseID] == nil {
 			return fmt.Errorf("result for case %q, which the dataset does not have", r.CaseID)
 		}
 		sum.Results++
-		if len(group) > 0 && group[0].CaseID != r.CaseID {
-			flushGroup()
-		}
-		group = append(group, r)
 		select {
 		case jobs <- r:
 			return nil
@@ -176,8 +163,8 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	})
 	close(jobs)
 	wg.Wait()
-	if err == nil {
-		flushGroup()
+	if err == nil && len(set.Pairwise()) > 0 {
+		err = scoreRunPairs(ctx, st, set, t.Spec, run.ID, o.Workers, record)
 	}
 	if werr := w.close(ctx); err == nil {
 		err = werr

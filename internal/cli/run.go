@@ -185,6 +185,12 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	if len(problems) > 0 {
 		return problems
 	}
+	// Scorers with live judges: a judge is a target of the spec, called
+	// through the same wrappers (limits, retries, cache) as a candidate.
+	set, err := compileScorers(sp, g, st, o.NoCache, &closers)
+	if err != nil {
+		return err
+	}
 
 	if o.Resume == "" {
 		if err := st.CreateRun(ctx, run); err != nil {
@@ -219,7 +225,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		Epochs:      run.Epochs,
 		Cases:       func(fn func(*dataset.Case) error) error { return eachCase(t, run.Cases, fn) },
 		Render:      func(c *dataset.Case) ([]provider.Message, error) { return t.Prompt.Render(c.Vars) },
-		Score:       t.Scorers.Score,
+		Score:       set.Score,
 		Store:       st,
 		Done:        done,
 		Stop:        stop,
@@ -228,6 +234,11 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		Now:         g.Now,
 	})
 	prog.finish()
+	if runErr == nil && !sum.Interrupted && len(set.Pairwise()) > 0 {
+		// Pairwise judges compare each candidate with the baseline's output,
+		// so they run once every result of the run exists.
+		runErr = storePairs(runCtx, st, set, t.Spec, run.ID, 1, 8)
+	}
 
 	// The run's status is written with a context of its own: an interrupt
 	// must not stop us from recording that the run was interrupted.
