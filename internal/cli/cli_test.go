@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"github.com/assay-eval/assay/internal/shareddata"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -50,19 +51,8 @@ func repoRoot(t *testing.T) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// sharedData returns ../shared/data, failing under CI when it is missing
-// and skipping elsewhere.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(repoRoot(t), "..", "shared", "data")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI needs %s: %v", dir, err)
-		}
-		t.Skipf("no shared data at %s", dir)
-	}
-	return dir
-}
+// sharedData returns ../shared/data (see package shareddata for the CI rule).
+func sharedData(t *testing.T) string { return shareddata.Path(t, "") }
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()

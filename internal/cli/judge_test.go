@@ -115,7 +115,7 @@ run: {timeout: 5s, retries: 2}
 	var rep struct {
 		Targets []struct {
 			Name         string
-			JudgeCostUSD float64 `json:"judge_cost_usd"`
+			JudgeCostUSD float64                 `json:"judge_cost_usd"`
 			CostUSD      struct{ Total float64 } `json:"cost_usd"`
 		}
 	}

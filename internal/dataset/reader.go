@@ -90,7 +90,7 @@ func open(sp *spec.Spec) (*Reader, spec.Problems, error) {
 		}
 	}
 	if err != nil {
-		return nil, spec.Problems{sp.Problemf("dataset.path", "paths are relative to the spec's directory", "dataset.path: cannot read %q: %s", ds.Path, fileErr(err))}, nil
+		return nil, spec.Problems{sp.Problemf("dataset.path", "paths are relative to the spec's directory", "dataset.path: cannot read %q: %s", ds.Path, spec.FileError(err))}, nil
 	}
 	r, probs, err := newReader(sp, path, f)
 	if err != nil {
@@ -139,22 +139,6 @@ func newReader(sp *spec.Spec, file string, in io.Reader) (*Reader, spec.Problems
 		}
 	}
 	return r, probs, nil
-}
-
-func fileErr(err error) string {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
-	case errors.Is(err, fs.ErrInvalid):
-		return "it is a directory, not a file"
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // Close releases the file.

@@ -1,7 +1,7 @@
 package dataset
 
 import (
-	"os"
+	"github.com/assay-eval/assay/internal/shareddata"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -9,33 +9,8 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
-// sharedData returns ../shared/data next to the module root. When it is
-// missing the test fails under CI (CI=true) and is skipped elsewhere.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI needs the shared data at %s: %v", data, err)
-		}
-		t.Skipf("shared data not found at %s", data)
-	}
-	return data
-}
+// sharedData returns ../shared/data (see package shareddata for the CI rule).
+func sharedData(t *testing.T) string { return shareddata.Path(t, "") }
 
 func realSpec(t *testing.T, dataset string) *spec.Spec {
 	t.Helper()

@@ -3,21 +3,12 @@ package scorer
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/assay-eval/assay/internal/shareddata"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/assay-eval/assay/internal/spec"
 )
-
-// gsm8kPath finds the recorded GSM8K solutions: $ASSAY_GSM8K, or shared/
-// beside the repository (as laid out for developers and CI).
-func gsm8kPath() string {
-	if p := os.Getenv("ASSAY_GSM8K"); p != "" {
-		return p
-	}
-	return filepath.Join("..", "..", "..", "shared", "data", "gsm8k", "example_model_solutions.jsonl")
-}
 
 // TestGSM8KAgreement is the outside check of the parser and the equals
 // scorer: the recorded solutions of four models on the 1,319 GSM8K test
@@ -25,13 +16,9 @@ func gsm8kPath() string {
 // of the ground truth and comparing them after trim and no_commas, must
 // agree with the authors' is_correct on every one of the 4 × 1,319.
 func TestGSM8KAgreement(t *testing.T) {
-	path := gsm8kPath()
-	f, err := os.Open(path)
+	f, err := os.Open(shareddata.Path(t, "gsm8k/example_model_solutions.jsonl"))
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("GSM8K data missing in CI: %v", err)
-		}
-		t.Skipf("GSM8K data not found (%v); set ASSAY_GSM8K", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 

@@ -17,6 +17,7 @@ import (
 	"regexp/syntax"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	yaml "github.com/goccy/go-yaml"
@@ -498,7 +499,7 @@ func (v *validator) readRef(path, val string, file *string) string {
 	}
 	b, err := readLimited(v.s.Resolve(rel))
 	if err != nil {
-		v.at(path, "paths are relative to the spec's directory", "%s: cannot read %s: %s", path, shortQuote(rel), fileErr(err))
+		v.at(path, "paths are relative to the spec's directory", "%s: cannot read %s: %s", path, shortQuote(rel), FileError(err))
 		return ""
 	}
 	v.files = append(v.files, [2]string{path, string(b)})
@@ -521,13 +522,16 @@ func readLimited(p string) ([]byte, error) {
 	return b, nil
 }
 
-// fileErr describes a file error without repeating the machine's path.
-func fileErr(err error) string {
+// FileError describes a file error without repeating the machine's path
+// (the problem that carries it already names the file as the user wrote it).
+func FileError(err error) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "no such file"
 	case errors.Is(err, fs.ErrPermission):
 		return "permission denied"
+	case errors.Is(err, syscall.EISDIR):
+		return "it is a directory, not a file"
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -660,7 +664,7 @@ func (v *validator) checkReplay(t *Target, p string) {
 		st, err := os.Stat(v.s.Resolve(r.Path))
 		switch {
 		case err != nil:
-			v.at(rp+".path", "paths are relative to the spec's directory", "%s.path: cannot read %s: %s", rp, shortQuote(r.Path), fileErr(err))
+			v.at(rp+".path", "paths are relative to the spec's directory", "%s.path: cannot read %s: %s", rp, shortQuote(r.Path), FileError(err))
 		case st.IsDir():
 			v.at(rp+".path", "", "%s.path: %s is a directory, not a file", rp, shortQuote(r.Path))
 		}

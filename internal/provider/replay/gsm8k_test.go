@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/assay-eval/assay/internal/shareddata"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,33 +13,8 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
-// sharedData returns ../shared/data/<name> next to the repository, failing
-// under CI (CI=true) when it is missing and skipping otherwise.
-func sharedData(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	path := filepath.Join(dir, "..", "shared", "data", name)
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("shared data %s is missing under CI: %v", path, err)
-		}
-		t.Skipf("shared data %s not present: %v", path, err)
-	}
-	return path
-}
+// sharedData returns ../shared/data/<name> (see package shareddata for the CI rule).
+func sharedData(t *testing.T, name string) string { return shareddata.Path(t, name) }
 
 // readJSONL decodes every line of a JSONL file independently of the code
 // under test.
