@@ -89,6 +89,8 @@ type Target struct {
 	// JudgeCostUSD is what grading this target's outputs cost (judge calls),
 	// kept apart from the target's own cost.
 	JudgeCostUSD float64 `json:"judge_cost_usd"`
+	// Slices are the primary scorer's rates per tag: key → value → rate.
+	Slices map[string]map[string]Rate `json:"slices,omitempty"`
 	// ErrorCost is the priced cost of the primary scorer's failures (the
 	// spec's error_costs and the cases' weights).
 	ErrorCost float64 `json:"error_cost"`
@@ -109,6 +111,8 @@ type acc struct {
 	scorers map[string]*[2]int // passed, n
 	fails   map[string]*Failures
 	errCost map[string]float64
+	// slices counts passed/n per scorer, tag key and tag value.
+	slices  map[string]map[string]map[string]*[2]int
 	order   []string
 	primary string // the first scorer flagged primary
 }
@@ -139,7 +143,8 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		a := accs[name]
 		if a == nil {
 			a = &acc{t: Target{Name: name, Scorers: map[string]Rate{}, Failures: Failures{ByKind: map[string]int{}}},
-				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}, errCost: map[string]float64{}}
+				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}, errCost: map[string]float64{},
+				slices: map[string]map[string]map[string]*[2]int{}}
 			accs[name] = a
 		}
 		return a
@@ -163,6 +168,17 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	// The cases' tags, for the per-slice tables.
+	tags := map[string]map[string]string{}
+	err = st.Cases(ctx, run.ID, func(c store.Case) error {
+		if len(c.Tags) > 0 {
+			tags[c.ID] = c.Tags
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading cases: %w", err)
 	}
 	if scoring > 0 {
 		err = st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
@@ -195,6 +211,27 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			}
 			a.t.JudgeCostUSD += s.JudgeCost
 			a.errCost[s.Scorer] += s.ErrorCost
+			for k, v := range tags[s.CaseID] {
+				bySc := a.slices[s.Scorer]
+				if bySc == nil {
+					bySc = map[string]map[string]*[2]int{}
+					a.slices[s.Scorer] = bySc
+				}
+				byKey := bySc[k]
+				if byKey == nil {
+					byKey = map[string]*[2]int{}
+					bySc[k] = byKey
+				}
+				cnt := byKey[v]
+				if cnt == nil {
+					cnt = &[2]int{}
+					byKey[v] = cnt
+				}
+				cnt[1]++
+				if s.Pass {
+					cnt[0]++
+				}
+			}
 			return nil
 		})
 		if err != nil {
@@ -222,6 +259,15 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		if a.primary != "" {
 			t.Failures = *a.fails[a.primary]
 			t.ErrorCost = a.errCost[a.primary]
+			for k, byValue := range a.slices[a.primary] {
+				if t.Slices == nil {
+					t.Slices = map[string]map[string]Rate{}
+				}
+				t.Slices[k] = map[string]Rate{}
+				for v, c := range byValue {
+					t.Slices[k][v] = rate("", c[0], c[1], o.Alpha)
+				}
+			}
 			t.Primary = t.Scorers[a.primary]
 			t.Primary.Scorer = a.primary
 			t.Primary.CIMethod = "wilson"

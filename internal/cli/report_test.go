@@ -65,6 +65,23 @@ func TestReportJSONContract(t *testing.T) {
 	}
 	price := map[string][2]float64{"model-a": {2.50, 10.00}, "model-b": {0.15, 0.60}}
 
+	// Cases per bucket and per tier, counted from the dataset itself.
+	perTag := map[string]map[string]float64{"bucket": {}, "tier": {}}
+	cf, err := os.Open(filepath.Join(root, "examples", "quickstart", "cases.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cf.Close()
+	cs := bufio.NewScanner(cf)
+	for cs.Scan() {
+		var c struct{ Bucket, Tier string }
+		if err := json.Unmarshal(cs.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		perTag["bucket"][c.Bucket]++
+		perTag["tier"][c.Tier]++
+	}
+
 	targets := rep["targets"].([]any)
 	if len(targets) != 2 {
 		t.Fatalf("%d targets", len(targets))
@@ -119,6 +136,26 @@ func TestReportJSONContract(t *testing.T) {
 		}
 		if got, want := cost["per_month"].(float64), want/26*200000; math.Abs(got-want) > 1e-9 {
 			t.Errorf("%s per_month %v, want %v at 200,000 requests a month", name, got, want)
+		}
+		sl, _ := tg["slices"].(map[string]any)
+		for key, want := range perTag {
+			byValue, _ := sl[key].(map[string]any)
+			if len(byValue) != len(want) {
+				t.Errorf("%s slices.%s = %v, want values %v", name, key, byValue, want)
+				continue
+			}
+			passedSum := 0.0
+			for v, n := range want {
+				r, _ := byValue[v].(map[string]any)
+				if r == nil || r["n"].(float64) != n {
+					t.Errorf("%s slices.%s.%s = %v, want n %v", name, key, v, r, n)
+					continue
+				}
+				passedSum += r["passed"].(float64)
+			}
+			if passedSum != passed {
+				t.Errorf("%s: slices.%s pass counts add to %v, the total is %v", name, key, passedSum, passed)
+			}
 		}
 		if lat["p50"].(float64) <= 0 || lat["p95"].(float64) < lat["p50"].(float64) || lat["p99"].(float64) < lat["p95"].(float64) {
 			t.Errorf("%s latency %v", name, lat)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -58,6 +59,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := textSlices(w, rep); err != nil {
+		return err
+	}
 	for _, t := range rep.Targets {
 		if len(t.Failures.ByKind) == 0 {
 			continue
@@ -99,3 +103,89 @@ func term(s string) string {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// textSlices writes one table per tag key: a row per value (in order: as
+// numbers when every value is one, else alphabetically), a column per target.
+func textSlices(w io.Writer, rep *analysis.Report) error {
+	keys := map[string]map[string]bool{}
+	for _, t := range rep.Targets {
+		for k, byValue := range t.Slices {
+			if keys[k] == nil {
+				keys[k] = map[string]bool{}
+			}
+			for v := range byValue {
+				keys[k][v] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		values := make([]string, 0, len(keys[k]))
+		for v := range keys[k] {
+			values = append(values, v)
+		}
+		SortValues(values)
+		fmt.Fprintf(w, "\nby %s (primary scorer, passed/n, Wilson 95%% CI)\n", term(k))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "%s\t", term(k))
+		for _, t := range rep.Targets {
+			fmt.Fprintf(tw, "%s\t", term(t.Name))
+		}
+		fmt.Fprintln(tw)
+		for _, v := range values {
+			fmt.Fprintf(tw, "%s\t", term(v))
+			for _, t := range rep.Targets {
+				r, ok := t.Slices[k][v]
+				if !ok {
+					fmt.Fprint(tw, "—\t")
+					continue
+				}
+				fmt.Fprintf(tw, "%d/%d %.0f%% [%.0f, %.0f]\t", r.Passed, r.N, 100*r.Rate, 100*r.CI[0], 100*r.CI[1])
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SortValues orders slice values: numerically when every value is a
+// number (difficulty tiers 0, 1, 2 … 10); by rank when every value is a
+// common ordinal word (easy < medium < hard, low < medium < high); else
+// alphabetically.
+func SortValues(vs []string) {
+	rank := make(map[string]float64, len(vs))
+	numeric, ordinal := true, true
+	for _, v := range vs {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			numeric = false
+		}
+		rank[v] = f
+		if _, ok := ordinals[strings.ToLower(v)]; !ok {
+			ordinal = false
+		}
+	}
+	switch {
+	case numeric:
+	case ordinal:
+		for _, v := range vs {
+			rank[v] = ordinals[strings.ToLower(v)]
+		}
+	default:
+		sort.Strings(vs)
+		return
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return rank[vs[i]] < rank[vs[j]] })
+}
+
+var ordinals = map[string]float64{
+	"trivial": 0, "easy": 1, "low": 1, "medium": 2, "moderate": 2, "normal": 2,
+	"hard": 3, "high": 3, "very hard": 4, "very high": 4, "expert": 5,
+}

@@ -1,0 +1,46 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/assay-eval/assay/internal/analysis"
+)
+
+func TestSortValues(t *testing.T) {
+	cases := []struct{ in, want []string }{
+		{[]string{"10", "2", "0", "1"}, []string{"0", "1", "2", "10"}},
+		{[]string{"hard", "easy", "medium"}, []string{"easy", "medium", "hard"}},
+		{[]string{"High", "low", "medium"}, []string{"low", "medium", "High"}},
+		{[]string{"hostile", "common", "edge", "should-refuse"}, []string{"common", "edge", "hostile", "should-refuse"}},
+		{[]string{"2", "hard"}, []string{"2", "hard"}},
+	}
+	for _, c := range cases {
+		got := slices.Clone(c.in)
+		SortValues(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("SortValues(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// Text from a model or a dataset cannot drive the terminal: control
+// characters (escape sequences) are shown, not sent.
+func TestTextEscapesControlCharacters(t *testing.T) {
+	rep := &analysis.Report{Targets: []analysis.Target{{
+		Name:     "evil\x1b]0;pwned\x07\x1b[2J",
+		Failures: analysis.Failures{ByKind: map[string]int{"wrong\x1b[31m": 1}},
+		Slices:   map[string]map[string]analysis.Rate{"tier\x1b[1m": {"\x1b[Hx": {Passed: 1, N: 1}}},
+	}}}
+	var b strings.Builder
+	if err := Text(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsRune(b.String(), 0x1b) || strings.ContainsRune(b.String(), 0x07) {
+		t.Errorf("escape sequence reached the terminal: %q", b.String())
+	}
+	if !strings.Contains(b.String(), `evil\x1b]0;pwned\x07`) {
+		t.Errorf("the escaped name is not shown: %q", b.String())
+	}
+}
