@@ -6,6 +6,7 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -19,6 +20,18 @@ import (
 type Report struct {
 	Run     RunInfo  `json:"run"`
 	Targets []Target `json:"targets"`
+	// Comparisons pair every two targets on the same cases (primary scorer).
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+	// Ranking groups targets that the paired comparisons cannot separate.
+	Ranking []RankGroup `json:"ranking,omitempty"`
+	// Pareto names the targets on the quality × cost × p95-latency frontier.
+	Pareto []string `json:"pareto,omitempty"`
+	// Warnings say where the evidence is thin (coverage, slice sizes, epochs).
+	Warnings []string `json:"warnings,omitempty"`
+	// Worst are the failures most worth reading, with their outputs.
+	Worst []FailureExample `json:"worst,omitempty"`
+	// Spec is the resolved spec the run was made with (JSON).
+	Spec json.RawMessage `json:"spec_config,omitempty"`
 }
 
 // RunInfo says what was measured.
@@ -59,6 +72,18 @@ type Latency struct {
 	P50 float64 `json:"p50"`
 	P95 float64 `json:"p95"`
 	P99 float64 `json:"p99"`
+	// FirstToken holds the same percentiles of time to first token, when
+	// the target streamed.
+	FirstToken *Percentiles `json:"first_token,omitempty"`
+	// Samples are the latencies (ms) of successful calls, for plots; not in JSON.
+	Samples []float64 `json:"-"`
+}
+
+// Percentiles in milliseconds.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
 }
 
 // Tokens are totals over the target's results.
@@ -73,6 +98,12 @@ type Cost struct {
 	Total    float64  `json:"total"`
 	PerCase  float64  `json:"per_case"`
 	PerMonth *float64 `json:"per_month,omitempty"`
+	// PerCorrect is the inference cost per passing answer.
+	PerCorrect *float64 `json:"per_correct,omitempty"`
+	// ErrorsPerCase is the expected cost of errors per case (error costs);
+	// TotalPerCase = PerCase + ErrorsPerCase: the cost of a task done.
+	ErrorsPerCase float64 `json:"errors_per_case"`
+	TotalPerCase  float64 `json:"total_per_case"`
 }
 
 // Target is the findings for one target.

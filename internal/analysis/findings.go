@@ -1,0 +1,44 @@
+package analysis
+
+// Comparison is a paired comparison of two targets on the same cases.
+type Comparison struct {
+	A      string     `json:"a"`
+	B      string     `json:"b"`
+	Scorer string     `json:"scorer"`
+	N      int        `json:"n"`     // cases both targets have
+	Delta  float64    `json:"delta"` // rate(A) − rate(B)
+	SE     float64    `json:"se"`
+	CI     [2]float64 `json:"ci"`
+	// Test is "mcnemar_exact" for pass/fail, "paired_bootstrap" for scores.
+	Test      string  `json:"test"`
+	PValue    float64 `json:"p_value"`
+	PAdjusted float64 `json:"p_adjusted"`
+	// Verdict is a_better, b_better, equivalent or inconclusive.
+	Verdict string `json:"verdict"`
+	// AOnly and BOnly count the discordant cases: passed by one only.
+	AOnly int `json:"a_only"`
+	BOnly int `json:"b_only"`
+	// Slices repeat the comparison per tag value: key → value → comparison
+	// (their p-values are not adjusted; they say where a lead comes from).
+	Slices map[string]map[string]Comparison `json:"slices,omitempty"`
+}
+
+// RankGroup is a set of targets the comparisons cannot separate.
+type RankGroup struct {
+	Rank    int      `json:"rank"`
+	Targets []string `json:"targets"`
+}
+
+// FailureExample is one failed result, for a reader to look at.
+type FailureExample struct {
+	Target   string `json:"target"`
+	CaseID   string `json:"case_id"`
+	Epoch    int    `json:"epoch"`
+	Shape    string `json:"shape"`
+	Kind     string `json:"kind"`
+	Reason   string `json:"reason,omitempty"`
+	Raw      string `json:"raw"` // the model's output (truncated); hostile: escape it
+	Expected string `json:"expected,omitempty"`
+	// ErrorCost is the priced cost of this failure.
+	ErrorCost float64 `json:"error_cost,omitempty"`
+}
