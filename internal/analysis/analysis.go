@@ -134,6 +134,14 @@ type Options struct {
 	RequestsPerMonth float64
 	// Scoring selects a scoring of the run; 0 means the latest.
 	Scoring int
+	// Worst is how many failures to show with their outputs (default 20).
+	Worst int
+}
+
+// CaseKey names one case's epoch.
+type CaseKey struct {
+	CaseID string
+	Epoch  int
 }
 
 type acc struct {
@@ -143,7 +151,10 @@ type acc struct {
 	fails   map[string]*Failures
 	errCost map[string]float64
 	// slices counts passed/n per scorer, tag key and tag value.
-	slices  map[string]map[string]map[string]*[2]int
+	slices map[string]map[string]map[string]*[2]int
+	// pass is the primary verdict per case and epoch, for paired comparisons.
+	pass    map[CaseKey]bool
+	ttft    []float64
 	order   []string
 	primary string // the first scorer flagged primary
 }
@@ -175,7 +186,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		if a == nil {
 			a = &acc{t: Target{Name: name, Scorers: map[string]Rate{}, Failures: Failures{ByKind: map[string]int{}}},
 				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}, errCost: map[string]float64{},
-				slices: map[string]map[string]map[string]*[2]int{}}
+				slices: map[string]map[string]map[string]*[2]int{}, pass: map[CaseKey]bool{}}
 			accs[name] = a
 		}
 		return a
@@ -183,29 +194,15 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	for _, name := range run.Targets {
 		get(name)
 	}
-	err := st.Results(ctx, run.ID, func(r store.Result) error {
-		a := get(r.Target)
-		a.t.N++
-		if r.ErrorKind != "" {
-			a.t.Errors++
-		} else {
-			a.lat = append(a.lat, r.LatencyMS)
-		}
-		a.t.Tokens.Input += r.InputTokens
-		a.t.Tokens.Output += r.OutputTokens
-		a.t.Tokens.Cached += r.CachedTokens
-		a.t.CostUSD.Total += r.CostUSD
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading results: %w", err)
-	}
+	worst := newWorstList(o.Worst)
 	// The cases' tags, for the per-slice tables.
 	tags := map[string]map[string]string{}
-	err = st.Cases(ctx, run.ID, func(c store.Case) error {
+	expected := map[string]string{}
+	err := st.Cases(ctx, run.ID, func(c store.Case) error {
 		if len(c.Tags) > 0 {
 			tags[c.ID] = c.Tags
 		}
+		expected[c.ID] = string(c.Expected)
 		return nil
 	})
 	if err != nil {
@@ -237,8 +234,16 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 				f.Silent++
 				f.ByKind[s.Kind]++
 			}
-			if s.Primary && a.primary == "" {
-				a.primary = s.Scorer
+			if s.Primary {
+				if a.primary == "" {
+					a.primary = s.Scorer
+				}
+				k := CaseKey{s.CaseID, s.Epoch}
+				a.pass[k] = s.Pass
+				if !s.Pass {
+					worst.offer(FailureExample{Target: s.Target, CaseID: s.CaseID, Epoch: s.Epoch, Shape: s.Shape,
+						Kind: s.Kind, Reason: s.Reason, ErrorCost: s.ErrorCost, Expected: expected[s.CaseID]})
+				}
 			}
 			a.t.JudgeCostUSD += s.JudgeCost
 			a.errCost[s.Scorer] += s.ErrorCost
@@ -269,6 +274,28 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			return nil, fmt.Errorf("reading scores: %w", err)
 		}
 	}
+	err = st.Results(ctx, run.ID, func(r store.Result) error {
+		a := get(r.Target)
+		a.t.N++
+		if r.ErrorKind != "" {
+			a.t.Errors++
+		} else {
+			a.lat = append(a.lat, r.LatencyMS)
+		}
+		a.t.Tokens.Input += r.InputTokens
+		a.t.Tokens.Output += r.OutputTokens
+		a.t.Tokens.Cached += r.CachedTokens
+		a.t.CostUSD.Total += r.CostUSD
+		if r.FirstTokenMS > 0 {
+			a.ttft = append(a.ttft, r.FirstTokenMS)
+		}
+		worst.fill(r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	passByTarget := map[string]map[CaseKey]bool{}
 	names := slices.Clone(run.Targets)
 	for name := range accs {
 		if !slices.Contains(names, name) {
@@ -303,16 +330,31 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			t.Primary.Scorer = a.primary
 			t.Primary.CIMethod = "wilson"
 		}
-		t.LatencyMS = Latency{P50: quantile(a.lat, 0.50), P95: quantile(a.lat, 0.95), P99: quantile(a.lat, 0.99)}
+		t.LatencyMS = Latency{P50: quantile(a.lat, 0.50), P95: quantile(a.lat, 0.95), P99: quantile(a.lat, 0.99), Samples: a.lat}
+		if len(a.ttft) > 0 {
+			t.LatencyMS.FirstToken = &Percentiles{P50: quantile(a.ttft, 0.50), P95: quantile(a.ttft, 0.95), P99: quantile(a.ttft, 0.99)}
+		}
 		if t.N > 0 {
-			t.CostUSD.PerCase = t.CostUSD.Total / float64(t.N)
+			c := &t.CostUSD
+			c.PerCase = c.Total / float64(t.N)
 			if o.RequestsPerMonth > 0 {
-				m := t.CostUSD.PerCase * o.RequestsPerMonth
-				t.CostUSD.PerMonth = &m
+				m := c.PerCase * o.RequestsPerMonth
+				c.PerMonth = &m
 			}
+			if t.Primary.Passed > 0 {
+				pc := c.Total / float64(t.Primary.Passed)
+				c.PerCorrect = &pc
+			}
+			c.ErrorsPerCase = t.ErrorCost / float64(t.N)
+			c.TotalPerCase = c.PerCase + c.ErrorsPerCase
 		}
 		rep.Targets = append(rep.Targets, t)
+		passByTarget[name] = a.pass
 	}
+	rep.Worst = worst.list()
+	rep.Pareto = pareto(rep.Targets)
+	rep.Spec = json.RawMessage(run.Config)
+	rep.Warnings = coverageWarnings(run, rep, tags)
 	return rep, nil
 }
 

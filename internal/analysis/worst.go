@@ -1,0 +1,101 @@
+package analysis
+
+import (
+	"sort"
+	"unicode/utf8"
+
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// maxRawShown bounds an output kept for display.
+const maxRawShown = 4000
+
+// worstList keeps the failures most worth reading: silent ones (confidently
+// wrong) before loud ones, costlier before cheaper, and then in the order
+// they were stored. It holds at most n, so memory does not grow with a run.
+type worstList struct {
+	n     int
+	items []FailureExample
+	seq   []int
+	next  int
+	want  map[store.Key]int // index into items, for filling the outputs
+}
+
+func newWorstList(n int) *worstList {
+	if n <= 0 {
+		n = 20
+	}
+	return &worstList{n: n}
+}
+
+func worse(a, b FailureExample) bool {
+	if (a.Shape == "silent") != (b.Shape == "silent") {
+		return a.Shape == "silent"
+	}
+	return a.ErrorCost > b.ErrorCost
+}
+
+func (w *worstList) offer(f FailureExample) {
+	w.next++
+	if len(w.items) < w.n {
+		w.items = append(w.items, f)
+		w.seq = append(w.seq, w.next)
+		return
+	}
+	// Replace the least bad kept item when f is worse than it.
+	least := 0
+	for i := 1; i < len(w.items); i++ {
+		if worse(w.items[least], w.items[i]) || (!worse(w.items[i], w.items[least]) && w.seq[i] > w.seq[least]) {
+			least = i
+		}
+	}
+	if worse(f, w.items[least]) {
+		w.items[least] = f
+		w.seq[least] = w.next
+	}
+}
+
+// fill attaches the stored output of a kept failure.
+func (w *worstList) fill(r store.Result) {
+	if w.want == nil {
+		w.want = make(map[store.Key]int, len(w.items))
+		for i, f := range w.items {
+			w.want[store.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch}] = i
+		}
+	}
+	i, ok := w.want[r.Key()]
+	if !ok {
+		return
+	}
+	raw := r.Raw
+	if r.ErrorKind != "" && raw == "" {
+		raw = r.Error
+	}
+	if len(raw) > maxRawShown {
+		cut := maxRawShown
+		for cut > 0 && !utf8.RuneStart(raw[cut]) {
+			cut--
+		}
+		raw = raw[:cut] + "…"
+	}
+	w.items[i].Raw = raw
+}
+
+func (w *worstList) list() []FailureExample {
+	idx := make([]int, len(w.items))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := w.items[idx[a]], w.items[idx[b]]
+		if worse(x, y) != worse(y, x) {
+			return worse(x, y)
+		}
+		return w.seq[idx[a]] < w.seq[idx[b]]
+	})
+	out := make([]FailureExample, len(idx))
+	for i, j := range idx {
+		out[i] = w.items[j]
+	}
+	return out
+}
