@@ -1,0 +1,80 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/assay-eval/assay/internal/store"
+)
+
+func tgt(name string, rate, cost, p95 float64) Target {
+	t := Target{Name: name, N: 100}
+	t.Primary.Rate = rate
+	t.CostUSD.PerCase = cost
+	t.LatencyMS.P95 = p95
+	return t
+}
+
+func TestPareto(t *testing.T) {
+	ts := []Target{
+		tgt("best-expensive", 0.90, 0.010, 900),
+		tgt("cheap", 0.80, 0.001, 900),
+		tgt("dominated", 0.78, 0.002, 950), // worse than cheap on all three
+		tgt("fast", 0.70, 0.005, 200),
+		tgt("tie-of-cheap", 0.80, 0.001, 900), // equal to cheap: neither dominates
+		{Name: "no-results"},
+	}
+	got := pareto(ts)
+	want := []string{"best-expensive", "cheap", "fast", "tie-of-cheap"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pareto = %v, want %v", got, want)
+	}
+}
+
+func TestWorstListKeepsSilentAndCostlyFirst(t *testing.T) {
+	w := newWorstList(3)
+	offers := []FailureExample{
+		{CaseID: "1", Shape: "loud", Kind: "timeout", ErrorCost: 9},
+		{CaseID: "2", Shape: "silent", Kind: "wrong", ErrorCost: 1},
+		{CaseID: "3", Shape: "loud", Kind: "empty", ErrorCost: 1},
+		{CaseID: "4", Shape: "silent", Kind: "wrong", ErrorCost: 5},
+		{CaseID: "5", Shape: "silent", Kind: "wrong", ErrorCost: 1},
+		{CaseID: "6", Shape: "loud", Kind: "refusal", ErrorCost: 50},
+	}
+	for _, f := range offers {
+		f.Target = "a"
+		w.offer(f)
+	}
+	var ids []string
+	for _, f := range w.list() {
+		ids = append(ids, f.CaseID)
+	}
+	// Silent before loud; costlier first; among equals, the earlier stored.
+	if want := []string{"4", "2", "5"}; !slices.Equal(ids, want) {
+		t.Errorf("worst = %v, want %v", ids, want)
+	}
+}
+
+func TestWorstListFillsBoundedOutput(t *testing.T) {
+	w := newWorstList(2)
+	w.offer(FailureExample{Target: "a", CaseID: "x", Epoch: 1, Shape: "silent"})
+	w.offer(FailureExample{Target: "a", CaseID: "y", Epoch: 1, Shape: "loud"})
+	long := strings.Repeat("é", maxRawShown) // 2 bytes a rune: the cut lands mid-rune
+	w.fill(store.Result{CaseID: "x", Target: "a", Epoch: 1, Raw: long})
+	w.fill(store.Result{CaseID: "y", Target: "a", Epoch: 1, ErrorKind: "timeout", Error: "no reply within 5s"})
+	w.fill(store.Result{CaseID: "z", Target: "a", Epoch: 1, Raw: "not kept"})
+	got := w.list()
+	if len(got[0].Raw) > maxRawShown+len("…") || !strings.HasSuffix(got[0].Raw, "…") || !strings.HasPrefix(got[0].Raw, "éé") {
+		t.Errorf("long output not cut cleanly: %d bytes, ends %q", len(got[0].Raw), got[0].Raw[len(got[0].Raw)-8:])
+	}
+	if got[1].Raw != "no reply within 5s" {
+		t.Errorf("a failed call shows %q, want its error", got[1].Raw)
+	}
+	for _, f := range got {
+		if strings.Contains(fmt.Sprint(f), "not kept") {
+			t.Error("an output that was not selected was kept")
+		}
+	}
+}
