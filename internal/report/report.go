@@ -1,5 +1,7 @@
 // Package report renders an analysis.Report: text for a terminal, JSON for
-// scripts and CI (the DESIGN.md contract). It formats only; it never reads
+// scripts and CI (the DESIGN.md contract), Markdown for a pull-request
+// comment, JUnit XML for CI test views, and one self-contained HTML page
+// with SVG charts. It formats only; it never reads
 // the store or computes statistics. Everything that came from a model or a
 // dataset (target names, outputs, case text) is escaped for the format it is
 // written in.
@@ -7,6 +9,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -18,7 +21,7 @@ import (
 )
 
 // Formats are the report formats this build renders.
-var Formats = []string{"text", "json"}
+var Formats = []string{"text", "json", "markdown", "html", "junit"}
 
 // Render writes rep in format to w.
 func Render(w io.Writer, format string, rep *analysis.Report) error {
@@ -27,6 +30,13 @@ func Render(w io.Writer, format string, rep *analysis.Report) error {
 		return JSON(w, rep)
 	case "text", "":
 		return Text(w, rep)
+	case "markdown", "md":
+		return Markdown(w, rep)
+	case "html":
+		return HTML(w, rep)
+	case "junit":
+		// JUnit lists every result; the report alone does not carry them.
+		return errors.New("the junit format needs the run's results: call report.JUnit with analysis.ResultRow values")
 	default:
 		return fmt.Errorf("unknown report format %q (formats are: %s)", format, strings.Join(Formats, ", "))
 	}

@@ -1,0 +1,212 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/assay-eval/assay/internal/analysis"
+)
+
+// Number formats shared by the markdown and HTML reports. Rates are shown
+// as percentages with one decimal, differences as percentage points.
+
+// pct formats a rate in [0,1] as "75.5%".
+func pct(r float64) string { return strconv.FormatFloat(100*r, 'f', 1, 64) + "%" }
+
+// ciPct formats an interval of rates as "[69.1, 80.9]" (percent).
+func ciPct(ci [2]float64) string {
+	return "[" + strconv.FormatFloat(100*ci[0], 'f', 1, 64) + ", " + strconv.FormatFloat(100*ci[1], 'f', 1, 64) + "]"
+}
+
+// rateCI formats a rate with its interval: "75.5% [69.1, 80.9]".
+func rateCI(r analysis.Rate) string {
+	if r.N == 0 {
+		return "—"
+	}
+	return pct(r.Rate) + " " + ciPct(r.CI)
+}
+
+// pts formats a difference of rates in percentage points with a sign:
+// "+8.5", "−3.0" (a true minus sign), "0.0".
+func pts(d float64) string {
+	s := strconv.FormatFloat(100*d, 'f', 1, 64)
+	switch {
+	case s == "0.0" || s == "-0.0":
+		return "0.0"
+	case strings.HasPrefix(s, "-"):
+		return "−" + s[1:]
+	default:
+		return "+" + s
+	}
+}
+
+// deltaCI formats a paired difference: "+8.5 [+2.8, +14.2]".
+func deltaCI(c analysis.Comparison) string {
+	return pts(c.Delta) + " [" + pts(c.CI[0]) + ", " + pts(c.CI[1]) + "]"
+}
+
+// pval formats a p-value with two significant digits; tiny ones as
+// "<0.0001".
+func pval(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "—"
+	case p < 0.0001:
+		return "<0.0001"
+	case p >= 0.995:
+		return "1"
+	default:
+		return strconv.FormatFloat(p, 'g', 2, 64)
+	}
+}
+
+// usd formats dollars readably at any scale: "$0.0000753", "$0.0151",
+// "$0.50", "$15.06", "$151", "$12,345".
+func usd(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return "—"
+	case x < 0:
+		return "−" + usd(-x)
+	case x == 0:
+		return "$0"
+	case x >= 100:
+		return "$" + thousands(int64(math.Round(x)))
+	case x >= 1:
+		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	// Three significant digits, at least two decimals, no trailing zeros
+	// beyond those.
+	digits := 2 - int(math.Floor(math.Log10(x)))
+	s := strconv.FormatFloat(x, 'f', digits, 64)
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1]
+	}
+	return "$" + s
+}
+
+// usdPtr formats an optional amount; absent is "—".
+func usdPtr(x *float64) string {
+	if x == nil {
+		return "—"
+	}
+	return usd(*x)
+}
+
+// ms formats milliseconds: "820 ms", "2,140 ms", "4.2 ms".
+func ms(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return "—"
+	case x < 10:
+		return strconv.FormatFloat(x, 'f', 1, 64) + " ms"
+	default:
+		return thousands(int64(math.Round(x))) + " ms"
+	}
+}
+
+// thousands formats an integer with comma separators.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// count formats an integer with separators.
+func count(n int) string { return thousands(int64(n)) }
+
+// verdictWords says a comparison's verdict in words a reader acts on.
+func verdictWords(c analysis.Comparison) string {
+	switch c.Verdict {
+	case "a_better":
+		return c.A + " better"
+	case "b_better":
+		return c.B + " better"
+	case "equivalent":
+		return "equivalent (difference inside the margin)"
+	case "inconclusive":
+		return "inconclusive (no difference shown)"
+	case "":
+		return "—"
+	default:
+		return c.Verdict
+	}
+}
+
+// decisive reports whether a comparison's verdict names a winner.
+func decisive(v string) bool { return v == "a_better" || v == "b_better" }
+
+// visible makes text from a model or a dataset safe to show as plain text
+// in any format: control characters and bidirectional-override characters
+// (which can make text read differently from what it is), and the
+// characters XML 1.0 cannot carry, are written as \xNN or \uNNNN. With keepLines, newlines and tabs stay (for <pre> blocks);
+// without, a line break becomes "↵" so one value stays on one line.
+func visible(s string, keepLines bool) string {
+	if !strings.ContainsFunc(s, needsVisible) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == '\r' && i < len(s) && s[i] == '\n':
+			// \r\n is one line break.
+			if keepLines {
+				b.WriteByte('\n')
+			} else {
+				b.WriteString("↵")
+			}
+			i++
+		case r == '\n' || r == '\r':
+			if keepLines {
+				b.WriteByte('\n')
+			} else {
+				b.WriteString("↵")
+			}
+		case r == '\t':
+			if keepLines {
+				b.WriteByte('\t')
+			} else {
+				b.WriteByte(' ')
+			}
+		case r == 0xFFFD && size == 1:
+			// An invalid UTF-8 byte: show it, never pass it on.
+			fmt.Fprintf(&b, "\\x%02x", s[i-1])
+		case isControl(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case isBidiControl(r) || r == 0x2028 || r == 0x2029 || r == 0xFEFF || r == 0xFFFE || r == 0xFFFF:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func needsVisible(r rune) bool {
+	return isControl(r) || isBidiControl(r) || r == 0x2028 || r == 0x2029 || r == 0xFEFF || r >= 0xFFFD && r <= 0xFFFF
+}
+
+// isBidiControl reports the Unicode bidirectional embedding, override and
+// isolate controls (and the marks), which reorder how text is displayed.
+func isBidiControl(r rune) bool {
+	return r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+}

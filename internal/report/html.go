@@ -1,0 +1,285 @@
+package report
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/assay-eval/assay/internal/analysis"
+)
+
+//go:embed templates/*.tmpl
+var htmlTemplates embed.FS
+
+// htmlMaxWorst bounds the failures shown with their outputs.
+const htmlMaxWorst = 25
+
+// HTML writes the report as one self-contained HTML page: no scripts, no
+// fetches (a Content-Security-Policy forbids them besides), inline CSS,
+// charts drawn as inline SVG. It is rendered with html/template from
+// embedded templates, so every value from a spec, a dataset or a model is
+// escaped for the context it lands in, SVG text included.
+func HTML(w io.Writer, rep *analysis.Report) error {
+	return renderHTML(w, rep, htmlOptions{csp: true})
+}
+
+type htmlOptions struct {
+	// csp adds the Content-Security-Policy meta tag. Tests turn it off to
+	// prove escaping holds on its own.
+	csp bool
+}
+
+func renderHTML(w io.Writer, rep *analysis.Report, o htmlOptions) error {
+	t, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
+		"num": num,
+	}).ParseFS(htmlTemplates, "templates/*.tmpl")
+	if err != nil {
+		return fmt.Errorf("parsing the HTML report templates: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, newHTMLPage(rep, o)); err != nil {
+		return fmt.Errorf("rendering the HTML report: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// htmlPage is what the template shows, every number already formatted.
+type htmlPage struct {
+	CSP         bool
+	Title       string
+	Run         analysis.RunInfo
+	Primary     string
+	Targets     []htmlTarget
+	Warnings    []string
+	Comparisons []htmlComparison
+	Ranking     []htmlRank
+	Pareto      string
+	Test        string
+	SliceCharts []chart
+	Forests     []chart
+	Cost        *chart
+	Latency     *chart
+	SliceTables []htmlSliceTable
+	Kinds       htmlKinds
+	Worst       []htmlFailure
+	WorstTotal  int
+	Spec        string
+}
+
+type htmlTarget struct {
+	Name, Series                     string
+	N, Passed, Rate, CI              string
+	Loud, Silent, Errors             string
+	P50, P95, P99, FirstToken        string
+	Tokens                           string
+	Cost, PerCase, PerMonth          string
+	PerCorrect, ErrorsPerCase, Total string
+	Judge                            string
+	OnFrontier                       bool
+}
+
+type htmlComparison struct {
+	A, B, N, Delta, P, PAdj, Verdict, Class, Discordant string
+}
+
+type htmlRank struct {
+	Rank    int
+	Targets []string
+	Tied    bool
+}
+
+type htmlSliceTable struct {
+	Key     string
+	Targets []string
+	Pairs   []htmlPair
+	Rows    []htmlSliceRow
+}
+
+type htmlPair struct{ A, B string }
+
+type htmlSliceRow struct {
+	Value string
+	Cells []htmlCell
+	Diffs []htmlCell
+}
+
+type htmlCell struct{ Text, Sub, Class, Tip string }
+
+type htmlKinds struct {
+	Targets []string
+	Rows    []htmlKindRow
+}
+
+type htmlKindRow struct {
+	Kind   string
+	Counts []string
+}
+
+type htmlFailure struct {
+	Target, CaseID, Epoch, Shape, Kind, Reason, Expected, Raw, Cost string
+}
+
+func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
+	p := htmlPage{CSP: o.csp, Run: rep.Run, Primary: primaryScorer(rep)}
+	p.Title = rep.Run.Spec
+	if p.Title == "" {
+		p.Title = rep.Run.ID
+	}
+	p.Run = visibleRun(rep.Run)
+	onFrontier := map[string]bool{}
+	for _, n := range rep.Pareto {
+		onFrontier[n] = true
+	}
+	for i, t := range rep.Targets {
+		h := htmlTarget{
+			Name: t.Name, Series: seriesClass(i),
+			N: count(t.N), Passed: count(t.Primary.Passed) + "/" + count(t.Primary.N),
+			Rate: "—", CI: "",
+			Loud: count(t.Failures.Loud), Silent: count(t.Failures.Silent), Errors: count(t.Errors),
+			P50: ms(t.LatencyMS.P50), P95: ms(t.LatencyMS.P95), P99: ms(t.LatencyMS.P99),
+			Tokens: count(t.Tokens.Input) + " in / " + count(t.Tokens.Output) + " out",
+			Cost:   usd(t.CostUSD.Total), PerCase: usd(t.CostUSD.PerCase), PerMonth: usdPtr(t.CostUSD.PerMonth),
+			PerCorrect: usdPtr(t.CostUSD.PerCorrect), ErrorsPerCase: usd(t.CostUSD.ErrorsPerCase),
+			Total: usd(t.CostUSD.TotalPerCase), Judge: usd(t.JudgeCostUSD),
+			OnFrontier: onFrontier[t.Name],
+		}
+		if t.Primary.N > 0 {
+			h.Rate, h.CI = pct(t.Primary.Rate), ciPct(t.Primary.CI)
+		}
+		if ft := t.LatencyMS.FirstToken; ft != nil {
+			h.FirstToken = ms(ft.P50) + " / " + ms(ft.P95)
+		}
+		p.Targets = append(p.Targets, h)
+	}
+	for _, w := range rep.Warnings {
+		p.Warnings = append(p.Warnings, visible(w, false))
+	}
+	for _, c := range rep.Comparisons {
+		p.Comparisons = append(p.Comparisons, htmlComparison{
+			A: c.A, B: c.B, N: count(c.N), Delta: deltaCI(c), P: pval(c.PValue), PAdj: pval(c.PAdjusted),
+			Verdict: verdictWords(c), Class: verdictClass(c.Verdict),
+			Discordant: count(c.AOnly) + " / " + count(c.BOnly),
+		})
+	}
+	if len(rep.Comparisons) > 0 {
+		p.Test = "McNemar exact test"
+		if t := rep.Comparisons[0].Test; t != "" && t != "mcnemar_exact" {
+			p.Test = strings.ReplaceAll(t, "_", " ")
+		}
+	}
+	for _, g := range rep.Ranking {
+		p.Ranking = append(p.Ranking, htmlRank{Rank: g.Rank, Targets: g.Targets, Tied: len(g.Targets) > 1})
+	}
+	p.Pareto = strings.Join(rep.Pareto, ", ")
+	for i, key := range sliceKeys(rep) {
+		values := sliceValues(rep, key)
+		p.SliceCharts = append(p.SliceCharts, sliceChart(i, key, values, rep))
+		p.SliceTables = append(p.SliceTables, sliceTable(rep, key, values))
+	}
+	for i, c := range rep.Comparisons {
+		p.Forests = append(p.Forests, forestChart(i, c))
+	}
+	if len(rep.Targets) > 0 {
+		cc, lc := costChart(rep), latencyChart(rep)
+		p.Cost, p.Latency = &cc, &lc
+	}
+	p.Kinds = kindsTable(rep)
+	p.WorstTotal = len(rep.Worst)
+	for _, f := range rep.Worst[:min(len(rep.Worst), htmlMaxWorst)] {
+		h := htmlFailure{Target: f.Target, CaseID: visible(f.CaseID, false), Shape: f.Shape, Kind: visible(f.Kind, false),
+			Reason: visible(f.Reason, true), Expected: visible(f.Expected, true), Raw: visible(f.Raw, true)}
+		if f.Epoch > 1 {
+			h.Epoch = strconv.Itoa(f.Epoch)
+		}
+		if f.ErrorCost > 0 {
+			h.Cost = usd(f.ErrorCost)
+		}
+		p.Worst = append(p.Worst, h)
+	}
+	if len(rep.Spec) > 0 {
+		var b bytes.Buffer
+		if json.Indent(&b, rep.Spec, "", "  ") == nil {
+			p.Spec = visible(b.String(), true)
+		} else {
+			p.Spec = visible(string(rep.Spec), true)
+		}
+	}
+	return p
+}
+
+func visibleRun(r analysis.RunInfo) analysis.RunInfo {
+	for _, s := range []*string{&r.ID, &r.Spec, &r.SpecHash, &r.DatasetHash, &r.PromptHash, &r.GitCommit,
+		&r.Status, &r.Started, &r.Ended} {
+		*s = visible(*s, false)
+	}
+	return r
+}
+
+func sliceTable(rep *analysis.Report, key string, values []string) htmlSliceTable {
+	t := htmlSliceTable{Key: key, Targets: targetNames(rep)}
+	var pairs []analysis.Comparison
+	for _, c := range rep.Comparisons {
+		if len(c.Slices[key]) > 0 {
+			pairs = append(pairs, c)
+			t.Pairs = append(t.Pairs, htmlPair{c.A, c.B})
+		}
+	}
+	for _, v := range values {
+		row := htmlSliceRow{Value: visible(v, false)}
+		for _, tg := range rep.Targets {
+			r, ok := tg.Slices[key][v]
+			if !ok {
+				row.Cells = append(row.Cells, htmlCell{Text: "—"})
+				continue
+			}
+			cell := htmlCell{Text: pct(r.Rate), Sub: ciPct(r.CI) + " · " + count(r.Passed) + "/" + count(r.N)}
+			if r.N == 0 {
+				cell = htmlCell{Text: "—", Sub: "0 cases"}
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		for _, c := range pairs {
+			sc, ok := c.Slices[key][v]
+			if !ok {
+				row.Diffs = append(row.Diffs, htmlCell{Text: "—"})
+				continue
+			}
+			row.Diffs = append(row.Diffs, htmlCell{Text: pts(sc.Delta), Sub: "[" + pts(sc.CI[0]) + ", " + pts(sc.CI[1]) + "]",
+				Class: verdictClass(sc.Verdict), Tip: verdictWords(sc) + ", " + count(sc.N) + " cases"})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// kindsTable counts each target's failures by kind.
+func kindsTable(rep *analysis.Report) htmlKinds {
+	var k htmlKinds
+	kinds := map[string]bool{}
+	for _, t := range rep.Targets {
+		k.Targets = append(k.Targets, t.Name)
+		for kind := range t.Failures.ByKind {
+			kinds[kind] = true
+		}
+	}
+	names := make([]string, 0, len(kinds))
+	for n := range kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		row := htmlKindRow{Kind: visible(n, false)}
+		for _, t := range rep.Targets {
+			row.Counts = append(row.Counts, count(t.Failures.ByKind[n]))
+		}
+		k.Rows = append(k.Rows, row)
+	}
+	return k
+}

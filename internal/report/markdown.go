@@ -1,0 +1,375 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/assay-eval/assay/internal/analysis"
+)
+
+// Markdown limits keep a report inside a pull-request comment (GitHub
+// takes 65,536 characters).
+const (
+	mdMaxSliceValues = 40
+	mdMaxWorst       = 5
+	mdMaxOutput      = 1200 // characters of a failure's output shown
+)
+
+// Markdown writes the report for a pull-request comment (GitHub-flavoured
+// Markdown): the headline table, the paired comparisons, one table per
+// slice key, the warnings, and what was measured in a collapsed block.
+// Every value that came from a spec, a dataset or a model passes through
+// mdText (or a fenced block sized to its content) before it is written.
+func Markdown(w io.Writer, rep *analysis.Report) error {
+	b := &strings.Builder{}
+	r := rep.Run
+	title := r.Spec
+	if title == "" {
+		title = r.ID
+	}
+	fmt.Fprintf(b, "## assay report: %s\n\n", mdText(title))
+	line := []string{"run " + mdText(r.ID), "status **" + mdText(r.Status) + "**",
+		count(r.Cases) + " cases × " + plural(r.Epochs, "epoch")}
+	if s := primaryScorer(rep); s != "" {
+		line = append(line, "primary scorer "+mdText(s))
+	}
+	b.WriteString(strings.Join(line, " · ") + "\n\n")
+
+	if len(rep.Targets) > 0 {
+		mdHeadline(b, rep)
+	}
+	if len(rep.Warnings) > 0 {
+		b.WriteString("\n**Warnings**\n\n")
+		for _, wn := range rep.Warnings {
+			b.WriteString("- " + mdText(wn) + "\n")
+		}
+	}
+	if len(rep.Comparisons) > 0 {
+		mdComparisons(b, rep)
+	}
+	if len(rep.Ranking) > 0 || len(rep.Pareto) > 0 {
+		b.WriteString("\n")
+		if len(rep.Ranking) > 0 {
+			b.WriteString("**Ranking** (targets the paired comparisons cannot separate share a rank): " + mdRanking(rep.Ranking) + "\n\n")
+		}
+		if len(rep.Pareto) > 0 {
+			b.WriteString("**Quality × cost × p95 latency frontier:** " + mdJoin(rep.Pareto) + "\n")
+		}
+	}
+	mdSlices(b, rep)
+	if len(rep.Worst) > 0 {
+		mdWorst(b, rep.Worst)
+	}
+	mdMeasured(b, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdHeadline(b *strings.Builder, rep *analysis.Report) {
+	b.WriteString("| target | pass rate [95% CI] | passed / n | loud / silent failures | p95 latency | cost per case | per month |\n")
+	b.WriteString("|:--|--:|--:|--:|--:|--:|--:|\n")
+	for _, t := range rep.Targets {
+		fmt.Fprintf(b, "| %s | %s | %s / %s | %s / %s | %s | %s | %s |\n",
+			mdText(t.Name), rateCI(t.Primary), count(t.Primary.Passed), count(t.Primary.N),
+			count(t.Failures.Loud), count(t.Failures.Silent), ms(t.LatencyMS.P95),
+			usd(t.CostUSD.PerCase), usdPtr(t.CostUSD.PerMonth))
+	}
+	b.WriteString("\nRates are passed/n of the primary scorer with Wilson 95% intervals (percent). " +
+		"Loud failures announce themselves (error, timeout, refusal, empty, unparseable); silent ones are well-formed and wrong.\n")
+}
+
+func mdComparisons(b *strings.Builder, rep *analysis.Report) {
+	b.WriteString("\n### Paired comparisons\n\n")
+	b.WriteString("| A vs B | n | Δ A − B (points) [95% CI] | p | adjusted p | verdict |\n")
+	b.WriteString("|:--|--:|--:|--:|--:|:--|\n")
+	for _, c := range rep.Comparisons {
+		delta := deltaCI(c)
+		if decisive(c.Verdict) {
+			delta = "**" + delta + "**"
+		}
+		fmt.Fprintf(b, "| %s vs %s | %s | %s | %s | %s | %s |\n",
+			mdText(c.A), mdText(c.B), count(c.N), delta, pval(c.PValue), pval(c.PAdjusted), mdText(verdictWords(c)))
+	}
+	test := "McNemar exact test"
+	if len(rep.Comparisons) > 0 && rep.Comparisons[0].Test != "" && rep.Comparisons[0].Test != "mcnemar_exact" {
+		test = mdText(rep.Comparisons[0].Test)
+	}
+	b.WriteString("\nBoth targets on the same cases; p from the " + test + ", adjusted over all pairs.\n")
+}
+
+func mdRanking(groups []analysis.RankGroup) string {
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		s := fmt.Sprintf("%d. %s", g.Rank, mdJoin(g.Targets))
+		if len(g.Targets) > 1 {
+			s += " (tied)"
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, "; ")
+}
+
+func mdJoin(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = mdText(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// mdSlices writes one table per tag key: a row per value (tiers in order),
+// a column per target, and a column per pair of targets with the paired
+// difference on that slice (bold where the slice's verdict names a winner).
+func mdSlices(b *strings.Builder, rep *analysis.Report) {
+	for _, key := range sliceKeys(rep) {
+		values := sliceValues(rep, key)
+		fmt.Fprintf(b, "\n### By %s\n\n", mdText(key))
+		var pairs []analysis.Comparison
+		for _, c := range rep.Comparisons {
+			if len(c.Slices[key]) > 0 {
+				pairs = append(pairs, c)
+			}
+		}
+		b.WriteString("| " + mdText(key) + " |")
+		align := "|:--|"
+		for _, t := range rep.Targets {
+			b.WriteString(" " + mdText(t.Name) + " |")
+			align += "--:|"
+		}
+		for _, c := range pairs {
+			b.WriteString(" Δ " + mdText(c.A) + " − " + mdText(c.B) + " |")
+			align += "--:|"
+		}
+		b.WriteString("\n" + align + "\n")
+		shown := values
+		if len(shown) > mdMaxSliceValues {
+			shown = shown[:mdMaxSliceValues]
+		}
+		for _, v := range shown {
+			b.WriteString("| " + mdText(v) + " |")
+			for _, t := range rep.Targets {
+				r, ok := t.Slices[key][v]
+				if !ok {
+					b.WriteString(" — |")
+					continue
+				}
+				fmt.Fprintf(b, " %s (%s/%s) |", rateCI(r), count(r.Passed), count(r.N))
+			}
+			for _, c := range pairs {
+				sc, ok := c.Slices[key][v]
+				switch {
+				case !ok:
+					b.WriteString(" — |")
+				case decisive(sc.Verdict):
+					b.WriteString(" **" + deltaCI(sc) + "** |")
+				default:
+					b.WriteString(" " + deltaCI(sc) + " |")
+				}
+			}
+			b.WriteString("\n")
+		}
+		if len(values) > len(shown) {
+			fmt.Fprintf(b, "\n%d more values not shown; the HTML and JSON reports have them all.\n", len(values)-len(shown))
+		}
+		if len(pairs) > 0 {
+			b.WriteString("\nSlice differences are paired and not adjusted for multiplicity; bold: the slice's interval excludes zero.\n")
+		}
+	}
+}
+
+func mdWorst(b *strings.Builder, worst []analysis.FailureExample) {
+	n := min(len(worst), mdMaxWorst)
+	fmt.Fprintf(b, "\n<details><summary>Worst failures (%d of %d)</summary>\n\n", n, len(worst))
+	for _, f := range worst[:n] {
+		head := []string{"**" + mdText(f.Target) + "**", "case " + mdText(f.CaseID)}
+		if f.Epoch > 1 {
+			head = append(head, fmt.Sprintf("epoch %d", f.Epoch))
+		}
+		head = append(head, mdText(f.Shape)+" / "+mdText(f.Kind))
+		if f.ErrorCost > 0 {
+			head = append(head, "error cost "+usd(f.ErrorCost))
+		}
+		b.WriteString(strings.Join(head, " · ") + "\n\n")
+		if f.Reason != "" {
+			b.WriteString("Reason: " + mdText(f.Reason) + "\n\n")
+		}
+		if f.Expected != "" {
+			b.WriteString("Expected: " + mdText(f.Expected) + "\n\n")
+		}
+		if f.Raw == "" {
+			b.WriteString("*(empty output)*\n\n")
+		} else {
+			b.WriteString(mdFence(truncate(f.Raw, mdMaxOutput)) + "\n\n")
+		}
+	}
+	b.WriteString("</details>\n")
+}
+
+func mdMeasured(b *strings.Builder, r analysis.RunInfo) {
+	b.WriteString("\n<details><summary>What was measured</summary>\n\n")
+	b.WriteString("| | |\n|:--|:--|\n")
+	row := func(k, v string) {
+		if v != "" {
+			b.WriteString("| " + k + " | " + mdText(v) + " |\n")
+		}
+	}
+	row("run", r.ID)
+	row("spec", r.Spec)
+	row("spec hash", r.SpecHash)
+	row("dataset hash", r.DatasetHash)
+	row("prompt hash", r.PromptHash)
+	row("git commit", r.GitCommit)
+	row("started", r.Started)
+	row("ended", r.Ended)
+	if r.Scoring > 0 {
+		row("scoring", fmt.Sprint(r.Scoring))
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// mdText escapes text from outside (a target name, a slice value, a kind,
+// a reason) for GitHub-flavoured Markdown, inline or in a table cell: it
+// renders as exactly the characters given, forms no link, image, emphasis,
+// code span, HTML, table cell break or block (heading, list, quote), and
+// mentions nobody. Line breaks show as ↵ and control characters as \xNN.
+func mdText(s string) string {
+	s = visible(s, false)
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/4)
+	for i, r := range s {
+		switch r {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '\\', '`', '*', '_', '[', ']', '(', ')', '|', '~', '#', '!':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '-', '+', '=':
+			// Only at the start can these open a list, a thematic break or
+			// a setext heading underline (inside a list item "- …").
+			if i == 0 {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		case ' ':
+			// Leading spaces could indent the text into a code block or a
+			// nested list; as a character reference they are just spaces.
+			if strings.TrimLeft(s[:i], " ") == "" {
+				b.WriteString("&#32;")
+				continue
+			}
+			b.WriteRune(r)
+		case '.':
+			// "1. x" at the start opens an ordered list ("1) x" is covered
+			// by escaping ")").
+			if i > 0 && isDigits(s[:i]) {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		case '@':
+			// A word joiner keeps GitHub from turning @name into a mention
+			// that notifies someone.
+			b.WriteString("@\u2060")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// mdFence puts text in a fenced code block whose fence is longer than any
+// run of backticks in it, so the text cannot close it.
+func mdFence(s string) string {
+	s = visible(s, true)
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return fence + "text\n" + s + fence
+}
+
+// truncate cuts s to at most n runes, saying so.
+func truncate(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "\n… (truncated)"
+		}
+		i++
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return count(n) + " " + word + "s"
+}
+
+// primaryScorer names the primary scorer of the first target that has one.
+func primaryScorer(rep *analysis.Report) string {
+	for _, t := range rep.Targets {
+		if t.Primary.Scorer != "" {
+			return t.Primary.Scorer
+		}
+	}
+	return ""
+}
+
+// sliceKeys are the tag keys any target has slices for, sorted.
+func sliceKeys(rep *analysis.Report) []string {
+	seen := map[string]bool{}
+	for _, t := range rep.Targets {
+		for k := range t.Slices {
+			seen[k] = true
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// sliceValues are the values of a tag key across targets, in SortValues
+// order (tiers numerically, ordinal words by rank).
+func sliceValues(rep *analysis.Report, key string) []string {
+	seen := map[string]bool{}
+	for _, t := range rep.Targets {
+		for v := range t.Slices[key] {
+			seen[v] = true
+		}
+	}
+	values := make([]string, 0, len(seen))
+	for v := range seen {
+		values = append(values, v)
+	}
+	sort.Strings(values)
+	SortValues(values)
+	return values
+}
