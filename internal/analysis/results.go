@@ -1,5 +1,12 @@
 package analysis
 
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/assay-eval/assay/internal/store"
+)
+
 // ResultRow is one result of a run as the primary scorer saw it: the
 // per-case × target × epoch detail that the JUnit report lists (one test
 // case per row). Analyze does not build these; a caller that wants them
@@ -21,4 +28,52 @@ type ResultRow struct {
 	// Expected is the case's reference answer, as text, when it has one.
 	Expected  string
 	LatencyMS float64
+}
+
+// Rows joins a run's results with the primary scores of one scoring (0 =
+// the latest), in the store's order (case, target, epoch). The primary
+// score is the one the scorer flagged primary.
+func Rows(ctx context.Context, st store.Store, run *store.Run, scoring int) ([]ResultRow, error) {
+	if scoring == 0 {
+		var err error
+		if scoring, err = st.LatestScoring(ctx, run.ID); err != nil {
+			return nil, err
+		}
+	}
+	expected := map[string]string{}
+	if err := st.Cases(ctx, run.ID, func(c store.Case) error {
+		if e := string(c.Expected); e != "" && e != "null" {
+			var s string
+			if json.Unmarshal(c.Expected, &s) == nil {
+				e = s
+			}
+			expected[c.ID] = e
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	prim := map[store.Key]store.Score{}
+	if err := st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+		if s.Primary {
+			prim[store.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] = s
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var rows []ResultRow
+	err := st.Results(ctx, run.ID, func(r store.Result) error {
+		row := ResultRow{Target: r.Target, CaseID: r.CaseID, Epoch: r.Epoch, Raw: r.Raw,
+			Expected: expected[r.CaseID], LatencyMS: r.LatencyMS, Shape: "loud", Kind: "unscored"}
+		if row.Raw == "" && r.Error != "" {
+			row.Raw = r.Error
+		}
+		if s, ok := prim[r.Key()]; ok {
+			row.Pass, row.Shape, row.Kind, row.Reason = s.Pass, s.Shape, s.Kind, s.Reason
+		}
+		rows = append(rows, row)
+		return nil
+	})
+	return rows, err
 }

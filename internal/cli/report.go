@@ -81,7 +81,16 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 		defer f.Close()
 		w = f
 	}
-	if err := report.Render(w, o.Format, rep); err != nil {
+	if o.Format == "junit" {
+		rows, err := analysis.Rows(ctx, st, run, rep.Run.Scoring)
+		if err != nil {
+			return err
+		}
+		err = report.JUnit(w, rep, rows)
+		if err != nil {
+			return err
+		}
+	} else if err := report.Render(w, o.Format, rep); err != nil {
 		return err
 	}
 	if f, ok := w.(*os.File); ok && o.Output != "" {

@@ -3,9 +3,11 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"encoding/xml"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -160,5 +162,72 @@ func TestReportJSONContract(t *testing.T) {
 		if lat["p50"].(float64) <= 0 || lat["p95"].(float64) < lat["p50"].(float64) || lat["p99"].(float64) < lat["p95"].(float64) {
 			t.Errorf("%s latency %v", name, lat)
 		}
+	}
+}
+
+// Every report format renders a stored run; JUnit lists one test case per
+// case × target with the primary scorer's failures.
+func TestReportFormats(t *testing.T) {
+	root := repoRoot(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	e := cliEnv{}
+	if inv := runCLI(t, e, "run", filepath.Join(root, "examples", "quickstart", "assay.yaml"), "--db", db); inv.code != 0 {
+		t.Fatalf("run: %s", inv.stderr)
+	}
+	var js struct {
+		Targets []struct {
+			Name    string
+			Primary struct{ Passed, N int }
+		}
+	}
+	inv := runCLI(t, e, "report", "--db", db, "--format", "json")
+	if err := json.Unmarshal([]byte(inv.stdout), &js); err != nil {
+		t.Fatal(err)
+	}
+	inv = runCLI(t, e, "report", "--db", db, "--format", "junit")
+	if inv.code != 0 {
+		t.Fatalf("junit: %s", inv.stderr)
+	}
+	var doc struct {
+		Suites []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(inv.stdout), &doc); err != nil {
+		t.Fatalf("junit is not XML: %v", err)
+	}
+	if len(doc.Suites) != len(js.Targets) {
+		t.Fatalf("%d suites for %d targets", len(doc.Suites), len(js.Targets))
+	}
+	for i, s := range doc.Suites {
+		failures := 0
+		for _, c := range s.Cases {
+			if c.Failure != nil {
+				failures++
+			}
+		}
+		want := js.Targets[i]
+		if s.Name != want.Name || len(s.Cases) != want.Primary.N || failures != want.Primary.N-want.Primary.Passed {
+			t.Errorf("suite %s: %d cases, %d failures; the report says %s %d/%d", s.Name, len(s.Cases), failures, want.Name, want.Primary.Passed, want.Primary.N)
+		}
+	}
+	out := filepath.Join(dir, "report.html")
+	if inv := runCLI(t, e, "report", "--db", db, "--format", "html", "-o", out); inv.code != 0 {
+		t.Fatalf("html: %s", inv.stderr)
+	}
+	page := readFileT(t, out)
+	for _, want := range []string{"<svg", "model-a", "model-b", "ticket-triage"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("html report lacks %q", want)
+		}
+	}
+	md := runCLI(t, e, "report", "--db", db, "--format", "markdown")
+	if md.code != 0 || !strings.Contains(md.stdout, "| model-a |") {
+		t.Errorf("markdown report: exit %d\n%s", md.code, md.stdout)
 	}
 }
