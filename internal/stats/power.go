@@ -1,0 +1,202 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// maxSampleSize bounds the sample sizes returned, far beyond any eval set,
+// so that the conversion to int is exact.
+const maxSampleSize = 1 << 53
+
+// McNemarSampleSize returns the number of cases needed for a two-sided
+// McNemar test at level alpha to detect, with the given power, a difference
+// delta between the pass rates of two targets run on the same cases, when a
+// fraction pDisc of the cases are discordant (passed by exactly one of the
+// two). It is Connor's (1987, "Sample size for testing differences in
+// proportions for the paired-sample design", Biometrics 43:207–211) formula,
+// rounded up:
+//
+//	n = (z₁₋α/₂·√ψ + z_power·√(ψ − δ²))² / δ²,  ψ = pDisc, δ = |delta|.
+//
+// The discordance comes from a previous run of the two targets (the
+// fraction of cases on which they disagreed) or from an assumption; it
+// matters more than the rates themselves. Errors name the valid range:
+// pDisc in (0, 1], 0 < |delta| ≤ pDisc (every discordant case would have to
+// favour one side for |delta| = pDisc), alpha and power in (0, 1).
+func McNemarSampleSize(pDisc, delta, alpha, power float64) (int, error) {
+	if err := checkPowerArgs(alpha, power); err != nil {
+		return 0, err
+	}
+	d := math.Abs(delta)
+	if err := checkDiscordance(pDisc, d); err != nil {
+		return 0, err
+	}
+	return ceilSampleSize(connorN(pDisc, d, alpha, power))
+}
+
+func connorN(pDisc, d, alpha, power float64) float64 {
+	za := distuv.UnitNormal.Quantile(1 - alpha/2)
+	zb := distuv.UnitNormal.Quantile(power)
+	s := za*math.Sqrt(pDisc) + zb*math.Sqrt(pDisc-d*d)
+	return s * s / (d * d)
+}
+
+// McNemarPower returns the approximate power of a two-sided McNemar test at
+// level alpha on n cases to detect a difference delta when a fraction pDisc
+// of cases are discordant (Connor 1987, counting both tails):
+//
+//	Φ((δ√n − z₁₋α/₂√ψ)/√(ψ−δ²)) + Φ((−δ√n − z₁₋α/₂√ψ)/√(ψ−δ²)).
+//
+// Arguments are validated as in McNemarSampleSize; n must be positive.
+func McNemarPower(n int, pDisc, delta, alpha float64) (float64, error) {
+	if n < 1 {
+		return math.NaN(), fmt.Errorf("stats: power needs at least 1 case, got %d", n)
+	}
+	if err := checkPowerArgs(alpha, 0.5); err != nil {
+		return math.NaN(), err
+	}
+	d := math.Abs(delta)
+	if err := checkDiscordance(pDisc, d); err != nil {
+		return math.NaN(), err
+	}
+	za := distuv.UnitNormal.Quantile(1 - alpha/2)
+	sd := math.Sqrt(pDisc - d*d)
+	if sd == 0 {
+		// pDisc = δ = 1: every case favours A; the test always rejects once
+		// the statistic passes the critical value.
+		if d*math.Sqrt(float64(n)) > za*math.Sqrt(pDisc) {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	rn := math.Sqrt(float64(n))
+	return distuv.UnitNormal.CDF((d*rn-za*math.Sqrt(pDisc))/sd) +
+		distuv.UnitNormal.CDF((-d*rn-za*math.Sqrt(pDisc))/sd), nil
+}
+
+// MinDetectableDifference returns the smallest difference in pass rates
+// that n cases detect with the given power in a two-sided McNemar test at
+// level alpha, when a fraction pDisc of cases are discordant: the δ at which
+// Connor's sample size equals n. Connor's equation is solved for δ in closed
+// form (squaring it gives a quadratic in δ):
+//
+//	δ = √ψ·(a√n + b√(n + b² − a²)) / (n + b²),  a = z₁₋α/₂, b = z_power.
+//
+// It returns an error when no difference up to pDisc (all discordant cases
+// favouring one side) is detectable with n cases, and for arguments out of
+// range: n ≥ 1, pDisc in (0, 1], alpha and power in (0, 1).
+func MinDetectableDifference(n int, pDisc, alpha, power float64) (float64, error) {
+	if n < 1 {
+		return math.NaN(), fmt.Errorf("stats: minimum detectable difference needs at least 1 case, got %d", n)
+	}
+	if err := checkPowerArgs(alpha, power); err != nil {
+		return math.NaN(), err
+	}
+	if !(pDisc > 0 && pDisc <= 1) {
+		return math.NaN(), fmt.Errorf("stats: discordance must be a fraction of cases in (0, 1], got %v", pDisc)
+	}
+	a := distuv.UnitNormal.Quantile(1 - alpha/2)
+	b := distuv.UnitNormal.Quantile(power)
+	nf := float64(n)
+	disc := nf + b*b - a*a
+	d := math.NaN()
+	if disc >= 0 {
+		d = math.Sqrt(pDisc) * (a*math.Sqrt(nf) + b*math.Sqrt(disc)) / (nf + b*b)
+	}
+	if !(d > 0 && d <= pDisc) {
+		return math.NaN(), fmt.Errorf("stats: %d cases cannot detect any difference at discordance %v with power %v (alpha %v); even a difference of %v needs more cases",
+			n, pDisc, power, alpha, pDisc)
+	}
+	return d, nil
+}
+
+// TwoProportionSampleSize returns the number of cases per group needed for a
+// two-sided test at level alpha to detect, with the given power, the
+// difference between pass rates p1 and p2 measured on independent samples.
+// It is statsmodels' NormalIndPower().solve_power(effect_size=
+// proportion_effectsize(p1, p2), ratio=1, alternative="two-sided"), rounded
+// up: Cohen's h = 2·asin√p1 − 2·asin√p2 and the normal power function with
+// both tails, solved for n numerically.
+//
+// Use it when only assumed rates are known. Two targets run on the same
+// cases are paired, and their positive correlation makes McNemarSampleSize
+// (from an observed discordance) smaller; this is the conservative bound.
+// Errors: p1 and p2 must be in [0, 1] and differ; alpha and power in (0, 1)
+// with power > alpha.
+func TwoProportionSampleSize(p1, p2, alpha, power float64) (int, error) {
+	n, err := twoProportionN(p1, p2, alpha, power)
+	if err != nil {
+		return 0, err
+	}
+	return ceilSampleSize(n)
+}
+
+func twoProportionN(p1, p2, alpha, power float64) (float64, error) {
+	if err := checkPowerArgs(alpha, power); err != nil {
+		return math.NaN(), err
+	}
+	if !(p1 >= 0 && p1 <= 1 && p2 >= 0 && p2 <= 1) {
+		return math.NaN(), fmt.Errorf("stats: pass rates must be in [0, 1], got %v and %v", p1, p2)
+	}
+	if p1 == p2 {
+		return math.NaN(), fmt.Errorf("stats: pass rates %v and %v are equal: no sample size detects a zero difference", p1, p2)
+	}
+	if power <= alpha {
+		return math.NaN(), fmt.Errorf("stats: power %v must exceed alpha %v (a test has power alpha with no data)", power, alpha)
+	}
+	h := math.Abs(2*math.Asin(math.Sqrt(p1)) - 2*math.Asin(math.Sqrt(p2)))
+	crit := distuv.UnitNormal.Quantile(1 - alpha/2)
+	achieved := func(n1 float64) float64 {
+		shift := h * math.Sqrt(n1/2) // two groups of n1: effective n is n1/2
+		return distuv.UnitNormal.Survival(crit-shift) + distuv.UnitNormal.CDF(-crit-shift)
+	}
+	// Ignoring the far tail gives a closed form that is an upper bound.
+	zb := distuv.UnitNormal.Quantile(power)
+	hi := 2 * math.Pow((crit+zb)/h, 2)
+	lo := 0.0
+	for range 200 {
+		mid := (lo + hi) / 2
+		if achieved(mid) < power {
+			lo = mid
+		} else {
+			hi = mid
+		}
+		if hi-lo <= 1e-14*hi {
+			break
+		}
+	}
+	return (lo + hi) / 2, nil
+}
+
+func checkPowerArgs(alpha, power float64) error {
+	if !(alpha > 0 && alpha < 1) {
+		return fmt.Errorf("stats: alpha must be in (0, 1) (0.05 for a 5%% two-sided test), got %v", alpha)
+	}
+	if !(power > 0 && power < 1) {
+		return fmt.Errorf("stats: power must be in (0, 1) (0.8 for 80%%), got %v", power)
+	}
+	return nil
+}
+
+func checkDiscordance(pDisc, d float64) error {
+	if !(pDisc > 0 && pDisc <= 1) {
+		return fmt.Errorf("stats: discordance must be a fraction of cases in (0, 1], got %v", pDisc)
+	}
+	if !(d > 0) {
+		return fmt.Errorf("stats: the difference to detect must be non-zero, got %v", d)
+	}
+	if d > pDisc {
+		return fmt.Errorf("stats: a difference of %v is impossible when only %v of cases are discordant (|delta| ≤ discordance)", d, pDisc)
+	}
+	return nil
+}
+
+func ceilSampleSize(n float64) (int, error) {
+	if math.IsNaN(n) || n > maxSampleSize {
+		return 0, fmt.Errorf("stats: the sample size needed (%v) is beyond any feasible set", n)
+	}
+	return int(math.Ceil(n)), nil
+}
