@@ -136,6 +136,8 @@ type Options struct {
 	Scoring int
 	// Worst is how many failures to show with their outputs (default 20).
 	Worst int
+	// Margin is the equivalence margin of the paired verdicts (default 0.02).
+	Margin float64
 }
 
 // CaseKey names one case's epoch.
@@ -163,6 +165,9 @@ type acc struct {
 func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*Report, error) {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
+	}
+	if o.Margin == 0 {
+		o.Margin = stats.DefaultEquivalenceMargin
 	}
 	scoring := o.Scoring
 	if scoring == 0 {
@@ -352,9 +357,13 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		passByTarget[name] = a.pass
 	}
 	rep.Worst = worst.list()
+	if len(rep.Targets) > 0 && rep.Targets[0].Primary.Scorer != "" {
+		rep.Comparisons = comparePairs(names, passByTarget, tags, rep.Targets[0].Primary.Scorer, o)
+		rep.Ranking = rank(names, rep.Comparisons)
+	}
 	rep.Pareto = pareto(rep.Targets)
 	rep.Spec = json.RawMessage(run.Config)
-	rep.Warnings = coverageWarnings(run, rep, tags)
+	rep.Warnings = append(coverageWarnings(run, rep, tags), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
 	return rep, nil
 }
 
