@@ -40,9 +40,9 @@ func comparePairs(names []string, pass map[string]map[CaseKey]bool, tags map[str
 	adj := stats.Holm(ps)
 	for i := range out {
 		c := &out[i]
-		c.PAdjusted = round6(adj[i])
+		// p-values are not rounded: 1e-36 is information.
+		c.PAdjusted = adj[i]
 		c.Verdict = stats.Verdict(c.Delta, stats.Interval{Lo: c.CI[0], Hi: c.CI[1]}, adj[i], o.Alpha, o.Margin)
-		c.PValue = round6(c.PValue)
 	}
 	return out
 }
@@ -132,7 +132,6 @@ func sliceComparisons(a, b map[CaseKey]bool, tags map[string]map[string]string, 
 				continue
 			}
 			c.Verdict = stats.Verdict(c.Delta, stats.Interval{Lo: c.CI[0], Hi: c.CI[1]}, c.PValue, alpha, margin)
-			c.PValue = round6(c.PValue)
 			c.PAdjusted = c.PValue
 			if out[k] == nil {
 				out[k] = map[string]Comparison{}
