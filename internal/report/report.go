@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -66,6 +67,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 			t.Failures.Loud, t.Failures.Silent, t.LatencyMS.P50, t.LatencyMS.P95, t.CostUSD.Total)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := textComparisons(w, rep); err != nil {
 		return err
 	}
 	if err := textSlices(w, rep); err != nil {
@@ -166,3 +170,60 @@ func textSlices(w io.Writer, rep *analysis.Report) error {
 
 // SortValues orders slice values; see analysis.SortValues.
 func SortValues(vs []string) { analysis.SortValues(vs) }
+
+// textComparisons writes the paired comparisons, the ranking and the
+// warnings.
+func textComparisons(w io.Writer, rep *analysis.Report) error {
+	if len(rep.Comparisons) > 0 {
+		fmt.Fprintln(w, "\npaired comparisons (same cases; Δ = A − B in points, 95% CI; McNemar exact p, Holm-adjusted)")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "A\tB\tn\tΔ\t95% CI\tA only\tB only\tp\tp adj\tverdict\t")
+		for _, c := range rep.Comparisons {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%+.1f\t[%+.1f, %+.1f]\t%d\t%d\t%s\t%s\t%s\t\n", term(c.A), term(c.B), c.N,
+				100*c.Delta, 100*c.CI[0], 100*c.CI[1], c.AOnly, c.BOnly, pfmt(c.PValue), pfmt(c.PAdjusted), verdictText(c))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(rep.Ranking) > 0 {
+		parts := make([]string, len(rep.Ranking))
+		for i, g := range rep.Ranking {
+			names := make([]string, len(g.Targets))
+			for j, n := range g.Targets {
+				names[j] = term(n)
+			}
+			parts[i] = fmt.Sprintf("%d. %s", g.Rank, strings.Join(names, " = "))
+		}
+		fmt.Fprintf(w, "\nranking (ties: not separated by the paired tests): %s\n", strings.Join(parts, "  "))
+	}
+	if len(rep.Pareto) > 0 {
+		names := make([]string, len(rep.Pareto))
+		for i, n := range rep.Pareto {
+			names[i] = term(n)
+		}
+		fmt.Fprintf(w, "quality × cost × p95 latency frontier: %s\n", strings.Join(names, ", "))
+	}
+	for _, wn := range rep.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", term(wn))
+	}
+	return nil
+}
+
+func pfmt(p float64) string {
+	if p < 1e-4 {
+		return "<0.0001"
+	}
+	return strconv.FormatFloat(p, 'f', 4, 64)
+}
+
+func verdictText(c analysis.Comparison) string {
+	switch c.Verdict {
+	case "a_better":
+		return term(c.A) + " better"
+	case "b_better":
+		return term(c.B) + " better"
+	default:
+		return c.Verdict
+	}
+}
