@@ -58,6 +58,9 @@ type Rate struct {
 	Rate     float64    `json:"rate"`
 	CI       [2]float64 `json:"ci"`
 	CIMethod string     `json:"ci_method,omitempty"`
+	// SE is the standard error of the rate when the interval comes from one
+	// (epochs averaged per case, or clustered cases).
+	SE float64 `json:"se,omitempty"`
 }
 
 // Failures counts how a target failed.
@@ -125,6 +128,16 @@ type Target struct {
 	// ErrorCost is the priced cost of the primary scorer's failures (the
 	// spec's error_costs and the cases' weights).
 	ErrorCost float64 `json:"error_cost"`
+	// Epochs describes the repeats when cases ran more than once.
+	Epochs *EpochStats `json:"epochs,omitempty"`
+}
+
+// EpochStats summarises repeated runs of the same cases.
+type EpochStats struct {
+	Cases int `json:"cases"`
+	// WithinVar is the mean within-case variance of the primary score across
+	// epochs: how much the target's answer to one case varies run to run.
+	WithinVar float64 `json:"within_case_variance"`
 }
 
 // Options tune the analysis.
@@ -334,6 +347,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			t.Primary = t.Scorers[a.primary]
 			t.Primary.Scorer = a.primary
 			t.Primary.CIMethod = "wilson"
+			t.Epochs = primaryInterval(&t.Primary, a.pass, tags, o.Alpha)
 		}
 		t.LatencyMS = Latency{P50: quantile(a.lat, 0.50), P95: quantile(a.lat, 0.95), P99: quantile(a.lat, 0.99), Samples: a.lat}
 		if len(a.ttft) > 0 {
