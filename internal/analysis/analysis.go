@@ -190,14 +190,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			return nil, err
 		}
 	}
-	rep := &Report{Run: RunInfo{
-		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash,
-		PromptHash: run.PromptHash, GitCommit: run.GitCommit, Cases: run.Cases, Epochs: run.Epochs,
-		Status: run.Status, Scoring: scoring, Started: run.Started.UTC().Format("2006-01-02T15:04:05Z"),
-	}}
-	if !run.Ended.IsZero() {
-		rep.Run.Ended = run.Ended.UTC().Format("2006-01-02T15:04:05Z")
-	}
+	rep := &Report{Run: runInfo(run, scoring)}
 	accs := map[string]*acc{}
 	get := func(name string) *acc {
 		a := accs[name]
@@ -406,4 +399,16 @@ func quantile(xs []float64, q float64) float64 {
 		return xs[len(xs)-1]
 	}
 	return xs[i] + (h-lo)*(xs[i+1]-xs[i])
+}
+
+func runInfo(run *store.Run, scoring int) RunInfo {
+	ri := RunInfo{
+		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash,
+		PromptHash: run.PromptHash, GitCommit: run.GitCommit, Cases: run.Cases, Epochs: run.Epochs,
+		Status: run.Status, Scoring: scoring, Started: run.Started.UTC().Format("2006-01-02T15:04:05Z"),
+	}
+	if !run.Ended.IsZero() {
+		ri.Ended = run.Ended.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	return ri
 }

@@ -162,6 +162,7 @@ reviewer or a CI pipeline can act on.
 		newReportCommand(g),
 		newMockCommand(g),
 		newRescoreCommand(g),
+		newCompareCommand(g),
 	)
 	return root
 }

@@ -227,3 +227,59 @@ func verdictText(c analysis.Comparison) string {
 		return c.Verdict
 	}
 }
+
+// RunComparisonText writes a before/after comparison of two runs.
+func RunComparisonText(w io.Writer, rc *analysis.RunComparison) error {
+	fmt.Fprintf(w, "before %s (%s, %s)\nafter  %s (%s, %s)\n", term(rc.Before.ID), term(rc.Before.Spec), rc.Before.SpecHash,
+		term(rc.After.ID), term(rc.After.Spec), rc.After.SpecHash)
+	fmt.Fprintln(w, "\nΔ = after − before in points, 95% CI; McNemar exact p, Holm-adjusted over targets")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tn\tΔ\t95% CI\tfixed\tbroken\tp\tp adj\tverdict\t")
+	for _, c := range rc.Comparisons {
+		name, _, _ := strings.Cut(c.A, "@")
+		v := c.Verdict
+		switch v {
+		case "a_better":
+			v = "better after"
+		case "b_better":
+			v = "worse after"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%+.1f\t[%+.1f, %+.1f]\t%d\t%d\t%s\t%s\t%s\t\n", term(name), c.N, 100*c.Delta,
+			100*c.CI[0], 100*c.CI[1], c.AOnly, c.BOnly, pfmt(c.PValue), pfmt(c.PAdjusted), v)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range rc.Comparisons {
+		name, _, _ := strings.Cut(c.A, "@")
+		keys := make([]string, 0, len(c.Slices))
+		for k := range c.Slices {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			vals := make([]string, 0, len(c.Slices[k]))
+			for v := range c.Slices[k] {
+				vals = append(vals, v)
+			}
+			analysis.SortValues(vals)
+			parts := make([]string, len(vals))
+			for i, v := range vals {
+				s := c.Slices[k][v]
+				parts[i] = fmt.Sprintf("%s %+.0f [%+.0f, %+.0f]", term(v), 100*s.Delta, 100*s.CI[0], 100*s.CI[1])
+			}
+			fmt.Fprintf(w, "%s by %s: %s\n", term(name), term(k), strings.Join(parts, " · "))
+		}
+	}
+	if len(rc.Only) > 0 {
+		names := make([]string, len(rc.Only))
+		for i, n := range rc.Only {
+			names[i] = term(n)
+		}
+		fmt.Fprintf(w, "in one run only (not compared): %s\n", strings.Join(names, ", "))
+	}
+	for _, wn := range rc.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", term(wn))
+	}
+	return nil
+}

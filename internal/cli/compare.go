@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/report"
+)
+
+type compareOptions struct {
+	Before, After string
+	Format        string
+	Margin        float64
+}
+
+func (o *compareOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Format, "format", "text", "text|json")
+	f.Float64Var(&o.Margin, "margin", 0.02, "equivalence margin: a difference whose interval lies inside ±margin is called equivalent")
+}
+
+func newCompareCommand(g *Globals) *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare RUN_BEFORE RUN_AFTER",
+		Short: "Compare the same targets across two runs, paired by case (never calls a model)",
+		Long: `Compare each target that two runs share — before and after a change of
+prompt, parser, parameters or model version — paired by case and epoch, on
+each run's primary scorer: the difference (after − before) with its interval,
+McNemar's exact test, Holm-adjusted over the targets, a verdict, and the same
+per slice so you see where the change helped or hurt.`,
+		Args: exactArgs(2),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains([]string{"text", "json"}, o.Format) {
+				return usageError{fmt.Errorf("--format %q: formats are text, json", o.Format)}
+			}
+			if o.Margin < 0 || o.Margin >= 1 {
+				return usageError{fmt.Errorf("--margin must be in [0, 1) (got %g)", o.Margin)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Before, o.After = args[0], args[1]
+			return runCompare(cmd.Context(), g, o)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+func runCompare(ctx context.Context, g *Globals, o *compareOptions) error {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	before, err := st.GetRun(ctx, o.Before)
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	after, err := st.GetRun(ctx, o.After)
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	margin := o.Margin
+	if margin == 0 {
+		margin = -1 // equivalence off
+	}
+	rc, err := analysis.CompareRuns(ctx, st, before, after, analysis.Options{Margin: margin})
+	if err != nil {
+		return err
+	}
+	if o.Format == "json" {
+		enc := json.NewEncoder(g.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rc)
+	}
+	return report.RunComparisonText(g.Stdout, rc)
+}
