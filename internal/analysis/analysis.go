@@ -153,22 +153,17 @@ type Options struct {
 	Margin float64
 }
 
-// CaseKey names one case's epoch.
-type CaseKey struct {
-	CaseID string
-	Epoch  int
-}
-
 type acc struct {
 	t       Target
 	lat     []float64
 	scorers map[string]*[2]int // passed, n
 	fails   map[string]*Failures
 	errCost map[string]float64
-	// slices counts passed/n per scorer, tag key and tag value.
-	slices map[string]map[string]map[string]*[2]int
-	// pass is the primary verdict per case and epoch, for paired comparisons.
-	pass    map[CaseKey]bool
+	// slices counts passed/n per scorer, tag key and tag value (indexes of
+	// the case index).
+	slices map[string][][][2]int
+	// pass holds the primary verdicts, for paired comparisons.
+	pass    *verdicts
 	ttft    []float64
 	order   []string
 	primary string // the first scorer flagged primary
@@ -197,7 +192,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		if a == nil {
 			a = &acc{t: Target{Name: name, Scorers: map[string]Rate{}, Failures: Failures{ByKind: map[string]int{}}},
 				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}, errCost: map[string]float64{},
-				slices: map[string]map[string]map[string]*[2]int{}, pass: map[CaseKey]bool{}}
+				slices: map[string][][][2]int{}, pass: newVerdicts(run.Epochs)}
 			accs[name] = a
 		}
 		return a
@@ -206,14 +201,10 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		get(name)
 	}
 	worst := newWorstList(o.Worst)
-	// The cases' tags, for the per-slice tables.
-	tags := map[string]map[string]string{}
-	expected := map[string]string{}
+	// The cases, numbered densely, with their tags for the per-slice tables.
+	ci := newCaseIndex()
 	err := st.Cases(ctx, run.ID, func(c store.Case) error {
-		if len(c.Tags) > 0 {
-			tags[c.ID] = c.Tags
-		}
-		expected[c.ID] = string(c.Expected)
+		ci.add(c.ID, c.Tags)
 		return nil
 	})
 	if err != nil {
@@ -249,34 +240,31 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 				if a.primary == "" {
 					a.primary = s.Scorer
 				}
-				k := CaseKey{s.CaseID, s.Epoch}
-				a.pass[k] = s.Pass
+				a.pass.set(ci.add(s.CaseID, nil), s.Epoch, s.Pass)
 				if !s.Pass {
 					worst.offer(FailureExample{Target: s.Target, CaseID: s.CaseID, Epoch: s.Epoch, Shape: s.Shape,
-						Kind: s.Kind, Reason: s.Reason, ErrorCost: s.ErrorCost, Expected: expected[s.CaseID]})
+						Kind: s.Kind, Reason: s.Reason, ErrorCost: s.ErrorCost})
 				}
 			}
 			a.t.JudgeCostUSD += s.JudgeCost
 			a.errCost[s.Scorer] += s.ErrorCost
-			for k, v := range tags[s.CaseID] {
-				bySc := a.slices[s.Scorer]
-				if bySc == nil {
-					bySc = map[string]map[string]*[2]int{}
-					a.slices[s.Scorer] = bySc
+			if len(ci.keys) > 0 {
+				i := ci.add(s.CaseID, nil)
+				sl := a.slices[s.Scorer]
+				if sl == nil {
+					sl = make([][][2]int, len(ci.keys))
+					for k := range sl {
+						sl[k] = make([][2]int, len(ci.vals[k]))
+					}
+					a.slices[s.Scorer] = sl
 				}
-				byKey := bySc[k]
-				if byKey == nil {
-					byKey = map[string]*[2]int{}
-					bySc[k] = byKey
-				}
-				cnt := byKey[v]
-				if cnt == nil {
-					cnt = &[2]int{}
-					byKey[v] = cnt
-				}
-				cnt[1]++
-				if s.Pass {
-					cnt[0]++
+				for k := range sl {
+					if v := ci.tagOf[k][i]; v >= 0 {
+						sl[k][v][1]++
+						if s.Pass {
+							sl[k][v][0]++
+						}
+					}
 				}
 			}
 			return nil
@@ -306,7 +294,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	passByTarget := map[string]map[CaseKey]bool{}
+	passByTarget := map[string]*verdicts{}
 	names := slices.Clone(run.Targets)
 	for name := range accs {
 		if !slices.Contains(names, name) {
@@ -329,18 +317,23 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			t.Failures = *a.fails[a.primary]
 			t.ErrorCost = a.errCost[a.primary]
 			for k, byValue := range a.slices[a.primary] {
-				if t.Slices == nil {
-					t.Slices = map[string]map[string]Rate{}
-				}
-				t.Slices[k] = map[string]Rate{}
 				for v, c := range byValue {
-					t.Slices[k][v] = rate("", c[0], c[1], o.Alpha)
+					if c[1] == 0 {
+						continue
+					}
+					if t.Slices == nil {
+						t.Slices = map[string]map[string]Rate{}
+					}
+					if t.Slices[ci.keys[k]] == nil {
+						t.Slices[ci.keys[k]] = map[string]Rate{}
+					}
+					t.Slices[ci.keys[k]][ci.vals[k][v]] = rate("", c[0], c[1], o.Alpha)
 				}
 			}
 			t.Primary = t.Scorers[a.primary]
 			t.Primary.Scorer = a.primary
 			t.Primary.CIMethod = "wilson"
-			t.Epochs = primaryInterval(&t.Primary, a.pass, tags, o.Alpha)
+			t.Epochs = primaryInterval(&t.Primary, a.pass, ci, o.Alpha)
 		}
 		t.LatencyMS = Latency{P50: quantile(a.lat, 0.50), P95: quantile(a.lat, 0.95), P99: quantile(a.lat, 0.99), Samples: a.lat}
 		if len(a.ttft) > 0 {
@@ -363,14 +356,17 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		rep.Targets = append(rep.Targets, t)
 		passByTarget[name] = a.pass
 	}
+	if err := worst.fillExpected(ctx, st, run.ID); err != nil {
+		return nil, err
+	}
 	rep.Worst = worst.list()
 	if len(rep.Targets) > 0 && rep.Targets[0].Primary.Scorer != "" {
-		rep.Comparisons = comparePairs(names, passByTarget, tags, rep.Targets[0].Primary.Scorer, o)
+		rep.Comparisons = comparePairs(names, passByTarget, ci, rep.Targets[0].Primary.Scorer, o)
 		rep.Ranking = rank(names, rep.Comparisons)
 	}
 	rep.Pareto = pareto(rep.Targets)
 	rep.Spec = json.RawMessage(run.Config)
-	rep.Warnings = append(coverageWarnings(run, rep, tags), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
+	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
 	return rep, nil
 }
 

@@ -13,17 +13,15 @@ import (
 // each case has one epoch, else the per-case means of the epochs (paired t).
 // Overall p-values are Holm-adjusted over all pairs; per-slice comparisons
 // say where a lead comes from and are not adjusted.
-func comparePairs(names []string, pass map[string]map[CaseKey]bool, tags map[string]map[string]string, scorer string, o Options) []Comparison {
+func comparePairs(names []string, pass map[string]*verdicts, ci *caseIndex, scorer string, o Options) []Comparison {
 	var out []Comparison
 	for i := 0; i < len(names); i++ {
 		for j := i + 1; j < len(names); j++ {
-			a, b := pass[names[i]], pass[names[j]]
-			c, ok := pairOf(a, b, nil, o.Alpha)
+			c, ok := pairDense(pass[names[i]], pass[names[j]], ci, o.Alpha, o.Margin)
 			if !ok {
 				continue
 			}
 			c.A, c.B, c.Scorer = names[i], names[j], scorer
-			c.Slices = sliceComparisons(a, b, tags, o.Alpha, o.Margin)
 			for _, byValue := range c.Slices {
 				for v, sc := range byValue {
 					sc.A, sc.B, sc.Scorer = c.A, c.B, scorer
@@ -47,99 +45,99 @@ func comparePairs(names []string, pass map[string]map[CaseKey]bool, tags map[str
 	return out
 }
 
-// pairOf compares a and b over the cases both have (restricted to keep when
-// non-nil). ok is false when they share no case.
-func pairOf(a, b map[CaseKey]bool, keep func(caseID string) bool, alpha float64) (Comparison, bool) {
-	// Group epochs by case.
-	type agg struct{ a, b, n float64 }
-	byCase := map[string]*agg{}
-	epochs := 0
-	for k, pa := range a {
-		pb, ok := b[k]
-		if !ok || (keep != nil && !keep(k.CaseID)) {
+// pairDense compares a and b over the cases both have scored, overall and
+// per tag value, in one pass over the cases. ok is false when they share
+// fewer than two cases.
+func pairDense(a, b *verdicts, ci *caseIndex, alpha, margin float64) (Comparison, bool) {
+	if a == nil || b == nil {
+		return Comparison{}, false
+	}
+	binary := a.epochs <= 1 && b.epochs <= 1
+	nk := len(ci.keys)
+	var total stats.PairTable
+	tables := make([][]stats.PairTable, nk)
+	var xa, xb []float64
+	sxa, sxb := make([][][]float64, nk), make([][][]float64, nk)
+	for k := range nk {
+		tables[k] = make([]stats.PairTable, len(ci.vals[k]))
+		sxa[k] = make([][]float64, len(ci.vals[k]))
+		sxb[k] = make([][]float64, len(ci.vals[k]))
+	}
+	for i := range ci.len() {
+		ma, na := a.mean(i)
+		mb, nb := b.mean(i)
+		if na == 0 || nb == 0 {
 			continue
 		}
-		g := byCase[k.CaseID]
-		if g == nil {
-			g = &agg{}
-			byCase[k.CaseID] = g
+		if binary {
+			add := func(t *stats.PairTable) {
+				switch {
+				case ma == 1 && mb == 1:
+					t.Both++
+				case ma == 1:
+					t.AOnly++
+				case mb == 1:
+					t.BOnly++
+				default:
+					t.Neither++
+				}
+			}
+			add(&total)
+			for k := range nk {
+				if v := ci.tagOf[k][i]; v >= 0 {
+					add(&tables[k][v])
+				}
+			}
+			continue
 		}
-		g.a += b2f(pa)
-		g.b += b2f(pb)
-		g.n++
-		epochs = max(epochs, k.Epoch)
-	}
-	if len(byCase) == 0 {
-		return Comparison{}, false
-	}
-	var p stats.Paired
-	var err error
-	if epochs <= 1 {
-		var t stats.PairTable
-		for _, g := range byCase {
-			switch {
-			case g.a == 1 && g.b == 1:
-				t.Both++
-			case g.a == 1:
-				t.AOnly++
-			case g.b == 1:
-				t.BOnly++
-			default:
-				t.Neither++
+		xa, xb = append(xa, ma), append(xb, mb)
+		for k := range nk {
+			if v := ci.tagOf[k][i]; v >= 0 {
+				sxa[k][v] = append(sxa[k][v], ma)
+				sxb[k][v] = append(sxb[k][v], mb)
 			}
 		}
-		p, err = stats.PairedBinaryTable(t, alpha)
-	} else {
-		ids := make([]string, 0, len(byCase))
-		for id := range byCase {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		xa, xb := make([]float64, len(ids)), make([]float64, len(ids))
-		for i, id := range ids {
-			g := byCase[id]
-			xa[i], xb[i] = g.a/g.n, g.b/g.n
-		}
-		p, err = stats.PairedMeans(xa, xb, alpha)
 	}
-	// Fewer than two cases, or a degenerate comparison, says nothing: it is
-	// left out rather than shown with undefined numbers.
-	if err != nil || anyNaN(p.Delta, p.SE, p.CI.Lo, p.CI.Hi, p.PValue) {
+	compare := func(t stats.PairTable, xa, xb []float64) (Comparison, bool) {
+		var p stats.Paired
+		var err error
+		n := t.N()
+		if binary {
+			p, err = stats.PairedBinaryTable(t, alpha)
+		} else {
+			n = len(xa)
+			p, err = stats.PairedMeans(xa, xb, alpha)
+		}
+		// Fewer than two cases, or a degenerate comparison, says nothing: it
+		// is left out rather than shown with undefined numbers.
+		if err != nil || n < 2 || anyNaN(p.Delta, p.SE, p.CI.Lo, p.CI.Hi, p.PValue) {
+			return Comparison{}, false
+		}
+		return Comparison{N: n, Test: p.Test, AOnly: p.AOnly, BOnly: p.BOnly,
+			Delta: round6(p.Delta), SE: round6(p.SE), CI: [2]float64{round6(p.CI.Lo), round6(p.CI.Hi)}, PValue: p.PValue}, true
+	}
+	c, ok := compare(total, xa, xb)
+	if !ok {
 		return Comparison{}, false
 	}
-	c := Comparison{N: len(byCase), Test: p.Test, AOnly: p.AOnly, BOnly: p.BOnly}
-	c.Delta, c.SE = round6(p.Delta), round6(p.SE)
-	c.CI = [2]float64{round6(p.CI.Lo), round6(p.CI.Hi)}
-	c.PValue = p.PValue
-	return c, true
-}
-
-func sliceComparisons(a, b map[CaseKey]bool, tags map[string]map[string]string, alpha, margin float64) map[string]map[string]Comparison {
-	values := map[string]map[string]bool{}
-	for _, t := range tags {
-		for k, v := range t {
-			if values[k] == nil {
-				values[k] = map[string]bool{}
-			}
-			values[k][v] = true
-		}
-	}
-	out := map[string]map[string]Comparison{}
-	for k, vs := range values {
-		for v := range vs {
-			c, ok := pairOf(a, b, func(id string) bool { return tags[id][k] == v }, alpha)
+	for k := range nk {
+		for v := range ci.vals[k] {
+			sc, ok := compare(tables[k][v], sxa[k][v], sxb[k][v])
 			if !ok {
 				continue
 			}
-			c.Verdict = stats.Verdict(c.Delta, stats.Interval{Lo: c.CI[0], Hi: c.CI[1]}, c.PValue, alpha, margin)
-			c.PAdjusted = c.PValue
-			if out[k] == nil {
-				out[k] = map[string]Comparison{}
+			sc.PAdjusted = sc.PValue
+			sc.Verdict = stats.Verdict(sc.Delta, stats.Interval{Lo: sc.CI[0], Hi: sc.CI[1]}, sc.PValue, alpha, margin)
+			if c.Slices == nil {
+				c.Slices = map[string]map[string]Comparison{}
 			}
-			out[k][v] = c
+			if c.Slices[ci.keys[k]] == nil {
+				c.Slices[ci.keys[k]] = map[string]Comparison{}
+			}
+			c.Slices[ci.keys[k]][ci.vals[k][v]] = sc
 		}
 	}
-	return out
+	return c, true
 }
 
 // rank puts each target at 1 + the number of targets that beat it (by the

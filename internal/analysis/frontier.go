@@ -44,14 +44,15 @@ const minBucketCases = 30
 
 // coverageWarnings says where the evidence is thin: a bucket missing or
 // under 30 cases, and a target sampled with temperature > 0 on one epoch.
-func coverageWarnings(run *store.Run, rep *Report, tags map[string]map[string]string) []string {
+func coverageWarnings(run *store.Run, ci *caseIndex) []string {
 	var ws []string
 	count := map[string]int{}
-	tagged := false
-	for _, t := range tags {
-		if b, ok := t["bucket"]; ok {
-			tagged = true
-			count[b]++
+	bk, tagged := ci.keyOf["bucket"]
+	if tagged {
+		for _, v := range ci.tagOf[bk] {
+			if v >= 0 {
+				count[ci.vals[bk][v]]++
+			}
 		}
 	}
 	if !tagged {

@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"sort"
-
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -19,33 +17,40 @@ const clusterTag = "cluster"
 //   - when cases carry a cluster tag, the standard error is clustered.
 //
 // It returns the epoch summary (nil with one epoch).
-func primaryInterval(r *Rate, pass map[CaseKey]bool, tags map[string]map[string]string, alpha float64) *EpochStats {
-	byCase := map[string][]float64{}
-	epochs := 0
-	for k, p := range pass {
-		byCase[k.CaseID] = append(byCase[k.CaseID], b2f(p))
-		epochs = max(epochs, k.Epoch)
-	}
-	clustered := false
-	for id := range byCase {
-		if tags[id][clusterTag] != "" {
-			clustered = true
-			break
-		}
-	}
-	if (epochs <= 1 && !clustered) || len(byCase) < 2 {
+func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *EpochStats {
+	if vs == nil {
 		return nil
 	}
-	ids := make([]string, 0, len(byCase))
-	for id := range byCase {
-		ids = append(ids, id)
+	clusterKey, clustered := ci.keyOf[clusterTag]
+	if vs.epochs <= 1 && !clustered {
+		return nil
 	}
-	sort.Strings(ids)
-	scores := make([][]float64, len(ids))
-	clusters := make([]string, len(ids))
-	for i, id := range ids {
-		scores[i] = byCase[id]
-		clusters[i] = tags[id][clusterTag]
+	var scores [][]float64
+	var clusters []string
+	for i := range ci.len() {
+		if (i+1)*vs.epochs > len(vs.v) {
+			break
+		}
+		var xs []float64
+		for _, x := range vs.v[i*vs.epochs : (i+1)*vs.epochs] {
+			if x >= 0 {
+				xs = append(xs, float64(x))
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		scores = append(scores, xs)
+		if clustered {
+			cl := ""
+			if v := ci.tagOf[clusterKey][i]; v >= 0 {
+				cl = ci.vals[clusterKey][v]
+			}
+			clusters = append(clusters, cl)
+		}
+	}
+	if len(scores) < 2 {
+		return nil
 	}
 	means, within := stats.EpochMeans(scores)
 	var mean, se float64
@@ -59,13 +64,13 @@ func primaryInterval(r *Rate, pass map[CaseKey]bool, tags map[string]map[string]
 	if anyNaN(mean, se) {
 		return nil
 	}
-	ci := stats.NormalCI(mean, se, alpha)
+	ci95 := stats.NormalCI(mean, se, alpha)
 	r.Rate, r.SE = mean, round6(se)
-	r.CI = [2]float64{round4(max(0, ci.Lo)), round4(min(1, ci.Hi))}
-	if epochs <= 1 {
+	r.CI = [2]float64{round4(max(0, ci95.Lo)), round4(min(1, ci95.Hi))}
+	if vs.epochs <= 1 {
 		return nil
 	}
-	es := &EpochStats{Cases: len(ids)}
+	es := &EpochStats{Cases: len(scores)}
 	if !anyNaN(within) {
 		es.WithinVar = round6(within)
 	}

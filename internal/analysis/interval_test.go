@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -10,14 +11,9 @@ import (
 // case means [1, .5, 0, .5] → mean .5, sd √(.5/3), se = sd/2 = 0.204124;
 // within-case variances (n−1) [0, .5, 0, .5] → mean 0.25.
 func TestPrimaryIntervalEpochs(t *testing.T) {
-	pass := map[CaseKey]bool{
-		{"1", 1}: true, {"1", 2}: true,
-		{"2", 1}: true, {"2", 2}: false,
-		{"3", 1}: false, {"3", 2}: false,
-		{"4", 1}: false, {"4", 2}: true,
-	}
+	ci, vs := fixture(2, [][]bool{{true, true}, {true, false}, {false, false}, {false, true}}, nil)
 	r := Rate{Passed: 4, N: 8, Rate: 0.5, CIMethod: "wilson"}
-	es := primaryInterval(&r, pass, nil, 0.05)
+	es := primaryInterval(&r, vs, ci, 0.05)
 	if es == nil || es.Cases != 4 || math.Abs(es.WithinVar-0.25) > 1e-9 {
 		t.Fatalf("epoch stats %+v, want 4 cases and within-case variance 0.25", es)
 	}
@@ -35,10 +31,9 @@ func TestPrimaryIntervalEpochs(t *testing.T) {
 // G/(G−1) · Σ(cluster residual sums)² / n² = 2 · (1² + 1²) / 16 = 0.25, so
 // se = 0.5 — twice the naive 0.2887 that treats the four as independent.
 func TestPrimaryIntervalClustered(t *testing.T) {
-	pass := map[CaseKey]bool{{"1", 1}: true, {"2", 1}: true, {"3", 1}: false, {"4", 1}: false}
-	tags := map[string]map[string]string{"1": {"cluster": "a"}, "2": {"cluster": "a"}, "3": {"cluster": "b"}, "4": {"cluster": "b"}}
+	ci, vs := fixture(1, [][]bool{{true}, {true}, {false}, {false}}, []string{"a", "a", "b", "b"})
 	r := Rate{Passed: 2, N: 4, Rate: 0.5, CIMethod: "wilson"}
-	if es := primaryInterval(&r, pass, tags, 0.05); es != nil {
+	if es := primaryInterval(&r, vs, ci, 0.05); es != nil {
 		t.Errorf("one epoch reported epoch stats %+v", es)
 	}
 	if r.CIMethod != "clustered_se" || math.Abs(r.SE-0.5) > 1e-9 {
@@ -48,9 +43,27 @@ func TestPrimaryIntervalClustered(t *testing.T) {
 
 // Independent cases with one epoch keep the Wilson interval.
 func TestPrimaryIntervalPlain(t *testing.T) {
-	pass := map[CaseKey]bool{{"1", 1}: true, {"2", 1}: false}
+	ci, vs := fixture(1, [][]bool{{true}, {false}}, nil)
 	r := Rate{Passed: 1, N: 2, Rate: 0.5, CIMethod: "wilson", CI: [2]float64{0.1, 0.9}}
-	if es := primaryInterval(&r, pass, nil, 0.05); es != nil || r.CIMethod != "wilson" || r.CI != [2]float64{0.1, 0.9} {
+	if es := primaryInterval(&r, vs, ci, 0.05); es != nil || r.CIMethod != "wilson" || r.CI != [2]float64{0.1, 0.9} {
 		t.Errorf("plain cases changed: %+v %+v", r, es)
 	}
+}
+
+// fixture builds a case index of len(passes) cases (IDs "1", "2", …, with
+// the given cluster tags when non-nil) and one target's verdicts.
+func fixture(epochs int, passes [][]bool, clusters []string) (*caseIndex, *verdicts) {
+	ci := newCaseIndex()
+	vs := newVerdicts(epochs)
+	for i, ps := range passes {
+		var tags map[string]string
+		if clusters != nil {
+			tags = map[string]string{"cluster": clusters[i]}
+		}
+		idx := ci.add(strconv.Itoa(i+1), tags)
+		for e, p := range ps {
+			vs.set(idx, e+1, p)
+		}
+	}
+	return ci, vs
 }

@@ -31,21 +31,19 @@ func CompareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 	if o.Margin == 0 {
 		o.Margin = stats.DefaultEquivalenceMargin
 	}
-	pb, sb, err := primaryPasses(ctx, st, before)
-	if err != nil {
-		return nil, err
-	}
-	pa, sa, err := primaryPasses(ctx, st, after)
-	if err != nil {
-		return nil, err
-	}
-	tags := map[string]map[string]string{}
+	ci := newCaseIndex()
 	if err := st.Cases(ctx, after.ID, func(c store.Case) error {
-		if len(c.Tags) > 0 {
-			tags[c.ID] = c.Tags
-		}
+		ci.add(c.ID, c.Tags)
 		return nil
 	}); err != nil {
+		return nil, err
+	}
+	pb, sb, err := primaryPasses(ctx, st, before, ci)
+	if err != nil {
+		return nil, err
+	}
+	pa, sa, err := primaryPasses(ctx, st, after, ci)
+	if err != nil {
 		return nil, err
 	}
 	rc := &RunComparison{Before: runInfo(before, 0), After: runInfo(after, 0)}
@@ -61,13 +59,12 @@ func CompareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 			rc.Only = append(rc.Only, name)
 			continue
 		}
-		c, ok := pairOf(pa[name], pb[name], nil, o.Alpha)
+		c, ok := pairDense(pa[name], pb[name], ci, o.Alpha, o.Margin)
 		if !ok {
 			rc.Warnings = append(rc.Warnings, fmt.Sprintf("target %s shares no scored case between the runs", name))
 			continue
 		}
 		c.A, c.B, c.Scorer = name+"@"+after.ID, name+"@"+before.ID, sa
-		c.Slices = sliceComparisons(pa[name], pb[name], tags, o.Alpha, o.Margin)
 		for _, byValue := range c.Slices {
 			for v, sc := range byValue {
 				sc.A, sc.B, sc.Scorer = c.A, c.B, sa
@@ -92,12 +89,12 @@ func CompareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 }
 
 // primaryPasses reads the primary verdicts of a run's latest scoring.
-func primaryPasses(ctx context.Context, st store.Store, run *store.Run) (map[string]map[CaseKey]bool, string, error) {
+func primaryPasses(ctx context.Context, st store.Store, run *store.Run, ci *caseIndex) (map[string]*verdicts, string, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, "", err
 	}
-	out := map[string]map[CaseKey]bool{}
+	out := map[string]*verdicts{}
 	scorer := ""
 	err = st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
 		if !s.Primary {
@@ -105,9 +102,9 @@ func primaryPasses(ctx context.Context, st store.Store, run *store.Run) (map[str
 		}
 		scorer = s.Scorer
 		if out[s.Target] == nil {
-			out[s.Target] = map[CaseKey]bool{}
+			out[s.Target] = newVerdicts(run.Epochs)
 		}
-		out[s.Target][CaseKey{s.CaseID, s.Epoch}] = s.Pass
+		out[s.Target].set(ci.add(s.CaseID, nil), s.Epoch, s.Pass)
 		return nil
 	})
 	return out, scorer, err

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"context"
+	"encoding/json"
 	"sort"
 	"unicode/utf8"
 
@@ -98,4 +100,28 @@ func (w *worstList) list() []FailureExample {
 		out[i] = w.items[j]
 	}
 	return out
+}
+
+// fillExpected attaches the cases' expected values to the kept failures.
+func (w *worstList) fillExpected(ctx context.Context, st store.Store, runID string) error {
+	if len(w.items) == 0 {
+		return nil
+	}
+	want := map[string][]int{}
+	for i, f := range w.items {
+		want[f.CaseID] = append(want[f.CaseID], i)
+	}
+	return st.Cases(ctx, runID, func(c store.Case) error {
+		for _, i := range want[c.ID] {
+			e := string(c.Expected)
+			var s string
+			if json.Unmarshal(c.Expected, &s) == nil {
+				e = s
+			}
+			if e != "null" {
+				w.items[i].Expected = e
+			}
+		}
+		return nil
+	})
 }
