@@ -11,6 +11,9 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
@@ -187,7 +190,10 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	}
 	rep := &Report{Run: runInfo(run, scoring)}
 	accs := map[string]*acc{}
+	var mu sync.Mutex // guards accs: the results and scores passes run at once
 	get := func(name string) *acc {
+		mu.Lock()
+		defer mu.Unlock()
 		a := accs[name]
 		if a == nil {
 			a = &acc{t: Target{Name: name, Scorers: map[string]Rate{}, Failures: Failures{ByKind: map[string]int{}}},
@@ -210,8 +216,14 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	if err != nil {
 		return nil, fmt.Errorf("reading cases: %w", err)
 	}
-	if scoring > 0 {
-		err = st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+	// Scores and results are read at once, on two connections: each pass
+	// touches its own fields of the accumulators.
+	var g errgroup.Group
+	g.Go(func() error {
+		if scoring == 0 {
+			return nil
+		}
+		err := st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
 			a := get(s.Target)
 			c := a.scorers[s.Scorer]
 			if c == nil {
@@ -270,29 +282,39 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("reading scores: %w", err)
+			return fmt.Errorf("reading scores: %w", err)
 		}
-	}
-	err = st.Results(ctx, run.ID, func(r store.Result) error {
-		a := get(r.Target)
-		a.t.N++
-		if r.ErrorKind != "" {
-			a.t.Errors++
-		} else {
-			a.lat = append(a.lat, r.LatencyMS)
-		}
-		a.t.Tokens.Input += r.InputTokens
-		a.t.Tokens.Output += r.OutputTokens
-		a.t.Tokens.Cached += r.CachedTokens
-		a.t.CostUSD.Total += r.CostUSD
-		if r.FirstTokenMS > 0 {
-			a.ttft = append(a.ttft, r.FirstTokenMS)
-		}
-		worst.fill(r)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("reading results: %w", err)
+	g.Go(func() error {
+		err := st.Results(ctx, run.ID, func(r store.Result) error {
+			a := get(r.Target)
+			a.t.N++
+			if r.ErrorKind != "" {
+				a.t.Errors++
+			} else {
+				a.lat = append(a.lat, r.LatencyMS)
+			}
+			a.t.Tokens.Input += r.InputTokens
+			a.t.Tokens.Output += r.OutputTokens
+			a.t.Tokens.Cached += r.CachedTokens
+			a.t.CostUSD.Total += r.CostUSD
+			if r.FirstTokenMS > 0 {
+				a.ttft = append(a.ttft, r.FirstTokenMS)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reading results: %w", err)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// The outputs of the failures worth reading, by key.
+	if err := worst.fillResults(ctx, st, run.ID); err != nil {
+		return nil, err
 	}
 	passByTarget := map[string]*verdicts{}
 	names := slices.Clone(run.Targets)

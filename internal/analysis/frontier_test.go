@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,9 +63,17 @@ func TestWorstListFillsBoundedOutput(t *testing.T) {
 	w.offer(FailureExample{Target: "a", CaseID: "x", Epoch: 1, Shape: "silent"})
 	w.offer(FailureExample{Target: "a", CaseID: "y", Epoch: 1, Shape: "loud"})
 	long := strings.Repeat("é", maxRawShown) // 2 bytes a rune: the cut lands mid-rune
-	w.fill(store.Result{CaseID: "x", Target: "a", Epoch: 1, Raw: long})
-	w.fill(store.Result{CaseID: "y", Target: "a", Epoch: 1, ErrorKind: "timeout", Error: "no reply within 5s"})
-	w.fill(store.Result{CaseID: "z", Target: "a", Epoch: 1, Raw: "not kept"})
+	st := resultStore{rs: map[store.Key]store.Result{}}
+	for _, r := range []store.Result{
+		{CaseID: "x", Target: "a", Epoch: 1, Raw: long},
+		{CaseID: "y", Target: "a", Epoch: 1, ErrorKind: "timeout", Error: "no reply within 5s"},
+		{CaseID: "z", Target: "a", Epoch: 1, Raw: "not kept"},
+	} {
+		st.rs[r.Key()] = r
+	}
+	if err := w.fillResults(context.Background(), st, "run"); err != nil {
+		t.Fatal(err)
+	}
 	got := w.list()
 	if len(got[0].Raw) > maxRawShown+len("…") || !strings.HasSuffix(got[0].Raw, "…") || !strings.HasPrefix(got[0].Raw, "éé") {
 		t.Errorf("long output not cut cleanly: %d bytes, ends %q", len(got[0].Raw), got[0].Raw[len(got[0].Raw)-8:])
@@ -77,4 +86,18 @@ func TestWorstListFillsBoundedOutput(t *testing.T) {
 			t.Error("an output that was not selected was kept")
 		}
 	}
+}
+
+// resultStore answers Result from a map.
+type resultStore struct {
+	store.Store
+	rs map[store.Key]store.Result
+}
+
+func (s resultStore) Result(_ context.Context, _ string, k store.Key) (*store.Result, error) {
+	r, ok := s.rs[k]
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	return &r, nil
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"unicode/utf8"
 
@@ -20,7 +21,6 @@ type worstList struct {
 	items []FailureExample
 	seq   []int
 	next  int
-	want  map[store.Key]int // index into items, for filling the outputs
 }
 
 func newWorstList(n int) *worstList {
@@ -57,18 +57,23 @@ func (w *worstList) offer(f FailureExample) {
 	}
 }
 
-// fill attaches the stored output of a kept failure.
-func (w *worstList) fill(r store.Result) {
-	if w.want == nil {
-		w.want = make(map[store.Key]int, len(w.items))
-		for i, f := range w.items {
-			w.want[store.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch}] = i
+// fillResults reads the stored output of every kept failure.
+func (w *worstList) fillResults(ctx context.Context, st store.Store, runID string) error {
+	for i, f := range w.items {
+		r, err := st.Result(ctx, runID, store.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch})
+		if errors.Is(err, store.ErrNotFound) {
+			continue // a score whose result is gone: nothing to show
 		}
+		if err != nil {
+			return err
+		}
+		w.setRaw(i, r)
 	}
-	i, ok := w.want[r.Key()]
-	if !ok {
-		return
-	}
+	return nil
+}
+
+// setRaw attaches a kept failure's output, bounded for display.
+func (w *worstList) setRaw(i int, r *store.Result) {
 	raw := r.Raw
 	if r.ErrorKind != "" && raw == "" {
 		raw = r.Error

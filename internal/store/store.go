@@ -133,6 +133,8 @@ type Store interface {
 	PutResults(ctx context.Context, results []Result, scores []Score) error
 	// Results streams a run's results ordered by case, target, epoch.
 	Results(ctx context.Context, runID string, fn func(Result) error) error
+	// Result returns one stored result (ErrNotFound when there is none).
+	Result(ctx context.Context, runID string, key Key) (*Result, error)
 	// DoneKeys returns the keys of every stored result of a run.
 	DoneKeys(ctx context.Context, runID string) (map[Key]struct{}, error)
 

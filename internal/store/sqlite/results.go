@@ -277,6 +277,25 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(store.Result) er
 	return nil
 }
 
+// Result returns one stored result, or store.ErrNotFound.
+func (d *DB) Result(ctx context.Context, runID string, key store.Key) (*store.Result, error) {
+	var r store.Result
+	var created sql.NullInt64
+	err := d.r.QueryRowContext(ctx, `SELECT `+resultColumns+` FROM results
+		WHERE run_id = ? AND case_id = ? AND target = ? AND epoch = ?`, runID, key.CaseID, key.Target, key.Epoch).
+		Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
+			&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
+			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("result (case %q, target %q, epoch %d) of run %s: %w", key.CaseID, key.Target, key.Epoch, runID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading a result of run %s: %w", runID, err)
+	}
+	r.CreatedAt = fromMicros(created)
+	return &r, nil
+}
+
 // DoneKeys returns the keys of every stored result of a run (empty, not an
 // error, for a run with none).
 func (d *DB) DoneKeys(ctx context.Context, runID string) (map[store.Key]struct{}, error) {

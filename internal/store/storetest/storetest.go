@@ -677,6 +677,21 @@ func testResultRoundTrip(t *testing.T, s store.Store) {
 		if d := diffFields(want, g); d != nil {
 			t.Errorf("result %s did not round-trip:\n%s", keyOf(want), strings.Join(d, "\n"))
 		}
+		// One result, read by its key, is the same.
+		one, err := s.Result(context.Background(), "r", want.Key())
+		if err != nil {
+			t.Errorf("Result(%s): %v", keyOf(want), err)
+		} else if d := diffFields(want, *one); d != nil {
+			t.Errorf("Result(%s) differs:\n%s", keyOf(want), strings.Join(d, "\n"))
+		}
+	}
+	for _, k := range []store.Key{{CaseID: "full", Target: "claude-mid", Epoch: 1}, {CaseID: "nope", Target: "a", Epoch: 1}} {
+		if _, err := s.Result(context.Background(), "r", k); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Result(%v) of a key never stored: err %v, want ErrNotFound", k, err)
+		}
+	}
+	if _, err := s.Result(context.Background(), "other-run", all[0].Key()); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Result of another run's key: err %v, want ErrNotFound", err)
 	}
 }
 
