@@ -163,6 +163,7 @@ reviewer or a CI pipeline can act on.
 		newMockCommand(g),
 		newRescoreCommand(g),
 		newCompareCommand(g),
+		newPlanCommand(g),
 	)
 	return root
 }
