@@ -5,6 +5,8 @@
 #   bash bench/bench.sh            # both benchmarks
 #   bash bench/bench.sh mock       # 2 targets × 2,000 cases against assay mock
 #   bash bench/bench.sh replay     # replay 5,000 vs 50,000 cases
+#   bash bench/bench.sh report     # the report on 1,000,000 stored results
+#   bash bench/bench.sh stats      # bootstrap resampling of 100,000 cases
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -81,4 +83,16 @@ YAML
     read -r wall user sys rss <"$out/time.txt"
     python3 -c "print(f'  results/s={$n/$wall:.0f}')"
   done
+fi
+
+if [[ $which == all || $which == report ]]; then
+  rm -f "$out/big.db"*
+  go run ./bench/fill -db "$out/big.db" -cases 250000 -targets 4 >/dev/null
+  for f in json html text; do
+    measure "report 1,000,000 results format=$f" "$A" report latest --db "$out/big.db" --format "$f"
+  done
+fi
+
+if [[ $which == all || $which == stats ]]; then
+  go test -run='^$' -bench='Bootstrap100k' -benchtime=3x ./internal/stats/ | grep Benchmark
 fi
