@@ -71,6 +71,9 @@ type Failures struct {
 	Loud   int            `json:"loud"`
 	Silent int            `json:"silent"`
 	ByKind map[string]int `json:"by_kind"`
+	// LoudToSilent is loud failures per silent one: below 1, most failures
+	// are well-formed and wrong, the kind nothing downstream catches.
+	LoudToSilent *float64 `json:"loud_to_silent,omitempty"`
 }
 
 // Latency holds percentiles in milliseconds.
@@ -337,6 +340,10 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		}
 		if a.primary != "" {
 			t.Failures = *a.fails[a.primary]
+			if t.Failures.Silent > 0 {
+				r := round4(float64(t.Failures.Loud) / float64(t.Failures.Silent))
+				t.Failures.LoudToSilent = &r
+			}
 			t.ErrorCost = a.errCost[a.primary]
 			for k, byValue := range a.slices[a.primary] {
 				for v, c := range byValue {
