@@ -82,14 +82,14 @@ func decodeReply(stdout []byte) (*reply, *provider.Error) {
 	}{{fieldFinish, &r.finishReason}, {fieldModel, &r.model}, {fieldFingerprint, &r.systemFingerprint}} {
 		if raw, ok := m[f.name]; ok && !isNull(raw) {
 			if json.Unmarshal(raw, f.dst) != nil {
-				return nil, invalid("reply field %q is a JSON %s; want a string", f.name, jsonType(raw))
+				return nil, invalid("reply field %q is a JSON %s; want a string", f.name, provider.JSONType(raw))
 			}
 		}
 	}
 	if raw, ok := m[fieldUsage]; ok && !isNull(raw) {
 		var um map[string]json.RawMessage
 		if json.Unmarshal(raw, &um) != nil {
-			return nil, invalid("reply field \"usage\" is a JSON %s; want an object such as {\"input\": 812, \"output\": 64}", jsonType(raw))
+			return nil, invalid("reply field \"usage\" is a JSON %s; want an object such as {\"input\": 812, \"output\": 64}", provider.JSONType(raw))
 		}
 		for _, f := range []struct {
 			name string
@@ -109,27 +109,6 @@ func decodeReply(stdout []byte) (*reply, *provider.Error) {
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-// jsonType names the type of a JSON value.
-func jsonType(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
 
 // outputText turns the "output" value into the reply text: a string as is,
 // any other JSON value as its compact JSON text; null is no output.

@@ -43,7 +43,7 @@ func parseRecord(line []byte, cfg recordConfig) (*record, error) {
 	if err := json.Unmarshal(line, &top); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, fmt.Errorf("record is a JSON %s; want one JSON object per line", jsonType(line))
+			return nil, fmt.Errorf("record is a JSON %s; want one JSON object per line", provider.JSONType(line))
 		}
 		return nil, fmt.Errorf("not valid JSON (%v); want one JSON object per line", err)
 	}
@@ -197,7 +197,7 @@ func lookupPath(top map[string]json.RawMessage, path []string) (json.RawMessage,
 		case '[':
 			obj = nil
 		default:
-			return nil, nil, fmt.Sprintf("%s is a JSON %s, not an object", at, jsonType(cur))
+			return nil, nil, fmt.Sprintf("%s is a JSON %s, not an object", at, provider.JSONType(cur))
 		}
 	}
 	return nil, nil, "empty path"
@@ -241,7 +241,7 @@ func recordKey(raw json.RawMessage) (string, error) {
 	case 'n':
 		return "", errors.New("is null; want a string or a number")
 	case '{', '[':
-		return "", fmt.Errorf("is a JSON %s; want a string or a number", jsonType(raw))
+		return "", fmt.Errorf("is a JSON %s; want a string or a number", provider.JSONType(raw))
 	}
 	return canonicalNumber(string(bytes.TrimSpace(raw))), nil
 }
@@ -335,22 +335,6 @@ func firstByte(raw []byte) byte {
 }
 
 func isJSONNull(raw []byte) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-func jsonType(raw []byte) string {
-	switch firstByte(raw) {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
 
 // clip quotes a raw value for a message, bounded.
 func clip(raw []byte) string { return clipString(string(bytes.TrimSpace(raw)), 60) }
