@@ -582,6 +582,10 @@ func (v *validator) checkTargets() {
 					v.at(p+".base_url", "e.g. http://127.0.0.1:11434/v1", "%s.base_url %s", p, msg)
 				}
 			}
+			if t.Provider == "anthropic" && t.Params.Seed != nil {
+				v.at(p+".params.seed", "remove seed; repeat cases with --epochs to measure the variance instead",
+					"%s.params.seed: the Anthropic Messages API has no seed", p)
+			}
 		case "exec":
 			if len(t.Command) == 0 || t.Command[0] == "" {
 				v.at(p+".command", `e.g. command: ["./bin/app", "--eval"]`, "%s.command is required for provider exec", p)

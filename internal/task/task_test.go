@@ -214,6 +214,9 @@ var badCases = []struct {
 	{"bad/scorer_judge_no_target.yaml", []string{
 		`bad/scorer_judge_no_target.yaml:9:42: judge scorer: target "grade" is not defined (did you mean grader? defined targets: grader)`,
 	}},
+	{"bad/anthropic_seed.yaml", []string{
+		`bad/anthropic_seed.yaml:9:36: targets[0].params.seed: the Anthropic Messages API has no seed (remove seed; repeat cases with --epochs to measure the variance instead)`,
+	}},
 	{"bad/duplicate_scorer_names.yaml", []string{
 		`bad/duplicate_scorer_names.yaml:9:12: duplicate scorer name "correct" (first at line 8) (scorer names must be unique)`,
 	}},
