@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -68,10 +69,17 @@ func coverageWarnings(run *store.Run, ci *caseIndex) []string {
 		}
 	}
 	var sp spec.Spec
-	if len(run.Config) > 0 && json.Unmarshal(run.Config, &sp) == nil && run.Epochs <= 1 {
-		for _, t := range sp.Targets {
-			if t.Params.Temperature != nil && *t.Params.Temperature > 0 {
-				ws = append(ws, fmt.Sprintf("target %s samples at temperature %g with one epoch: its score varies from run to run; use --epochs 3 or more to measure that variance", t.Name, *t.Params.Temperature))
+	if len(run.Config) > 0 && json.Unmarshal(run.Config, &sp) == nil {
+		if run.Epochs <= 1 {
+			for _, t := range sp.Targets {
+				if t.Params.Temperature != nil && *t.Params.Temperature > 0 {
+					ws = append(ws, fmt.Sprintf("target %s samples at temperature %g with one epoch: its score varies from run to run; use --epochs 3 or more to measure that variance", t.Name, *t.Params.Temperature))
+				}
+			}
+		}
+		for _, sc := range sp.Scorers {
+			if sc.Type == "judge" && slices.Contains(run.Targets, sc.Target) {
+				ws = append(ws, fmt.Sprintf("judge %s is graded by %s, which is also a candidate: models tend to favour their own answers; use a judge that is not under test", sc.Name, sc.Target))
 			}
 		}
 	}

@@ -101,3 +101,34 @@ func (s resultStore) Result(_ context.Context, _ string, k store.Key) (*store.Re
 	}
 	return &r, nil
 }
+
+func TestCoverageWarnings(t *testing.T) {
+	cfg := `{"targets":[{"name":"a","params":{"temperature":0.7}},{"name":"b","params":{"temperature":0}},{"name":"grader"}],
+		"scorers":[{"name":"polite","type":"judge","target":"a"},{"name":"ok","type":"judge","target":"grader"}]}`
+	run := &store.Run{Targets: []string{"a", "b"}, Epochs: 1, Config: []byte(cfg)}
+	ci := newCaseIndex()
+	for i := 0; i < 40; i++ {
+		ci.add(fmt.Sprint(i), map[string]string{"bucket": map[bool]string{true: "common", false: "edge"}[i < 35]})
+	}
+	ws := strings.Join(coverageWarnings(run, ci), "\n")
+	for _, want := range []string{
+		`bucket "edge" has 5 cases`,
+		`bucket "hostile" has no cases`,
+		`bucket "should-refuse" has no cases`,
+		"target a samples at temperature 0.7 with one epoch",
+		"judge polite is graded by a, which is also a candidate",
+	} {
+		if !strings.Contains(ws, want) {
+			t.Errorf("warnings lack %q:\n%s", want, ws)
+		}
+	}
+	for _, unwanted := range []string{`bucket "common"`, "target b samples", "judge ok"} {
+		if strings.Contains(ws, unwanted) {
+			t.Errorf("warnings wrongly mention %q:\n%s", unwanted, ws)
+		}
+	}
+	run.Epochs = 3
+	if ws := strings.Join(coverageWarnings(run, ci), "\n"); strings.Contains(ws, "temperature") {
+		t.Errorf("temperature warned about with 3 epochs:\n%s", ws)
+	}
+}
