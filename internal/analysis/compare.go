@@ -3,14 +3,19 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/assay-eval/assay/internal/stats"
 )
 
+// bootstrapResamples is B for the paired bootstrap of continuous scores.
+const bootstrapResamples = 4000
+
 // comparePairs compares every two targets on the cases both have, on the
 // primary scorer: a pass/fail table (McNemar exact, Newcombe interval) when
-// each case has one epoch, else the per-case means of the epochs (paired t).
+// each case has one epoch, else the per-case means of the epochs (paired
+// bootstrap interval, paired t p-value).
 // Overall p-values are Holm-adjusted over all pairs; per-slice comparisons
 // say where a lead comes from and are not adjusted.
 func comparePairs(names []string, pass map[string]*verdicts, ci *caseIndex, scorer string, o Options) []Comparison {
@@ -107,6 +112,16 @@ func pairDense(a, b *verdicts, ci *caseIndex, alpha, margin float64) (Comparison
 		} else {
 			n = len(xa)
 			p, err = stats.PairedMeans(xa, xb, alpha)
+			if err == nil && n >= 2 {
+				// Per-case means of several epochs are continuous scores: the
+				// interval is the paired bootstrap's (resampling cases, so a
+				// case both find hard moves both together), the p-value the
+				// paired t-test's. Seeded: the same run gives the same report.
+				reps, berr := stats.PairedBootstrap(rand.New(rand.NewPCG(1, uint64(n))), xa, xb, bootstrapResamples)
+				if ci := stats.PercentileCI(reps, alpha); berr == nil && !anyNaN(ci.Lo, ci.Hi) {
+					p.CI, p.CIMethod, p.Test = ci, "percentile_bootstrap", "paired_bootstrap"
+				}
+			}
 		}
 		// Fewer than two cases, or a degenerate comparison, says nothing: it
 		// is left out rather than shown with undefined numbers.

@@ -67,3 +67,38 @@ func fixture(epochs int, passes [][]bool, clusters []string) (*caseIndex, *verdi
 	}
 	return ci, vs
 }
+
+// With several epochs, per-case means are continuous: the comparison's
+// interval is the paired bootstrap's and contains the observed difference;
+// with many cases it is close to the t interval (both estimate the same
+// sampling distribution).
+func TestPairDenseEpochsUsesPairedBootstrap(t *testing.T) {
+	const n = 400
+	pa, pb := make([][]bool, n), make([][]bool, n)
+	for i := range n {
+		// A passes both epochs of 3 cases in 4; B passes one epoch of every
+		// other case and both epochs of 1 in 4.
+		pa[i] = []bool{i%4 != 0, i%4 != 0}
+		pb[i] = []bool{i%2 == 0, i%4 == 1}
+	}
+	ci, va := fixture(2, pa, nil)
+	_, vb := fixture(2, pb, nil)
+	c, ok := pairDense(va, vb, ci, 0.05, 0.02)
+	if !ok {
+		t.Fatal("no comparison")
+	}
+	if c.Test != "paired_bootstrap" || c.N != n {
+		t.Fatalf("test %s over %d cases, want paired_bootstrap over %d", c.Test, c.N, n)
+	}
+	if !(c.CI[0] < c.Delta && c.Delta < c.CI[1]) {
+		t.Errorf("interval %v does not contain the difference %v", c.CI, c.Delta)
+	}
+	// The t interval: delta ± 1.966 se (df 399).
+	if lo := c.Delta - 1.966*c.SE; math.Abs(c.CI[0]-lo) > 0.01 {
+		t.Errorf("bootstrap lower bound %v far from the t interval's %v", c.CI[0], lo)
+	}
+	again, _ := pairDense(va, vb, ci, 0.05, 0.02)
+	if again.CI != c.CI {
+		t.Errorf("the same data gave intervals %v and %v: the report must be repeatable", c.CI, again.CI)
+	}
+}

@@ -289,7 +289,7 @@ type planRunDoc struct {
 type planPair struct {
 	A    string `json:"a"`
 	B    string `json:"b"`
-	Test string `json:"test"` // the report's test: mcnemar_exact or paired_t
+	Test string `json:"test"` // the report's test: mcnemar_exact or paired_bootstrap
 	// Verdict is the report's paired verdict (p-values Holm-adjusted).
 	Verdict string `json:"verdict"`
 	planEstimate
@@ -502,7 +502,7 @@ func planFromRun(ctx context.Context, g *Globals, o *planOptions) (*planRunDoc, 
 func planEstimateOf(c analysis.Comparison, o *planOptions) planEstimate {
 	e := planEstimate{N: c.N, AOnly: c.AOnly, BOnly: c.BOnly, Notes: []string{}}
 	if c.Test != "mcnemar_exact" {
-		e.Notes = append(e.Notes, "compared on per-case means of several epochs (paired t): the McNemar plan needs one pass/fail per case, so it is not computed")
+		e.Notes = append(e.Notes, "compared on per-case means of several epochs (paired bootstrap): the McNemar plan needs one pass/fail per case, so it is not computed")
 		return e
 	}
 	if c.N < 1 {
