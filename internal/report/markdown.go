@@ -356,7 +356,7 @@ func sliceKeys(rep *analysis.Report) []string {
 	return keys
 }
 
-// sliceValues are the values of a tag key across targets, in SortValues
+// sliceValues are the values of a tag key across targets, in analysis.SortValues
 // order (tiers numerically, ordinal words by rank).
 func sliceValues(rep *analysis.Report, key string) []string {
 	seen := map[string]bool{}
@@ -370,6 +370,6 @@ func sliceValues(rep *analysis.Report, key string) []string {
 		values = append(values, v)
 	}
 	sort.Strings(values)
-	SortValues(values)
+	analysis.SortValues(values)
 	return values
 }

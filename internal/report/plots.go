@@ -44,7 +44,7 @@ func ptsTick(v float64) string {
 }
 
 // sliceChart draws one tag key's per-value pass rates, a point with its
-// 95% interval for each target, values in SortValues order after the
+// 95% interval for each target, values in analysis.SortValues order after the
 // overall rate.
 func sliceChart(idx int, key string, values []string, rep *analysis.Report) chart {
 	nt := len(rep.Targets)
@@ -159,7 +159,7 @@ func forestChart(idx int, cmp analysis.Comparison) chart {
 			vs = append(vs, v)
 		}
 		sort.Strings(vs)
-		SortValues(vs)
+		analysis.SortValues(vs)
 		for i, v := range vs {
 			total++
 			if len(rows) < chartMaxForestRows {

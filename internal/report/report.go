@@ -141,7 +141,7 @@ func textSlices(w io.Writer, rep *analysis.Report) error {
 		for v := range keys[k] {
 			values = append(values, v)
 		}
-		SortValues(values)
+		analysis.SortValues(values)
 		fmt.Fprintf(w, "\nby %s (primary scorer, passed/n, Wilson 95%% CI)\n", term(k))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "%s\t", term(k))
@@ -167,9 +167,6 @@ func textSlices(w io.Writer, rep *analysis.Report) error {
 	}
 	return nil
 }
-
-// SortValues orders slice values; see analysis.SortValues.
-func SortValues(vs []string) { analysis.SortValues(vs) }
 
 // textComparisons writes the paired comparisons, the ranking and the
 // warnings.
