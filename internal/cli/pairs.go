@@ -30,11 +30,7 @@ func scorePairs(ctx context.Context, set *scorer.Set, c *dataset.Case, group []s
 // hands each case's scores to add (called from several goroutines). Cases
 // are judged by several workers at once; the judge's own limits bound its
 // calls.
-func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, sp *spec.Spec, runID string, workers int, add func([]store.Score)) error {
-	cases := map[string]*dataset.Case{}
-	if err := dataset.Each(sp, func(c *dataset.Case) error { cases[c.ID] = c; return nil }); err != nil {
-		return err
-	}
+func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, cases map[string]*dataset.Case, runID string, workers int, add func([]store.Score)) error {
 	groups := make(chan []store.Result, workers)
 	var wg sync.WaitGroup
 	for range workers {
@@ -83,12 +79,24 @@ func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, sp *spe
 // storePairs runs the pairwise judges over a run and stores their scores
 // in the given scoring.
 func storePairs(ctx context.Context, st store.Store, set *scorer.Set, sp *spec.Spec, runID string, scoring, workers int) error {
+	cases, err := casesByID(sp)
+	if err != nil {
+		return err
+	}
 	w := newScoreWriter(st)
-	err := scoreRunPairs(ctx, st, set, sp, runID, workers, func(scores []store.Score) {
+	err = scoreRunPairs(ctx, st, set, cases, runID, workers, func(scores []store.Score) {
 		for i := range scores {
 			scores[i].RunID, scores[i].Scoring = runID, scoring
 		}
 		w.add(scores)
 	})
 	return errors.Join(err, w.close(ctx))
+}
+
+// casesByID reads the spec's dataset into memory by case ID: scoring stored
+// results needs each result's case (its vars, expected value and tags).
+func casesByID(sp *spec.Spec) (map[string]*dataset.Case, error) {
+	cases := map[string]*dataset.Case{}
+	err := dataset.Each(sp, func(c *dataset.Case) error { cases[c.ID] = c; return nil })
+	return cases, err
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -113,8 +112,8 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	}
 	scoring := latest + 1
 
-	cases := map[string]*dataset.Case{}
-	if err := dataset.Each(t.Spec, func(c *dataset.Case) error { cases[c.ID] = c; return nil }); err != nil {
+	cases, err := casesByID(t.Spec)
+	if err != nil {
 		return err
 	}
 
@@ -164,7 +163,7 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	close(jobs)
 	wg.Wait()
 	if err == nil && len(set.Pairwise()) > 0 {
-		err = scoreRunPairs(ctx, st, set, t.Spec, run.ID, o.Workers, record)
+		err = scoreRunPairs(ctx, st, set, cases, run.ID, o.Workers, record)
 	}
 	if werr := w.close(ctx); err == nil {
 		err = werr
