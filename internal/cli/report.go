@@ -42,10 +42,7 @@ func newReportCommand(g *Globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Run = "latest"
-			if len(args) == 1 {
-				o.Run = args[0]
-			}
+			o.Run = runArg(args)
 			return runReport(cmd.Context(), g, o)
 		},
 	}

@@ -50,10 +50,7 @@ unless --scoring says otherwise.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Run = "latest"
-			if len(args) == 1 {
-				o.Run = args[0]
-			}
+			o.Run = runArg(args)
 			return runRescore(cmd.Context(), g, o)
 		},
 	}

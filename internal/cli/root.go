@@ -186,3 +186,11 @@ func rangeArgs(lo, hi int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// runArg is the optional RUN argument of a command: the newest run when absent.
+func runArg(args []string) string {
+	if len(args) == 0 {
+		return "latest"
+	}
+	return args[0]
+}
