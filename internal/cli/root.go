@@ -142,6 +142,7 @@ reviewer or a CI pipeline can act on.
 ` + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       Version(),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.DB == "" {
 				g.DB = g.Getenv("ASSAY_DB")
@@ -164,6 +165,12 @@ reviewer or a CI pipeline can act on.
 		newRescoreCommand(g),
 		newCompareCommand(g),
 		newPlanCommand(g),
+		newGateCommand(g),
+		newBaselineCommand(g),
+		newDiffCommand(g),
+		newDriftCommand(g),
+		newSelftestCommand(g),
+		newProbeCommand(g),
 	)
 	return root
 }

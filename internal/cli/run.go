@@ -29,6 +29,8 @@ type runOptions struct {
 	NoCache bool
 	JSON    bool
 	Resume  string
+	// Experiment overrides the spec's experiment name.
+	Experiment string
 	// CommitEvery bounds how long a finished result waits to be committed.
 	CommitEvery time.Duration
 }
@@ -40,6 +42,7 @@ func (o *runOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.Epochs, "epochs", 0, "repeat every case K times (overrides run.epochs)")
 	f.BoolVar(&o.NoCache, "no-cache", false, "bypass the response cache (every call is made and paid)")
 	f.BoolVar(&o.JSON, "json", false, "print a JSON summary (with run_id) instead of text")
+	f.StringVar(&o.Experiment, "experiment", "", "the experiment this run belongs to (overrides the spec's experiment:); reports count the variants tried in it")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run (RUN_ID or latest) without repeating completed calls")
 	f.DurationVar(&o.CommitEvery, "commit-every", 100*time.Millisecond, "longest time a finished result waits before it is committed")
 	_ = f.MarkHidden("commit-every")
@@ -65,8 +68,8 @@ invalid (exit 4). The first Ctrl-C stops issuing calls and keeps what finished
 			if o.Epochs < 0 {
 				return usageError{fmt.Errorf("--epochs must not be negative (got %d)", o.Epochs)}
 			}
-			if o.Resume != "" && (len(o.Targets) > 0 || o.Limit > 0 || o.Epochs > 0) {
-				return usageError{errors.New("--resume takes the run's own targets, limit and epochs; drop --targets/--limit/--epochs")}
+			if o.Resume != "" && (len(o.Targets) > 0 || o.Limit > 0 || o.Epochs > 0 || o.Experiment != "") {
+				return usageError{errors.New("--resume takes the run's own targets, limit, epochs and experiment; drop --targets/--limit/--epochs/--experiment")}
 			}
 			return nil
 		},
@@ -140,20 +143,27 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 			cases = o.Limit
 		}
 		cfg, _ := json.Marshal(sp)
+		experiment := sp.Experiment
+		if o.Experiment != "" {
+			experiment = o.Experiment
+		}
 		run = &store.Run{
-			ID:          store.NewRunID(g.Now()),
-			Spec:        sp.Name,
-			SpecPath:    sp.File,
-			SpecHash:    sp.Hash,
-			DatasetHash: t.Dataset.Hash,
-			PromptHash:  sp.PromptHash(),
-			GitCommit:   gitCommit(ctx, sp.Dir),
-			Targets:     names,
-			Cases:       cases,
-			Epochs:      epochs,
-			Status:      store.StatusRunning,
-			Started:     g.Now().UTC(),
-			Config:      cfg,
+			ID:           store.NewRunID(g.Now()),
+			Spec:         sp.Name,
+			SpecPath:     sp.File,
+			SpecHash:     sp.Hash,
+			DatasetHash:  t.Dataset.Hash,
+			PromptHash:   sp.PromptHash(),
+			GitCommit:    gitCommit(ctx, sp.Dir),
+			ScorersHash:  sp.ScorersHash(),
+			AssayVersion: Version(),
+			Experiment:   experiment,
+			Targets:      names,
+			Cases:        cases,
+			Epochs:       epochs,
+			Status:       store.StatusRunning,
+			Started:      g.Now().UTC(),
+			Config:       cfg,
 		}
 	}
 

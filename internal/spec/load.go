@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -259,6 +260,24 @@ func (s *Spec) PromptHash() string {
 	writeField(h, "system", []byte(s.Prompt.System))
 	writeField(h, "user", []byte(s.Prompt.User))
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// ScorersHash is "sha256:<hex>" over the definition of correct: the output
+// parser, the scorers, refusal detection and how primary scorers combine.
+// Two runs with the same ScorersHash scored outputs the same way.
+func (s *Spec) ScorersHash() string {
+	b, err := json.Marshal(struct {
+		Output  Output   `json:"output"`
+		Scorers []Scorer `json:"scorers"`
+		Refusal *Refusal `json:"refusal,omitempty"`
+		Combine string   `json:"combine,omitempty"`
+	}{s.Output, s.Scorers, s.Refusal, s.Combine})
+	if err != nil {
+		// Every field is plain data; a failure here is a programming error.
+		panic(fmt.Sprintf("spec: hashing the scorers: %v", err))
+	}
+	h := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(h[:])
 }
 
 func writeField(h hash.Hash, name string, b []byte) {

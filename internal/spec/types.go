@@ -32,6 +32,11 @@ type Spec struct {
 	// named "primary": all (default) passes when every primary scorer passes,
 	// any when at least one does.
 	Combine string `yaml:"combine,omitempty" json:"combine,omitempty"`
+	// Experiment names the experiment the spec's runs belong to: the runs of
+	// one experiment are the variants tried before one is chosen, and the
+	// report of a chosen variant counts them (assay run --experiment
+	// overrides it).
+	Experiment string `yaml:"experiment,omitempty" json:"experiment,omitempty"`
 
 	// pos maps a path ("targets[0].limits.rpm") to where it is written, so
 	// Problemf can locate problems found after loading.
@@ -87,6 +92,10 @@ type Target struct {
 	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	// MaxOutputBytes bounds what an exec target may print (default 1 MiB).
 	MaxOutputBytes int64 `yaml:"max_output_bytes,omitempty" json:"max_output_bytes,omitempty"`
+	// Env names the environment variables an exec target's program is given
+	// (its environment is otherwise empty but for PATH and HOME/TMPDIR set
+	// to its own temporary directory).
+	Env []string `yaml:"env,omitempty" json:"env,omitempty"`
 }
 
 // Params are the sampling parameters sent with every request. Nil means

@@ -24,19 +24,28 @@ const (
 
 // Run is one evaluation run.
 type Run struct {
-	ID          string    `json:"id"`
-	Spec        string    `json:"spec"` // the spec's name
-	SpecPath    string    `json:"spec_path"`
-	SpecHash    string    `json:"spec_hash"`
-	DatasetHash string    `json:"dataset_hash"`
-	PromptHash  string    `json:"prompt_hash"`
-	GitCommit   string    `json:"git_commit,omitempty"`
-	Targets     []string  `json:"targets"`
-	Cases       int       `json:"cases"`
-	Epochs      int       `json:"epochs"`
-	Status      string    `json:"status"`
-	Started     time.Time `json:"started"`
-	Ended       time.Time `json:"ended,omitzero"`
+	ID          string `json:"id"`
+	Spec        string `json:"spec"` // the spec's name
+	SpecPath    string `json:"spec_path"`
+	SpecHash    string `json:"spec_hash"`
+	DatasetHash string `json:"dataset_hash"`
+	PromptHash  string `json:"prompt_hash"`
+	GitCommit   string `json:"git_commit,omitempty"`
+	// ScorersHash is "sha256:<hex>" over the output parser and the scorer
+	// configuration: two runs with the same hash used the same definition
+	// of correct.
+	ScorersHash string `json:"scorers_hash,omitempty"`
+	// AssayVersion is the version of assay that made the run.
+	AssayVersion string `json:"assay_version,omitempty"`
+	// Experiment names the experiment the run belongs to ("" when none):
+	// the runs of one experiment are the variants tried before choosing.
+	Experiment string    `json:"experiment,omitempty"`
+	Targets    []string  `json:"targets"`
+	Cases      int       `json:"cases"`
+	Epochs     int       `json:"epochs"`
+	Status     string    `json:"status"`
+	Started    time.Time `json:"started"`
+	Ended      time.Time `json:"ended,omitzero"`
 	// Config is the resolved spec as JSON (no secrets: specs name env vars,
 	// never keys), so a run can be re-analysed without the spec file.
 	Config []byte `json:"-"`
@@ -106,6 +115,19 @@ type Score struct {
 	JudgeCost float64 `json:"judge_cost_usd,omitempty"`
 }
 
+// Twin is one case's twin in a twin set: the same question written anew
+// (a user-supplied twin dataset joined by ID, or a rewriter's paraphrase).
+type Twin struct {
+	// Set names the twin set by a content hash of what made it.
+	Set    string `json:"set"`
+	CaseID string `json:"case_id"`
+	// Source is "file:<path>" or "rewriter:<target>".
+	Source string `json:"source"`
+	// Fields is the twin case's fields as a JSON object.
+	Fields    []byte    `json:"fields"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
 // CachedResponse is a stored provider response, keyed by a hash of everything
 // that decides the reply.
 type CachedResponse struct {
@@ -122,6 +144,8 @@ type Store interface {
 	// ID prefix is accepted. ErrNotFound when none.
 	GetRun(ctx context.Context, id string) (*Run, error)
 	ListRuns(ctx context.Context, limit int) ([]Run, error)
+	// ExperimentRuns returns the runs of an experiment, oldest first.
+	ExperimentRuns(ctx context.Context, experiment string) ([]Run, error)
 
 	// PutCases records the cases of a run (idempotent on run+case ID).
 	PutCases(ctx context.Context, cases []Case) error
@@ -144,6 +168,13 @@ type Store interface {
 	LatestScoring(ctx context.Context, runID string) (int, error)
 	// Scores streams the scores of one scoring of a run.
 	Scores(ctx context.Context, runID string, scoring int, fn func(Score) error) error
+
+	// PutTwins stores twins (idempotent on set + case ID: a stored twin is
+	// kept, never overwritten).
+	PutTwins(ctx context.Context, twins []Twin) error
+	// Twins streams a twin set in case-ID order; a set with no twins
+	// streams nothing.
+	Twins(ctx context.Context, set string, fn func(Twin) error) error
 
 	CacheGet(ctx context.Context, key string) ([]byte, bool, error)
 	CachePut(ctx context.Context, key string, response []byte) error

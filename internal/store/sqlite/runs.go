@@ -13,7 +13,8 @@ import (
 )
 
 const runColumns = `id, spec, spec_path, spec_hash, dataset_hash, prompt_hash, git_commit,
-	targets, cases, epochs, status, started, ended, config`
+	targets, cases, epochs, status, started, ended, config,
+	scorers_hash, assay_version, experiment`
 
 // latestRun selects the run that started last; of runs that started in the
 // same microsecond, the one created last (highest rowid).
@@ -33,9 +34,10 @@ func (d *DB) CreateRun(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	_, err = d.w.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Spec, r.SpecPath, r.SpecHash, r.DatasetHash, r.PromptHash, r.GitCommit,
-		string(targets), r.Cases, r.Epochs, r.Status, micros(r.Started), micros(r.Ended), r.Config)
+		string(targets), r.Cases, r.Epochs, r.Status, micros(r.Started), micros(r.Ended), r.Config,
+		r.ScorersHash, r.AssayVersion, r.Experiment)
 	if err != nil {
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -149,6 +151,27 @@ func (d *DB) ListRuns(ctx context.Context, limit int) ([]store.Run, error) {
 	return runs, nil
 }
 
+// ExperimentRuns returns the runs of an experiment, oldest first.
+func (d *DB) ExperimentRuns(ctx context.Context, experiment string) ([]store.Run, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE experiment = ? ORDER BY started, rowid`, experiment)
+	if err != nil {
+		return nil, fmt.Errorf("listing the runs of experiment %q: %w", experiment, err)
+	}
+	defer rows.Close()
+	var runs []store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing the runs of experiment %q: %w", experiment, err)
+		}
+		runs = append(runs, *r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing the runs of experiment %q: %w", experiment, err)
+	}
+	return runs, nil
+}
+
 type scanner interface{ Scan(dest ...any) error }
 
 func scanRun(s scanner) (*store.Run, error) {
@@ -156,7 +179,8 @@ func scanRun(s scanner) (*store.Run, error) {
 	var targets string
 	var started, ended sql.NullInt64
 	if err := s.Scan(&r.ID, &r.Spec, &r.SpecPath, &r.SpecHash, &r.DatasetHash, &r.PromptHash, &r.GitCommit,
-		&targets, &r.Cases, &r.Epochs, &r.Status, &started, &ended, &r.Config); err != nil {
+		&targets, &r.Cases, &r.Epochs, &r.Status, &started, &ended, &r.Config,
+		&r.ScorersHash, &r.AssayVersion, &r.Experiment); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(targets), &r.Targets); err != nil {

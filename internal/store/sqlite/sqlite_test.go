@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,7 +78,7 @@ func TestOpenCreatesDirectoriesAndSchema(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if got, want := pragma(t, path, "user_version"), "1"; got != want {
+	if got, want := pragma(t, path, "user_version"), latestVersion(t); got != want {
 		t.Errorf("user_version = %s, want %s", got, want)
 	}
 	if got := pragma(t, path, "journal_mode"); got != "wal" {
@@ -93,8 +94,47 @@ func TestOpenCreatesDirectoriesAndSchema(t *testing.T) {
 	if _, err := d.GetRun(ctx, "r1"); err != nil {
 		t.Errorf("GetRun after re-open: %v", err)
 	}
-	if got := pragma(t, path, "user_version"); got != "1" {
-		t.Errorf("user_version after re-open = %s, want 1", got)
+	if got, want := pragma(t, path, "user_version"), latestVersion(t); got != want {
+		t.Errorf("user_version after re-open = %s, want %s", got, want)
+	}
+}
+
+// latestVersion is the number of the newest embedded migration.
+func latestVersion(t *testing.T) string {
+	t.Helper()
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(ms[len(ms)-1].version)
+}
+
+// A store written by the first schema opens under the current one with its
+// runs intact, and the new columns read as empty.
+func TestUpgradeFromFirstSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	b, err := migrationFiles.ReadFile("migrations/0001_initial.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, path, string(b), fmt.Sprintf("PRAGMA application_id = %d", applicationID), "PRAGMA user_version = 1",
+		`INSERT INTO runs (id, spec, spec_path, spec_hash, dataset_hash, prompt_hash, git_commit, targets, cases, epochs, status, started, ended, config)
+		 VALUES ('old', 'triage', 'a.yaml', 'sha256:s', 'sha256:d', 'sha256:p', '', '["m"]', 3, 1, 'complete', 1, 2, NULL)`)
+	d, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open of a first-schema store: %v", err)
+	}
+	defer d.Close()
+	r, err := d.GetRun(ctx, "old")
+	if err != nil {
+		t.Fatalf("GetRun after upgrade: %v", err)
+	}
+	if r.SpecHash != "sha256:s" || r.Cases != 3 || r.ScorersHash != "" || r.Experiment != "" {
+		t.Errorf("upgraded run = %+v", r)
+	}
+	if got, want := pragma(t, path, "user_version"), latestVersion(t); got != want {
+		t.Errorf("user_version after upgrade = %s, want %s", got, want)
 	}
 }
 

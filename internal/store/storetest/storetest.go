@@ -55,6 +55,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ResultsOrder", testResultsOrder},
 		{"DoneKeys", testDoneKeys},
 		{"Scorings", testScorings},
+		{"ExperimentRuns", testExperimentRuns},
+		{"Twins", testTwins},
 		{"Cache", testCache},
 		{"WriteWhileStreaming", testWriteWhileStreaming},
 		{"ConcurrentWritersAndReaders", testConcurrent},
@@ -73,19 +75,22 @@ func t0() time.Time {
 
 func newRun(id string, started time.Time) *store.Run {
 	return &store.Run{
-		ID:          id,
-		Spec:        "triage",
-		SpecPath:    "evals/triage/assay.yaml",
-		SpecHash:    "sha256:5pec",
-		DatasetHash: "sha256:da7a",
-		PromptHash:  "sha256:9r0m",
-		GitCommit:   "0123abcd",
-		Targets:     []string{"gpt-small", "claude-mid"},
-		Cases:       3,
-		Epochs:      2,
-		Status:      store.StatusRunning,
-		Started:     started,
-		Config:      []byte(`{"name":"triage","targets":[{"name":"gpt-small"}]}`),
+		ID:           id,
+		Spec:         "triage",
+		SpecPath:     "evals/triage/assay.yaml",
+		SpecHash:     "sha256:5pec",
+		DatasetHash:  "sha256:da7a",
+		PromptHash:   "sha256:9r0m",
+		GitCommit:    "0123abcd",
+		ScorersHash:  "sha256:5c0e",
+		AssayVersion: "v0.3.0",
+		Experiment:   "triage-prompts",
+		Targets:      []string{"gpt-small", "claude-mid"},
+		Cases:        3,
+		Epochs:       2,
+		Status:       store.StatusRunning,
+		Started:      started,
+		Config:       []byte(`{"name":"triage","targets":[{"name":"gpt-small"}]}`),
 	}
 }
 
@@ -1084,5 +1089,64 @@ func testCallbackError(t *testing.T, s store.Store) {
 	// The store is still usable after streams were abandoned.
 	if got := allResults(t, s, "r"); len(got) != len(rs) {
 		t.Errorf("Results after abandoned streams: %d, want %d", len(got), len(rs))
+	}
+}
+
+func testExperimentRuns(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a := newRun("exp-a", t0())
+	b := newRun("exp-b", t0().Add(time.Minute))
+	c := newRun("exp-c", t0().Add(-time.Minute)) // started first
+	other := newRun("other", t0())
+	other.Experiment = "something-else"
+	none := newRun("none", t0())
+	none.Experiment = ""
+	mustCreate(t, s, b, a, other, c, none)
+	runs, err := s.ExperimentRuns(ctx, "triage-prompts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	if want := "exp-c exp-a exp-b"; strings.Join(ids, " ") != want {
+		t.Errorf("ExperimentRuns = %v, want oldest first: %s", ids, want)
+	}
+	if runs, err := s.ExperimentRuns(ctx, "no-such"); err != nil || len(runs) != 0 {
+		t.Errorf("ExperimentRuns(no-such) = %v, %v; want none", runs, err)
+	}
+}
+
+func testTwins(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	in := []store.Twin{
+		{Set: "sha256:set1", CaseID: "b", Source: "file:twins.jsonl", Fields: []byte(`{"q":"B twin"}`), CreatedAt: t0()},
+		{Set: "sha256:set1", CaseID: "a", Source: "file:twins.jsonl", Fields: []byte(`{"q":"A twin"}`), CreatedAt: t0()},
+		{Set: "sha256:set2", CaseID: "a", Source: "rewriter:para", Fields: []byte(`{"q":"A para"}`)},
+	}
+	if err := s.PutTwins(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	// A second put of the same set and case keeps the first twin.
+	if err := s.PutTwins(ctx, []store.Twin{{Set: "sha256:set1", CaseID: "a", Source: "file:x", Fields: []byte(`{"q":"changed"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	var got []store.Twin
+	if err := s.Twins(ctx, "sha256:set1", func(tw store.Twin) error { got = append(got, tw); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].CaseID != "a" || got[1].CaseID != "b" {
+		t.Fatalf("Twins(set1) = %+v, want cases a, b in order", got)
+	}
+	if string(got[0].Fields) != `{"q":"A twin"}` || got[0].Source != "file:twins.jsonl" || !sameTime(t0(), got[0].CreatedAt) {
+		t.Errorf("twin a = %+v, want the first stored twin kept", got[0])
+	}
+	n := 0
+	if err := s.Twins(ctx, "sha256:none", func(store.Twin) error { n++; return nil }); err != nil || n != 0 {
+		t.Errorf("Twins(unknown set) streamed %d twins, err %v; want none", n, err)
+	}
+	if err := s.PutTwins(ctx, []store.Twin{{CaseID: "x"}}); err == nil {
+		t.Errorf("PutTwins accepted a twin without a set")
 	}
 }
