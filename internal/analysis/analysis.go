@@ -45,12 +45,16 @@ type RunInfo struct {
 	DatasetHash string `json:"dataset_hash"`
 	PromptHash  string `json:"prompt_hash"`
 	GitCommit   string `json:"git_commit,omitempty"`
-	Cases       int    `json:"cases"`
-	Epochs      int    `json:"epochs"`
-	Status      string `json:"status"`
-	Scoring     int    `json:"scoring"`
-	Started     string `json:"started"`
-	Ended       string `json:"ended,omitempty"`
+	// ScorersHash names the definition of correct (parser and scorers).
+	ScorersHash  string `json:"scorers_hash,omitempty"`
+	AssayVersion string `json:"assay_version,omitempty"`
+	Experiment   string `json:"experiment,omitempty"`
+	Cases        int    `json:"cases"`
+	Epochs       int    `json:"epochs"`
+	Status       string `json:"status"`
+	Scoring      int    `json:"scoring"`
+	Started      string `json:"started"`
+	Ended        string `json:"ended,omitempty"`
 }
 
 // Rate is passed out of n with its interval.
@@ -429,7 +433,8 @@ func quantile(xs []float64, q float64) float64 {
 func runInfo(run *store.Run, scoring int) RunInfo {
 	ri := RunInfo{
 		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash,
-		PromptHash: run.PromptHash, GitCommit: run.GitCommit, Cases: run.Cases, Epochs: run.Epochs,
+		PromptHash: run.PromptHash, GitCommit: run.GitCommit, ScorersHash: run.ScorersHash,
+		AssayVersion: run.AssayVersion, Experiment: run.Experiment, Cases: run.Cases, Epochs: run.Epochs,
 		Status: run.Status, Scoring: scoring, Started: run.Started.UTC().Format("2006-01-02T15:04:05Z"),
 	}
 	if !run.Ended.IsZero() {
