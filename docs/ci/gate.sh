@@ -32,10 +32,10 @@ baseline=$2
 summary=${3:-gate-summary.md}
 assay=${ASSAY:-assay}
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 if [ -z "${ASSAY_DB:-}" ]; then
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
-	export ASSAY_DB="$tmp/assay.db"
+	export ASSAY_DB="$work/assay.db"
 fi
 
 post() {
@@ -51,14 +51,14 @@ post() {
 "$assay" validate "$spec" || exit $?
 
 # 2. The grader cannot be passed by a null model (no model is called).
-"$assay" selftest "$spec" >selftest.txt
+"$assay" selftest "$spec" >"$work/selftest.txt"
 status=$?
 if [ $status -ne 0 ]; then
 	{
 		echo "## assay: the grader is exploitable"
 		echo
 		echo '```'
-		cat selftest.txt
+		cat "$work/selftest.txt"
 		echo '```'
 	} >"$summary"
 	post
@@ -66,8 +66,8 @@ if [ $status -ne 0 ]; then
 fi
 
 # 3. Run the eval; every result is stored as it completes.
-"$assay" run "$spec" --json >run.json || exit $?
-run_id=$(sed -n 's/.*"run_id": *"\([^"]*\)".*/\1/p' run.json | head -n 1)
+"$assay" run "$spec" --json >"$work/run.json" || exit $?
+run_id=$(sed -n 's/.*"run_id": *"\([^"]*\)".*/\1/p' "$work/run.json" | head -n 1)
 if [ -z "$run_id" ]; then
 	echo "gate.sh: no run_id in the output of assay run" >&2
 	exit 1
