@@ -171,6 +171,7 @@ reviewer or a CI pipeline can act on.
 		newDriftCommand(g),
 		newSelftestCommand(g),
 		newProbeCommand(g),
+		newInitCommand(g),
 	)
 	return root
 }
