@@ -35,6 +35,9 @@ type Report struct {
 	Worst []FailureExample `json:"worst,omitempty"`
 	// Spec is the resolved spec the run was made with (JSON).
 	Spec json.RawMessage `json:"spec_config,omitempty"`
+	// Ledger counts the variants tried in the run's experiment and corrects
+	// the chosen one's lead for them (nil when the run has no experiment).
+	Ledger *Ledger `json:"ledger,omitempty"`
 }
 
 // RunInfo says what was measured.
@@ -148,6 +151,25 @@ type EpochStats struct {
 	// WithinVar is the mean within-case variance of the primary score across
 	// epochs: how much the target's answer to one case varies run to run.
 	WithinVar float64 `json:"within_case_variance"`
+	// Epochs is K, the number of epochs behind EpochRates and BetweenRunSD
+	// (absent when fewer than two cases ran in every epoch).
+	Epochs int `json:"epochs,omitempty"`
+	// CompleteCases are the cases scored in every epoch, over which each
+	// epoch's rate is taken.
+	CompleteCases int `json:"complete_cases,omitempty"`
+	// EpochRates is the primary rate of each epoch on its own: K runs of
+	// the same cases.
+	EpochRates []float64 `json:"epoch_rates,omitempty"`
+	// BetweenRunSD is the standard deviation (n−1) of EpochRates: how far
+	// one run of the target moves from the next on the same cases, beside
+	// the primary rate's SE, which is across cases.
+	BetweenRunSD *float64 `json:"between_run_sd,omitempty"`
+	// TotalVar is the variance (n−1) of every scored primary verdict.
+	TotalVar float64 `json:"total_variance,omitempty"`
+	// WithinShare is WithinVar/TotalVar: the fraction of the variance of
+	// one answer that is within cases (the model answering the same case
+	// differently), the rest being between cases.
+	WithinShare *float64 `json:"within_case_share,omitempty"`
 }
 
 // Options tune the analysis.
@@ -161,6 +183,12 @@ type Options struct {
 	Worst int
 	// Margin is the equivalence margin of the paired verdicts (default 0.02).
 	Margin float64
+	// Reference names the selection ledger's reference variant
+	// (ParseVariantRef); the zero value means the experiment's first variant.
+	Reference VariantRef
+	// NoLedger skips the selection ledger (it reads the experiment's other
+	// runs).
+	NoLedger bool
 }
 
 type acc struct {
@@ -400,6 +428,11 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	rep.Pareto = pareto(rep.Targets)
 	rep.Spec = json.RawMessage(run.Config)
 	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
+	if run.Experiment != "" && !o.NoLedger {
+		if rep.Ledger, err = selectionLedger(ctx, st, run, rep, passByTarget, ci, o); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 

@@ -74,5 +74,6 @@ func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *Epoch
 	if !anyNaN(within) {
 		es.WithinVar = round6(within)
 	}
+	epochNoise(es, vs, ci.len())
 	return es
 }

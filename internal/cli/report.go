@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,10 @@ type reportOptions struct {
 	Format  string
 	Output  string
 	Scoring int
+	// Reference names the selection ledger's reference variant
+	// (RUN or RUN:TARGET); empty means the experiment's first variant.
+	Reference string
+	reference analysis.VariantRef
 }
 
 func (o *reportOptions) AddFlags(cmd *cobra.Command) {
@@ -27,6 +32,7 @@ func (o *reportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Format, "format", "text", "report format: "+strings.Join(report.Formats, "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write to FILE instead of stdout")
 	f.IntVar(&o.Scoring, "scoring", 0, "which scoring of the run (default: the latest)")
+	f.StringVar(&o.Reference, "reference", "", "the selection ledger's reference variant, RUN or RUN:TARGET, a run of the experiment (default: the experiment's first variant)")
 }
 
 func newReportCommand(g *Globals) *cobra.Command {
@@ -38,6 +44,13 @@ func newReportCommand(g *Globals) *cobra.Command {
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(report.Formats, o.Format) {
 				return usageError{fmt.Errorf("--format %q: formats are %s", o.Format, strings.Join(report.Formats, ", "))}
+			}
+			if cmd.Flags().Changed("reference") {
+				ref, err := analysis.ParseVariantRef(o.Reference)
+				if err != nil {
+					return usageError{fmt.Errorf("--reference: %w", err)}
+				}
+				o.reference = ref
 			}
 			return nil
 		},
@@ -65,7 +78,13 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 	if len(run.Config) > 0 && jsonUnmarshal(run.Config, &sp) == nil {
 		volume = sp.Volume.RequestsPerMonth
 	}
-	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, RequestsPerMonth: volume})
+	if !o.reference.IsZero() && run.Experiment == "" {
+		return usageError{fmt.Errorf("--reference: run %s belongs to no experiment, so it has no selection ledger (assay run --experiment NAME records one)", run.ID)}
+	}
+	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, RequestsPerMonth: volume, Reference: o.reference})
+	if errors.Is(err, analysis.ErrUnknownReference) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}

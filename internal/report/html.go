@@ -71,6 +71,32 @@ type htmlPage struct {
 	Worst       []htmlFailure
 	WorstTotal  int
 	Spec        string
+	Noise       []htmlNoise
+	NoiseNote   string
+	Ledger      *htmlLedger
+}
+
+type htmlNoise struct {
+	Name, SE, SD, K, Rates, Share string
+}
+
+// htmlLedger is the selection ledger, formatted.
+type htmlLedger struct {
+	Experiment, Variants, Runs, Scorer, Summary string
+	Chosen, ChosenRate                          string
+	Reference, ReferenceRate, ReferenceFrom     string
+	Lead, P, PAdj, Family, Survives, Class      string
+	N                                           int
+	Inflation, EMax, Sigma, Deflated            string
+	HasVariants                                 bool
+	Tried                                       []htmlLedgerRow
+	TriedTotal                                  int
+	Notes                                       []string
+}
+
+type htmlLedgerRow struct {
+	Name, Started, Cases, Rate, Delta, P, PAdj, Verdict, Class string
+	Chosen                                                     bool
 }
 
 type htmlTarget struct {
@@ -203,6 +229,13 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 		}
 		p.Worst = append(p.Worst, h)
 	}
+	for _, r := range noiseRows(rep) {
+		p.Noise = append(p.Noise, htmlNoise{Name: r.name, SE: r.se, SD: r.sd, K: strconv.Itoa(r.k), Rates: r.rates, Share: r.share})
+	}
+	p.NoiseNote = noiseNote
+	if rep.Ledger != nil {
+		p.Ledger = newHTMLLedger(rep.Ledger)
+	}
 	if len(rep.Spec) > 0 {
 		var b bytes.Buffer
 		if json.Indent(&b, rep.Spec, "", "  ") == nil {
@@ -282,4 +315,36 @@ func kindsTable(rep *analysis.Report) htmlKinds {
 		k.Rows = append(k.Rows, row)
 	}
 	return k
+}
+
+func newHTMLLedger(l *analysis.Ledger) *htmlLedger {
+	h := &htmlLedger{Experiment: visible(l.Experiment, false), Variants: plural(l.Variants, "variant"), Runs: plural(l.Runs, "run"),
+		Scorer: visible(l.Scorer, false), Summary: visible(l.Summary, false), N: l.Variants,
+		HasVariants: len(l.Tried) > 0, TriedTotal: len(l.Tried), Class: "",
+		Inflation: ptsAbs(l.Inflation), EMax: strconv.FormatFloat(l.ExpectedMaxZ, 'f', 2, 64), Sigma: ptsAbs(l.Sigma),
+		Deflated: pct(l.DeflatedRate), Family: plural(l.Family, "comparison"), Survives: survivesWords(l)}
+	if len(l.Tried) > 0 {
+		h.Chosen, h.ChosenRate = visible(l.Chosen.Name(), false), pct(l.Chosen.Rate)
+		h.Reference, h.ReferenceRate, h.ReferenceFrom = visible(l.Reference.Name(), false), pct(l.Reference.Rate), referenceWords(l)
+	}
+	if c := l.Chosen.VsReference; c != nil {
+		h.Lead, h.P, h.PAdj = deltaCI(*c), pval(c.PValue), pval(c.PAdjusted)
+		if l.Survives {
+			h.Class = verdictClass(l.Verdict)
+		}
+	}
+	if len(l.Tried) > 1 {
+		for _, v := range ledgerShown(l) {
+			row := htmlLedgerRow{Name: visible(v.Name(), false), Started: visible(v.Started, false), Cases: count(v.Cases),
+				Rate: pct(v.Rate), Delta: "—", P: "—", PAdj: "—", Verdict: ledgerRole(v), Chosen: v.Chosen}
+			if c := v.VsReference; c != nil {
+				row.Delta, row.P, row.PAdj, row.Class = deltaCI(*c), pval(c.PValue), pval(c.PAdjusted), verdictClass(c.Verdict)
+			}
+			h.Tried = append(h.Tried, row)
+		}
+	}
+	for _, n := range l.Notes {
+		h.Notes = append(h.Notes, visible(n, false))
+	}
+	return h
 }

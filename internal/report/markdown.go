@@ -40,6 +40,7 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	if len(rep.Targets) > 0 {
 		mdHeadline(b, rep)
 	}
+	mdNoise(b, rep)
 	if len(rep.Warnings) > 0 {
 		b.WriteString("\n**Warnings**\n\n")
 		for _, wn := range rep.Warnings {
@@ -48,6 +49,9 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	}
 	if len(rep.Comparisons) > 0 {
 		mdComparisons(b, rep)
+	}
+	if rep.Ledger != nil {
+		mdLedger(b, rep.Ledger)
 	}
 	if len(rep.Ranking) > 0 || len(rep.Pareto) > 0 {
 		b.WriteString("\n")
@@ -97,6 +101,64 @@ func mdComparisons(b *strings.Builder, rep *analysis.Report) {
 		test = mdText(rep.Comparisons[0].Test)
 	}
 	b.WriteString("\nBoth targets on the same cases; p from the " + test + ", adjusted over all pairs.\n")
+}
+
+// mdNoise writes the between-run standard deviation beside the standard
+// error across cases, for targets whose cases ran several epochs.
+func mdNoise(b *strings.Builder, rep *analysis.Report) {
+	rows := noiseRows(rep)
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n### Noise across epochs\n\n")
+	b.WriteString("| target | SE across cases (points) | between-run SD (points) | K epochs | epoch rates (%) | within-case share |\n")
+	b.WriteString("|:--|--:|--:|--:|--:|--:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s |\n", mdText(r.name), r.se, r.sd, r.k, r.rates, r.share)
+	}
+	b.WriteString("\n" + noiseNote + "\n")
+}
+
+// mdLedger writes the selection ledger: how many variants were tried in
+// the experiment, and whether the chosen one's lead survives.
+func mdLedger(b *strings.Builder, l *analysis.Ledger) {
+	b.WriteString("\n### Selection ledger\n\n")
+	fmt.Fprintf(b, "Experiment %s: **%s tried** in %s, primary scorer %s.\n\n",
+		mdText(l.Experiment), plural(l.Variants, "variant"), plural(l.Runs, "run"), mdText(l.Scorer))
+	b.WriteString(mdText(l.Summary) + "\n\n")
+	if len(l.Tried) > 0 {
+		b.WriteString("| | |\n|:--|:--|\n")
+		fmt.Fprintf(b, "| chosen | %s: %s |\n", mdText(l.Chosen.Name()), pct(l.Chosen.Rate))
+		fmt.Fprintf(b, "| reference | %s: %s (%s) |\n", mdText(l.Reference.Name()), pct(l.Reference.Rate), mdText(referenceWords(l)))
+		if c := l.Chosen.VsReference; c != nil {
+			fmt.Fprintf(b, "| lead | %s points; p %s alone, %s after Holm over %s: **%s** |\n",
+				deltaCI(*c), pval(c.PValue), pval(c.PAdjusted), plural(l.Family, "comparison"), survivesWords(l))
+		}
+		fmt.Fprintf(b, "| expected best-of-%d inflation | %s points = %.2f σ, σ = %s points (standard error of a variant's rate) |\n",
+			l.Variants, ptsAbs(l.Inflation), l.ExpectedMaxZ, ptsAbs(l.Sigma))
+		fmt.Fprintf(b, "| deflated rate | %s (observed %s) |\n", pct(l.DeflatedRate), pct(l.Chosen.Rate))
+	}
+	if len(l.Tried) > 1 {
+		shown := ledgerShown(l)
+		fmt.Fprintf(b, "\n<details><summary>Variants tried (%d of %d)</summary>\n\n", len(shown), len(l.Tried))
+		b.WriteString("| variant | started | cases | rate | Δ vs reference (points) [95% CI] | p | Holm p | verdict |\n")
+		b.WriteString("|:--|:--|--:|--:|--:|--:|--:|:--|\n")
+		for _, v := range shown {
+			d, p, pa := "—", "—", "—"
+			if c := v.VsReference; c != nil {
+				d, p, pa = deltaCI(*c), pval(c.PValue), pval(c.PAdjusted)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(v.Name()), mdText(v.Started), count(v.Cases),
+				pct(v.Rate), d, p, pa, mdText(ledgerRole(v)))
+		}
+		b.WriteString("\n</details>\n")
+	}
+	for _, n := range l.Notes {
+		b.WriteString("\n- " + mdText(n))
+	}
+	if len(l.Notes) > 0 {
+		b.WriteString("\n")
+	}
 }
 
 func mdRanking(groups []analysis.RankGroup) string {

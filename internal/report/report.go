@@ -69,7 +69,13 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := textNoise(w, rep); err != nil {
+		return err
+	}
 	if err := textComparisons(w, rep); err != nil {
+		return err
+	}
+	if err := textLedger(w, rep.Ledger); err != nil {
 		return err
 	}
 	if err := textSlices(w, rep); err != nil {
@@ -279,4 +285,187 @@ func RunComparisonText(w io.Writer, rc *analysis.RunComparison) error {
 		fmt.Fprintf(w, "warning: %s\n", term(wn))
 	}
 	return nil
+}
+
+// textNoise writes, for targets whose cases ran several epochs, the
+// between-run standard deviation beside the standard error across cases.
+func textNoise(w io.Writer, rep *analysis.Report) error {
+	rows := noiseRows(rep)
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nnoise across epochs (points; SE across cases vs SD between runs of the same cases)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tSE across cases\tbetween-run SD\tK\tepoch rates\twithin-case share\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", term(r.name), r.se, r.sd, r.k, r.rates, r.share)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, noiseNote)
+	return nil
+}
+
+// textLedger writes the selection ledger of a run in an experiment.
+func textLedger(w io.Writer, l *analysis.Ledger) error {
+	if l == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\nselection ledger: experiment %s, %s tried in %s (primary scorer %s)\n",
+		term(l.Experiment), plural(l.Variants, "variant"), plural(l.Runs, "run"), term(l.Scorer))
+	if len(l.Tried) > 0 {
+		fmt.Fprintf(w, "  chosen     %s  %s  deflated %s (expected best-of-%d inflation %s points = %.2f σ, σ = %s points)\n",
+			term(l.Chosen.Name()), pct(l.Chosen.Rate), pct(l.DeflatedRate), l.Variants, ptsAbs(l.Inflation), l.ExpectedMaxZ, ptsAbs(l.Sigma))
+		fmt.Fprintf(w, "  reference  %s  %s  (%s)\n", term(l.Reference.Name()), pct(l.Reference.Rate), referenceWords(l))
+		if c := l.Chosen.VsReference; c != nil {
+			fmt.Fprintf(w, "  lead       %s points, p %s, Holm-adjusted over %s %s: %s\n", deltaCI(*c), pval(c.PValue),
+				plural(l.Family, "comparison"), pval(c.PAdjusted), survivesWords(l))
+		}
+	}
+	fmt.Fprintf(w, "  %s\n", term(l.Summary))
+	if len(l.Tried) > 1 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  variant\tstarted\tcases\trate\tΔ vs reference\tp\tp adj\tverdict\t")
+		for _, v := range ledgerShown(l) {
+			d, p, pa := "—", "—", "—"
+			if c := v.VsReference; c != nil {
+				d, p, pa = deltaCI(*c), pval(c.PValue), pval(c.PAdjusted)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", term(v.Name()), term(v.Started), v.Cases, pct(v.Rate), d, p, pa, ledgerRole(v))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if more := len(l.Tried) - len(ledgerShown(l)); more > 0 {
+			fmt.Fprintf(w, "  … and %d more variants (the JSON report lists them all)\n", more)
+		}
+	}
+	for _, n := range l.Notes {
+		fmt.Fprintf(w, "  note: %s\n", term(n))
+	}
+	return nil
+}
+
+// noiseNote explains the noise table in every format.
+const noiseNote = "SE across cases: how far the rate would move on another draw of cases (epochs averaged per case). " +
+	"Between-run SD: how far one run moves from the next on these same cases (the SD, n−1, of the K per-epoch rates). " +
+	"Within-case share: the part of one answer's variance that is the model answering the same case differently; more epochs shrink only that part."
+
+type noiseRow struct {
+	name, se, sd, rates, share string
+	k                          int
+}
+
+// noiseRows are the targets whose cases ran several epochs, with their
+// between-run figures formatted (points).
+func noiseRows(rep *analysis.Report) []noiseRow {
+	var rows []noiseRow
+	for _, t := range rep.Targets {
+		es := t.Epochs
+		if es == nil || es.BetweenRunSD == nil || es.Epochs < 2 {
+			continue
+		}
+		r := noiseRow{name: t.Name, se: "—", sd: ptsAbs(*es.BetweenRunSD), k: es.Epochs, share: "—"}
+		if t.Primary.SE > 0 {
+			r.se = ptsAbs(t.Primary.SE)
+		}
+		if es.WithinShare != nil {
+			r.share = strconv.FormatFloat(100**es.WithinShare, 'f', 0, 64) + "%"
+		}
+		r.rates = epochRates(es.EpochRates)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// epochRates lists up to six per-epoch rates (percent), or their range.
+func epochRates(rs []float64) string {
+	if len(rs) == 0 {
+		return "—"
+	}
+	if len(rs) <= 6 {
+		parts := make([]string, len(rs))
+		for i, r := range rs {
+			parts[i] = strconv.FormatFloat(100*r, 'f', 1, 64)
+		}
+		return strings.Join(parts, ", ")
+	}
+	lo, hi := rs[0], rs[0]
+	for _, r := range rs {
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return strconv.FormatFloat(100*lo, 'f', 1, 64) + " to " + strconv.FormatFloat(100*hi, 'f', 1, 64)
+}
+
+// ptsAbs formats a spread of rates in points without a sign: "2.1".
+func ptsAbs(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) }
+
+// ledgerMaxShown bounds the variants listed in the text, Markdown and
+// HTML reports (JSON lists them all).
+const ledgerMaxShown = 30
+
+// ledgerShown are the variants to list: all of them, or the reference, the
+// chosen one and those with the smallest adjusted p-values, in the order
+// they were tried.
+func ledgerShown(l *analysis.Ledger) []analysis.LedgerVariant {
+	if len(l.Tried) <= ledgerMaxShown {
+		return l.Tried
+	}
+	idx := make([]int, 0, len(l.Tried))
+	for i := range l.Tried {
+		idx = append(idx, i)
+	}
+	padj := func(v analysis.LedgerVariant) float64 {
+		switch {
+		case v.Reference || v.Chosen:
+			return -1
+		case v.VsReference == nil:
+			return 2
+		}
+		return v.VsReference.PAdjusted
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return padj(l.Tried[idx[a]]) < padj(l.Tried[idx[b]]) })
+	idx = idx[:ledgerMaxShown]
+	sort.Ints(idx)
+	out := make([]analysis.LedgerVariant, len(idx))
+	for i, j := range idx {
+		out[i] = l.Tried[j]
+	}
+	return out
+}
+
+// ledgerRole is a variant's verdict column: "reference", or its corrected
+// verdict against the reference, marked when it is the chosen one.
+func ledgerRole(v analysis.LedgerVariant) string {
+	s := "—"
+	switch {
+	case v.Reference:
+		s = "reference"
+	case v.VsReference != nil:
+		s = v.VsReference.Verdict
+	}
+	if v.Chosen && !v.Reference {
+		s += " (chosen)"
+	} else if v.Chosen {
+		s = "reference (chosen)"
+	}
+	return s
+}
+
+func referenceWords(l *analysis.Ledger) string {
+	if l.ReferenceFrom == "option" {
+		return "named by --reference"
+	}
+	return "the experiment's first variant"
+}
+
+func survivesWords(l *analysis.Ledger) string {
+	switch {
+	case l.Survives:
+		return "the lead survives the correction"
+	case l.Chosen.VsReference != nil && l.Chosen.VsReference.Delta <= 0:
+		return "no lead over the reference"
+	}
+	return "the lead does not survive the correction"
 }
