@@ -70,11 +70,11 @@ func TestExpectedMaxNormal(t *testing.T) {
 		t.Fatalf("only %d reference values", len(g.ExpectedMax))
 	}
 	for _, c := range g.ExpectedMax {
-		if got := expectedMaxNormal(c.N); !near(got, c.E, 1e-9) {
+		if got := stats.ExpectedMaxNormal(c.N); !near(got, c.E, 1e-9) {
 			t.Errorf("E[max of %d] = %.12f, scipy %.12f", c.N, got, c.E)
 		}
 	}
-	if got := expectedMaxNormal(10); math.Abs(got-1.5388) > 5e-5 {
+	if got := stats.ExpectedMaxNormal(10); math.Abs(got-1.5388) > 5e-5 {
 		t.Errorf("E[max of 10] = %v, want ≈ 1.5388", got)
 	}
 }
