@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
@@ -18,13 +19,86 @@ type RunComparison struct {
 	// in the before run: Delta > 0 means the change helped.
 	Comparisons []Comparison `json:"comparisons"`
 	// Only lists targets present in one run only (not compared).
-	Only     []string `json:"only_in_one_run,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Only []string `json:"only_in_one_run,omitempty"`
+	// Cases is set when the runs measured different dataset versions and
+	// only their shared cases were compared (CompareSharedCases).
+	Cases    *CaseDiff `json:"shared_cases,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
 }
 
 // CompareRuns pairs every target the two runs share, on the primary scorer
 // of each run's latest scoring. p-values are Holm-adjusted over the targets.
+//
+// Runs on different dataset versions (different dataset hashes) are refused
+// with a *DatasetMismatchError: the same case ID may name a different
+// question. CompareSharedCases compares them on the cases both measured.
 func CompareRuns(ctx context.Context, st store.Store, before, after *store.Run, o Options) (*RunComparison, error) {
+	return compareRuns(ctx, st, before, after, o, false)
+}
+
+// CompareSharedCases is CompareRuns that, when the runs measured different
+// dataset versions, pairs only the cases both runs measured (by ID) and
+// says so in the comparison's warnings.
+func CompareSharedCases(ctx context.Context, st store.Store, before, after *store.Run, o Options) (*RunComparison, error) {
+	return compareRuns(ctx, st, before, after, o, true)
+}
+
+// DatasetMismatchError says two runs measured different dataset versions.
+type DatasetMismatchError struct {
+	Before, After         string // run IDs
+	BeforeHash, AfterHash string // dataset hashes
+	Cases                 CaseDiff
+}
+
+func (e *DatasetMismatchError) Error() string {
+	changed := ""
+	if e.Cases.Changed > 0 {
+		changed = fmt.Sprintf(" (%d of them with a changed expected value or tags)", e.Cases.Changed)
+	}
+	return fmt.Sprintf("runs %s and %s measured different dataset versions (dataset %s before, %s after): %s added, %s removed, %d shared%s",
+		e.Before, e.After, ShortHash(e.BeforeHash), ShortHash(e.AfterHash),
+		countNoun(e.Cases.Added, "case"), countNoun(e.Cases.Removed, "case"), e.Cases.Shared, changed)
+}
+
+// ShortHash shortens a content hash for people: "sha256:" and the first 12
+// hex digits.
+func ShortHash(h string) string {
+	alg, hex, ok := strings.Cut(h, ":")
+	if !ok {
+		alg, hex = "", h
+	}
+	if len(hex) > 12 {
+		hex = hex[:12]
+	}
+	if alg == "" {
+		return hex
+	}
+	return alg + ":" + hex
+}
+
+func countNoun(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, o Options, shared bool) (*RunComparison, error) {
+	var cases *CaseDiff
+	if before.DatasetHash != after.DatasetHash {
+		cd, err := diffCases(ctx, st, before.ID, after.ID)
+		if err != nil {
+			return nil, err
+		}
+		cases = &cd
+		if !shared {
+			return nil, &DatasetMismatchError{Before: before.ID, After: after.ID,
+				BeforeHash: before.DatasetHash, AfterHash: after.DatasetHash, Cases: cd}
+		}
+		if cd.Shared == 0 {
+			return nil, fmt.Errorf("runs %s and %s share no case: there is nothing to pair", before.ID, after.ID)
+		}
+	}
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
 	}
@@ -46,9 +120,18 @@ func CompareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 	if err != nil {
 		return nil, err
 	}
-	rc := &RunComparison{Before: runInfo(before, 0), After: runInfo(after, 0)}
-	if before.DatasetHash != after.DatasetHash {
-		rc.Warnings = append(rc.Warnings, "the runs measured different datasets: only cases with the same ID in both are paired")
+	rc := &RunComparison{Before: runInfo(before, 0), After: runInfo(after, 0), Cases: cases}
+	if cases != nil {
+		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the runs measured different dataset versions (%s before, %s after): only the %d cases both measured are compared (shared cases); %s added and %s removed are left out",
+			ShortHash(before.DatasetHash), ShortHash(after.DatasetHash), cases.Shared, countNoun(cases.Added, "case"), countNoun(cases.Removed, "case")))
+		if cases.Changed > 0 {
+			rc.Warnings = append(rc.Warnings, fmt.Sprintf("%s kept their ID but changed their expected value or tags (e.g. %s): they are paired, yet ask something different",
+				countNoun(cases.Changed, "shared case"), strings.Join(cases.ChangedIDs, ", ")))
+		}
+	}
+	if before.ScorersHash != "" && after.ScorersHash != "" && before.ScorersHash != after.ScorersHash {
+		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the scorer configuration differs (scorers %s before, %s after): the runs use two definitions of correct, so a verdict may have flipped with no change in the outputs",
+			ShortHash(before.ScorersHash), ShortHash(after.ScorersHash)))
 	}
 	if sa != sb {
 		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the primary scorer differs (%q before, %q after): the comparison mixes two definitions of correct", sb, sa))

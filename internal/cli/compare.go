@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -16,12 +17,14 @@ type compareOptions struct {
 	Before, After string
 	Format        string
 	Margin        float64
+	SharedCases   bool
 }
 
 func (o *compareOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Format, "format", "text", "text|json")
 	f.Float64Var(&o.Margin, "margin", 0.02, "equivalence margin: a difference whose interval lies inside ±margin is called equivalent")
+	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different dataset versions, compare only the cases both measured (by ID) instead of refusing")
 }
 
 func newCompareCommand(g *Globals) *cobra.Command {
@@ -33,7 +36,13 @@ func newCompareCommand(g *Globals) *cobra.Command {
 prompt, parser, parameters or model version — paired by case and epoch, on
 each run's primary scorer: the difference (after − before) with its interval,
 McNemar's exact test, Holm-adjusted over the targets, a verdict, and the same
-per slice so you see where the change helped or hurt.`,
+per slice so you see where the change helped or hurt.
+
+Runs on different dataset versions (different dataset hashes) are refused:
+the same case ID may ask a different question. --shared-cases compares
+them on the cases both runs measured, and says so. A changed scorer
+configuration is compared with a warning: the runs then use two
+definitions of correct.`,
 		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains([]string{"text", "json"}, o.Format) {
@@ -71,9 +80,13 @@ func runCompare(ctx context.Context, g *Globals, o *compareOptions) error {
 	if margin == 0 {
 		margin = -1 // equivalence off
 	}
-	rc, err := analysis.CompareRuns(ctx, st, before, after, analysis.Options{Margin: margin})
+	compare := analysis.CompareRuns
+	if o.SharedCases {
+		compare = analysis.CompareSharedCases
+	}
+	rc, err := compare(ctx, st, before, after, analysis.Options{Margin: margin})
 	if err != nil {
-		return err
+		return fmt.Errorf("compare: %w", withSharedCasesHint(err))
 	}
 	if o.Format == "json" {
 		enc := json.NewEncoder(g.Stdout)
@@ -81,4 +94,17 @@ func runCompare(ctx context.Context, g *Globals, o *compareOptions) error {
 		return enc.Encode(rc)
 	}
 	return report.RunComparisonText(g.Stdout, rc)
+}
+
+// withSharedCasesHint adds to a refusal of runs on different dataset
+// versions the flag that compares them on their shared cases.
+func withSharedCasesHint(err error) error {
+	var dm *analysis.DatasetMismatchError
+	if !errors.As(err, &dm) {
+		return err
+	}
+	if dm.Cases.Shared == 0 {
+		return fmt.Errorf("%w; they share no case, so there is nothing to pair", err)
+	}
+	return fmt.Errorf("%w; pass --shared-cases to compare only the %d cases both runs measured", err, dm.Cases.Shared)
 }

@@ -1,16 +1,117 @@
 package cli
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/report"
 )
 
-// newDriftCommand is a placeholder until the command is built.
+type driftOptions struct {
+	Before, After      string
+	Format             string
+	Target             string
+	Alpha              float64
+	IdenticalThreshold float64
+	IgnoreFingerprints bool
+	SharedCases        bool
+}
+
+func (o *driftOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Format, "format", "text", "text|json|markdown")
+	f.StringVar(&o.Target, "target", "", "check this target only (default: every target both runs ran)")
+	f.Float64Var(&o.Alpha, "alpha", 0.05, "level of the McNemar test and of the intervals")
+	f.Float64Var(&o.IdenticalThreshold, "identical-threshold", 0.95, "at temperature 0, drifted when the upper bound of the identical-output rate's interval is below this")
+	f.BoolVar(&o.IgnoreFingerprints, "ignore-fingerprints", false, "show a changed model fingerprint without calling it drift (for providers that rotate fingerprints)")
+	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different dataset versions, pair only the cases both measured instead of refusing")
+}
+
 func newDriftCommand(g *Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:    "drift",
-		Hidden: true,
-		RunE:   func(cmd *cobra.Command, args []string) error { return errors.New("drift: not built yet") },
+	o := &driftOptions{}
+	cmd := &cobra.Command{
+		Use:   "drift RUN_A RUN_B",
+		Short: "Test whether a target's outputs on the same cases changed between two runs (exit 3 on drift)",
+		Long: `Test whether the same target answered the same cases differently in two
+runs: a silent vendor update under the same model name, caught by re-running
+a frozen canary set (run it with --no-cache, or the response cache answers
+and nothing can change). For each target both runs ran, paired by case and
+epoch:
+
+  - the verdict flip rate (flipped / paired) with its Wilson interval, and
+    McNemar's exact test on the primary verdicts, with its direction;
+  - the rate of byte-identical raw outputs, with its interval;
+  - the model and fingerprint the provider reported, before and after.
+
+A target has drifted when its reported model or fingerprint changed, when
+both runs asked for temperature 0 and the interval of its identical-output
+rate lies wholly below --identical-threshold, or when McNemar's p < --alpha.
+Above temperature 0 identical outputs are expected to be rare, and the rate
+decides nothing.
+
+Exit codes: 0 no target drifted, 3 a target drifted (fail a CI canary job
+on it), 1 error (e.g. runs on different dataset versions without
+--shared-cases), 2 usage.`,
+		Args: exactArgs(2),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(report.DriftFormats, o.Format) {
+				return usageError{fmt.Errorf("--format %q: formats are %s", o.Format, strings.Join(report.DriftFormats, ", "))}
+			}
+			if !(o.Alpha > 0 && o.Alpha < 1) {
+				return usageError{fmt.Errorf("--alpha must be in (0, 1) (got %g)", o.Alpha)}
+			}
+			if !(o.IdenticalThreshold > 0 && o.IdenticalThreshold <= 1) {
+				return usageError{fmt.Errorf("--identical-threshold must be in (0, 1] (got %g)", o.IdenticalThreshold)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Before, o.After = args[0], args[1]
+			return runDrift(cmd.Context(), g, o)
+		},
 	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+func runDrift(ctx context.Context, g *Globals, o *driftOptions) error {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	before, err := st.GetRun(ctx, o.Before)
+	if err != nil {
+		return fmt.Errorf("drift: %w", err)
+	}
+	after, err := st.GetRun(ctx, o.After)
+	if err != nil {
+		return fmt.Errorf("drift: %w", err)
+	}
+	r, err := analysis.Drift(ctx, st, before, after, analysis.DriftOptions{
+		Alpha: o.Alpha, IdenticalThreshold: o.IdenticalThreshold, Target: o.Target,
+		IgnoreFingerprints: o.IgnoreFingerprints, SharedCases: o.SharedCases,
+	})
+	if err != nil {
+		return fmt.Errorf("drift: %w", withSharedCasesHint(err))
+	}
+	if len(r.Targets) == 0 {
+		return fmt.Errorf("drift: runs %s and %s share no target (%s; %s): nothing to check",
+			before.ID, after.ID, strings.Join(before.Targets, ", "), strings.Join(after.Targets, ", "))
+	}
+	if err := report.Drift(g.Stdout, o.Format, r); err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(r.Targets, func(t analysis.TargetDrift) bool { return t.Verdict != analysis.DriftUnpaired }) {
+		return fmt.Errorf("drift: runs %s and %s share no result of any target: nothing was compared", before.ID, after.ID)
+	}
+	if len(r.Drifted) > 0 {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("drift: %s drifted", strings.Join(r.Drifted, ", "))}
+	}
+	return nil
 }

@@ -1,0 +1,515 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/assay-eval/assay/internal/analysis"
+)
+
+// Renderers for `assay diff` (what changed between two runs) and `assay
+// drift` (whether a target's outputs changed under the same name), in text,
+// JSON and Markdown. Outputs, case IDs, target names, fingerprints and spec
+// values come from models, datasets or providers: all are escaped.
+
+// outputShown bounds an output shown in a text or Markdown diff (runes).
+const outputShown = 300
+
+// DiffFormats and DriftFormats are the formats of RunDiff and Drift.
+var (
+	DiffFormats  = []string{"text", "json", "markdown"}
+	DriftFormats = []string{"text", "json", "markdown"}
+)
+
+// RunDiff writes d in format (text, json or markdown).
+func RunDiff(w io.Writer, format string, d *analysis.RunDiff) error {
+	switch format {
+	case "json":
+		return diffJSON(w, d)
+	case "markdown", "md":
+		return RunDiffMarkdown(w, d)
+	case "text", "":
+		return RunDiffText(w, d)
+	}
+	return fmt.Errorf("unknown diff format %q (formats are: %s)", format, strings.Join(DiffFormats, ", "))
+}
+
+// Drift writes r in format (text, json or markdown).
+func Drift(w io.Writer, format string, r *analysis.DriftReport) error {
+	switch format {
+	case "json":
+		return diffJSON(w, r)
+	case "markdown", "md":
+		return DriftMarkdown(w, r)
+	case "text", "":
+		return DriftText(w, r)
+	}
+	return fmt.Errorf("unknown drift format %q (formats are: %s)", format, strings.Join(DriftFormats, ", "))
+}
+
+func diffJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// diffLine makes short outside text (a name, an ID, a fingerprint) safe on one
+// terminal line.
+func diffLine(s string) string { return visible(s, false) }
+
+// diffQuoted shows an output on one line, quoted with Go escapes (\n,
+// \x1b, \u202e …) so that spaces at its ends and every control or
+// invisible character show. Longer than n runes, it keeps the first two
+// thirds and the last third (where a model usually puts its answer) and
+// says how much it left out between them.
+func diffQuoted(s string, n int) string {
+	runes := utf8.RuneCountInString(s)
+	if runes <= n {
+		return strconv.Quote(s)
+	}
+	head := diffRuneOffset(s, n*2/3)
+	tail := diffRuneOffset(s, runes-n/3)
+	return fmt.Sprintf("%s … (%d characters) … %s", strconv.Quote(s[:head]), runes-n*2/3-n/3, strconv.Quote(s[tail:]))
+}
+
+// diffRuneOffset returns the byte offset of the n-th rune of s (len(s) when s
+// is shorter).
+func diffRuneOffset(s string, n int) int {
+	k := 0
+	for i := range s {
+		if k == n {
+			return i
+		}
+		k++
+	}
+	return len(s)
+}
+
+func diffOrNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// RunDiffText writes a terminal summary of what changed between two runs.
+func RunDiffText(w io.Writer, d *analysis.RunDiff) error {
+	fmt.Fprintf(w, "before %s (%s, started %s)\nafter  %s (%s, started %s)\n",
+		diffLine(d.Before.ID), diffLine(d.Before.Spec), d.Before.Started, diffLine(d.After.ID), diffLine(d.After.Spec), d.After.Started)
+
+	fmt.Fprintln(w, "\nversions")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, v := range d.Versions {
+		if v.Same {
+			fmt.Fprintf(tw, "  %s\tsame\t%s\n", v.Name, diffLine(diffOrNone(v.Before)))
+		} else {
+			fmt.Fprintf(tw, "  %s\tCHANGED\t%s → %s\n", v.Name, diffLine(diffOrNone(v.Before)), diffLine(diffOrNone(v.After)))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	if d.Spec != nil {
+		fmt.Fprintln(w, "\nspec changes")
+		s := d.Spec
+		if s.Empty() {
+			fmt.Fprintln(w, "  none: the resolved specs are the same")
+		}
+		for _, n := range s.TargetsAdded {
+			fmt.Fprintf(w, "  target added: %s\n", diffLine(n))
+		}
+		for _, n := range s.TargetsRemoved {
+			fmt.Fprintf(w, "  target removed: %s\n", diffLine(n))
+		}
+		for _, t := range s.Targets {
+			fmt.Fprintf(w, "  target %s changed:\n", diffLine(t.Name))
+			diffTextFields(w, t.Changes)
+		}
+		for _, g := range []struct {
+			title string
+			cs    []analysis.FieldChange
+		}{{"prompt text changed", s.Prompt}, {"scorer configuration changed", s.Scorers}, {"dataset settings changed", s.Dataset}, {"other settings changed", s.Other}} {
+			if len(g.cs) > 0 {
+				fmt.Fprintf(w, "  %s:\n", g.title)
+				diffTextFields(w, g.cs)
+			}
+		}
+	}
+
+	c := d.Cases
+	fmt.Fprintf(w, "\ncases  before %d, after %d: %d shared, %d added, %d removed", c.Before, c.After, c.Shared, c.Added, c.Removed)
+	if c.Changed > 0 {
+		fmt.Fprintf(w, ", %d shared with a changed expected value or tags", c.Changed)
+	}
+	fmt.Fprintln(w)
+	diffTextIDs(w, "added", c.AddedIDs, c.Added)
+	diffTextIDs(w, "removed", c.RemovedIDs, c.Removed)
+	diffTextIDs(w, "changed", c.ChangedIDs, c.Changed)
+	for _, n := range d.TargetsAdded {
+		fmt.Fprintf(w, "target only in the after run: %s\n", diffLine(n))
+	}
+	for _, n := range d.TargetsRemoved {
+		fmt.Fprintf(w, "target only in the before run: %s\n", diffLine(n))
+	}
+
+	if len(d.Models) > 0 {
+		fmt.Fprintln(w, "\nmodels reported (model fingerprint ×results)")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  target\tbefore\tafter\t")
+		for _, m := range d.Models {
+			mark := "same"
+			switch {
+			case m.Changed:
+				mark = "CHANGED"
+			case len(m.Before) == 0 || len(m.After) == 0:
+				mark = ""
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", diffLine(m.Target), diffModels(m.Before), diffModels(m.After), mark)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	for _, f := range d.Flips {
+		fmt.Fprintf(w, "\n%s: %d pairs scored in both runs (primary scorer %s, by case and epoch): %d pass→fail, %d fail→pass\n",
+			diffLine(f.Target), f.Paired, diffLine(f.Scorer), f.PassToFail, f.FailToPass)
+		for _, fc := range f.Cases {
+			dir := "pass→fail"
+			if fc.Direction == analysis.FailToPass {
+				dir = "fail→pass"
+			}
+			fmt.Fprintf(w, "  case %s, epoch %d: %s", diffLine(fc.CaseID), fc.Epoch, dir)
+			if fc.Expected != "" {
+				fmt.Fprintf(w, ", expected %s", diffQuoted(fc.Expected, 90))
+			}
+			fmt.Fprintf(w, "\n    before: %s\n    after:  %s\n", diffQuoted(fc.Before, outputShown), diffQuoted(fc.After, outputShown))
+		}
+		if f.Unlisted > 0 {
+			fmt.Fprintf(w, "  … and %d more (--limit N lists more)\n", f.Unlisted)
+		}
+	}
+	if len(d.Warnings) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, wn := range d.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", diffLine(wn))
+	}
+	return nil
+}
+
+func diffTextFields(w io.Writer, cs []analysis.FieldChange) {
+	v := func(s string) string { return diffLine(diffCut(s, outputShown)) }
+	for _, c := range cs {
+		switch {
+		case c.Before == "":
+			fmt.Fprintf(w, "    %s: added %s\n", diffLine(c.Field), v(c.After))
+		case c.After == "":
+			fmt.Fprintf(w, "    %s: removed (was %s)\n", diffLine(c.Field), v(c.Before))
+		default:
+			fmt.Fprintf(w, "    %s: %s → %s\n", diffLine(c.Field), v(c.Before), v(c.After))
+		}
+	}
+}
+
+func diffTextIDs(w io.Writer, what string, ids []string, n int) {
+	if n == 0 {
+		return
+	}
+	shown := make([]string, len(ids))
+	for i, id := range ids {
+		shown[i] = diffLine(id)
+	}
+	more := ""
+	if n > len(ids) {
+		more = fmt.Sprintf(" … (%d in all)", n)
+	}
+	fmt.Fprintf(w, "  %s: %s%s\n", what, strings.Join(shown, ", "), more)
+}
+
+func diffModels(ms []analysis.ModelCount) string {
+	if len(ms) == 0 {
+		return "—"
+	}
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		s := modelName(m)
+		parts[i] = diffLine(s) + " ×" + strconv.Itoa(m.Results)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DriftText writes a terminal summary of a drift check.
+func DriftText(w io.Writer, r *analysis.DriftReport) error {
+	level := strconv.FormatFloat(100*(1-r.Alpha), 'g', -1, 64) + "%"
+	fmt.Fprintf(w, "before %s (%s, started %s)\nafter  %s (%s, started %s)\n",
+		diffLine(r.Before.ID), diffLine(r.Before.Spec), r.Before.Started, diffLine(r.After.ID), diffLine(r.After.Spec), r.After.Started)
+	fmt.Fprintf(w, "\nsame target, same cases, paired by case and epoch; %s Wilson intervals; McNemar exact on the primary verdicts\n", level)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "target\tverdict\tpaired\tflipped\tflip rate [CI]\tpass→fail\tfail→pass\tMcNemar p\tidentical [CI]\ttemperature\tfingerprint\t")
+	for _, t := range r.Targets {
+		fp := "same"
+		if t.Fingerprints.Changed {
+			fp = "CHANGED"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s %s\t%d\t%d\t%s\t%s %s\t%s\t%s\t\n", diffLine(t.Target), driftVerdictWord(t.Verdict),
+			t.Paired, t.Flips.Flipped, t.Flips.N, pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass,
+			pfmt(t.Flips.PValue), pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range r.Targets {
+		fmt.Fprintf(w, "\n%s: %s\n", diffLine(t.Target), t.Verdict)
+		for _, s := range t.Reasons {
+			fmt.Fprintf(w, "  - %s\n", diffLine(s))
+		}
+		fmt.Fprintf(w, "  models before: %s\n  models after:  %s\n", diffModels(t.Fingerprints.Before), diffModels(t.Fingerprints.After))
+		if t.Identical.Errored > 0 {
+			fmt.Fprintf(w, "  %d pairs had a failed call in either run (counted as not identical)\n", t.Identical.Errored)
+		}
+		for _, s := range t.Notes {
+			fmt.Fprintf(w, "  note: %s\n", diffLine(s))
+		}
+	}
+	if len(r.Only) > 0 {
+		names := make([]string, len(r.Only))
+		for i, n := range r.Only {
+			names[i] = diffLine(n)
+		}
+		fmt.Fprintf(w, "\nin one run only (not checked): %s\n", strings.Join(names, ", "))
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", diffLine(wn))
+	}
+	fmt.Fprintf(w, "\n%s\n", driftSummary(r))
+	return nil
+}
+
+func driftSummary(r *analysis.DriftReport) string {
+	if len(r.Drifted) == 0 {
+		return fmt.Sprintf("no drift: %s checked, none drifted", diffCount(len(r.Targets), "target"))
+	}
+	names := make([]string, len(r.Drifted))
+	for i, n := range r.Drifted {
+		names[i] = diffLine(n)
+	}
+	return fmt.Sprintf("DRIFT: %d of %s drifted (%s)", len(r.Drifted), diffCount(len(r.Targets), "target"), strings.Join(names, ", "))
+}
+
+func diffCount(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+func driftTemperature(t analysis.DriftTemperature) string {
+	f := func(x *float64) string {
+		if x == nil {
+			return "unset"
+		}
+		return strconv.FormatFloat(*x, 'g', -1, 64)
+	}
+	if (t.Before == nil && t.After == nil) || (t.Before != nil && t.After != nil && *t.Before == *t.After) {
+		return f(t.Before)
+	}
+	return f(t.Before) + "→" + f(t.After)
+}
+
+// RunDiffMarkdown writes what changed between two runs as Markdown (for a
+// pull-request comment).
+func RunDiffMarkdown(w io.Writer, d *analysis.RunDiff) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## assay diff: %s → %s\n\n", mdText(d.Before.ID), mdText(d.After.ID))
+	b.WriteString("| | before | after | |\n|---|---|---|---|\n")
+	for _, v := range d.Versions {
+		mark := "same"
+		if !v.Same {
+			mark = "**changed**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Name, mdText(diffOrNone(v.Before)), mdText(diffOrNone(v.After)), mark)
+	}
+	if s := d.Spec; s != nil && !s.Empty() {
+		b.WriteString("\n### Spec changes\n\n")
+		for _, n := range s.TargetsAdded {
+			fmt.Fprintf(&b, "- target added: %s\n", mdText(n))
+		}
+		for _, n := range s.TargetsRemoved {
+			fmt.Fprintf(&b, "- target removed: %s\n", mdText(n))
+		}
+		for _, t := range s.Targets {
+			for _, c := range t.Changes {
+				fmt.Fprintf(&b, "- target %s: %s\n", mdText(t.Name), diffMDField(c))
+			}
+		}
+		for _, cs := range [][]analysis.FieldChange{s.Prompt, s.Scorers, s.Dataset, s.Other} {
+			for _, c := range cs {
+				fmt.Fprintf(&b, "- %s\n", diffMDField(c))
+			}
+		}
+	}
+	c := d.Cases
+	fmt.Fprintf(&b, "\n### Cases\n\n%d before, %d after: %d shared, %d added, %d removed, %d changed.\n", c.Before, c.After, c.Shared, c.Added, c.Removed, c.Changed)
+	for _, g := range []struct {
+		what string
+		ids  []string
+		n    int
+	}{{"added", c.AddedIDs, c.Added}, {"removed", c.RemovedIDs, c.Removed}, {"changed", c.ChangedIDs, c.Changed}} {
+		if g.n == 0 {
+			continue
+		}
+		ids := make([]string, len(g.ids))
+		for i, id := range g.ids {
+			ids[i] = mdText(id)
+		}
+		fmt.Fprintf(&b, "- %s: %s", g.what, strings.Join(ids, ", "))
+		if g.n > len(g.ids) {
+			fmt.Fprintf(&b, " … (%d in all)", g.n)
+		}
+		b.WriteString("\n")
+	}
+	if len(d.Models) > 0 {
+		b.WriteString("\n### Models reported\n\n| target | before | after | |\n|---|---|---|---|\n")
+		for _, m := range d.Models {
+			mark := "same"
+			switch {
+			case m.Changed:
+				mark = "**changed**"
+			case len(m.Before) == 0 || len(m.After) == 0:
+				mark = ""
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdText(m.Target), mdText(diffModelsPlain(m.Before)), mdText(diffModelsPlain(m.After)), mark)
+		}
+	}
+	for _, f := range d.Flips {
+		fmt.Fprintf(&b, "\n### %s: %d pass→fail, %d fail→pass (of %d paired)\n", mdText(f.Target), f.PassToFail, f.FailToPass, f.Paired)
+		for _, fc := range f.Cases {
+			dir := "pass→fail"
+			if fc.Direction == analysis.FailToPass {
+				dir = "fail→pass"
+			}
+			fmt.Fprintf(&b, "\n**%s** (epoch %d) %s", mdText(fc.CaseID), fc.Epoch, dir)
+			if fc.Expected != "" {
+				fmt.Fprintf(&b, ", expected %s", mdText(fc.Expected))
+			}
+			fmt.Fprintf(&b, "\n\nbefore:\n\n%s\n\nafter:\n\n%s\n", mdFence(diffElide(fc.Before, 4*outputShown)), mdFence(diffElide(fc.After, 4*outputShown)))
+		}
+		if f.Unlisted > 0 {
+			fmt.Fprintf(&b, "\n… and %d more.\n", f.Unlisted)
+		}
+	}
+	for _, wn := range d.Warnings {
+		fmt.Fprintf(&b, "\n> warning: %s\n", mdText(wn))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func diffMDField(c analysis.FieldChange) string {
+	switch {
+	case c.Before == "":
+		return fmt.Sprintf("%s added: %s", mdText(c.Field), mdText(diffCut(c.After, outputShown)))
+	case c.After == "":
+		return fmt.Sprintf("%s removed (was %s)", mdText(c.Field), mdText(diffCut(c.Before, outputShown)))
+	}
+	return fmt.Sprintf("%s: %s → %s", mdText(c.Field), mdText(diffCut(c.Before, outputShown)), mdText(diffCut(c.After, outputShown)))
+}
+
+func diffCut(s string, n int) string {
+	if i := diffRuneOffset(s, n); i < len(s) {
+		return s[:i] + "…"
+	}
+	return s
+}
+
+func diffModelsPlain(ms []analysis.ModelCount) string {
+	if len(ms) == 0 {
+		return "—"
+	}
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		s := modelName(m)
+		parts[i] = s + " ×" + strconv.Itoa(m.Results)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DriftMarkdown writes a drift check as Markdown.
+func DriftMarkdown(w io.Writer, r *analysis.DriftReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## assay drift: %s → %s\n\n%s\n\n", mdText(r.Before.ID), mdText(r.After.ID), mdText(driftSummary(r)))
+	b.WriteString("| target | verdict | paired | flip rate [CI] | pass→fail | fail→pass | McNemar p | identical [CI] | temperature | fingerprint |\n|---|---|---:|---|---:|---:|---:|---|---|---|\n")
+	for _, t := range r.Targets {
+		fp := "same"
+		if t.Fingerprints.Changed {
+			fp = "**changed**"
+		}
+		v := t.Verdict
+		if v == analysis.DriftDrifted {
+			v = "**drifted**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s %s | %d | %d | %s | %s %s | %s | %s |\n", mdText(t.Target), v, t.Paired,
+			pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass, pval(t.Flips.PValue),
+			pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
+	}
+	for _, t := range r.Targets {
+		if len(t.Reasons)+len(t.Notes) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n**%s**\n\n", mdText(t.Target))
+		for _, s := range t.Reasons {
+			fmt.Fprintf(&b, "- %s\n", mdText(s))
+		}
+		for _, s := range t.Notes {
+			fmt.Fprintf(&b, "- note: %s\n", mdText(s))
+		}
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(&b, "\n> warning: %s\n", mdText(wn))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func driftVerdictWord(v string) string {
+	if v == analysis.DriftDrifted {
+		return "DRIFTED"
+	}
+	return v
+}
+
+// modelName is a model and fingerprint as reported ("none reported" when
+// the provider said nothing, as replayed outputs do).
+func modelName(m analysis.ModelCount) string {
+	switch {
+	case m.Model == "" && m.Fingerprint == "":
+		return "none reported"
+	case m.Fingerprint == "":
+		return m.Model
+	case m.Model == "":
+		return "(no model) " + m.Fingerprint
+	}
+	return m.Model + " " + m.Fingerprint
+}
+
+// diffElide keeps the first two thirds and the last third of n runes of a
+// longer s, marking what it left out on a line of its own.
+func diffElide(s string, n int) string {
+	runes := utf8.RuneCountInString(s)
+	if runes <= n {
+		return s
+	}
+	head := diffRuneOffset(s, n*2/3)
+	tail := diffRuneOffset(s, runes-n/3)
+	return fmt.Sprintf("%s\n… (%d characters left out) …\n%s", s[:head], runes-n*2/3-n/3, s[tail:])
+}
