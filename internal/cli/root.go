@@ -33,7 +33,8 @@ const exitCodesHelp = `Exit codes:
   0    ok
   1    error
   2    usage error (bad flags or arguments)
-  3    gate found a regression / selftest found the grader exploitable
+  3    a failed verdict: gate found a regression, selftest an exploitable grader,
+       drift a changed model, probe a likely contaminated target
   4    invalid spec or dataset
   130  interrupted (results so far are kept; resume with --resume)`
 
