@@ -1,16 +1,259 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/mock"
+	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/provider/openai"
+	"github.com/assay-eval/assay/internal/selftest"
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/task"
 )
 
-// newSelftestCommand is a placeholder until the command is built.
-func newSelftestCommand(g *Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:    "selftest",
-		Hidden: true,
-		RunE:   func(cmd *cobra.Command, args []string) error { return errors.New("selftest: not built yet") },
-	}
+// Where judge scorers are sent (--judge-via).
+const (
+	judgeViaSkip   = "skip"
+	judgeViaMock   = "mock"
+	judgeViaTarget = "target"
+)
+
+// mockJudgeVerdict is the in-process mock grader's reply to every judge
+// prompt: a strict, well-formed passing verdict, i.e. a grader that
+// believes whatever the output claims.
+const mockJudgeVerdict = `{"verdict": "pass", "reason": "The output says it satisfies the rubric, so it passes."}`
+
+type selftestOptions struct {
+	Spec     string
+	Format   string
+	Limit    int
+	Examples int
+	Seed     int64
+	JudgeVia string
+	NoCache  bool
+	limitSet bool // --limit was given
 }
+
+// targetJudgeCases is how many cases --judge-via target attacks when
+// --limit is not given.
+const targetJudgeCases = 50
+
+func (o *selftestOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	f.IntVar(&o.Limit, "limit", 0, "attack only the first N cases (default: every case a run uses)")
+	f.IntVar(&o.Examples, "examples", 3, "example cases shown for each null model that passes clearly above chance")
+	f.Int64Var(&o.Seed, "seed", 1, "seed of the shuffled null model's permutation")
+	f.StringVar(&o.JudgeVia, "judge-via", judgeViaSkip, "judge scorers: skip (no calls), mock (an in-process grader that passes everything) or target (the spec's configured judge; real calls)")
+	f.BoolVar(&o.NoCache, "no-cache", false, "with --judge-via target: bypass the response cache")
+}
+
+func newSelftestCommand(g *Globals) *cobra.Command {
+	o := &selftestOptions{}
+	cmd := &cobra.Command{
+		Use:   "selftest SPEC",
+		Short: "Attack the spec's parser and scorers with null models; exit 3 when they can be gamed",
+		Long: `Attack the spec's own output parser and scorers with null models — outputs
+that know nothing of the answer: empty, whitespace, {}, [], null, the prompt
+echoed, the case's input echoed, a refusal, the most common expected value,
+another case's expected value, 1 MiB of prose, text aimed at a judge, every
+label at once, the numbers 0 to 1000. No candidate model is called.
+
+Each null model runs twice: raw (through the parser, then the scorers, as in a
+run) and parsed (its value handed to the scorers as the parsed output, so a
+scorer that accepts anything is caught even when the parser rejects junk).
+Each pass rate gets a Wilson interval (simultaneous 95% over the scorer's
+cells) and is compared with its chance rate: what a correct grader would pass
+(0 for junk; for the constant and shuffled answers, the share of cases whose
+expected value they happen to equal). A null model is clearly above chance
+when the interval's lower end exceeds chance + 2 points. The headline score
+(the primary scorer, or several combined) passing one makes the spec
+exploitable; other scorers get warnings or notes.
+
+Judge scorers are skipped by default, so a selftest costs nothing:
+--judge-via mock grades with an in-process mock that passes everything (shows
+which null models reach the grader past the fail-closed gates), --judge-via
+target calls the spec's configured judge (real calls, through the response
+cache at --db; the first 50 cases unless --limit is given, and without the
+1 MiB null model).
+
+Exit codes: 0 sound (or nothing found with the headline's judge skipped),
+3 exploitable, 4 invalid spec, 1 error, 130 interrupted.`,
+		Args: exactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if o.Format != "text" && o.Format != "json" {
+				return usageError{fmt.Errorf("--format %q: use text or json", o.Format)}
+			}
+			if o.Limit < 0 {
+				return usageError{fmt.Errorf("--limit must not be negative (got %d)", o.Limit)}
+			}
+			if o.Examples < 0 {
+				return usageError{fmt.Errorf("--examples must not be negative (got %d)", o.Examples)}
+			}
+			switch o.JudgeVia {
+			case judgeViaSkip, judgeViaMock, judgeViaTarget:
+			default:
+				return usageError{fmt.Errorf("--judge-via %q: use skip, mock or target", o.JudgeVia)}
+			}
+			if o.NoCache && o.JudgeVia != judgeViaTarget {
+				return usageError{errors.New("--no-cache applies only with --judge-via target")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Spec = args[0]
+			o.limitSet = cmd.Flags().Changed("limit")
+			return runSelftest(cmd.Context(), g, o)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+func runSelftest(ctx context.Context, g *Globals, o *selftestOptions) error {
+	start := g.Now()
+	t, err := task.Load(o.Spec)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-g.Interrupts:
+			close(interrupted)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	jp, err := selftestJudges(ctx, g, t, o, &closers)
+	if err != nil {
+		return err
+	}
+
+	opts := selftest.Options{
+		Limit:         o.Limit,
+		Examples:      o.Examples,
+		Seed:          o.Seed,
+		JudgeProvider: jp,
+		JudgeVia:      o.JudgeVia,
+	}
+	if jp != nil && o.JudgeVia == judgeViaTarget {
+		// Every null output that passes the fail-closed gates is a paid
+		// call: bound the cases unless told, and send no megabyte prompts.
+		if !o.limitSet {
+			opts.Limit = targetJudgeCases
+		}
+		opts.Skip = map[string]string{selftest.NullLong: "not sent to a paid grader (1 MiB is about 250,000 tokens a call); run --judge-via skip or mock to attack the other scorers with it"}
+	}
+	rep, err := selftest.Run(ctx, t, opts)
+	if err != nil {
+		select {
+		case <-interrupted:
+			return ErrInterrupted
+		default:
+		}
+		return err
+	}
+	rep.ElapsedMS = float64(g.Now().Sub(start)) / float64(time.Millisecond)
+	if jp != nil && o.JudgeVia == judgeViaTarget && !o.limitSet {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("--judge-via target attacked only the first %d cases (each null output that reaches the grader is a paid call); set --limit to change it", targetJudgeCases))
+	}
+
+	if o.Format == "json" {
+		enc := json.NewEncoder(g.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(g.Stdout); err != nil {
+		return err
+	}
+	if rep.Verdict == selftest.VerdictExploitable {
+		return &ExitError{Code: ExitFailed, Err: errSilent}
+	}
+	return nil
+}
+
+// selftestJudges returns how judge scorers reach a grader: nil (skipped),
+// an in-process mock that passes everything, or the configured judge
+// targets (each checked now, so a missing key fails before any work).
+func selftestJudges(ctx context.Context, g *Globals, t *task.Task, o *selftestOptions, closers *[]io.Closer) (func(string) (provider.Provider, spec.Target, error), error) {
+	names := t.Scorers.JudgeTargets()
+	if len(names) == 0 || o.JudgeVia == judgeViaSkip {
+		return nil, nil
+	}
+	sp := t.Spec
+	switch o.JudgeVia {
+	case judgeViaMock:
+		srv := mock.New(mock.Options{Default: mockJudgeVerdict})
+		url, err := srv.Start()
+		if err != nil {
+			return nil, fmt.Errorf("starting the mock grader: %w", err)
+		}
+		*closers = append(*closers, closerFunc(srv.Close))
+		built := map[string]provider.Provider{}
+		return func(name string) (provider.Provider, spec.Target, error) {
+			i := slices.IndexFunc(sp.Targets, func(tg spec.Target) bool { return tg.Name == name })
+			if i < 0 {
+				return nil, spec.Target{}, fmt.Errorf("judge target %q is not defined", name)
+			}
+			// The judge's model and parameters, the mock's address, no price.
+			tg := spec.Target{Name: name, Provider: "openai", Model: sp.Targets[i].Model, BaseURL: url + "/v1",
+				Params: sp.Targets[i].Params, Limits: spec.Limits{Concurrency: 32}}
+			if tg.Model == "" {
+				tg.Model = "mock-judge"
+			}
+			if p, ok := built[name]; ok {
+				return p, tg, nil
+			}
+			p, err := openai.New(&tg, "assay-no-key", httpClient(32))
+			if err != nil {
+				return nil, tg, err
+			}
+			wp := provider.Wrap(p, provider.WrapOptions{Timeout: 30 * time.Second, Limits: tg.Limits, Retry: provider.RetryOptions{Max: 2}})
+			built[name] = wp
+			return wp, tg, nil
+		}, nil
+	}
+	// target
+	var st store.Store
+	if !o.NoCache {
+		s, err := openStore(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		st = s
+		*closers = append(*closers, s)
+	}
+	var perr error
+	jp := judgeProviders(sp, g, st, o.NoCache, closers, &perr)
+	for _, name := range names {
+		if _, _, err := jp(name); err != nil {
+			return nil, err
+		}
+	}
+	return jp, nil
+}
+
+type closerFunc func()
+
+func (f closerFunc) Close() error { f(); return nil }
