@@ -1,16 +1,137 @@
 package cli
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/gate"
 )
 
-// newBaselineCommand is a placeholder until the command is built.
 func newBaselineCommand(g *Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:    "baseline",
-		Hidden: true,
-		RunE:   func(cmd *cobra.Command, args []string) error { return errors.New("baseline: not built yet") },
+	cmd := &cobra.Command{
+		Use:   "baseline",
+		Short: "Export a run as a baseline file that gates later runs without a database",
+		Long: `A baseline file holds what 'assay gate' needs of a run — per case × target ×
+epoch verdicts, failure shapes, cost, latency and a hash of each output, plus
+the run's spec, dataset, prompt and scorer hashes — in a small, versioned JSON
+file meant to be committed beside the spec. It holds no output text, prompt,
+error message or secret.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageError{fmt.Errorf("baseline needs a subcommand: assay baseline export RUN -o baseline.json")}
+		},
 	}
+	cmd.AddCommand(newBaselineExportCommand(g))
+	return cmd
+}
+
+type baselineExportOptions struct {
+	Run     string
+	Output  string
+	Targets string
+}
+
+func (o *baselineExportOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "write to FILE (default: stdout)")
+	f.StringVar(&o.Targets, "targets", "", "export only these targets (comma-separated)")
+}
+
+func newBaselineExportCommand(g *Globals) *cobra.Command {
+	o := &baselineExportOptions{}
+	cmd := &cobra.Command{
+		Use:     "export [RUN|latest] [-o FILE]",
+		Short:   "Write a run (its latest scoring) as a baseline file",
+		Example: "  assay baseline export latest -o baseline.json\n  assay gate latest --baseline baseline.json",
+		Args:    rangeArgs(0, 1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			_, err := splitTargets(o.Targets)
+			if err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Run = runArg(args)
+			return runBaselineExport(cmd.Context(), g, o)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+func runBaselineExport(ctx context.Context, g *Globals, o *baselineExportOptions) error {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	run, err := st.GetRun(ctx, o.Run)
+	if err != nil {
+		return fmt.Errorf("baseline export: %w", err)
+	}
+	snap, err := gate.FromStore(ctx, st, run)
+	if err != nil {
+		return fmt.Errorf("baseline export: %w", err)
+	}
+	if targets, _ := splitTargets(o.Targets); targets != nil {
+		for _, t := range targets {
+			if snap.Target(t) == nil {
+				return usageError{fmt.Errorf("--targets: run %s has no target %q (targets: %s)", run.ID, t, targetList(snap))}
+			}
+		}
+		snap.Targets = slices.DeleteFunc(snap.Targets, func(t *gate.Target) bool { return !slices.Contains(targets, t.Name) })
+	}
+	if o.Output == "" {
+		return gate.WriteBaseline(g.Stdout, snap)
+	}
+	var size int64
+	err = writeFileAtomic(o.Output, func(w io.Writer) error {
+		cw := &countingWriter{w: w}
+		err := gate.WriteBaseline(cw, snap)
+		size = cw.n
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("baseline export: writing %s: %w", o.Output, err)
+	}
+	fmt.Fprintf(g.Stderr, "wrote %s: run %s, %s × %s × %s (%s)\n", o.Output, run.ID,
+		plural(len(snap.Cases), "case"), plural(len(snap.Targets), "target"), plural(snap.Epochs, "epoch"), byteSize(size))
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 10<<20:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 10<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -1,16 +1,326 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/store"
 )
 
-// newGateCommand is a placeholder until the command is built.
+type gateOptions struct {
+	Run         string
+	Baseline    string
+	Rules       []string
+	Targets     string
+	Strict      bool
+	SharedCases bool
+	Alpha       float64
+	Format      string
+	Output      string
+	Summary     string
+}
+
+func (o *gateOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Baseline, "baseline", "", "the baseline: a baseline file (assay baseline export) or a run ID, ID prefix or latest")
+	f.StringArrayVar(&o.Rules, "rule", nil, "a gate rule, e.g. 'primary max_drop=5%' (repeatable; replaces the spec's gate rules)")
+	f.StringVar(&o.Targets, "targets", "", "gate only these targets (comma-separated)")
+	f.BoolVar(&o.Strict, "strict", false, "decide on point estimates alone: a worsening beyond a threshold fails even when the data cannot confirm it")
+	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different datasets, compare the cases both have instead of refusing")
+	f.Float64Var(&o.Alpha, "alpha", 0, "significance level of the paired tests (default: the spec's gate.alpha, else 0.05)")
+	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(gate.Formats, "|"))
+	f.StringVarP(&o.Output, "output", "o", "", "write the report to FILE (the text report still goes to stdout)")
+	f.StringVar(&o.Summary, "summary", "", "also write the Markdown report to FILE, e.g. \"$GITHUB_STEP_SUMMARY\" or a file to post as a pull-request comment")
+}
+
 func newGateCommand(g *Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:    "gate",
-		Hidden: true,
-		RunE:   func(cmd *cobra.Command, args []string) error { return errors.New("gate: not built yet") },
+	o := &gateOptions{}
+	cmd := &cobra.Command{
+		Use:   "gate [RUN|latest] --baseline FILE|RUN",
+		Short: "Fail on a regression versus a baseline, with paired statistics (never calls a model)",
+		Long: `Gate a candidate run against a baseline: a baseline file written by
+'assay baseline export' (committed beside the spec, so CI needs no database),
+or a stored run. Each rule — from the candidate run's spec (gate:) or from
+--rule flags — is checked on every target both runs have, paired by case:
+
+  pass          within the rule's limit
+  fail          beyond the limit, and the paired test confirms the worsening
+                (p < alpha and the interval excludes no change)
+  inconclusive  beyond the limit, but the data cannot confirm it; it passes
+                unless --strict (which decides on the point estimate alone)
+
+With no rules the gate checks that the primary scorer's rate does not drop
+more than 5% relative to the baseline. A target of the baseline missing from
+the candidate fails. Runs on different datasets are refused unless
+--shared-cases. A changed model fingerprint is flagged.
+
+` + gate.RuleSyntax + `
+
+Exit codes: 0 no check failed, 3 a check failed (regression), 1 error,
+2 usage error.`,
+		Example: `  assay gate latest --baseline baseline.json
+  assay gate latest --baseline baseline.json --summary "$GITHUB_STEP_SUMMARY"
+  assay gate 20261202-1135 --baseline 20261125-0910 --rule 'primary max_drop=2pt' --format junit -o gate.xml`,
+		Args: rangeArgs(0, 1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(gate.Formats, o.Format) {
+				return usageError{fmt.Errorf("--format %q: formats are %s", o.Format, strings.Join(gate.Formats, ", "))}
+			}
+			if o.Baseline == "" {
+				return usageError{errors.New("--baseline is required: a baseline file (assay baseline export RUN -o baseline.json) or a run ID")}
+			}
+			if cmd.Flags().Changed("alpha") && !(o.Alpha > 0 && o.Alpha <= 0.5) {
+				return usageError{fmt.Errorf("--alpha must be above 0 and at most 0.5 (got %g); the usual value is 0.05", o.Alpha)}
+			}
+			for _, r := range o.Rules {
+				if _, err := gate.ParseRuleFlag(r); err != nil {
+					return usageError{err}
+				}
+			}
+			if _, err := splitTargets(o.Targets); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Run = runArg(args)
+			return runGate(cmd.Context(), g, o)
+		},
 	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+// splitTargets reads a comma-separated --targets list (nil when empty).
+func splitTargets(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			return nil, fmt.Errorf("--targets %q has an empty name; write e.g. --targets a,b", s)
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	run, err := st.GetRun(ctx, o.Run)
+	if err != nil {
+		return fmt.Errorf("gate: candidate %s: %w", o.Run, err)
+	}
+	cand, err := gate.FromStore(ctx, st, run)
+	if err != nil {
+		return fmt.Errorf("gate: candidate: %w", err)
+	}
+	base, err := loadBaseline(ctx, g, st, o.Baseline)
+	if err != nil {
+		return err
+	}
+
+	targets, _ := splitTargets(o.Targets)
+	for _, t := range targets {
+		if base.Target(t) == nil && cand.Target(t) == nil {
+			return usageError{fmt.Errorf("--targets: %q is in neither run (baseline targets: %s; candidate targets: %s)", t, targetList(base), targetList(cand))}
+		}
+	}
+
+	// The candidate's spec gives the rules and alpha; --rule replaces its
+	// rules (a stale rule there does not matter then), --alpha its alpha.
+	rules, specAlpha, err := gate.RulesFromConfig(run.Config, nil, nil)
+	fromFlags := len(o.Rules) > 0
+	switch {
+	case fromFlags:
+		rules, err = gate.RulesFromFlags(o.Rules, cand.Scorers, cand.TagKeys())
+		if err != nil {
+			return usageError{err}
+		}
+	case err != nil:
+		return fmt.Errorf("gate: run %s: %w", run.ID, err)
+	}
+	alpha := o.Alpha
+	if alpha == 0 {
+		alpha = specAlpha
+	}
+	if err := checkSlices(rules, cand); err != nil {
+		if fromFlags {
+			return usageError{err}
+		}
+		return fmt.Errorf("gate: the spec's gate rules: %w", err)
+	}
+
+	res, err := gate.Evaluate(base, cand, rules, gate.Options{Alpha: alpha, Strict: o.Strict, SharedCases: o.SharedCases, Targets: targets})
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	if run.Status != store.StatusComplete {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the candidate run %s is %s, not complete: only its stored results were gated (finish it with assay run SPEC --resume %s)", run.ID, run.Status, run.ID))
+	}
+
+	if o.Output != "" {
+		if err := writeFileAtomic(o.Output, func(w io.Writer) error { return gate.Render(w, o.Format, res) }); err != nil {
+			return fmt.Errorf("gate: writing %s: %w", o.Output, err)
+		}
+		if err := gate.Text(g.Stdout, res); err != nil {
+			return err
+		}
+	} else if err := gate.Render(g.Stdout, o.Format, res); err != nil {
+		return err
+	}
+	if o.Summary != "" {
+		if err := writeOut(o.Summary, func(w io.Writer) error { return gate.Markdown(w, res) }); err != nil {
+			return fmt.Errorf("gate: --summary %s: %w", o.Summary, err)
+		}
+	}
+	if res.Verdict == gate.Fail {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("gate failed: %s", failedChecks(res))}
+	}
+	return nil
+}
+
+// loadBaseline reads the baseline: a file when the path exists, else a run.
+func loadBaseline(ctx context.Context, g *Globals, st store.Store, ref string) (*gate.Snapshot, error) {
+	if fi, err := os.Stat(ref); err == nil {
+		if fi.IsDir() {
+			return nil, fmt.Errorf("gate: --baseline %s is a directory, not a baseline file", ref)
+		}
+		s, err := gate.LoadBaseline(ref)
+		if err != nil {
+			return nil, fmt.Errorf("gate: baseline: %w", err)
+		}
+		return s, nil
+	}
+	run, err := st.GetRun(ctx, ref)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("gate: --baseline %s: no such file, and no run with that ID in %s", ref, g.DB)
+	case err != nil:
+		return nil, fmt.Errorf("gate: baseline %s: %w", ref, err)
+	}
+	s, err := gate.FromStore(ctx, st, run)
+	if err != nil {
+		return nil, fmt.Errorf("gate: baseline: %w", err)
+	}
+	return s, nil
+}
+
+// checkSlices refuses a rule about a slice no case of the candidate is in:
+// such a rule would otherwise pass forever, measuring nothing.
+func checkSlices(rules []gate.Rule, cand *gate.Snapshot) error {
+	for _, r := range rules {
+		k, v := r.Check.SliceKey, r.Check.SliceValue
+		if k == "" {
+			continue
+		}
+		var values []string
+		found := false
+		for _, c := range cand.Cases {
+			tv, ok := c.Tags[k]
+			if !ok {
+				continue
+			}
+			if tv == v {
+				found = true
+				break
+			}
+			if !slices.Contains(values, tv) && len(values) < 12 {
+				values = append(values, tv)
+			}
+		}
+		if found {
+			continue
+		}
+		if len(values) == 0 {
+			return fmt.Errorf("rule %q: no case of the candidate run has the tag %q", r.String(), k)
+		}
+		slices.Sort(values)
+		return fmt.Errorf("rule %q: no case of the candidate run has %s=%q (values seen: %s)", r.String(), k, v, strings.Join(values, ", "))
+	}
+	return nil
+}
+
+func targetList(s *gate.Snapshot) string {
+	var names []string
+	for _, t := range s.Targets {
+		names = append(names, t.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// failedChecks names what failed, for the error line of a failed gate.
+func failedChecks(res *gate.Result) string {
+	var parts []string
+	for _, t := range res.Targets {
+		if t.Missing {
+			parts = append(parts, fmt.Sprintf("target %q not measured", t.Name))
+		}
+		for _, c := range t.Checks {
+			if c.Verdict == gate.Fail {
+				parts = append(parts, fmt.Sprintf("%s on target %q", c.Rule, t.Name))
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// writeOut writes a file in place (a special file such as a CI runner's
+// step summary stays where it is).
+func writeOut(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeFileAtomic writes a file through a temporary file in the same
+// directory, renamed into place once complete.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	dir, name := ".", path
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		dir, name = path[:i+1], path[i+1:]
+	}
+	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

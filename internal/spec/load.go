@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -399,6 +401,7 @@ func (v *validator) check() {
 	v.checkTargets()
 	v.checkOutput()
 	v.checkScorers()
+	v.checkGate()
 
 	if s.Run.Epochs < 1 {
 		v.at("run.epochs", "", "run.epochs must be at least 1, got %d", s.Run.Epochs)
@@ -628,7 +631,41 @@ func (v *validator) checkTargets() {
 			// Never echo the value: it may be the key itself.
 			v.at(p+".api_key_env", "write the variable's name, e.g. OPENAI_API_KEY, and export the key in the environment", "%s.api_key_env must name an environment variable, not hold the key", p)
 		}
+		v.checkTargetEnv(t, p)
 		v.checkTargetNumbers(t, p)
+	}
+}
+
+// SpecDirVar is the variable assay sets for an exec target's program to the
+// spec's directory; a target cannot name it in env:.
+const SpecDirVar = "ASSAY_SPEC_DIR"
+
+// checkTargetEnv checks env:, the variables an exec target's program is
+// given: names only (an entry is never echoed, it may be a pasted value),
+// each once, and only on exec targets.
+func (v *validator) checkTargetEnv(t *Target, p string) {
+	if len(t.Env) == 0 {
+		return
+	}
+	if t.Provider != "exec" && contains(Providers, t.Provider) {
+		v.at(p+".env", "env applies to provider exec only; hosted models read their key from api_key_env", "%s.env is set but the provider is %s", p, t.Provider)
+		return
+	}
+	seen := map[string]int{}
+	for j, name := range t.Env {
+		ep := fmt.Sprintf("%s.env[%d]", p, j)
+		switch {
+		case !envName.MatchString(name):
+			v.at(ep, "write the variable's name (letters, digits and _, not starting with a digit), e.g. MY_API_KEY, and export it in the environment", "%s must name an environment variable, not hold a value", ep)
+		case name == SpecDirVar:
+			v.at(ep, "assay sets it to the spec's directory; remove it from env", "%s: %s cannot be named", ep, SpecDirVar)
+		default:
+			if first, dup := seen[name]; dup {
+				v.at(ep, "name each variable once", "%s: %s is already named at env[%d]", ep, name, first)
+				continue
+			}
+			seen[name] = j
+		}
 	}
 }
 
@@ -760,4 +797,322 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// checkGate checks the gate: section's rules against the spec's scorers
+// and tags, so a bad rule stops `assay validate` and `assay run` before any
+// model is called.
+func (v *validator) checkGate() {
+	g := v.s.Gate
+	if g == nil {
+		return
+	}
+	if v.written("gate.alpha") && !(g.Alpha > 0 && g.Alpha <= 0.5) {
+		v.at("gate.alpha", "the usual value is 0.05", "gate.alpha must be above 0 and at most 0.5, got %v", g.Alpha)
+	}
+	scorers := []string{}
+	for _, sc := range v.s.Scorers {
+		name := sc.Name
+		if name == "" {
+			name = sc.Type
+		}
+		if name != "" {
+			scorers = append(scorers, name)
+		}
+	}
+	tags := []string{}
+	for _, t := range v.s.Dataset.Tags {
+		tags = append(tags, t.Key)
+	}
+	for i, r := range g.Rules {
+		p := fmt.Sprintf("gate.rules[%d]", i)
+		_, probs := r.Parse(scorers, tags)
+		for _, pr := range probs {
+			if pr.Field == "" {
+				if !v.unknownKeyUnder(p) { // a misspelt limit is reported as such
+					v.at(p, pr.Hint, "%s %s", p, pr.Msg)
+				}
+				continue
+			}
+			v.at(p+"."+pr.Field, pr.Hint, "%s.%s", p, pr.Msg)
+		}
+	}
+}
+
+// unknownKeyUnder reports whether a key written directly under the mapping
+// at path is not a field of GateRule (the decoder reported it).
+func (v *validator) unknownKeyUnder(path string) bool {
+	known := map[string]bool{}
+	for _, f := range structFields(reflect.TypeOf(GateRule{})) {
+		known[f.name] = true
+	}
+	for p := range v.s.pos {
+		rest, ok := strings.CutPrefix(p, path+".")
+		if ok && !strings.ContainsAny(rest, ".[") && !known[rest] {
+			return true
+		}
+	}
+	return false
+}
+
+// gateRuleSyntax is the hint shown for a rule that sets no limit.
+const gateRuleSyntax = "set max_drop (5% or 2pt) or min (80%) on a rate; max_rise or max on cost_per_case, latency_p95 or loud_rate"
+
+// Parse reads a rule into a GateCheck, checking it against the names of
+// the scorers and the tag keys it may use (a nil list is not checked).
+// Every problem is returned, each naming the field it is about.
+func (r GateRule) Parse(scorers, tagKeys []string) (GateCheck, []GateRuleProblem) {
+	var c GateCheck
+	var probs []GateRuleProblem
+	fail := func(field, hint, format string, args ...any) {
+		probs = append(probs, GateRuleProblem{Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
+	}
+	metric := strings.TrimSpace(r.Metric)
+	metricOK := true
+	switch metric {
+	case "":
+		fail("metric", "a scorer's name, primary, cost_per_case, latency_p95 or loud_rate", "metric is required")
+		metricOK = false
+	case GateCostPerCase, GateLatencyP95, GateLoudRate:
+		c.Kind = metric
+	case GatePrimary:
+		c.Kind, c.Scorer = "rate", GatePrimary
+	default:
+		c.Kind, c.Scorer = "rate", metric
+		if scorers != nil && !contains(scorers, metric) {
+			all := append(append([]string{}, scorers...), GateMetrics...)
+			hint := "metrics are a scorer's name (" + strings.Join(scorers, ", ") + "), primary, cost_per_case, latency_p95 or loud_rate"
+			if near := nearest(metric, all); near != "" {
+				hint = fmt.Sprintf("did you mean %q? %s", near, hint)
+			}
+			fail("metric", hint, "metric %s is neither a scorer of the spec nor a gate metric", shortQuote(metric))
+			metricOK = false
+		}
+	}
+
+	switch {
+	case len(r.Slice) > 1:
+		fail("slice", "write one tag and its value, e.g. slice: {tier: hard}", "slice names %d tags; a slice is one tag and its value", len(r.Slice))
+	case len(r.Slice) == 1:
+		for k, val := range r.Slice {
+			c.SliceKey, c.SliceValue = k, val
+			switch {
+			case tagKeys != nil && len(tagKeys) == 0:
+				fail("slice."+k, "add the tag under dataset.tags", "slice tag %s is not a tag of the dataset: the spec defines no tags", shortQuote(k))
+			case tagKeys != nil && !contains(tagKeys, k):
+				hint := "tags are: " + strings.Join(tagKeys, ", ")
+				if near := nearest(k, tagKeys); near != "" {
+					hint = fmt.Sprintf("did you mean %q? %s", near, hint)
+				}
+				fail("slice."+k, hint, "slice tag %s is not a tag of the dataset", shortQuote(k))
+			case val == "":
+				fail("slice."+k, "write the tag value whose cases the rule is about", "slice tag %s has no value", shortQuote(k))
+			}
+		}
+	}
+
+	if r.MaxDrop == "" && r.MaxRise == "" && r.Min == "" && r.Max == "" {
+		fail("", gateRuleSyntax, "sets no limit")
+		return c, probs
+	}
+	if !metricOK {
+		return c, probs
+	}
+	rate := c.Kind == "rate"
+	what := "the rate of " + shortQuote(c.Scorer)
+	if !rate {
+		what = c.Kind
+	}
+	if r.MaxDrop != "" {
+		if !rate {
+			fail("max_drop", "use max_rise: a worsening of "+c.Kind+" is a rise", "max_drop: %s is lower-is-better and cannot get worse by dropping", c.Kind)
+		} else if l, ok := gateDrop(r.MaxDrop, fail); ok {
+			c.Worse = &l
+		}
+	}
+	if r.MaxRise != "" {
+		if rate {
+			fail("max_rise", "use max_drop: a worsening of a rate is a drop", "max_rise: %s is higher-is-better and cannot get worse by rising", what)
+		} else if l, ok := gateRise(c.Kind, r.MaxRise, fail); ok {
+			c.Worse = &l
+		}
+	}
+	if r.Min != "" {
+		if !rate {
+			fail("min", "use max: "+c.Kind+" takes a ceiling", "min: %s is lower-is-better; a floor would pass anything", c.Kind)
+		} else if b, ok := gateRateBound("min", r.Min, fail); ok {
+			c.Bound = &b
+		}
+	}
+	if r.Max != "" {
+		if rate {
+			fail("max", "use min: a rate takes a floor", "max: %s is higher-is-better; a ceiling would fail improvements", what)
+		} else if b, ok := gateCeiling(c.Kind, r.Max, fail); ok {
+			c.Bound = &b
+		}
+	}
+	return c, probs
+}
+
+// String writes the rule in the --rule syntax: metric[tag=value] then its
+// limits, e.g. "correct[tier=hard] max_drop=5% min=80%".
+func (r GateRule) String() string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(r.Metric))
+	for _, k := range sortedKeys(r.Slice) {
+		b.WriteString("[" + k + "=" + r.Slice[k] + "]")
+	}
+	for _, kv := range [][2]string{{"max_drop", r.MaxDrop}, {"max_rise", r.MaxRise}, {"min", r.Min}, {"max", r.Max}} {
+		if kv[1] != "" {
+			b.WriteString(" " + kv[0] + "=" + strings.TrimSpace(kv[1]))
+		}
+	}
+	return b.String()
+}
+
+var gateNumber = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// gateValue splits a limit as written into a number and its unit: "%",
+// "pt" (percentage points), "$" (USD), "ms" (a duration, converted to
+// milliseconds) or "" (a bare number). ok is false when it is none of them.
+func gateValue(s string) (x float64, unit string, ok bool) {
+	s = strings.TrimSpace(s)
+	num := s
+	switch {
+	case strings.HasPrefix(s, "$"):
+		num, unit = strings.TrimSpace(s[1:]), "$"
+	case strings.HasSuffix(s, "%"):
+		num, unit = strings.TrimSpace(s[:len(s)-1]), "%"
+	default:
+		lower := strings.ToLower(s)
+		for _, suf := range []string{"points", "point", "pts", "pt"} {
+			if strings.HasSuffix(lower, suf) {
+				num, unit = strings.TrimSpace(s[:len(s)-len(suf)]), "pt"
+				break
+			}
+		}
+	}
+	if gateNumber.MatchString(num) {
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return 0, "", false
+		}
+		return f, unit, true
+	}
+	if unit != "" {
+		return 0, "", false
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, "", false
+	}
+	return float64(d) / float64(time.Millisecond), "ms", true
+}
+
+type gateFail func(field, hint, format string, args ...any)
+
+// gateDrop reads max_drop of a rate: "5%" (relative) or "2pt".
+func gateDrop(s string, fail gateFail) (GateLimit, bool) {
+	const hint = "write 5% (relative to the baseline's rate) or 2pt (percentage points)"
+	x, unit, ok := gateValue(s)
+	switch {
+	case !ok || (unit != "%" && unit != "pt"):
+		if ok && unit == "" {
+			fail("max_drop", hint, "max_drop %s needs a unit", shortQuote(s))
+		} else {
+			fail("max_drop", hint, "max_drop %s is not a relative drop or a number of points", shortQuote(s))
+		}
+		return GateLimit{}, false
+	case x < 0:
+		fail("max_drop", hint, "max_drop %s must not be negative", shortQuote(s))
+		return GateLimit{}, false
+	case x > 100:
+		fail("max_drop", hint, "max_drop %s is out of range: a rate cannot drop by more than 100%s", shortQuote(s), map[string]string{"%": "%", "pt": " points"}[unit])
+		return GateLimit{}, false
+	}
+	return GateLimit{Amount: x / 100, Relative: unit == "%"}, true
+}
+
+// gateRise reads max_rise of cost, latency or the loud rate.
+func gateRise(kind, s string, fail gateFail) (GateLimit, bool) {
+	hint := map[string]string{
+		GateCostPerCase: "write 10% (relative to the baseline) or an amount in USD, e.g. 0.0005",
+		GateLatencyP95:  "write 10% (relative to the baseline) or a duration, e.g. 200ms (a bare number is milliseconds)",
+		GateLoudRate:    "write 10% (relative to the baseline's loud rate) or 2pt (percentage points)",
+	}[kind]
+	x, unit, ok := gateValue(s)
+	if ok && x < 0 {
+		fail("max_rise", hint, "max_rise %s must not be negative", shortQuote(s))
+		return GateLimit{}, false
+	}
+	if ok && unit == "%" {
+		return GateLimit{Amount: x / 100, Relative: true}, true
+	}
+	switch kind {
+	case GateCostPerCase:
+		if ok && (unit == "" || unit == "$") {
+			return GateLimit{Amount: x}, true
+		}
+	case GateLatencyP95:
+		if ok && (unit == "" || unit == "ms") {
+			return GateLimit{Amount: x}, true
+		}
+	case GateLoudRate:
+		if ok && unit == "pt" {
+			if x > 100 {
+				fail("max_rise", hint, "max_rise %s is out of range: a rate cannot rise by more than 100 points", shortQuote(s))
+				return GateLimit{}, false
+			}
+			return GateLimit{Amount: x / 100}, true
+		}
+		if ok && unit == "" {
+			fail("max_rise", hint, "max_rise %s needs a unit", shortQuote(s))
+			return GateLimit{}, false
+		}
+	}
+	fail("max_rise", hint, "max_rise %s is not a valid rise of %s", shortQuote(s), kind)
+	return GateLimit{}, false
+}
+
+// gateRateBound reads a rate's floor (or the loud rate's ceiling): "80%"
+// or a fraction in [0, 1].
+func gateRateBound(field, s string, fail gateFail) (float64, bool) {
+	const hint = "write a rate as 80% or 0.8"
+	x, unit, ok := gateValue(s)
+	switch {
+	case ok && unit == "%" && x >= 0 && x <= 100:
+		return x / 100, true
+	case ok && unit == "" && x >= 0 && x <= 1:
+		return x, true
+	case ok && (unit == "%" || unit == ""):
+		fail(field, hint, "%s %s is out of range: a rate is between 0 and 1 (0%% and 100%%)", field, shortQuote(s))
+	default:
+		fail(field, hint, "%s %s is not a rate", field, shortQuote(s))
+	}
+	return 0, false
+}
+
+// gateCeiling reads max of cost, latency or the loud rate.
+func gateCeiling(kind, s string, fail gateFail) (float64, bool) {
+	if kind == GateLoudRate {
+		return gateRateBound("max", s, fail)
+	}
+	x, unit, ok := gateValue(s)
+	if ok && x < 0 {
+		fail("max", "", "max %s must not be negative", shortQuote(s))
+		return 0, false
+	}
+	switch kind {
+	case GateCostPerCase:
+		if ok && (unit == "" || unit == "$") {
+			return x, true
+		}
+		fail("max", "write the most a case may cost in USD, e.g. 0.002", "max %s is not an amount in USD", shortQuote(s))
+	case GateLatencyP95:
+		if ok && (unit == "" || unit == "ms") {
+			return x, true
+		}
+		fail("max", "write a duration, e.g. 2s or 800ms (a bare number is milliseconds)", "max %s is not a duration", shortQuote(s))
+	}
+	return 0, false
 }

@@ -37,6 +37,9 @@ type Spec struct {
 	// report of a chosen variant counts them (assay run --experiment
 	// overrides it).
 	Experiment string `yaml:"experiment,omitempty" json:"experiment,omitempty"`
+	// Gate holds the regression gate's rules (assay gate); nil when the
+	// spec has no gate: section.
+	Gate *Gate `yaml:"gate,omitempty" json:"gate,omitempty"`
 
 	// pos maps a path ("targets[0].limits.rpm") to where it is written, so
 	// Problemf can locate problems found after loading.
@@ -237,4 +240,88 @@ func (s *Spec) TargetTimeout(t *Target) time.Duration {
 		return t.Timeout.D()
 	}
 	return s.Run.Timeout.D()
+}
+
+// Gate is the gate: section: the rules `assay gate` checks a candidate run
+// against a baseline with. Without rules the gate's default applies (the
+// primary scorer's rate must not drop more than 5% relative).
+type Gate struct {
+	// Alpha is the significance level of the paired tests that confirm a
+	// worsening (default 0.05).
+	Alpha float64    `yaml:"alpha,omitempty" json:"alpha,omitempty"`
+	Rules []GateRule `yaml:"rules,omitempty" json:"rules,omitempty"`
+}
+
+// GateRule is one rule as written: a metric, optionally a slice of the
+// cases, and at least one limit. Limits are kept as written ("5%", "2pt",
+// "1.5s", 0.002) and read by Parse.
+type GateRule struct {
+	// Metric is a scorer's name (its pass rate), primary (the primary
+	// scorer's), or one of cost_per_case, latency_p95 and loud_rate.
+	Metric string `yaml:"metric" json:"metric"`
+	// Slice restricts the rule to the cases with one tag value: {tier: hard}.
+	Slice map[string]string `yaml:"slice,omitempty" json:"slice,omitempty"`
+	// MaxDrop is the largest drop of a rate allowed versus the baseline:
+	// relative ("5%") or in percentage points ("2pt").
+	MaxDrop string `yaml:"max_drop,omitempty" json:"max_drop,omitempty"`
+	// MaxRise is the largest rise of a lower-is-better metric allowed
+	// versus the baseline: relative ("10%") or absolute (USD for cost, a
+	// duration or milliseconds for latency, "2pt" for the loud rate).
+	MaxRise string `yaml:"max_rise,omitempty" json:"max_rise,omitempty"`
+	// Min is a floor on a rate ("80%" or 0.8).
+	Min string `yaml:"min,omitempty" json:"min,omitempty"`
+	// Max is a ceiling on cost per case (USD), p95 latency (a duration or
+	// milliseconds) or the loud rate ("5%" or 0.05).
+	Max string `yaml:"max,omitempty" json:"max,omitempty"`
+}
+
+// Gate metrics other than a scorer's rate.
+const (
+	GateCostPerCase = "cost_per_case"
+	GateLatencyP95  = "latency_p95"
+	GateLoudRate    = "loud_rate"
+	// GatePrimary names the primary scorer's rate in a rule.
+	GatePrimary = "primary"
+)
+
+// GateMetrics are the metric names a rule may use besides a scorer's name.
+var GateMetrics = []string{GatePrimary, GateCostPerCase, GateLatencyP95, GateLoudRate}
+
+// GateCheck is a rule read into numbers: what to measure, and the limits.
+type GateCheck struct {
+	// Kind is "rate" (a scorer's pass rate), cost_per_case, latency_p95 or
+	// loud_rate.
+	Kind string
+	// Scorer is the rate's scorer, as written (primary names the primary
+	// scorer).
+	Scorer string
+	// SliceKey and SliceValue restrict the cases ("" for all cases).
+	SliceKey, SliceValue string
+	// Worse is the largest worsening allowed versus the baseline (a drop of
+	// a rate, a rise of the others); nil when the rule sets none.
+	Worse *GateLimit
+	// Bound is the floor (rates) or ceiling (the others) in the metric's
+	// unit: a fraction for rates, USD for cost, milliseconds for latency;
+	// nil when the rule sets none.
+	Bound *float64
+}
+
+// GateLimit is an allowed worsening.
+type GateLimit struct {
+	// Amount is a fraction of the baseline's value when Relative (0.05 for
+	// 5%), else in the metric's unit (a fraction for rates: 0.02 for 2pt).
+	Amount   float64
+	Relative bool
+}
+
+// HigherIsBetter reports whether the check's metric improves upwards
+// (rates) rather than downwards (cost, latency, loud rate).
+func (c GateCheck) HigherIsBetter() bool { return c.Kind == "rate" }
+
+// GateRuleProblem is what is wrong with one field of a rule: Field is
+// "metric", "slice", "slice.KEY", "max_drop", "max_rise", "min", "max", or
+// "" for the rule as a whole (Msg then reads after the rule's name). Msg
+// starts with the field's name.
+type GateRuleProblem struct {
+	Field, Msg, Hint string
 }

@@ -20,11 +20,11 @@ var badCases = []struct {
 	want []string
 }{
 	{"bad/unknown_top_key.yaml", []string{
-		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: combine, dataset, error_costs, name, output, prompt, refusal, run, scorers, targets, volume)`,
+		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: combine, dataset, error_costs, experiment, gate, name, output, prompt, refusal, run, scorers, targets, volume)`,
 	}},
 	{"bad/unknown_target_key.yaml", []string{
 		`bad/unknown_target_key.yaml:6:5: targets[0].model is required for provider openai (the model name the server expects)`,
-		`bad/unknown_target_key.yaml:8:5: unknown key "modle" in targets[0] (did you mean "model"? valid keys are: api_key_env, base_url, command, limits, max_output_bytes, model, name, params, price, provider, replay, stream, timeout)`,
+		`bad/unknown_target_key.yaml:8:5: unknown key "modle" in targets[0] (did you mean "model"? valid keys are: api_key_env, base_url, command, env, limits, max_output_bytes, model, name, params, price, provider, replay, stream, timeout)`,
 	}},
 	{"bad/unknown_key_no_suggestion.yaml", []string{
 		`bad/unknown_key_no_suggestion.yaml:3:3: unknown key "colour" in dataset (valid keys are: expected, expected_extract, format, id, limit, path, tags, weight)`,
@@ -231,6 +231,36 @@ var badCases = []struct {
 	}},
 	{"bad/tags_not_mapping.yaml", []string{
 		`bad/tags_not_mapping.yaml:3:9: dataset.tags must be a mapping of tag name to field or CEL expression, got a list (write tags as a mapping, e.g. tags: {tier: difficulty})`,
+	}},
+	// Gate rules (issue 5): each located at the offending value.
+	{"bad/gate_rules.yaml", []string{
+		`bad/gate_rules.yaml:12:10: gate.alpha must be above 0 and at most 0.5, got 0.9 (the usual value is 0.05)`,
+		`bad/gate_rules.yaml:14:16: gate.rules[0].metric "corect" is neither a scorer of the spec nor a gate metric (did you mean "correct"? metrics are a scorer's name (correct, is_json), primary, cost_per_case, latency_p95 or loud_rate)`,
+		`bad/gate_rules.yaml:15:38: gate.rules[1].slice tag "knd" is not a tag of the dataset (did you mean "kind"? tags are: kind)`,
+		`bad/gate_rules.yaml:15:52: gate.rules[1].max_drop "0.05" needs a unit (write 5% (relative to the baseline's rate) or 2pt (percentage points))`,
+		`bad/gate_rules.yaml:16:41: gate.rules[2].max_drop: cost_per_case is lower-is-better and cannot get worse by dropping (use max_rise: a worsening of cost_per_case is a rise)`,
+		`bad/gate_rules.yaml:17:39: gate.rules[3].max_rise "soon" is not a valid rise of latency_p95 (write 10% (relative to the baseline) or a duration, e.g. 200ms (a bare number is milliseconds))`,
+		`bad/gate_rules.yaml:17:50: gate.rules[3].max "2 s" is not a duration (write a duration, e.g. 2s or 800ms (a bare number is milliseconds))`,
+		`bad/gate_rules.yaml:18:35: gate.rules[4].max_drop "150%" is out of range: a rate cannot drop by more than 100% (write 5% (relative to the baseline's rate) or 2pt (percentage points))`,
+		`bad/gate_rules.yaml:18:46: gate.rules[4].min "1.5" is out of range: a rate is between 0 and 1 (0% and 100%) (write a rate as 80% or 0.8)`,
+		`bad/gate_rules.yaml:19:37: gate.rules[5].max_rise "3" needs a unit (write 10% (relative to the baseline's loud rate) or 2pt (percentage points))`,
+		`bad/gate_rules.yaml:19:45: gate.rules[5].max "120%" is out of range: a rate is between 0 and 1 (0% and 100%) (write a rate as 80% or 0.8)`,
+		`bad/gate_rules.yaml:20:7: gate.rules[6] sets no limit (set max_drop (5% or 2pt) or min (80%) on a rate; max_rise or max on cost_per_case, latency_p95 or loud_rate)`,
+		`bad/gate_rules.yaml:21:35: gate.rules[7].max_rise: the rate of "correct" is higher-is-better and cannot get worse by rising (use max_drop: a worsening of a rate is a drop)`,
+		`bad/gate_rules.yaml:21:45: gate.rules[7].max: the rate of "correct" is higher-is-better; a ceiling would fail improvements (use min: a rate takes a floor)`,
+		`bad/gate_rules.yaml:22:36: gate.rules[8].min: cost_per_case is lower-is-better; a floor would pass anything (use max: cost_per_case takes a ceiling)`,
+		`bad/gate_rules.yaml:22:51: gate.rules[8].max_rise "-1" must not be negative (write 10% (relative to the baseline) or an amount in USD, e.g. 0.0005)`,
+		`bad/gate_rules.yaml:23:7: gate.rules[9].metric is required (a scorer's name, primary, cost_per_case, latency_p95 or loud_rate)`,
+		`bad/gate_rules.yaml:24:25: gate.rules[10].slice names 2 tags; a slice is one tag and its value (write one tag and its value, e.g. slice: {tier: hard})`,
+		`bad/gate_rules.yaml:25:35: gate.rules[11].max_drop "NaN%" is not a relative drop or a number of points (write 5% (relative to the baseline's rate) or 2pt (percentage points))`,
+	}},
+	{"bad/gate_shape.yaml", []string{
+		`bad/gate_shape.yaml:10:10: gate.alpha must be a number, got the string "0.05" (write the number without quotes)`,
+		`bad/gate_shape.yaml:12:25: unknown key "max_dorp" in gate.rules[0] (did you mean "max_drop"? valid keys are: max, max_drop, max_rise, metric, min, slice)`,
+		`bad/gate_shape.yaml:13:39: gate.rules[1].slice tag "tier" is not a tag of the dataset: the spec defines no tags (add the tag under dataset.tags)`,
+		`bad/gate_shape.yaml:14:32: gate.rules[2].slice must be a mapping, got the string "tier=hard"`,
+		`bad/gate_shape.yaml:15:58: gate.rules[3].min: loud_rate is lower-is-better; a floor would pass anything (use max: loud_rate takes a ceiling)`,
+		`bad/gate_shape.yaml:18:12: gate.rules[4].max "-2s" must not be negative`,
 	}},
 	{"bad/empty_dataset/assay.yaml", []string{
 		`bad/empty_dataset/data.jsonl:1:1: the dataset has no cases (write one case per line in JSONL, or one per row under a header in CSV)`,

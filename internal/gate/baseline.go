@@ -1,0 +1,535 @@
+package gate
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// BaselineVersion is the version of the baseline file format this assay
+// writes and reads.
+const BaselineVersion = 1
+
+// MaxBaselineBytes bounds the size of a baseline file read.
+const MaxBaselineBytes = 512 << 20
+
+// maxEpochs bounds a baseline's epochs (a sanity check on the file).
+const maxEpochs = 10000
+
+// The baseline file is one JSON object, columnar so that it stays small
+// (about 60 KB for 1,000 cases × 2 targets):
+//
+//	{"assay_baseline": 1,
+//	 "run": {"id": …, "spec_hash": …, "dataset_hash": …, …},
+//	 "scorers": ["correct", …], "primary": "correct", "epochs": 1,
+//	 "cases": {"id": ["c1", …], "tags": {"tier": ["hard", null, …]}},
+//	 "targets": [{"name": "gpt", "fingerprints": [{"model": …, "count": 1000}],
+//	              "pass": {"correct": "10-1…"}, "shape": "psl-…",
+//	              "kinds": ["wrong", …], "kind": [0, -1, …],
+//	              "cost_usd": [0.00012, null, …], "latency_ms": [812.5, …],
+//	              "output_hash": ["9f86d081884c7d65", "", …]}]}
+//
+// Every per-result column has cases × epochs entries, case-major (case i,
+// epoch e at i*epochs + e − 1). pass holds one character per result: 1
+// passed, 0 failed, - not scored; shape the primary scorer's failure
+// shape: p pass, l loud, s silent, - no result or no primary score; kind
+// an index into kinds (-1 for none). Missing numbers are null. No raw
+// output, prompt, error text or secret is written: outputs only as hashes.
+type fileBaseline struct {
+	Version *int         `json:"assay_baseline"`
+	Run     *RunInfo     `json:"run"`
+	Scorers []string     `json:"scorers"`
+	Primary string       `json:"primary"`
+	Epochs  int          `json:"epochs"`
+	Cases   fileCases    `json:"cases"`
+	Targets []fileTarget `json:"targets"`
+}
+
+type fileCases struct {
+	ID   []string             `json:"id"`
+	Tags map[string][]*string `json:"tags,omitempty"`
+}
+
+type fileTarget struct {
+	Name         string            `json:"name"`
+	Fingerprints []Fingerprint     `json:"fingerprints"`
+	Pass         map[string]string `json:"pass"`
+	Shape        string            `json:"shape"`
+	Kinds        []string          `json:"kinds"`
+	Kind         []int             `json:"kind"`
+	CostUSD      numbers           `json:"cost_usd"`
+	LatencyMS    numbers           `json:"latency_ms"`
+	OutputHash   []string          `json:"output_hash"`
+}
+
+// numbers is a column of non-negative numbers with NaN written as null,
+// each rounded to digits significant digits.
+type numbers struct {
+	xs     []float64
+	digits int
+}
+
+func (n numbers) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, x := range n.xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			b.WriteString("null")
+			continue
+		}
+		b.WriteString(strconv.FormatFloat(quantize(x, n.digits), 'g', -1, 64))
+	}
+	b.WriteByte(']')
+	return b.Bytes(), nil
+}
+
+func (n *numbers) UnmarshalJSON(b []byte) error {
+	var ps []*float64
+	if err := json.Unmarshal(b, &ps); err != nil {
+		return err
+	}
+	n.xs = make([]float64, len(ps))
+	for i, p := range ps {
+		n.xs[i] = math.NaN()
+		if p != nil {
+			n.xs[i] = *p
+		}
+	}
+	return nil
+}
+
+// WriteBaseline writes the snapshot as a baseline file.
+func WriteBaseline(w io.Writer, s *Snapshot) error {
+	v := BaselineVersion
+	f := fileBaseline{Version: &v, Run: &s.Run, Scorers: s.Scorers, Primary: s.Primary, Epochs: s.Epochs}
+	f.Run.Epochs = s.Epochs
+	f.Cases.ID = make([]string, len(s.Cases))
+	keys := s.TagKeys()
+	if len(keys) > 0 {
+		f.Cases.Tags = map[string][]*string{}
+		for _, k := range keys {
+			f.Cases.Tags[k] = make([]*string, len(s.Cases))
+		}
+	}
+	for i, c := range s.Cases {
+		f.Cases.ID[i] = c.ID
+		for k, v := range c.Tags {
+			f.Cases.Tags[k][i] = &v
+		}
+	}
+	for _, t := range s.Targets {
+		ft := fileTarget{Name: t.Name, Fingerprints: t.Fingerprints, Pass: map[string]string{},
+			Shape: string(t.Shape), Kinds: []string{}, Kind: make([]int, len(t.Kind)),
+			CostUSD:    numbers{xs: t.CostUSD, digits: costDigits},
+			LatencyMS:  numbers{xs: t.LatencyMS, digits: latencyDigits},
+			OutputHash: t.OutputHash}
+		if ft.Fingerprints == nil {
+			ft.Fingerprints = []Fingerprint{}
+		}
+		for sc, p := range t.Pass {
+			b := make([]byte, len(p))
+			for j, x := range p {
+				b[j] = "-01"[x+1]
+			}
+			ft.Pass[sc] = string(b)
+		}
+		for j, k := range t.Kind {
+			ft.Kind[j] = -1
+			if k == "" {
+				continue
+			}
+			at := slices.Index(ft.Kinds, k)
+			if at < 0 {
+				at = len(ft.Kinds)
+				ft.Kinds = append(ft.Kinds, k)
+			}
+			ft.Kind[j] = at
+		}
+		f.Targets = append(f.Targets, ft)
+	}
+	if f.Targets == nil {
+		f.Targets = []fileTarget{}
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// BaselineError is a baseline file that cannot be read: it names the file,
+// where in it (line:col for JSON syntax, a JSON path for content), and
+// what is wrong.
+type BaselineError struct {
+	File string
+	// Line and Col locate a syntax or type error (0 when not known).
+	Line, Col int
+	// Path is the JSON path of the value at fault ("" for the file).
+	Path string
+	Msg  string
+}
+
+func (e *BaselineError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// LoadBaseline reads the baseline file at path.
+func LoadBaseline(path string) (*Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadBaseline(path, f)
+}
+
+// ReadBaseline reads a baseline file from r; name is the file's name in
+// errors. The file is checked strictly: an unknown field, a column of the
+// wrong length, a character or number out of range is an error naming it.
+func ReadBaseline(name string, r io.Reader) (*Snapshot, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBaselineBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	fail := func(path, format string, args ...any) error {
+		return &BaselineError{File: name, Path: path, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(data) > MaxBaselineBytes {
+		return nil, fail("", "the file is larger than %d MiB", MaxBaselineBytes>>20)
+	}
+	// The version first, so a file from a newer assay gets a clear message
+	// rather than a complaint about a field this version does not know.
+	var head struct {
+		Version json.RawMessage `json:"assay_baseline"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, jsonError(name, data, err)
+	}
+	switch v := string(head.Version); {
+	case v == "":
+		return nil, fail("", `not an assay baseline file (it has no "assay_baseline" version field); write one with: assay baseline export RUN -o FILE`)
+	case v != strconv.Itoa(BaselineVersion):
+		n, err := strconv.Atoi(v)
+		if err == nil && n > BaselineVersion {
+			return nil, fail("assay_baseline", "the file is format %d, written by a newer assay; this assay reads format %d: upgrade assay, or export the baseline again with this one", n, BaselineVersion)
+		}
+		if len(v) > 40 {
+			v = v[:40] + "…"
+		}
+		return nil, fail("assay_baseline", "unknown format %s; this assay reads format %d", v, BaselineVersion)
+	}
+	var f fileBaseline
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, jsonError(name, data, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fail("", "unexpected data after the baseline object")
+	}
+	return f.snapshot(name)
+}
+
+// jsonError locates a JSON decoding error in the file.
+func jsonError(name string, data []byte, err error) error {
+	e := &BaselineError{File: name, Msg: err.Error()}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		e.Line, e.Col = lineCol(data, se.Offset)
+		e.Msg = "invalid JSON: " + se.Error()
+	case errors.As(err, &te):
+		e.Line, e.Col = lineCol(data, te.Offset)
+		e.Path = te.Field
+		e.Msg = fmt.Sprintf("want %s, got a JSON %s", typeName(te.Type.String()), te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		e.Msg = "invalid JSON: the file ends before the baseline object is complete"
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		e.Msg = strings.TrimPrefix(err.Error(), "json: ") + " (the baseline file format has no such field: was the file edited?)"
+	}
+	return e
+}
+
+func typeName(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"), strings.HasPrefix(t, "gate.numbers"):
+		return "a list"
+	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "gate."), strings.HasPrefix(t, "struct"):
+		return "an object"
+	case t == "string", t == "*string":
+		return "a string"
+	case strings.HasPrefix(t, "int"), t == "*int":
+		return "a whole number"
+	case strings.HasPrefix(t, "float"), t == "*float64":
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	}
+	return t
+}
+
+// lineCol turns a byte offset (just past the fault, as encoding/json
+// reports it) into a 1-based line and column.
+func lineCol(data []byte, off int64) (int, int) {
+	off = max(0, min(off, int64(len(data))))
+	if off > 0 {
+		off-- // point at the offending byte
+	}
+	line, col := 1, 1
+	for _, c := range data[:off] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// clip quotes a value from the file for a message, shortened.
+func clip(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// snapshot checks the decoded file and builds the snapshot.
+func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
+	var errs []error
+	fail := func(path, format string, args ...any) {
+		if len(errs) < 20 {
+			errs = append(errs, &BaselineError{File: name, Path: path, Msg: fmt.Sprintf(format, args...)})
+		}
+	}
+	if f.Run == nil {
+		fail("run", "missing: the run the baseline was taken of")
+		return nil, errors.Join(errs...)
+	}
+	if strings.TrimSpace(f.Run.ID) == "" {
+		fail("run.id", "missing")
+	}
+	if f.Epochs < 1 || f.Epochs > maxEpochs {
+		fail("epochs", "must be between 1 and %d, got %d", maxEpochs, f.Epochs)
+		return nil, errors.Join(errs...)
+	}
+	if f.Run.Epochs != f.Epochs {
+		fail("run.epochs", "is %d but epochs is %d", f.Run.Epochs, f.Epochs)
+	}
+	if len(f.Scorers) == 0 {
+		fail("scorers", "must name at least one scorer")
+	}
+	for i, sc := range f.Scorers {
+		if sc == "" {
+			fail(fmt.Sprintf("scorers[%d]", i), "is empty")
+		} else if slices.Index(f.Scorers, sc) != i {
+			fail(fmt.Sprintf("scorers[%d]", i), "%s is listed twice", clip(sc))
+		}
+	}
+	if !slices.Contains(f.Scorers, f.Primary) {
+		fail("primary", "%s is not one of the scorers", clip(f.Primary))
+	}
+	nc := len(f.Cases.ID)
+	if nc == 0 {
+		fail("cases.id", "must list at least one case")
+	}
+	seen := make(map[string]int, nc)
+	for i, id := range f.Cases.ID {
+		if id == "" {
+			fail(fmt.Sprintf("cases.id[%d]", i), "is empty")
+		} else if j, dup := seen[id]; dup {
+			fail(fmt.Sprintf("cases.id[%d]", i), "%s is also case %d: case IDs are unique", clip(id), j)
+		}
+		seen[id] = i
+	}
+	for k, vals := range f.Cases.Tags {
+		if k == "" {
+			fail("cases.tags", "a tag key is empty")
+		}
+		if len(vals) != nc {
+			fail("cases.tags."+k, "has %s for %s (null where a case has no value)", plural(len(vals), "value"), plural(nc, "case"))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	n := nc * f.Epochs
+	s := &Snapshot{Run: *f.Run, Source: name, Scorers: f.Scorers, Primary: f.Primary, Epochs: f.Epochs,
+		Cases: make([]Case, nc)}
+	for i, id := range f.Cases.ID {
+		s.Cases[i].ID = id
+		for k, vals := range f.Cases.Tags {
+			if vals[i] != nil {
+				if s.Cases[i].Tags == nil {
+					s.Cases[i].Tags = map[string]string{}
+				}
+				s.Cases[i].Tags[k] = *vals[i]
+			}
+		}
+	}
+	names := map[string]bool{}
+	for ti, ft := range f.Targets {
+		p := fmt.Sprintf("targets[%d]", ti)
+		if ft.Name == "" {
+			fail(p+".name", "is empty")
+		} else if names[ft.Name] {
+			fail(p+".name", "target %s is listed twice", clip(ft.Name))
+		}
+		names[ft.Name] = true
+		length := func(field string, got int) bool {
+			if got != n {
+				fail(p+"."+field, "has %d entries, want %d (%s × %s)", got, n, plural(nc, "case"), plural(f.Epochs, "epoch"))
+				return false
+			}
+			return true
+		}
+		t := &Target{Name: ft.Name, Fingerprints: ft.Fingerprints, Pass: map[string][]int8{}}
+		total := 0
+		for i, fp := range ft.Fingerprints {
+			if fp.Count < 1 {
+				fail(fmt.Sprintf("%s.fingerprints[%d].count", p, i), "must be at least 1, got %d", fp.Count)
+			}
+			total += max(fp.Count, 0)
+		}
+		if total > n {
+			fail(p+".fingerprints", "count %d results, more than the %d the target can have", total, n)
+		}
+		for sc, col := range ft.Pass {
+			if !slices.Contains(f.Scorers, sc) {
+				fail(p+".pass", "%s is not one of the scorers", clip(sc))
+				continue
+			}
+			if !length("pass."+sc, len(col)) {
+				continue
+			}
+			v := make([]int8, n)
+		chars:
+			for j := range n {
+				switch col[j] {
+				case '1':
+					v[j] = 1
+				case '0':
+					v[j] = 0
+				case '-':
+					v[j] = -1
+				default:
+					fail(p+".pass."+sc, "character %d is %s; each result is 1 (passed), 0 (failed) or - (not scored)", j, clip(col[j:j+1]))
+					break chars
+				}
+			}
+			t.Pass[sc] = v
+		}
+		for _, sc := range f.Scorers {
+			if _, ok := ft.Pass[sc]; !ok {
+				fail(p+".pass", "has no column for scorer %s", clip(sc))
+			}
+		}
+		if length("shape", len(ft.Shape)) {
+			t.Shape = []byte(ft.Shape)
+			for j, c := range t.Shape {
+				if c != ShapePass && c != ShapeLoud && c != ShapeSilent && c != ShapeNone {
+					fail(p+".shape", "character %d is %s; each result is p (pass), l (loud), s (silent) or - (none)", j, clip(ft.Shape[j:j+1]))
+					break
+				}
+			}
+		}
+		for i, k := range ft.Kinds {
+			if k == "" || slices.Index(ft.Kinds, k) != i {
+				fail(fmt.Sprintf("%s.kinds[%d]", p, i), "kinds are distinct and not empty")
+			}
+		}
+		if length("kind", len(ft.Kind)) {
+			t.Kind = make([]string, n)
+			for j, k := range ft.Kind {
+				if k < -1 || k >= len(ft.Kinds) {
+					fail(fmt.Sprintf("%s.kind[%d]", p, j), "%d is not an index into kinds (-1 for none)", k)
+					break
+				}
+				if k >= 0 {
+					t.Kind[j] = ft.Kinds[k]
+				}
+			}
+		}
+		col := func(field string, xs []float64, digits int) []float64 {
+			if !length(field, len(xs)) {
+				return nil
+			}
+			for j, x := range xs {
+				if x < 0 || math.IsInf(x, 0) {
+					fail(fmt.Sprintf("%s.%s[%d]", p, field, j), "must be a number of at least 0 or null, got %v", x)
+					return nil
+				}
+				xs[j] = quantize(x, digits)
+			}
+			return xs
+		}
+		t.CostUSD = col("cost_usd", ft.CostUSD.xs, costDigits)
+		t.LatencyMS = col("latency_ms", ft.LatencyMS.xs, latencyDigits)
+		if length("output_hash", len(ft.OutputHash)) {
+			t.OutputHash = ft.OutputHash
+			for j, h := range ft.OutputHash {
+				if h != "" && !isHash(h) {
+					fail(fmt.Sprintf("%s.output_hash[%d]", p, j), "is not 16 lowercase hex digits (or empty for no result)")
+					break
+				}
+			}
+		}
+		if t.LatencyMS != nil && t.CostUSD != nil && t.OutputHash != nil && t.Shape != nil {
+			for j := range n {
+				has := !math.IsNaN(t.LatencyMS[j])
+				if has != !math.IsNaN(t.CostUSD[j]) || has != (t.OutputHash[j] != "") || (!has && t.Shape[j] != ShapeNone) {
+					fail(p, "result %d is present in some columns and missing in others (latency_ms, cost_usd, output_hash and shape agree on which results exist)", j)
+					break
+				}
+			}
+		}
+		s.Targets = append(s.Targets, t)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+func isHash(h string) bool {
+	if len(h) != 16 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

@@ -1,0 +1,339 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/sqlite"
+)
+
+// badBaselines locks what a user reads for each broken baseline file in
+// testdata/bad (each expectation written by reading the fixture).
+var badBaselines = map[string]string{
+	"bad_hash.json":              "targets[0].output_hash[0]: is not 16 lowercase hex digits (or empty for no result)",
+	"bad_pass_char.json":         `targets[0].pass.correct: character 1 is "x"; each result is 1 (passed), 0 (failed) or - (not scored)`,
+	"bad_shape.json":             `targets[0].shape: character 1 is "z"; each result is p (pass), l (loud), s (silent) or - (none)`,
+	"duplicate_case.json":        `cases.id[2]: "c1" is also case 0: case IDs are unique`,
+	"duplicate_target.json":      `targets[1].name: target "gpt" is listed twice`,
+	"kind_out_of_range.json":     "targets[0].kind[1]: 3 is not an index into kinds (-1 for none)",
+	"missing_scorer_column.json": `targets[0].pass: has no column for scorer "short"`,
+	"negative_latency.json":      "targets[0].latency_ms[0]: must be a number of at least 0 or null, got -812.5",
+	"newer_version.json":         "assay_baseline: the file is format 7, written by a newer assay; this assay reads format 1: upgrade assay, or export the baseline again with this one",
+	"no_version.json":            `not an assay baseline file (it has no "assay_baseline" version field); write one with: assay baseline export RUN -o FILE`,
+	"not_json.json":              ":1:2: invalid JSON: invalid character 'o' in literal null (expecting 'u')",
+	"presence_mismatch.json":     "targets[0]: result 2 is present in some columns and missing in others (latency_ms, cost_usd, output_hash and shape agree on which results exist)",
+	"primary_unknown.json":       `primary: "exact" is not one of the scorers`,
+	"short_column.json":          "targets[0].shape: has 2 entries, want 3 (3 cases × 1 epoch)",
+	"tag_length.json":            "cases.tags.tier: has 1 value for 3 cases (null where a case has no value)",
+	"trailing_data.json":         ":17:1: invalid JSON: invalid character '{' after top-level value",
+	"truncated.json":             ":1:29: invalid JSON: unexpected end of JSON input",
+	"unknown_field.json":         `unknown field "raw_outputs" (the baseline file format has no such field: was the file edited?)`,
+	"version_string.json":        `assay_baseline: unknown format "one"; this assay reads format 1`,
+	"wrong_type.json":            ":7:14: epochs: want a whole number, got a JSON string",
+	"zero_count.json":            "targets[0].fingerprints[0].count: must be at least 1, got 0",
+	"zero_epochs.json":           "epochs: must be between 1 and 10000, got 0",
+}
+
+func TestBadBaselines(t *testing.T) {
+	entries, err := os.ReadDir("testdata/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		want, ok := badBaselines[e.Name()]
+		if !ok {
+			t.Errorf("testdata/bad/%s has no expected error in badBaselines", e.Name())
+			continue
+		}
+		name := filepath.Join("testdata", "bad", e.Name())
+		_, err := LoadBaseline(name)
+		if err == nil {
+			t.Errorf("%s: read without error", name)
+			continue
+		}
+		// The message names the file, then (where known) line:col or the
+		// JSON path, then what is wrong.
+		got := strings.TrimPrefix(err.Error(), name)
+		if !strings.HasPrefix(want, ":") {
+			want = ": " + want
+		}
+		if got != want {
+			t.Errorf("%s:\n got %s\nwant %s", e.Name(), got, want)
+		}
+	}
+	if len(entries) < 20 {
+		t.Errorf("only %d bad baseline fixtures", len(entries))
+	}
+}
+
+func TestReadGoodBaseline(t *testing.T) {
+	s, err := LoadBaseline("testdata/good.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.Target("gpt")
+	if s.Run.ID != "20261201-100000-abcdef" || s.Run.Scoring != 2 || s.Primary != "correct" || len(s.Cases) != 3 || g == nil {
+		t.Fatalf("snapshot %+v", s)
+	}
+	if s.Cases[1].Tags["tier"] != "hard" || s.Cases[2].Tags != nil {
+		t.Errorf("tags %+v", s.Cases)
+	}
+	if !reflect.DeepEqual(g.Pass["correct"], []int8{1, 0, -1}) || string(g.Shape) != "ps-" || g.Kind[1] != "wrong" || g.Kind[0] != "" {
+		t.Errorf("verdicts %v %q %q", g.Pass["correct"], g.Shape, g.Kind)
+	}
+	if g.Has(2) || !g.Has(1) || g.LatencyMS[1] != 0.0493 || g.CostUSD[0] != 0.00012 {
+		t.Errorf("measurements %v %v", g.LatencyMS, g.CostUSD)
+	}
+	if s.Source != "testdata/good.json" {
+		t.Errorf("source %q", s.Source)
+	}
+}
+
+// realisticSnap is a run of n cases × 2 targets with two scorers, two tags,
+// costs priced from token counts, latencies with fractions of a
+// millisecond, and a few failures of each shape.
+func realisticSnap(n int) *Snapshot {
+	tags := make([]map[string]string, n)
+	for i := range tags {
+		tags[i] = map[string]string{"tier": fmt.Sprint(i % 9), "bucket": []string{"common", "edge", "hostile", "should-refuse"}[i%4]}
+	}
+	var targets []*Target
+	for ti, name := range []string{"gpt-4o-mini", "claude-haiku"} {
+		t := newTarget(name, []string{"correct", "format"}, n)
+		for j := range n {
+			in, out := 400+(j*37)%300, 20+(j*11)%90
+			t.CostUSD[j] = (float64(in)*0.15 + float64(out)*0.6) / 1e6 * float64(ti+1)
+			t.LatencyMS[j] = 300 + float64((j*7919)%2400) + float64(j%10)/7
+			t.OutputHash[j] = OutputHash(fmt.Sprint(name, j))
+			pass := (j*13+ti)%5 != 0
+			t.Pass["correct"][j] = int8(b2i(pass))
+			t.Pass["format"][j] = int8(b2i(j%17 != 0))
+			switch {
+			case pass:
+				t.Shape[j] = ShapePass
+			case j%3 == 0:
+				t.Shape[j], t.Kind[j] = ShapeLoud, []string{"timeout", "unparseable", "refusal"}[j%3]
+			default:
+				t.Shape[j], t.Kind[j] = ShapeSilent, "wrong"
+			}
+		}
+		t.Fingerprints = []Fingerprint{{Model: name + "-2026-01-01", System: "fp_a1b2c3", Count: n - 3}, {Model: name + "-2026-01-01", System: "fp_d4e5f6", Count: 3}}
+		targets = append(targets, t)
+	}
+	s := testSnap("20261202-101010-abcdef", "sha256:"+strings.Repeat("ab", 32), 1, ids(n), tags, targets...)
+	s.Scorers = []string{"correct", "format"}
+	s.Run.GitCommit = strings.Repeat("f", 40)
+	return s
+}
+
+// A written baseline reads back as the same snapshot (numbers to the
+// precision written), and 1,000 cases × 2 targets stay small.
+func TestBaselineRoundTripAndSize(t *testing.T) {
+	s := realisticSnap(1000)
+	var b bytes.Buffer
+	if err := WriteBaseline(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	size := b.Len()
+	t.Logf("baseline of 1,000 cases × 2 targets × 2 scorers: %d bytes", size)
+	if size > 150<<10 {
+		t.Errorf("baseline is %d KB for 1,000 cases × 2 targets; want well under a few hundred KB", size>>10)
+	}
+	got, err := ReadBaseline("b.json", &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Run, s.Run) || !reflect.DeepEqual(got.Cases, s.Cases) || !reflect.DeepEqual(got.Scorers, s.Scorers) || got.Primary != s.Primary || got.Epochs != 1 {
+		t.Errorf("run, cases or scorers differ after a round trip")
+	}
+	for i, want := range s.Targets {
+		g := got.Targets[i]
+		if g.Name != want.Name || !reflect.DeepEqual(g.Pass, want.Pass) || !bytes.Equal(g.Shape, want.Shape) ||
+			!reflect.DeepEqual(g.Kind, want.Kind) || !reflect.DeepEqual(g.OutputHash, want.OutputHash) || !reflect.DeepEqual(g.Fingerprints, want.Fingerprints) {
+			t.Errorf("target %s differs after a round trip", want.Name)
+		}
+		for j := range want.CostUSD {
+			if math.Abs(g.CostUSD[j]-want.CostUSD[j]) > 1e-6*want.CostUSD[j] || math.Abs(g.LatencyMS[j]-want.LatencyMS[j]) > 0.05 {
+				t.Fatalf("%s result %d: cost %v latency %v, wrote %v and %v", want.Name, j, g.CostUSD[j], g.LatencyMS[j], want.CostUSD[j], want.LatencyMS[j])
+			}
+		}
+	}
+	// Gating a run against its own baseline file passes with every output
+	// identical, as against the run itself.
+	res, err := Evaluate(got, s, mustRules(t, "primary max_drop=0pt", "cost_per_case max_rise=0.1%", "latency_p95 max_rise=0.1%", "loud_rate max_rise=0pt"), Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != Pass || res.Targets[0].IdenticalOutputs != 1000 {
+		t.Errorf("self against its baseline file: %s, %d identical", res.Verdict, res.Targets[0].IdenticalOutputs)
+	}
+}
+
+// A snapshot from the store holds the latest scoring, every epoch, the
+// fingerprints and the failure shapes, and its baseline file holds no
+// output, error text or prompt.
+func TestFromStore(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run := &store.Run{ID: "20261202-120000-000001", Spec: "s", SpecHash: "sha256:a", DatasetHash: "sha256:b", PromptHash: "sha256:c",
+		ScorersHash: "sha256:d", AssayVersion: "v1", Targets: []string{"x", "y"}, Cases: 3, Epochs: 2,
+		Status: store.StatusComplete, Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	var cases []store.Case
+	for i := 1; i <= 3; i++ {
+		cases = append(cases, store.Case{RunID: run.ID, ID: fmt.Sprint("k", i), Line: i, Expected: []byte(`"4"`), Tags: map[string]string{"tier": fmt.Sprint(i)}})
+	}
+	if err := st.PutCases(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "sk-test-SECRET-0000"
+	var results []store.Result
+	var scores []store.Score
+	for _, tg := range []string{"x", "y"} {
+		for i := 1; i <= 3; i++ {
+			for e := 1; e <= 2; e++ {
+				if tg == "y" && i == 3 && e == 2 {
+					continue // never ran
+				}
+				r := store.Result{RunID: run.ID, CaseID: fmt.Sprint("k", i), Target: tg, Epoch: e, Raw: "the answer is 4 " + secret,
+					CostUSD: 0.001 * float64(i), LatencyMS: 100 * float64(e), Model: "model-" + tg, Fingerprint: "fp", CreatedAt: run.Started}
+				if i == 2 && e == 1 {
+					r.Raw, r.Error, r.ErrorKind = "", "401 from https://api?key="+secret, "auth"
+				}
+				results = append(results, r)
+				pass := i == 1
+				shape := "silent"
+				if pass {
+					shape = "pass"
+				} else if r.Error != "" {
+					shape = "loud"
+				}
+				scores = append(scores,
+					store.Score{RunID: run.ID, Scoring: 1, CaseID: r.CaseID, Target: tg, Epoch: e, Scorer: "correct", Primary: true, Pass: pass, Value: b2f(pass), Shape: shape, Kind: map[bool]string{false: "wrong"}[pass], Reason: "reason " + secret},
+					store.Score{RunID: run.ID, Scoring: 1, CaseID: r.CaseID, Target: tg, Epoch: e, Scorer: "short", Pass: true, Value: 1, Shape: "pass"})
+			}
+		}
+	}
+	if err := st.PutResults(ctx, results, scores); err != nil {
+		t.Fatal(err)
+	}
+	// A rescore (scoring 2) passes everything on "correct" for target x.
+	var rescored []store.Score
+	for _, s := range scores {
+		s.Scoring = 2
+		if s.Target == "x" && s.Scorer == "correct" {
+			s.Pass, s.Shape, s.Kind = true, "pass", ""
+		}
+		rescored = append(rescored, s)
+	}
+	if err := st.PutScores(ctx, rescored); err != nil {
+		t.Fatal(err)
+	}
+	s, err := FromStore(ctx, st, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Run.Scoring != 2 || s.Epochs != 2 || len(s.Cases) != 3 || s.Primary != "correct" || !reflect.DeepEqual(s.Scorers, []string{"correct", "short"}) {
+		t.Fatalf("snapshot %+v", s)
+	}
+	x, y := s.Target("x"), s.Target("y")
+	if !reflect.DeepEqual(x.Pass["correct"], []int8{1, 1, 1, 1, 1, 1}) {
+		t.Errorf("x correct %v: want the latest scoring (all pass)", x.Pass["correct"])
+	}
+	if !reflect.DeepEqual(y.Pass["correct"], []int8{1, 1, 0, 0, 0, -1}) || string(y.Shape) != "pplss-" {
+		t.Errorf("y correct %v shape %q", y.Pass["correct"], y.Shape)
+	}
+	if y.Has(5) || !y.Has(4) || y.CostUSD[4] != 0.003 || y.LatencyMS[1] != 200 || y.Kind[2] != "wrong" {
+		t.Errorf("y measurements: cost %v latency %v kind %q", y.CostUSD, y.LatencyMS, y.Kind)
+	}
+	if !reflect.DeepEqual(y.Fingerprints, []Fingerprint{{Model: "model-y", System: "fp", Count: 5}}) {
+		t.Errorf("fingerprints %+v", y.Fingerprints)
+	}
+	if x.OutputHash[0] != OutputHash("the answer is 4 "+secret) {
+		t.Errorf("hash %q", x.OutputHash[0])
+	}
+	var b bytes.Buffer
+	if err := WriteBaseline(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{secret, "the answer", "401", "reason"} {
+		if strings.Contains(b.String(), leak) {
+			t.Errorf("the baseline file holds %q", leak)
+		}
+	}
+	back, err := ReadBaseline("b.json", &b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if back.Target("y").Has(5) || back.Epochs != 2 {
+		t.Errorf("read back: %+v", back)
+	}
+}
+
+// The baseline reader never panics, and what it accepts writes back to a
+// file it reads as the same snapshot.
+func FuzzReadBaseline(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/bad/*.json")
+	paths = append(paths, "testdata/good.json")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	var small bytes.Buffer
+	if err := WriteBaseline(&small, realisticSnap(5)); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(small.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s1, err := ReadBaseline("f.json", bytes.NewReader(data))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		var w1, w2 bytes.Buffer
+		if err := WriteBaseline(&w1, s1); err != nil {
+			t.Fatal(err)
+		}
+		s2, err := ReadBaseline("f.json", bytes.NewReader(w1.Bytes()))
+		if err != nil {
+			t.Fatalf("a written baseline does not read back: %v\n%s", err, w1.String())
+		}
+		if err := WriteBaseline(&w2, s2); err != nil {
+			t.Fatal(err)
+		}
+		s3, err := ReadBaseline("f.json", bytes.NewReader(w2.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w3 bytes.Buffer
+		if err := WriteBaseline(&w3, s3); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w2.Bytes(), w3.Bytes()) {
+			t.Fatalf("writing is not stable:\n%s\n%s", w2.String(), w3.String())
+		}
+		if len(s2.Cases) != len(s1.Cases) || len(s2.Targets) != len(s1.Targets) {
+			t.Fatalf("round trip changed the shape")
+		}
+	})
+}

@@ -1,0 +1,926 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/stats"
+)
+
+// Verdicts of a check, a target and the gate.
+const (
+	Pass         = "pass"
+	Fail         = "fail"
+	Inconclusive = "inconclusive"
+)
+
+// bootstrapResamples is B for the paired bootstrap of rates over epochs
+// (as the report's run comparison) and of p95 latency.
+const (
+	bootstrapResamples = 4000
+	latencyResamples   = 2000
+)
+
+// Options tune an evaluation.
+type Options struct {
+	// Alpha is the level of the paired tests (default DefaultAlpha).
+	Alpha float64
+	// Strict decides on the point estimate alone: a worsening beyond the
+	// threshold fails even when the data cannot confirm it.
+	Strict bool
+	// SharedCases compares the cases both runs have when their datasets
+	// differ, instead of refusing.
+	SharedCases bool
+	// Targets narrows the targets gated (nil: every baseline target).
+	Targets []string
+	// DefaultRules records that the rules are the default ones.
+	DefaultRules bool
+}
+
+// Result is the gate's verdict with everything behind it.
+type Result struct {
+	// Verdict is pass (no check failed) or fail.
+	Verdict   string  `json:"verdict"`
+	Baseline  Side    `json:"baseline"`
+	Candidate Side    `json:"candidate"`
+	Alpha     float64 `json:"alpha"`
+	Strict    bool    `json:"strict"`
+	// Rules are the rules evaluated, in the --rule syntax; DefaultRules is
+	// true when none was configured.
+	Rules        []string `json:"rules"`
+	DefaultRules bool     `json:"default_rules"`
+	// Cases is the number of cases both runs have; Added and Removed count
+	// the candidate's cases the baseline lacks and the reverse.
+	Cases       int            `json:"cases"`
+	Added       int            `json:"cases_added"`
+	Removed     int            `json:"cases_removed"`
+	SharedCases bool           `json:"shared_cases_only"`
+	Targets     []TargetResult `json:"targets"`
+	// Failed, Inconclusive and Passed count the checks (a target missing
+	// from the candidate counts as one failed check).
+	Failed       int      `json:"failed"`
+	Inconclusive int      `json:"inconclusive"`
+	Passed       int      `json:"passed"`
+	Warnings     []string `json:"warnings,omitempty"`
+}
+
+// Side names one of the two runs compared.
+type Side struct {
+	// Source is "run ID" or a baseline file's path.
+	Source string  `json:"source"`
+	Run    RunInfo `json:"run"`
+}
+
+// TargetResult is one target's checks.
+type TargetResult struct {
+	Name    string `json:"name"`
+	Verdict string `json:"verdict"`
+	// Missing says the target is in the baseline but not in the candidate
+	// (or has no result there): the target fails.
+	Missing bool   `json:"missing,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Cases is the number of cases with results in both runs.
+	Cases int `json:"cases"`
+	// FingerprintChanged says the model names or system fingerprints the
+	// provider reported differ from the baseline's.
+	FingerprintChanged    bool          `json:"fingerprint_changed"`
+	BaselineFingerprints  []Fingerprint `json:"baseline_fingerprints"`
+	CandidateFingerprints []Fingerprint `json:"candidate_fingerprints"`
+	// IdenticalOutputs of Outputs pairs (case × epoch, both present) have
+	// the same raw output in both runs.
+	IdenticalOutputs int     `json:"identical_outputs"`
+	Outputs          int     `json:"outputs_compared"`
+	Checks           []Check `json:"checks"`
+}
+
+// Check is one rule's verdict on one target, with the numbers behind it.
+// Values are in the metric's unit: a fraction for rates, USD per case for
+// cost, milliseconds for latency.
+type Check struct {
+	// Rule is the check in the --rule syntax.
+	Rule   string `json:"rule"`
+	Metric string `json:"metric"` // rate | cost_per_case | latency_p95 | loud_rate
+	// Scorer is the rate's scorer (primary resolved to its name).
+	Scorer string `json:"scorer,omitempty"`
+	// Slice is "TAG=VALUE" when the rule is about a slice.
+	Slice string `json:"slice,omitempty"`
+	// Kind is "worsening" (versus the baseline), "floor" or "ceiling".
+	Kind    string `json:"kind"`
+	Verdict string `json:"verdict"`
+	// N is the number of cases compared.
+	N         int    `json:"n"`
+	Baseline  Num    `json:"baseline"`
+	Candidate Num    `json:"candidate"`
+	Delta     Num    `json:"delta"` // candidate − baseline
+	CI        [2]Num `json:"ci"`    // of Delta (worsening) or of Candidate (bounds)
+	CIMethod  string `json:"ci_method,omitempty"`
+	Test      string `json:"test,omitempty"`
+	PValue    Num    `json:"p_value"`
+	// Threshold is the largest worsening allowed (in the metric's unit) or
+	// the floor or ceiling.
+	Threshold Num `json:"threshold"`
+	// Reason says in one line why the verdict is what it is.
+	Reason string `json:"reason"`
+}
+
+// Num is a number that is written as null in JSON when it is undefined.
+type Num float64
+
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return []byte(fmt.Sprintf("%g", roundSig(f))), nil
+}
+
+// roundSig keeps 10 significant digits, enough for any reader and free of
+// binary noise.
+func roundSig(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	p := math.Pow(10, 9-math.Floor(math.Log10(math.Abs(x))))
+	if math.IsInf(p, 0) || p == 0 {
+		return x
+	}
+	return math.Round(x*p) / p
+}
+
+// DatasetMismatchError is the refusal to compare runs on different
+// datasets without --shared-cases.
+type DatasetMismatchError struct {
+	BaselineHash, CandidateHash string
+	// Added are the candidate's case IDs the baseline lacks, Removed the
+	// reverse (both complete; the message shows the first few).
+	Added, Removed []string
+	Shared         int
+}
+
+func (e *DatasetMismatchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the runs measured different datasets (baseline %s, candidate %s): ", e.BaselineHash, e.CandidateHash)
+	switch {
+	case len(e.Added) == 0 && len(e.Removed) == 0:
+		b.WriteString("the case IDs are the same but their contents changed")
+	default:
+		fmt.Fprintf(&b, "%d cases added%s, %d removed%s", len(e.Added), idList(e.Added), len(e.Removed), idList(e.Removed))
+	}
+	fmt.Fprintf(&b, "; refusing to compare. Pass --shared-cases to compare only the %d cases both have, or gate against a baseline of the current dataset", e.Shared)
+	return b.String()
+}
+
+func idList(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	const show = 5
+	q := make([]string, 0, show)
+	for _, id := range ids[:min(show, len(ids))] {
+		q = append(q, clip(id))
+	}
+	s := " (" + strings.Join(q, ", ")
+	if len(ids) > show {
+		s += fmt.Sprintf(", … %d more", len(ids)-show)
+	}
+	return s + ")"
+}
+
+// Evaluate gates the candidate against the baseline: every rule on every
+// target, paired by case ID (and epoch). With no rules, DefaultRules apply.
+func Evaluate(base, cand *Snapshot, rules []Rule, o Options) (*Result, error) {
+	if o.Alpha == 0 {
+		o.Alpha = DefaultAlpha
+	}
+	if len(rules) == 0 {
+		rules, o.DefaultRules = DefaultRules(), true
+	}
+	res := &Result{
+		Baseline:  Side{Source: base.Source, Run: base.Run},
+		Candidate: Side{Source: cand.Source, Run: cand.Run},
+		Alpha:     o.Alpha, Strict: o.Strict, DefaultRules: o.DefaultRules, SharedCases: o.SharedCases,
+	}
+	for _, r := range rules {
+		res.Rules = append(res.Rules, r.String())
+	}
+
+	// Cases, paired by ID.
+	baseIdx := make(map[string]int, len(base.Cases))
+	for i, c := range base.Cases {
+		baseIdx[c.ID] = i
+	}
+	var pairs [][2]int // baseline case, candidate case
+	var added, removed []string
+	inCand := make(map[string]bool, len(cand.Cases))
+	for i, c := range cand.Cases {
+		inCand[c.ID] = true
+		if j, ok := baseIdx[c.ID]; ok {
+			pairs = append(pairs, [2]int{j, i})
+		} else {
+			added = append(added, c.ID)
+		}
+	}
+	for _, c := range base.Cases {
+		if !inCand[c.ID] {
+			removed = append(removed, c.ID)
+		}
+	}
+	res.Cases, res.Added, res.Removed = len(pairs), len(added), len(removed)
+	sameData := base.Run.DatasetHash == cand.Run.DatasetHash || base.Run.DatasetHash == "" || cand.Run.DatasetHash == ""
+	switch {
+	case !sameData && !o.SharedCases:
+		return nil, &DatasetMismatchError{BaselineHash: base.Run.DatasetHash, CandidateHash: cand.Run.DatasetHash,
+			Added: added, Removed: removed, Shared: len(pairs)}
+	case !sameData:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the runs measured different datasets (%s → %s): compared only the %d cases both have (%d added, %d removed; cases with the same ID may have changed)",
+			shortHash(base.Run.DatasetHash), shortHash(cand.Run.DatasetHash), len(pairs), len(added), len(removed)))
+	case len(added) > 0 || len(removed) > 0:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the runs measured different cases of the same dataset (baseline %d, candidate %d, e.g. a --limit): compared the %d both have",
+			len(base.Cases), len(cand.Cases), len(pairs)))
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("the baseline (%s) and the candidate (%s) have no case ID in common: nothing to compare", base.Source, cand.Source)
+	}
+	if base.Run.ScorersHash != "" && cand.Run.ScorersHash != "" && base.Run.ScorersHash != cand.Run.ScorersHash {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the scorer configuration changed (%s → %s): the runs use two definitions of correct, so a change in rates may be the grader's, not the model's",
+			shortHash(base.Run.ScorersHash), shortHash(cand.Run.ScorersHash)))
+	}
+	if base.Primary != cand.Primary {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the primary scorer differs (%s in the baseline, %s in the candidate): rules on primary compare the two", clip(base.Primary), clip(cand.Primary)))
+	}
+
+	// Targets: the baseline's (or --targets), in order.
+	names := o.Targets
+	if names == nil {
+		for _, t := range base.Targets {
+			names = append(names, t.Name)
+		}
+		for _, t := range cand.Targets {
+			if base.Target(t.Name) == nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("target %s is not in the baseline: not gated", clip(t.Name)))
+			}
+		}
+	}
+	for _, name := range names {
+		bt, ct := base.Target(name), cand.Target(name)
+		switch {
+		case bt == nil && ct == nil:
+			return nil, fmt.Errorf("target %s is in neither run (baseline targets: %s; candidate targets: %s)", clip(name), targetNames(base), targetNames(cand))
+		case bt == nil:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("target %s is not in the baseline: not gated", clip(name)))
+			continue
+		}
+		res.Targets = append(res.Targets, evalTarget(base, cand, bt, ct, pairs, rules, o, res))
+	}
+	if len(res.Targets) == 0 {
+		return nil, fmt.Errorf("no target to gate: the baseline's targets are %s", targetNames(base))
+	}
+	res.Verdict = Pass
+	for _, t := range res.Targets {
+		if t.Verdict == Fail {
+			res.Verdict = Fail
+		}
+		if t.Missing {
+			res.Failed++ // the target's one check: it was measured
+		}
+		for _, c := range t.Checks {
+			switch c.Verdict {
+			case Fail:
+				res.Failed++
+			case Inconclusive:
+				res.Inconclusive++
+			default:
+				res.Passed++
+			}
+		}
+	}
+	return res, nil
+}
+
+func targetNames(s *Snapshot) string {
+	if len(s.Targets) == 0 {
+		return "none"
+	}
+	var q []string
+	for _, t := range s.Targets {
+		q = append(q, clip(t.Name))
+	}
+	return strings.Join(q, ", ")
+}
+
+func shortHash(h string) string {
+	h = strings.TrimPrefix(h, "sha256:")
+	if len(h) > 12 {
+		h = h[:12]
+	}
+	if h == "" {
+		return "(none)"
+	}
+	return h
+}
+
+// evalTarget runs every rule on one target.
+func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Rule, o Options, res *Result) TargetResult {
+	tr := TargetResult{Name: bt.Name, BaselineFingerprints: bt.Fingerprints}
+	if tr.BaselineFingerprints == nil {
+		tr.BaselineFingerprints = []Fingerprint{}
+	}
+	if ct == nil {
+		tr.Verdict, tr.Missing = Fail, true
+		tr.Reason = fmt.Sprintf("target %s is in the baseline but not in the candidate run: it was not measured (narrow the gate with --targets if that is intended)", bt.Name)
+		tr.CandidateFingerprints = []Fingerprint{}
+		return tr
+	}
+	tr.CandidateFingerprints = ct.Fingerprints
+	if tr.CandidateFingerprints == nil {
+		tr.CandidateFingerprints = []Fingerprint{}
+	}
+	// Cases with a result in both runs.
+	var both [][2]int
+	for _, p := range pairs {
+		if anyResult(bt, p[0], base.Epochs) && anyResult(ct, p[1], cand.Epochs) {
+			both = append(both, p)
+		}
+		if base.Epochs == cand.Epochs {
+			for e := range base.Epochs {
+				jb, jc := p[0]*base.Epochs+e, p[1]*cand.Epochs+e
+				if bt.Has(jb) && ct.Has(jc) {
+					tr.Outputs++
+					if bt.OutputHash[jb] == ct.OutputHash[jc] {
+						tr.IdenticalOutputs++
+					}
+				}
+			}
+		}
+	}
+	tr.Cases = len(both)
+	if fpSet(bt.Fingerprints) != fpSet(ct.Fingerprints) {
+		tr.FingerprintChanged = true
+		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: the model fingerprint changed since the baseline (%s → %s): the provider may serve a different model under the same name",
+			clip(bt.Name), fpSet(bt.Fingerprints), fpSet(ct.Fingerprints)))
+	}
+	if len(both) == 0 {
+		tr.Verdict, tr.Missing = Fail, true
+		tr.Reason = fmt.Sprintf("target %s has no case with results in both runs: nothing was measured", bt.Name)
+		return tr
+	}
+	if withBase := countWith(pairs, bt, base.Epochs, 0); len(both) < withBase {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: the candidate has results for %d of the %d shared cases the baseline measured: the rest are not compared",
+			clip(bt.Name), len(both), withBase))
+	}
+	e := &evaluator{base: base, cand: cand, bt: bt, ct: ct, pairs: both, o: o}
+	tr.Verdict = Pass
+	for _, r := range rules {
+		for _, part := range r.checks() {
+			c := e.check(part)
+			if c.Verdict == Fail {
+				tr.Verdict = Fail
+			}
+			tr.Checks = append(tr.Checks, c)
+		}
+	}
+	return tr
+}
+
+func anyResult(t *Target, ci, epochs int) bool {
+	for e := range epochs {
+		if t.Has(ci*epochs + e) {
+			return true
+		}
+	}
+	return false
+}
+
+func countWith(pairs [][2]int, t *Target, epochs, side int) int {
+	n := 0
+	for _, p := range pairs {
+		if anyResult(t, p[side], epochs) {
+			n++
+		}
+	}
+	return n
+}
+
+// fpSet writes the distinct model names and fingerprints, sorted.
+func fpSet(fps []Fingerprint) string {
+	var parts []string
+	for _, f := range fps {
+		s := f.Model
+		if f.System != "" {
+			s += " (" + f.System + ")"
+		}
+		if s == "" {
+			s = "none reported"
+		}
+		parts = append(parts, s)
+	}
+	slices.Sort(parts)
+	parts = slices.Compact(parts)
+	if len(parts) == 0 {
+		return "none reported"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// evaluator computes checks on one target's paired cases.
+type evaluator struct {
+	base, cand *Snapshot
+	bt, ct     *Target
+	pairs      [][2]int
+	o          Options
+}
+
+// sliced returns the pairs in the check's slice (tags from the candidate,
+// or the baseline where the candidate's case has none).
+func (e *evaluator) sliced(c spec.GateCheck) [][2]int {
+	if c.SliceKey == "" {
+		return e.pairs
+	}
+	var out [][2]int
+	for _, p := range e.pairs {
+		v, ok := e.cand.Cases[p[1]].Tags[c.SliceKey]
+		if !ok {
+			v, ok = e.base.Cases[p[0]].Tags[c.SliceKey]
+		}
+		if ok && v == c.SliceValue {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// perCase returns, for each pair, each side's mean over its epochs of
+// val (skipping results val has no value for); pairs where either side
+// has none are left out.
+func (e *evaluator) perCase(pairs [][2]int, bval, cval func(j int) (float64, bool)) (b, c []float64) {
+	mean := func(ci, epochs int, val func(int) (float64, bool)) (float64, bool) {
+		sum, n := 0.0, 0
+		for k := range epochs {
+			if x, ok := val(ci*epochs + k); ok {
+				sum += x
+				n++
+			}
+		}
+		if n == 0 {
+			return 0, false
+		}
+		return sum / float64(n), true
+	}
+	for _, p := range pairs {
+		mb, okb := mean(p[0], e.base.Epochs, bval)
+		mc, okc := mean(p[1], e.cand.Epochs, cval)
+		if okb && okc {
+			b, c = append(b, mb), append(c, mc)
+		}
+	}
+	return b, c
+}
+
+func passVal(t *Target, scorer string) func(int) (float64, bool) {
+	p := t.Pass[scorer]
+	return func(j int) (float64, bool) {
+		if p == nil || !t.Has(j) || p[j] < 0 {
+			return 0, false
+		}
+		return float64(p[j]), true
+	}
+}
+
+func loudVal(t *Target) func(int) (float64, bool) {
+	return func(j int) (float64, bool) {
+		if t.Shape[j] == ShapeNone {
+			return 0, false
+		}
+		return b2f(t.Shape[j] == ShapeLoud), true
+	}
+}
+
+func costVal(t *Target) func(int) (float64, bool) {
+	return func(j int) (float64, bool) {
+		if !t.Has(j) {
+			return 0, false
+		}
+		return t.CostUSD[j], true
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// check evaluates one part of a rule (a worsening or a bound).
+func (e *evaluator) check(r Rule) Check {
+	c := r.Check
+	out := Check{Rule: r.String(), Metric: c.Kind, Kind: "worsening"}
+	if c.Bound != nil {
+		out.Kind = "floor"
+		if !c.HigherIsBetter() {
+			out.Kind = "ceiling"
+		}
+	}
+	if c.SliceKey != "" {
+		out.Slice = c.SliceKey + "=" + c.SliceValue
+	}
+	nan := Num(math.NaN())
+	out.Baseline, out.Candidate, out.Delta, out.PValue, out.Threshold = nan, nan, nan, nan, nan
+	out.CI = [2]Num{nan, nan}
+	pairs := e.sliced(c)
+	switch c.Kind {
+	case "rate", spec.GateLoudRate:
+		var bval, cval func(int) (float64, bool)
+		if c.Kind == "rate" {
+			bs, cs := c.Scorer, c.Scorer
+			if c.Scorer == spec.GatePrimary {
+				bs, cs = e.base.Primary, e.cand.Primary
+			}
+			out.Scorer = cs
+			if _, ok := e.ct.Pass[cs]; !ok {
+				out.Verdict = Fail
+				out.Reason = fmt.Sprintf("the candidate has no scores of %s", cs)
+				return out
+			}
+			if _, ok := e.bt.Pass[bs]; !ok && c.Worse != nil {
+				out.Verdict = Inconclusive
+				out.Reason = fmt.Sprintf("the baseline has no scores of %s: no drop can be measured", bs)
+				return out
+			}
+			bval, cval = passVal(e.bt, bs), passVal(e.ct, cs)
+		} else {
+			bval, cval = loudVal(e.bt), loudVal(e.ct)
+		}
+		e.rateCheck(&out, c, pairs, bval, cval)
+	case spec.GateCostPerCase:
+		e.costCheck(&out, c, pairs)
+	case spec.GateLatencyP95:
+		e.latencyCheck(&out, c, pairs)
+	}
+	if out.Verdict == "" {
+		out.Verdict = Inconclusive // nothing could be measured
+	}
+	out.Reason = reason(out, c, e.o)
+	return out
+}
+
+// binary reports whether each case has one pass/fail per side: the paired
+// table applies, rather than per-case means.
+func (e *evaluator) binary() bool { return e.base.Epochs == 1 && e.cand.Epochs == 1 }
+
+// sideMeans returns one side's per-case means of val over the pairs, for
+// the cases where that side has a value.
+func (e *evaluator) sideMeans(pairs [][2]int, side int, val func(int) (float64, bool)) []float64 {
+	s := e.base
+	if side == 1 {
+		s = e.cand
+	}
+	var out []float64
+	for _, p := range pairs {
+		sum, n := 0.0, 0
+		for k := range s.Epochs {
+			if x, ok := val(p[side]*s.Epochs + k); ok {
+				sum += x
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, sum/float64(n))
+		}
+	}
+	return out
+}
+
+func (e *evaluator) rateCheck(out *Check, c spec.GateCheck, pairs [][2]int, bval, cval func(int) (float64, bool)) {
+	alpha := e.o.Alpha
+	if c.Bound != nil {
+		// A floor or ceiling is about the candidate alone.
+		x := e.sideMeans(pairs, 1, cval)
+		out.N = len(x)
+		if out.N == 0 {
+			return
+		}
+		m, ci, method := rateInterval(x, e.cand.Epochs == 1, alpha)
+		out.Baseline, out.Candidate = Num(mean(e.sideMeans(pairs, 0, bval))), Num(m)
+		out.Delta = out.Candidate - out.Baseline
+		out.CI, out.CIMethod = [2]Num{Num(ci.Lo), Num(ci.Hi)}, method
+		out.Threshold = Num(*c.Bound)
+		out.Verdict = boundVerdict(c.HigherIsBetter(), m, ci, *c.Bound, e.o.Strict)
+		return
+	}
+	b, x := e.perCase(pairs, bval, cval)
+	out.N = len(b)
+	if out.N == 0 {
+		return
+	}
+	var p stats.Paired
+	var err error
+	if e.binary() {
+		var t stats.PairTable
+		for i := range b {
+			switch {
+			case x[i] == 1 && b[i] == 1:
+				t.Both++
+			case x[i] == 1:
+				t.AOnly++
+			case b[i] == 1:
+				t.BOnly++
+			default:
+				t.Neither++
+			}
+		}
+		p, err = stats.PairedBinaryTable(t, alpha)
+	} else {
+		p, err = pairedContinuous(x, b, alpha, true)
+	}
+	e.fillWorsening(out, c, p, err)
+}
+
+// pairedContinuous compares per-case means: the paired t-test, and
+// (withBootstrap) the paired bootstrap's percentile interval, seeded so
+// the gate repeats; as the report's run comparison does.
+func pairedContinuous(x, b []float64, alpha float64, withBootstrap bool) (stats.Paired, error) {
+	p, err := stats.PairedMeans(x, b, alpha)
+	if err != nil || !withBootstrap || len(x) < 2 {
+		return p, err
+	}
+	reps, berr := stats.PairedBootstrap(rand.New(rand.NewPCG(1, uint64(len(x)))), x, b, bootstrapResamples)
+	if ci := stats.PercentileCI(reps, alpha); berr == nil && !math.IsNaN(ci.Lo) && !math.IsNaN(ci.Hi) {
+		p.CI, p.CIMethod, p.Test = ci, "percentile_bootstrap", "paired_t"
+	}
+	return p, nil
+}
+
+// rateInterval is the candidate's rate and its interval: Wilson for one
+// pass/fail per case, else the mean of per-case means ± z·SE.
+func rateInterval(x []float64, binary bool, alpha float64) (float64, stats.Interval, string) {
+	if binary {
+		k := 0
+		for _, v := range x {
+			if v == 1 {
+				k++
+			}
+		}
+		return float64(k) / float64(len(x)), stats.Wilson(k, len(x), alpha), "wilson"
+	}
+	m, se := stats.MeanSE(x)
+	ci := stats.NormalCI(m, se, alpha)
+	return m, stats.Interval{Lo: max(0, ci.Lo), Hi: min(1, ci.Hi)}, "epoch_mean_se"
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// fillWorsening sets a worsening check's numbers and verdict from a paired
+// comparison of the candidate (A) with the baseline (B).
+func (e *evaluator) fillWorsening(out *Check, c spec.GateCheck, p stats.Paired, err error) {
+	if err != nil {
+		return
+	}
+	out.Baseline, out.Candidate, out.Delta = Num(p.MeanB), Num(p.MeanA), Num(p.Delta)
+	out.CI, out.CIMethod, out.Test, out.PValue = [2]Num{Num(p.CI.Lo), Num(p.CI.Hi)}, p.CIMethod, p.Test, Num(p.PValue)
+	out.Threshold = Num(threshold(c, p.MeanB))
+	out.Verdict = worseningVerdict(c.HigherIsBetter(), p.Delta, p.CI, p.PValue, float64(out.Threshold), e.o.Alpha, e.o.Strict)
+}
+
+// threshold is the largest worsening allowed, in the metric's unit.
+func threshold(c spec.GateCheck, baseline float64) float64 {
+	if c.Worse.Relative {
+		return c.Worse.Amount * math.Abs(baseline)
+	}
+	return c.Worse.Amount
+}
+
+// beyond reports x > limit, with a tolerance for rounding (a drop of
+// exactly the allowed amount passes).
+func beyond(x, limit float64) bool {
+	return x > limit+1e-9*max(1, math.Abs(limit))
+}
+
+// worseningVerdict: within the threshold passes; beyond it fails when the
+// paired test confirms a worsening (p < alpha and the interval excludes no
+// change), or under strict; otherwise it is inconclusive.
+func worseningVerdict(higherBetter bool, delta float64, ci stats.Interval, p, thr, alpha float64, strict bool) string {
+	worse := delta
+	if higherBetter {
+		worse = -delta
+	}
+	if math.IsNaN(worse) {
+		return Inconclusive
+	}
+	if !beyond(worse, thr) {
+		return Pass
+	}
+	if strict || confirmedWorse(higherBetter, ci, p, alpha) {
+		return Fail
+	}
+	return Inconclusive
+}
+
+func confirmedWorse(higherBetter bool, ci stats.Interval, p, alpha float64) bool {
+	if math.IsNaN(p) || math.IsNaN(ci.Lo) || math.IsNaN(ci.Hi) || !(p < alpha) {
+		return false
+	}
+	if higherBetter {
+		return ci.Hi < 0
+	}
+	return ci.Lo > 0
+}
+
+// boundVerdict: on the right side of the bound passes; beyond it fails
+// when the candidate's whole interval is beyond it too, or under strict;
+// otherwise it is inconclusive.
+func boundVerdict(higherBetter bool, value float64, ci stats.Interval, bound float64, strict bool) string {
+	if math.IsNaN(value) {
+		return Inconclusive
+	}
+	out := value > bound
+	confirmed := !math.IsNaN(ci.Lo) && ci.Lo > bound
+	if higherBetter {
+		out = value < bound
+		confirmed = !math.IsNaN(ci.Hi) && ci.Hi < bound
+	}
+	switch {
+	case !out:
+		return Pass
+	case strict || confirmed:
+		return Fail
+	}
+	return Inconclusive
+}
+
+func (e *evaluator) costCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
+	if c.Bound != nil {
+		// The t interval of the candidate's mean cost per case: a paired
+		// comparison with zero is exactly that.
+		x := e.sideMeans(pairs, 1, costVal(e.ct))
+		out.N = len(x)
+		p, err := stats.PairedMeans(x, make([]float64, len(x)), e.o.Alpha)
+		if err != nil {
+			return
+		}
+		out.Baseline, out.Candidate = Num(mean(e.sideMeans(pairs, 0, costVal(e.bt)))), Num(p.MeanA)
+		out.Delta = out.Candidate - out.Baseline
+		out.CI, out.CIMethod = [2]Num{Num(p.CI.Lo), Num(p.CI.Hi)}, "t"
+		out.Threshold = Num(*c.Bound)
+		out.Verdict = boundVerdict(false, p.MeanA, p.CI, *c.Bound, e.o.Strict)
+		return
+	}
+	b, x := e.perCase(pairs, costVal(e.bt), costVal(e.ct))
+	out.N = len(b)
+	if out.N == 0 {
+		return
+	}
+	p, err := stats.PairedMeans(x, b, e.o.Alpha)
+	e.fillWorsening(out, c, p, err)
+}
+
+// latencyCheck compares p95 latencies over every result of the paired
+// cases, with a paired bootstrap over cases (a case's epochs move together).
+func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
+	type caseLat struct{ b, c []float64 }
+	var cases []caseLat
+	collect := func(t *Target, ci, epochs int) []float64 {
+		var xs []float64
+		for k := range epochs {
+			if j := ci*epochs + k; t.Has(j) {
+				xs = append(xs, t.LatencyMS[j])
+			}
+		}
+		return xs
+	}
+	for _, p := range pairs {
+		lb, lc := collect(e.bt, p[0], e.base.Epochs), collect(e.ct, p[1], e.cand.Epochs)
+		if len(lb) > 0 && len(lc) > 0 {
+			cases = append(cases, caseLat{lb, lc})
+		}
+	}
+	n := len(cases)
+	out.N = n
+	if n == 0 {
+		return
+	}
+	var bufB, bufC []float64
+	p95Of := func(idx []int, side int) float64 {
+		buf := &bufB
+		if side == 1 {
+			buf = &bufC
+		}
+		*buf = (*buf)[:0]
+		for _, i := range idx {
+			if side == 0 {
+				*buf = append(*buf, cases[i].b...)
+			} else {
+				*buf = append(*buf, cases[i].c...)
+			}
+		}
+		return quantile(*buf, 0.95)
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	pb, pc := p95Of(all, 0), p95Of(all, 1)
+	out.Baseline, out.Candidate, out.Delta = Num(pb), Num(pc), Num(pc-pb)
+	rng := rand.New(rand.NewPCG(2, uint64(n)))
+	alpha := e.o.Alpha
+	if c.Bound != nil {
+		out.Threshold = Num(*c.Bound)
+		ci := stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
+		if n >= 2 {
+			reps := stats.Bootstrap(rng, n, latencyResamples, func(idx []int) float64 { return p95Of(idx, 1) })
+			ci = stats.PercentileCI(reps, alpha)
+			out.CIMethod = "percentile_bootstrap"
+		}
+		out.CI = [2]Num{Num(ci.Lo), Num(ci.Hi)}
+		out.Verdict = boundVerdict(false, pc, ci, *c.Bound, e.o.Strict)
+		return
+	}
+	out.Threshold = Num(threshold(c, pb))
+	ci := stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
+	pv := math.NaN()
+	if n >= 2 {
+		reps := stats.Bootstrap(rng, n, latencyResamples, func(idx []int) float64 { return p95Of(idx, 1) - p95Of(idx, 0) })
+		ci = stats.PercentileCI(reps, alpha)
+		le, ge := 0, 0
+		for _, d := range reps {
+			if d <= 0 {
+				le++
+			}
+			if d >= 0 {
+				ge++
+			}
+		}
+		// The p-value that inverts the percentile interval: the share of
+		// resamples on the far side of no change, doubled.
+		B := float64(len(reps))
+		pv = min(1, 2*min(float64(le+1)/(B+1), float64(ge+1)/(B+1)))
+		out.CIMethod, out.Test = "percentile_bootstrap", "paired_bootstrap"
+	}
+	out.CI, out.PValue = [2]Num{Num(ci.Lo), Num(ci.Hi)}, Num(pv)
+	out.Verdict = worseningVerdict(false, pc-pb, ci, pv, float64(out.Threshold), alpha, e.o.Strict)
+}
+
+// quantile is the q-quantile of xs with linear interpolation between order
+// statistics (numpy's default, and the report's). It reorders xs.
+func quantile(xs []float64, q float64) float64 {
+	n := len(xs)
+	if n == 0 {
+		return math.NaN()
+	}
+	h := q * float64(n-1)
+	lo := int(math.Floor(h))
+	x := selectK(xs, lo)
+	if lo+1 >= n {
+		return x
+	}
+	next := slices.Min(xs[lo+1:])
+	return x + (h-float64(lo))*(next-x)
+}
+
+// selectK reorders xs so that xs[k] is the k-th smallest, everything before
+// it no larger and everything after no smaller, and returns it
+// (Hoare's selection with a middle pivot; sorting when the range is small).
+func selectK(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for hi-lo > 16 {
+		a, b, c := xs[lo], xs[(lo+hi)/2], xs[hi]
+		pivot := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	slices.Sort(xs[lo : hi+1])
+	return xs[k]
+}

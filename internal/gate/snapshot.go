@@ -1,0 +1,375 @@
+// Package gate owns the regression gate: a portable snapshot of a run
+// (built from the store or read from a baseline file), the baseline file
+// format, the gate's rules (from the spec's gate: section or --rule flags),
+// their evaluation with paired statistics, and the gate's renderings (text,
+// Markdown, JSON, JUnit). It reads stored runs and never calls a model. It
+// must not import the runner, providers, cli, analysis or report.
+package gate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// Failure shapes of the primary scorer, one byte per result.
+const (
+	ShapePass   byte = 'p'
+	ShapeLoud   byte = 'l'
+	ShapeSilent byte = 's'
+	// ShapeNone marks a result that does not exist or has no primary score.
+	ShapeNone byte = '-'
+)
+
+// Snapshot is what the gate needs of a run, from the store or from a
+// baseline file: the run's identity and hashes, its cases and their tags,
+// and for each target the per-result verdicts, failure shapes, cost,
+// latency and a hash of the raw output. Per-result columns are indexed
+// case × epoch: result (case i, epoch e) is at i*Epochs + e − 1.
+type Snapshot struct {
+	Run RunInfo
+	// Source says where the snapshot came from: "run ID" or the baseline
+	// file's path. It is not part of the file.
+	Source string
+	// Scorers are the scores' names, in the order first seen; Primary is
+	// the one flagged primary (the headline).
+	Scorers []string
+	Primary string
+	Epochs  int
+	Cases   []Case
+	Targets []*Target
+}
+
+// RunInfo identifies the run a snapshot was taken of.
+type RunInfo struct {
+	ID           string    `json:"id"`
+	Spec         string    `json:"spec,omitempty"`
+	SpecHash     string    `json:"spec_hash,omitempty"`
+	DatasetHash  string    `json:"dataset_hash,omitempty"`
+	PromptHash   string    `json:"prompt_hash,omitempty"`
+	ScorersHash  string    `json:"scorers_hash,omitempty"`
+	AssayVersion string    `json:"assay_version,omitempty"`
+	GitCommit    string    `json:"git_commit,omitempty"`
+	Epochs       int       `json:"epochs"`
+	Scoring      int       `json:"scoring"`
+	Created      time.Time `json:"created"`
+}
+
+// Case is a case's ID and its tags.
+type Case struct {
+	ID   string
+	Tags map[string]string
+}
+
+// Fingerprint is one model name and system fingerprint a provider
+// reported, and how many results reported it.
+type Fingerprint struct {
+	Model  string `json:"model,omitempty"`
+	System string `json:"system_fingerprint,omitempty"`
+	Count  int    `json:"count"`
+}
+
+// Target holds one target's results, per case × epoch.
+type Target struct {
+	Name         string
+	Fingerprints []Fingerprint
+	// Pass holds, per scorer, -1 (not scored), 0 (failed) or 1 (passed).
+	Pass map[string][]int8
+	// Shape is the primary scorer's failure shape (ShapePass, ShapeLoud,
+	// ShapeSilent, or ShapeNone); Kind its failure kind ("" when passed).
+	Shape []byte
+	Kind  []string
+	// CostUSD and LatencyMS are NaN where there is no result.
+	CostUSD   []float64
+	LatencyMS []float64
+	// OutputHash is a short hash of the raw output ("" where there is no
+	// result): two equal hashes mean identical outputs.
+	OutputHash []string
+}
+
+// Has reports whether result j exists.
+func (t *Target) Has(j int) bool { return !math.IsNaN(t.LatencyMS[j]) }
+
+// Target returns the named target, or nil.
+func (s *Snapshot) Target(name string) *Target {
+	for _, t := range s.Targets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// TagKeys returns every tag key of the cases, sorted.
+func (s *Snapshot) TagKeys() []string {
+	seen := map[string]bool{}
+	for _, c := range s.Cases {
+		for k := range c.Tags {
+			seen[k] = true
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// OutputHash is the short hash of a raw output kept in snapshots: the first
+// 8 bytes of its SHA-256, in hex.
+func OutputHash(raw string) string {
+	h := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(h[:8])
+}
+
+// newTarget allocates a target's columns for n results.
+func newTarget(name string, scorers []string, n int) *Target {
+	t := &Target{Name: name, Pass: map[string][]int8{}, Shape: make([]byte, n), Kind: make([]string, n),
+		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]string, n)}
+	for _, sc := range scorers {
+		t.Pass[sc] = newPass(n)
+	}
+	for j := range n {
+		t.Shape[j] = ShapeNone
+		t.CostUSD[j], t.LatencyMS[j] = math.NaN(), math.NaN()
+	}
+	return t
+}
+
+func newPass(n int) []int8 {
+	p := make([]int8, n)
+	for j := range p {
+		p[j] = -1
+	}
+	return p
+}
+
+// FromStore takes a snapshot of a stored run, under its latest scoring.
+// Its memory is a few dozen bytes per result.
+func FromStore(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, error) {
+	scoring, err := st.LatestScoring(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	if scoring == 0 {
+		return nil, fmt.Errorf("run %s has no scores: nothing to gate (run it to completion, or rescore it)", run.ID)
+	}
+	s := &Snapshot{
+		Run: RunInfo{ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash,
+			PromptHash: run.PromptHash, ScorersHash: run.ScorersHash, AssayVersion: run.AssayVersion,
+			GitCommit: run.GitCommit, Epochs: run.Epochs, Scoring: scoring, Created: run.Started.UTC()},
+		Source: "run " + run.ID,
+		Epochs: max(run.Epochs, 1),
+	}
+	b := &builder{s: s, caseIdx: map[string]int{}, fps: map[string]map[[2]string]int{}}
+	if err := st.Cases(ctx, run.ID, func(c store.Case) error {
+		b.caseOf(c.ID, c.Tags)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for _, name := range run.Targets {
+		b.target(name)
+	}
+	err = st.Results(ctx, run.ID, func(r store.Result) error {
+		t, j := b.slot(r.Target, r.CaseID, r.Epoch)
+		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.CostUSD), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputHash(r.Raw)
+		b.fps[r.Target][[2]string{r.Model, r.Fingerprint}]++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = st.Scores(ctx, run.ID, scoring, func(sc store.Score) error {
+		t, j := b.slot(sc.Target, sc.CaseID, sc.Epoch)
+		if !t.Has(j) {
+			return nil // a score without a result: nothing was measured
+		}
+		p, ok := t.Pass[sc.Scorer]
+		if !ok {
+			s.Scorers = append(s.Scorers, sc.Scorer)
+			for _, tt := range s.Targets {
+				tt.Pass[sc.Scorer] = newPass(len(tt.Shape))
+			}
+			p = t.Pass[sc.Scorer]
+		}
+		p[j] = int8(b2i(sc.Pass))
+		if sc.Primary {
+			s.Primary = sc.Scorer
+			t.Shape[j] = shapeByte(sc.Shape, sc.Pass)
+			t.Kind[j] = ""
+			if !sc.Pass {
+				t.Kind[j] = sc.Kind
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.Primary == "" && len(s.Scorers) > 0 {
+		s.Primary = s.Scorers[0]
+	}
+	s.Run.Epochs = s.Epochs
+	n := len(s.Cases) * s.Epochs
+	for _, t := range s.Targets {
+		t.grow(n)
+		for fp, count := range b.fps[t.Name] {
+			t.Fingerprints = append(t.Fingerprints, Fingerprint{Model: fp[0], System: fp[1], Count: count})
+		}
+		sortFingerprints(t.Fingerprints)
+	}
+	return s, nil
+}
+
+// builder places a run's streamed results and scores into a snapshot's
+// columns, growing them as cases (or, rarely, epochs) appear.
+type builder struct {
+	s       *Snapshot
+	caseIdx map[string]int
+	fps     map[string]map[[2]string]int
+}
+
+func (b *builder) caseOf(id string, tags map[string]string) int {
+	if i, ok := b.caseIdx[id]; ok {
+		return i
+	}
+	b.caseIdx[id] = len(b.s.Cases)
+	b.s.Cases = append(b.s.Cases, Case{ID: id, Tags: tags})
+	return len(b.s.Cases) - 1
+}
+
+func (b *builder) target(name string) *Target {
+	if t := b.s.Target(name); t != nil {
+		return t
+	}
+	t := newTarget(name, b.s.Scorers, len(b.s.Cases)*b.s.Epochs)
+	b.s.Targets = append(b.s.Targets, t)
+	b.fps[name] = map[[2]string]int{}
+	return t
+}
+
+// slot returns the target and the column index of a result.
+func (b *builder) slot(target, caseID string, epoch int) (*Target, int) {
+	epoch = max(epoch, 1)
+	if epoch > b.s.Epochs {
+		b.relayout(epoch)
+	}
+	i := b.caseOf(caseID, nil)
+	t := b.target(target)
+	j := i*b.s.Epochs + epoch - 1
+	t.grow(j + 1)
+	return t, j
+}
+
+// relayout re-lays every column for more epochs per case.
+func (b *builder) relayout(epochs int) {
+	old := b.s.Epochs
+	for _, t := range b.s.Targets {
+		cases := (len(t.Shape) + old - 1) / old
+		nt := newTarget(t.Name, nil, cases*epochs)
+		for sc := range t.Pass {
+			nt.Pass[sc] = newPass(cases * epochs)
+		}
+		for j := range t.Shape {
+			k := (j/old)*epochs + j%old
+			nt.Shape[k], nt.Kind[k], nt.CostUSD[k], nt.LatencyMS[k], nt.OutputHash[k] = t.Shape[j], t.Kind[j], t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j]
+			for sc, p := range t.Pass {
+				nt.Pass[sc][k] = p[j]
+			}
+		}
+		*t = *nt
+	}
+	b.s.Epochs = epochs
+}
+
+// grow extends the columns to n results.
+func (t *Target) grow(n int) {
+	for len(t.Shape) < n {
+		t.Shape = append(t.Shape, ShapeNone)
+		t.Kind = append(t.Kind, "")
+		t.CostUSD = append(t.CostUSD, math.NaN())
+		t.LatencyMS = append(t.LatencyMS, math.NaN())
+		t.OutputHash = append(t.OutputHash, "")
+		for sc, p := range t.Pass {
+			t.Pass[sc] = append(p, -1)
+		}
+	}
+}
+
+// Significant digits kept of cost (USD) and latency (ms): a snapshot
+// from the store holds exactly what its baseline file holds, so a run and
+// its exported baseline gate the same way.
+const (
+	costDigits    = 7
+	latencyDigits = 6
+)
+
+// quantize rounds x to digits significant digits, through the same decimal
+// text the baseline file holds.
+func quantize(x float64, digits int) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', digits, 64), 64)
+	if err != nil {
+		return x
+	}
+	return v
+}
+
+// clean makes a stored measurement usable: negative or non-finite values
+// (which no provider should report) count as 0, so "no result" stays the
+// only NaN.
+func clean(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		return 0
+	}
+	return x
+}
+
+func shapeByte(shape string, pass bool) byte {
+	switch {
+	case pass || shape == "pass":
+		return ShapePass
+	case shape == "silent":
+		return ShapeSilent
+	default:
+		// An error, a refusal, an unparseable output: loud. Unknown shapes
+		// count as loud, as the report counts unscored results.
+		return ShapeLoud
+	}
+}
+
+func sortFingerprints(fps []Fingerprint) {
+	slices.SortFunc(fps, func(a, b Fingerprint) int {
+		if a.Model != b.Model {
+			if a.Model < b.Model {
+				return -1
+			}
+			return 1
+		}
+		if a.System < b.System {
+			return -1
+		}
+		if a.System > b.System {
+			return 1
+		}
+		return 0
+	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
