@@ -65,7 +65,10 @@ func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.St
 		}
 		cacheable = true
 	case "exec":
-		p, err = exec.New(t, sp.Dir)
+		if ps := execEnvProblems(sp, i, getenv); len(ps) > 0 {
+			return nil, ps
+		}
+		p, err = exec.New(t, sp.Dir, execOptions(sp, getenv))
 	case "replay":
 		p, err = replay.New(t, sp.Dir)
 	default:

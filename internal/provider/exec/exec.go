@@ -6,9 +6,10 @@
 // # Protocol
 //
 // For every request assay starts the target's command (argv, never a shell)
-// with the spec's directory as its working directory and the parent's
-// environment (the pipeline needs its own keys). It writes one JSON object,
-// followed by a newline, on the program's stdin and closes it:
+// in a fresh, empty temporary directory of its own, with a clean
+// environment, and removes that directory when the call ends (see
+// Isolation below). It writes one JSON object, followed by a newline, on the
+// program's stdin and closes it:
 //
 //	{"case_id": "17", "epoch": 0, "model": "my-rag",
 //	 "messages": [{"role": "system", "content": "..."}, {"role": "user", "content": "..."}],
@@ -16,7 +17,8 @@
 //	 "vars": {"question": "..."}}
 //
 // "messages" is the rendered prompt and "vars" the case's own fields, so the
-// program can use either. The program prints one JSON object on stdout and
+// program can use either; fields withheld by the caller (assay withholds the
+// dataset's expected field: the answer key) are left out of "vars". The program prints one JSON object on stdout and
 // exits 0:
 //
 //	{"output": "the answer", "usage": {"input": 812, "output": 64, "cached": 0},
@@ -40,6 +42,39 @@
 //     the run was interrupted; either way the program's whole process group
 //     is killed, so helpers it started die with it.
 //
+// # Isolation
+//
+// A program under test must not be able to change what it is graded
+// against, nor see more than it needs. Each call therefore:
+//
+//   - runs in a new directory made for that call (mode 0700, under the
+//     system's temporary directory), which is also its HOME and TMPDIR, and
+//     which is removed, with everything the program wrote there, when the
+//     call ends; a file the program writes by a relative path ("answers.txt",
+//     "../expected.json") never lands beside the spec;
+//   - sees only PATH (assay's own), HOME and TMPDIR (that directory),
+//     LANG=C.UTF-8, ASSAY_SPEC_DIR (the spec's directory, absolute) and the
+//     variables the target names in env:, copied from assay's environment
+//     (a named variable wins over the defaults: name HOME to give the
+//     program your own); a named variable that is unset is an error before
+//     any call;
+//   - is bounded in time (the per-request time-out kills its whole process
+//     group) and in output (max_output_bytes), and when it ends, anything
+//     it left running in its process group is killed.
+//
+// This is hygiene, not a sandbox: the program runs as the user, and can
+// write by absolute path anywhere the user can. Scorers are what make
+// grading safe: they read only the recorded output, never a file.
+//
+// Paths: a command path with a slash is relative to the spec's directory; a
+// bare name is looked up in PATH. Because the program does not start in the
+// spec's directory, an argument that names an existing path beside the spec
+// is passed as an absolute path: a relative argument (not starting with "-")
+// that names a regular file there ("app.py"), or that contains a slash and
+// names a file or directory there ("data/", "./config.yaml"). Other files a
+// program opens by relative path must be found through ASSAY_SPEC_DIR or
+// relative to the program's own location.
+//
 // The program's stdout must carry nothing but the reply. A program that
 // exits leaving a background process holding its stdout open delays its call
 // by two seconds, after which assay takes what it printed and kills the
@@ -53,9 +88,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,21 +112,60 @@ const (
 )
 
 // Provider runs a target's command once per request. It is safe for
-// concurrent use: each call starts its own process.
+// concurrent use: each call starts its own process in its own directory.
 type Provider struct {
 	path     string // resolved executable
 	args     []string
-	dir      string
+	env      []string // the environment every call shares
+	named    []string // the variables the target named in env:
+	tempBase string   // where each call's directory is made ("" = os.TempDir())
+	withhold []string // case fields left out of "vars"
 	model    string
 	maxOut   int64
 	logger   *slog.Logger
 	argvHint string // the command as written, for messages
 }
 
-// New checks t's command and returns a provider that runs it with dir (the
-// spec's directory) as working directory. A command path with a slash is
-// resolved against dir; a bare name is looked up in PATH.
-func New(t *spec.Target, dir string) (*Provider, error) {
+// Options configure how a Provider runs its program beyond what the target
+// says.
+type Options struct {
+	// Getenv reads assay's own environment. PATH and the variables the
+	// target names in env: are copied from it when the provider is made;
+	// nil reads an empty environment.
+	Getenv func(string) string
+	// TempDir is the directory each call's own directory is made in
+	// (default: the system's temporary directory).
+	TempDir string
+	// Withhold names case fields never sent to the program in "vars" (the
+	// expected answer: a program must not see the answer key).
+	Withhold []string
+}
+
+// DefaultPath is the program's PATH when assay's own is empty.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// SpecDirVar is the variable that tells the program where the spec is.
+const SpecDirVar = spec.SpecDirVar
+
+// UnsetEnvError says that a variable a target names in env: is not set in
+// assay's environment. It names the variable, never a value.
+type UnsetEnvError struct {
+	Target string
+	Name   string
+	Index  int // position in the target's env: list
+}
+
+func (e *UnsetEnvError) Error() string {
+	return fmt.Sprintf("exec target %q: environment variable %s (env[%d]) is not set; export it before running assay, or remove it from env", e.Target, e.Name, e.Index)
+}
+
+// New checks t's command and environment and returns a provider that runs
+// it. dir is the spec's directory: a command path with a slash, and
+// arguments naming existing paths there, are resolved against it (see the
+// package documentation); a bare command name is looked up in PATH. A
+// variable named in t.Env that o.Getenv reports empty is an
+// *UnsetEnvError.
+func New(t *spec.Target, dir string, o Options) (*Provider, error) {
 	if t == nil {
 		return nil, errors.New("exec provider: nil target")
 	}
@@ -110,19 +186,94 @@ func New(t *spec.Target, dir string) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exec target %q: %w", t.Name, err)
 	}
+	env, err := environment(t, absDir, o.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	maxOut := t.MaxOutputBytes
 	if maxOut == 0 {
 		maxOut = DefaultMaxOutputBytes
 	}
 	return &Provider{
 		path:     path,
-		args:     append([]string(nil), t.Command[1:]...),
-		dir:      absDir,
+		args:     resolveArgs(t.Command[1:], absDir),
+		env:      env,
+		named:    append([]string(nil), t.Env...),
+		tempBase: o.TempDir,
+		withhold: append([]string(nil), o.Withhold...),
 		model:    t.Model,
 		maxOut:   maxOut,
 		logger:   slog.Default().With("provider", "exec", "target", t.Name),
 		argvHint: t.Command[0],
 	}, nil
+}
+
+// environment is what every call of t's program is given, but for HOME and
+// TMPDIR, which name each call's own directory: PATH, LANG, ASSAY_SPEC_DIR,
+// the platform's essentials, and the variables t names, which win.
+func environment(t *spec.Target, specDir string, getenv func(string) string) ([]string, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	vars := map[string]string{
+		"PATH":     getenv("PATH"),
+		"LANG":     "C.UTF-8",
+		SpecDirVar: specDir,
+	}
+	if vars["PATH"] == "" {
+		vars["PATH"] = DefaultPath
+	}
+	for _, name := range platformVars() {
+		if v := getenv(name); v != "" {
+			vars[name] = v
+		}
+	}
+	for i, name := range t.Env {
+		if !validEnvName(name) {
+			// Never echo it: a mistaken entry may hold the value itself.
+			return nil, fmt.Errorf("exec target %q: env[%d] is not a variable name; write names such as MY_API_KEY, never values", t.Name, i)
+		}
+		v := getenv(name)
+		if v == "" {
+			return nil, &UnsetEnvError{Target: t.Name, Name: name, Index: i}
+		}
+		vars[name] = v
+	}
+	env := make([]string, 0, len(vars))
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		env = append(env, k+"="+vars[k])
+	}
+	return env, nil
+}
+
+// callEnv is the environment of one call whose directory is work: the
+// shared variables, and HOME and TMPDIR set to work unless the target named
+// them.
+func (p *Provider) callEnv(work string) []string {
+	env := make([]string, 0, len(p.env)+2)
+	env = append(env, p.env...)
+	for _, k := range []string{"HOME", "TMPDIR"} {
+		if !slices.Contains(p.named, k) {
+			env = append(env, k+"="+work)
+		}
+	}
+	return env
+}
+
+// validEnvName reports whether s is a portable environment variable name.
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // resolveCommand finds the executable a command names.
@@ -151,6 +302,71 @@ func resolveCommand(name, dir string) (string, error) {
 	return p, nil
 }
 
+// resolveArgs makes arguments that name existing paths beside the spec
+// absolute, so they mean what they meant when programs ran in the spec's
+// directory: a relative argument not starting with "-" that names a
+// regular file in dir, or that contains a slash and names a file or a
+// directory there. Anything else (flags, words, a bare name that is only a
+// directory, which is more likely a subcommand) is passed as written.
+func resolveArgs(args []string, dir string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" || strings.HasPrefix(a, "-") || filepath.IsAbs(a) {
+			continue
+		}
+		p := filepath.Join(dir, a)
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Mode().IsRegular() || strings.ContainsRune(a, '/') || strings.ContainsRune(a, filepath.Separator) {
+			out[i] = p
+		}
+	}
+	return out
+}
+
+// workDir makes the directory one call runs in and returns it with the
+// function that removes it. The call's working directory, HOME and TMPDIR
+// are root/work, so that even "../x" lands inside root.
+func (p *Provider) workDir() (work string, remove func(), err error) {
+	root, err := os.MkdirTemp(p.tempBase, "assay-exec-")
+	if err != nil {
+		return "", nil, err
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs // a relative TMPDIR must not make HOME relative
+	}
+	work = filepath.Join(root, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		os.RemoveAll(root)
+		return "", nil, err
+	}
+	return work, func() {
+		if err := removeTree(root); err != nil {
+			p.logger.Warn("could not remove a call's temporary directory", "dir", root, "err", err)
+		}
+	}, nil
+}
+
+// removeTree removes dir and everything in it, also what its program made
+// read-only.
+func removeTree(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	// A directory without write permission keeps its entries: make every
+	// directory writable and try again.
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
 // wireRequest is what the program reads on stdin.
 type wireRequest struct {
 	CaseID   string             `json:"case_id"`
@@ -176,8 +392,13 @@ func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
 	if w.Messages == nil {
 		w.Messages = []provider.Message{}
 	}
-	if w.Vars == nil {
-		w.Vars = map[string]any{}
+	if w.Vars == nil || len(p.withhold) > 0 {
+		w.Vars = make(map[string]any, len(req.Vars))
+		for k, v := range req.Vars {
+			if !slices.Contains(p.withhold, k) {
+				w.Vars[k] = v
+			}
+		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -203,10 +424,17 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 
+	work, removeWork, err := p.workDir()
+	if err != nil {
+		return nil, &provider.Error{Kind: provider.KindExec, Msg: "making the call's temporary directory for " + p.argvHint, Err: err}
+	}
+	defer removeWork()
+
 	stdout := &boundedBuffer{limit: p.maxOut, overflow: func() { stop(errOutputLimit) }}
 	stderr := &tailBuffer{keep: stderrTail}
 	cmd := osexec.CommandContext(runCtx, p.path, p.args...)
-	cmd.Dir = p.dir
+	cmd.Dir = work
+	cmd.Env = p.callEnv(work)
 	cmd.Stdin = bytes.NewReader(payload)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
@@ -216,6 +444,11 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	start := time.Now()
 	runErr := cmd.Run()
 	latency := max(time.Since(start), time.Nanosecond)
+	if cmd.Process != nil {
+		// Whatever the program left running in its group dies with the
+		// call, before its directory is removed.
+		killGroup(cmd)
+	}
 
 	if errors.Is(context.Cause(runCtx), errOutputLimit) {
 		return nil, &provider.Error{Kind: provider.KindOutputLimit,
@@ -234,10 +467,9 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 		case errors.Is(runErr, osexec.ErrWaitDelay):
 			// The program exited 0 but something it started kept stdout or
 			// stderr open; what it printed before exiting is the reply, and
-			// the stragglers (still in its process group) are killed.
-			p.logger.Warn("program exited but a process it started kept its stdout or stderr open; killing its process group",
+			// the stragglers (in its process group) were killed above.
+			p.logger.Warn("program exited but a process it started kept its stdout or stderr open; killed its process group",
 				"command", p.argvHint, "waited", waitDelay)
-			killGroup(cmd)
 		default:
 			return nil, &provider.Error{Kind: provider.KindExec, Msg: "running " + p.argvHint, Err: runErr}
 		}

@@ -31,10 +31,15 @@ func newHelper(t *testing.T, mode string, args ...string) *Provider {
 	return newHelperTarget(t, &spec.Target{Name: "helper-" + mode, Model: "target-model"}, mode, args...)
 }
 
+// newHelperTarget returns a provider running the helper in mode with args,
+// its spec directory and the base of its calls' directories fresh temporary
+// directories. GORACE (set by TestMain) is passed on so that helpers built
+// with -race exit at once.
 func newHelperTarget(t *testing.T, tg *spec.Target, mode string, args ...string) *Provider {
 	t.Helper()
 	tg.Command = append([]string{helperExe(t), helperFlag, mode}, args...)
-	p, err := New(tg, t.TempDir())
+	tg.Env = append(tg.Env, "GORACE")
+	p, err := New(tg, t.TempDir(), Options{Getenv: os.Getenv, TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -154,34 +159,6 @@ func TestReplyFields(t *testing.T) {
 	}
 }
 
-// The program runs in the spec's directory with the parent's environment.
-func TestWorkingDirAndEnvironment(t *testing.T) {
-	dir := t.TempDir()
-	p, err := New(&spec.Target{Name: "pwd", Command: []string{helperExe(t), helperFlag, "pwd"}}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := call(t, p, simpleRequest())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantDir, _ := filepath.EvalSymlinks(dir)
-	gotDir, _ := filepath.EvalSymlinks(resp.Text)
-	if gotDir != wantDir {
-		t.Errorf("working directory %q; want the spec directory %q", resp.Text, dir)
-	}
-
-	t.Setenv("ASSAY_EXEC_TEST_KEY", "pipeline-key-value")
-	p = newHelper(t, "env", "ASSAY_EXEC_TEST_KEY")
-	resp, err = call(t, p, simpleRequest())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Text != "pipeline-key-value" {
-		t.Errorf("program saw ASSAY_EXEC_TEST_KEY=%q; want the parent's value", resp.Text)
-	}
-}
-
 // A command path with a slash is relative to the spec's directory, not to
 // the current directory.
 func TestCommandRelativeToSpecDir(t *testing.T) {
@@ -192,7 +169,7 @@ func TestCommandRelativeToSpecDir(t *testing.T) {
 	if err := os.Symlink(helperExe(t), filepath.Join(dir, "bin", "app")); err != nil {
 		t.Skipf("cannot symlink: %v", err)
 	}
-	p, err := New(&spec.Target{Name: "rel", Command: []string{"./bin/app", helperFlag, "print", `{"output":"from bin/app"}`}}, dir)
+	p, err := New(&spec.Target{Name: "rel", Command: []string{"./bin/app", helperFlag, "print", `{"output":"from bin/app"}`}}, dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +205,7 @@ func TestNewRejectsBadTargets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := New(&c.target, dir)
+			_, err := New(&c.target, dir, Options{})
 			if err == nil {
 				t.Fatal("New succeeded; want an error")
 			}
@@ -239,7 +216,7 @@ func TestNewRejectsBadTargets(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(nil, dir); err == nil {
+	if _, err := New(nil, dir, Options{}); err == nil {
 		t.Error("New(nil) succeeded")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -135,6 +136,46 @@ func runHelper(mode string, args []string) int {
 	case "pwd":
 		wd, _ := os.Getwd()
 		return reply(map[string]any{"output": wd})
+	case "environ": // reply with the whole environment as a JSON object
+		env := map[string]string{}
+		for _, kv := range os.Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		b, _ := json.Marshal(env)
+		return reply(map[string]any{"output": string(b)})
+	case "args": // reply with the arguments as a JSON array
+		b, _ := json.Marshal(args)
+		return reply(map[string]any{"output": string(b)})
+	case "litter": // write where a grader might read, then report the working directory
+		wd, _ := os.Getwd()
+		for _, f := range []string{"expected.json", "../answers.txt", "../../assay-planted.txt"} {
+			if err := os.WriteFile(f, []byte(`{"answer": "planted"}`), 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "helper:", err)
+				return 2
+			}
+		}
+		// A read-only directory with a file in it, and a file in HOME.
+		if err := os.MkdirAll("locked/deeper", 0o755); err != nil {
+			return 2
+		}
+		os.WriteFile("locked/deeper/f", []byte("x"), 0o444)
+		os.Chmod("locked/deeper", 0o500)
+		os.Chmod("locked", 0o500)
+		os.MkdirAll(filepath.Join(os.Getenv("HOME"), ".cache", "tool"), 0o755)
+		os.WriteFile(filepath.Join(os.Getenv("HOME"), ".cache", "tool", "state"), []byte("x"), 0o644)
+		return reply(map[string]any{"output": wd})
+	case "background": // leave a process running that does not hold stdout, then exit 0
+		exe, _ := os.Executable()
+		child := osexec.Command(exe, helperFlag, "sleep", "60s")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 2
+		}
+		if err := os.WriteFile(arg(0), []byte(strconv.Itoa(child.Process.Pid)), 0o644); err != nil {
+			return 2
+		}
+		return reply(map[string]any{"output": "left a process behind"})
 	case "nostdin":
 		return reply(map[string]any{"output": "did not read"})
 	case "error":

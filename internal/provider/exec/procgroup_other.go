@@ -16,3 +16,7 @@ func killGroupOnCancel(cmd *osexec.Cmd) {}
 func killGroup(cmd *osexec.Cmd) error { return cmd.Process.Kill() }
 
 func isExecutable(fi fs.FileInfo) bool { return true }
+
+// platformVars are copied from assay's environment besides PATH: Windows
+// programs fail to start without SYSTEMROOT.
+func platformVars() []string { return []string{"SYSTEMROOT"} }

@@ -29,3 +29,7 @@ func killGroup(cmd *osexec.Cmd) error {
 }
 
 func isExecutable(fi fs.FileInfo) bool { return fi.Mode().Perm()&0o111 != 0 }
+
+// platformVars are copied from assay's environment besides PATH: none are
+// needed on Unix.
+func platformVars() []string { return nil }
