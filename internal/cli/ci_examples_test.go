@@ -208,7 +208,7 @@ func runWorkflow(t *testing.T, r *ciRepo, wfPath string) (ok bool, comment, step
 	}
 	stubs := t.TempDir()
 	writeFile(t, filepath.Join(stubs, "go"), "#!/bin/sh\nexit 0\n")
-	writeFile(t, filepath.Join(stubs, "gh"), "#!/bin/sh\necho \"$@\" > \"$GH_LOG\"\ncat \"$4\" > \"$GH_LOG.body\"\n")
+	writeFile(t, filepath.Join(stubs, "gh"), "#!/bin/sh\necho \"$@\" > \"$GH_LOG\"\ncat \"$5\" > \"$GH_LOG.body\"\n")
 	for _, f := range []string{"go", "gh"} {
 		if err := os.Chmod(filepath.Join(stubs, f), 0o755); err != nil {
 			t.Fatal(err)
