@@ -12,8 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
 )
 
 type reportOptions struct {
@@ -25,6 +27,9 @@ type reportOptions struct {
 	// (RUN or RUN:TARGET); empty means the experiment's first variant.
 	Reference string
 	reference analysis.VariantRef
+	// Baseline, when set, is a baseline file or run the report checks the
+	// targets' reported models against.
+	Baseline string
 }
 
 func (o *reportOptions) AddFlags(cmd *cobra.Command) {
@@ -32,6 +37,7 @@ func (o *reportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Format, "format", "text", "report format: "+strings.Join(report.Formats, "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write to FILE instead of stdout")
 	f.IntVar(&o.Scoring, "scoring", 0, "which scoring of the run (default: the latest)")
+	f.StringVar(&o.Baseline, "baseline", "", "a baseline file (assay baseline export) or run: warn about every target whose reported model or fingerprint changed since it")
 	f.StringVar(&o.Reference, "reference", "", "the selection ledger's reference variant, RUN or RUN:TARGET, a run of the experiment (default: the experiment's first variant)")
 }
 
@@ -88,6 +94,13 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.Baseline != "" {
+		warnings, err := fingerprintWarnings(ctx, g, st, run, o.Baseline)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		rep.Warnings = append(rep.Warnings, warnings...)
+	}
 	var w io.Writer = g.Stdout
 	if o.Output != "" {
 		f, err := os.Create(o.Output)
@@ -113,4 +126,30 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 		return f.Close()
 	}
 	return nil
+}
+
+// fingerprintWarnings compares the models each target reported in the run
+// with those it reported in the baseline: a provider serving another model
+// (or build) under the same name is a change the scores alone may not show.
+func fingerprintWarnings(ctx context.Context, g *Globals, st store.Store, run *store.Run, baseline string) ([]string, error) {
+	base, err := loadBaseline(ctx, g, st, baseline)
+	if err != nil {
+		return nil, err
+	}
+	cand, err := gate.FromStore(ctx, st, run)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ct := range cand.Targets {
+		bt := base.Target(ct.Name)
+		if bt == nil {
+			continue
+		}
+		if gate.FingerprintsChanged(bt.Fingerprints, ct.Fingerprints) {
+			out = append(out, fmt.Sprintf("target %s: the reported model changed since the baseline %s (%s → %s): the provider may serve a different model under the same name; assay drift measures whether its outputs changed",
+				ct.Name, base.Run.ID, gate.FingerprintList(bt.Fingerprints), gate.FingerprintList(ct.Fingerprints)))
+		}
+	}
+	return out, nil
 }

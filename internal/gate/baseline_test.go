@@ -261,7 +261,8 @@ func TestFromStore(t *testing.T) {
 	if y.Has(5) || !y.Has(4) || y.CostUSD[4] != 0.003 || y.LatencyMS[1] != 200 || y.Kind[2] != "wrong" {
 		t.Errorf("y measurements: cost %v latency %v kind %q", y.CostUSD, y.LatencyMS, y.Kind)
 	}
-	if !reflect.DeepEqual(y.Fingerprints, []Fingerprint{{Model: "model-y", System: "fp", Count: 5}}) {
+	// The failed call reports no model and is not counted as one.
+	if !reflect.DeepEqual(y.Fingerprints, []Fingerprint{{Model: "model-y", System: "fp", Count: 4}}) {
 		t.Errorf("fingerprints %+v", y.Fingerprints)
 	}
 	if x.OutputHash[0] != OutputHash("the answer is 4 "+secret) {

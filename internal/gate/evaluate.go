@@ -358,7 +358,7 @@ func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Ru
 		}
 	}
 	tr.Cases = len(both)
-	if fpSet(bt.Fingerprints) != fpSet(ct.Fingerprints) {
+	if FingerprintsChanged(bt.Fingerprints, ct.Fingerprints) {
 		tr.FingerprintChanged = true
 		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: the model fingerprint changed since the baseline (%s → %s): the provider may serve a different model under the same name",
 			clip(bt.Name), fpSet(bt.Fingerprints), fpSet(ct.Fingerprints)))
@@ -404,6 +404,18 @@ func countWith(pairs [][2]int, t *Target, epochs, side int) int {
 	}
 	return n
 }
+
+// FingerprintsChanged reports whether both sides reported models and the
+// sets of model names and system fingerprints differ (whatever their
+// counts). A side with no successful call reported nothing, which is not a
+// change of model.
+func FingerprintsChanged(base, cand []Fingerprint) bool {
+	return len(base) > 0 && len(cand) > 0 && fpSet(base) != fpSet(cand)
+}
+
+// FingerprintList writes the distinct model names and fingerprints, sorted,
+// for a message.
+func FingerprintList(fps []Fingerprint) string { return fpSet(fps) }
 
 // fpSet writes the distinct model names and fingerprints, sorted.
 func fpSet(fps []Fingerprint) string {

@@ -426,3 +426,23 @@ func TestQuantileSelect(t *testing.T) {
 		t.Errorf("ties: %v", got)
 	}
 }
+
+func TestFingerprintsChanged(t *testing.T) {
+	a := []Fingerprint{{Model: "m-2024-05", System: "fp_1", Count: 10}}
+	for _, c := range []struct {
+		name       string
+		base, cand []Fingerprint
+		want       bool
+	}{
+		{"same set, other counts", a, []Fingerprint{{Model: "m-2024-05", System: "fp_1", Count: 3}}, false},
+		{"new system fingerprint", a, []Fingerprint{{Model: "m-2024-05", System: "fp_2", Count: 10}}, true},
+		{"new model version", a, []Fingerprint{{Model: "m-2024-08", System: "fp_1", Count: 10}}, true},
+		{"a second fingerprint appears", a, append([]Fingerprint{{Model: "m-2024-05", System: "fp_0", Count: 1}}, a...), true},
+		{"candidate reported nothing (every call failed)", a, nil, false},
+		{"baseline reported nothing", nil, a, false},
+	} {
+		if got := FingerprintsChanged(c.base, c.cand); got != c.want {
+			t.Errorf("%s: FingerprintsChanged = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

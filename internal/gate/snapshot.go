@@ -182,7 +182,11 @@ func FromStore(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, 
 	err = st.Results(ctx, run.ID, func(r store.Result) error {
 		t, j := b.slot(r.Target, r.CaseID, r.Epoch)
 		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.CostUSD), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputHash(r.Raw)
-		b.fps[r.Target][[2]string{r.Model, r.Fingerprint}]++
+		// A failed call reports no model: it says nothing of which model
+		// answered, so it is not counted as one.
+		if r.ErrorKind == "" {
+			b.fps[r.Target][[2]string{r.Model, r.Fingerprint}]++
+		}
 		return nil
 	})
 	if err != nil {
