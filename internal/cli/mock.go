@@ -33,7 +33,7 @@ func (o *mockOptions) AddFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.Malformed, "malformed", 0, "fraction answered with a body that is not JSON")
 	f.Int64Var(&o.Seed, "seed", 1, "seed for fault injection")
 	f.StringVar(&o.Default, "reply", "", "fixed reply (default: echo the last user message)")
-	f.StringVar(&o.RulesFile, "rules", "", "JSONL of {\"match\": substring, \"reply\": text} scripted replies")
+	f.StringVar(&o.RulesFile, "rules", "", "JSONL of {\"match\": substring, \"reply\": text, \"model\": only for this model} scripted replies (first match wins; an empty match is that model's default)")
 	f.StringVar(&o.APIKey, "require-key", "", "answer 401 unless this key is presented")
 }
 

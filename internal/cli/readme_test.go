@@ -12,14 +12,20 @@ import (
 // quickstartBlocks returns the code blocks of the README's Quickstart section.
 func quickstartBlocks(t *testing.T, root string) []string {
 	t.Helper()
+	return sectionBlocks(t, root, "Quickstart")
+}
+
+// sectionBlocks returns the code blocks of the README's "## heading" section.
+func sectionBlocks(t *testing.T, root, heading string) []string {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
-	i := regexp.MustCompile(`(?m)^## Quickstart\s*$`).FindStringIndex(s)
+	i := regexp.MustCompile(`(?m)^## ` + regexp.QuoteMeta(heading) + `\s*$`).FindStringIndex(s)
 	if i == nil {
-		t.Fatal("README.md has no '## Quickstart' section")
+		t.Fatalf("README.md has no '## %s' section", heading)
 	}
 	sec := s[i[1]:]
 	if j := regexp.MustCompile(`(?m)^## `).FindStringIndex(sec); j != nil {
@@ -93,6 +99,25 @@ func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
 	for _, want := range []string{"model-a", "model-b", "ticket-triage", "complete"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("quickstart output lacks %q:\n%s", want, text)
+		}
+	}
+
+	// The integrity block runs after the Quickstart, in the same checkout,
+	// and every command in it succeeds (set -e).
+	honest := sectionBlocks(t, root, "Keeping the choice honest")
+	if len(honest) == 0 {
+		t.Fatal("'Keeping the choice honest' has no command block")
+	}
+	cmd = exec.Command("bash", "-euo", "pipefail", "-c", honest[0])
+	cmd.Dir = dst
+	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9")
+	got, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's integrity block failed: %v\n%s", err, got)
+	}
+	for _, want := range []string{"dataset health", "sound", "PASS"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the integrity block's output lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -33,9 +33,12 @@ type Options struct {
 	Malformed float64 // fraction answered 200 with a body that is not valid JSON
 	Seed      int64
 
-	// Replies maps a substring of the last user message to a fixed reply;
-	// the first match (in Rules order) wins. With no match the reply is
-	// Default, or, when Default is empty, the last user message echoed.
+	// Rules map a substring of the last user message to a fixed reply;
+	// the first match (in Rules order) wins. A rule with a Model applies
+	// only to requests for that model, so one server can play several
+	// targets (a planted contaminated one beside a clean one). With no match
+	// the reply is Default, or, when Default is empty, the last user
+	// message echoed.
 	Rules   []Rule
 	Default string
 
@@ -53,10 +56,13 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Rule is one scripted reply.
+// Rule is one scripted reply. An empty Match matches every message, so a
+// rule with a Model and no Match is that model's default.
 type Rule struct {
 	Match string `json:"match"`
 	Reply string `json:"reply"`
+	// Model, when set, limits the rule to requests naming this model.
+	Model string `json:"model,omitempty"`
 }
 
 // Stats counts what the server did; safe to read while it runs.

@@ -337,7 +337,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.n.truncate.Add(1)
 	}
 
-	out, why, stop := shape(s.reply(c.lastUser), c.maxTokens, c.stops)
+	out, why, stop := shape(s.reply(c.model, c.lastUser), c.maxTokens, c.stops)
 	a := answer{id: id, created: time.Now().Unix(), c: &c, text: out, end: why, stop: stop, cut: f == faultTruncate}
 	var whole bool
 	if c.stream {
@@ -428,10 +428,11 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// reply is the scripted reply to the last user message.
-func (s *Server) reply(last string) string {
+// reply is the scripted reply to the last user message of a request for
+// model.
+func (s *Server) reply(model, last string) string {
 	for _, r := range s.opts.Rules {
-		if strings.Contains(last, r.Match) {
+		if (r.Model == "" || r.Model == model) && strings.Contains(last, r.Match) {
 			return r.Reply
 		}
 	}

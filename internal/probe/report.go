@@ -1,0 +1,339 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+
+	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// Report is the probe's result (`assay probe contamination --format json`).
+type Report struct {
+	Spec    string  `json:"spec"`
+	TwinSet SetInfo `json:"twin_set"`
+	Cases   Cases   `json:"cases"`
+	Runs    Runs    `json:"runs"`
+	Method  Method  `json:"method"`
+	// Targets are the findings, in the order the targets were probed.
+	Targets []Finding `json:"targets"`
+	// Flagged names the targets whose verdict is contaminated?.
+	Flagged  []string `json:"flagged"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// SetInfo describes the twin set used.
+type SetInfo struct {
+	ID string `json:"id"`
+	// Source is "file:<path>", "rewriter:<target>", or "stored" (--twins-set).
+	Source string `json:"source"`
+	// Stored counts the set's twins found in the store before this probe;
+	// Added those this probe stored (read from the file or rewritten).
+	Stored int `json:"stored"`
+	Added  int `json:"added"`
+	// JoinField is the twin file's field that holds each twin's case ID
+	// ("line": joined by line or row number).
+	JoinField string `json:"join_field,omitempty"`
+	// RewritePromptHash and Fields say how a rewriter's twins were made.
+	RewritePromptHash string   `json:"rewrite_prompt_hash,omitempty"`
+	Fields            []string `json:"fields,omitempty"`
+}
+
+// Cases counts the cases and what was left out.
+type Cases struct {
+	// Dataset is the cases read; Paired those probed (with a twin, within --limit).
+	Dataset int `json:"dataset"`
+	Paired  int `json:"paired"`
+	// NoTwin counts the cases without a twin (left out); NoTwinIDs lists the first of them.
+	NoTwin    int      `json:"no_twin"`
+	NoTwinIDs []string `json:"no_twin_ids,omitempty"`
+	// RewriteFailed counts the cases the rewriter made no usable twin for
+	// (left out, and tried again by the next probe), by kind; the first
+	// failures are listed with their reasons.
+	RewriteFailed   int            `json:"rewrite_failed"`
+	RewriteByKind   map[string]int `json:"rewrite_failed_by_kind,omitempty"`
+	RewriteFailures []Failure      `json:"rewrite_failures,omitempty"`
+}
+
+// MaxListed bounds the case IDs and failures a report lists.
+const MaxListed = 20
+
+// Runs are the two stored runs: `assay report RUN` works on each.
+type Runs struct {
+	Original string `json:"original"`
+	Twins    string `json:"twins"`
+}
+
+// Method says how the findings were decided.
+type Method struct {
+	Test       string  `json:"test"`
+	CIMethod   string  `json:"ci_method"`
+	CILevel    float64 `json:"ci_level"`
+	RateCI     string  `json:"rate_ci_method"`
+	RateLevel  float64 `json:"rate_ci_level"`
+	Alpha      float64 `json:"alpha"`
+	MinDrop    float64 `json:"min_drop"`
+	Adjustment string  `json:"p_adjustment"`
+	Family     int     `json:"family"`
+}
+
+// NewMethod describes Assess under o for a family of k targets.
+func NewMethod(o Options, k int) Method {
+	return Method{Test: TestName, CIMethod: CIMethod, CILevel: round4(1 - 2*o.Alpha), RateCI: "wilson", RateLevel: round4(1 - o.Alpha),
+		Alpha: o.Alpha, MinDrop: o.MinDrop, Adjustment: Adjustment, Family: k}
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// RunVerdicts is what one run says of each target's cases.
+type RunVerdicts struct {
+	// Pass maps target → case ID → whether the primary scorer passed it,
+	// for the calls that returned.
+	Pass map[string]map[string]bool
+	// Errors counts, per target, the calls that failed with an error (a
+	// time-out, a refused request …): no answer, so no evidence about the
+	// wording. Their cases are left out of the pairing and counted.
+	Errors map[string]int
+}
+
+// Verdicts reads the primary verdict of every target's cases in a run's
+// latest scoring (epoch 1 only: the probe makes one call per case), setting
+// apart the calls that failed with an error.
+func Verdicts(ctx context.Context, st store.Store, runID string) (*RunVerdicts, error) {
+	failed := map[store.Key]bool{}
+	v := &RunVerdicts{Pass: map[string]map[string]bool{}, Errors: map[string]int{}}
+	err := st.Results(ctx, runID, func(r store.Result) error {
+		if r.ErrorKind != "" && r.Epoch <= 1 {
+			failed[r.Key()] = true
+			v.Errors[r.Target]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	scoring, err := st.LatestScoring(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	err = st.Scores(ctx, runID, scoring, func(s store.Score) error {
+		if !s.Primary || s.Epoch > 1 || failed[store.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] {
+			return nil
+		}
+		m := v.Pass[s.Target]
+		if m == nil {
+			m = map[string]bool{}
+			v.Pass[s.Target] = m
+		}
+		m[s.CaseID] = s.Pass
+		return nil
+	})
+	return v, err
+}
+
+// Tables pairs each target's verdicts on the originals (A) with those on
+// the twins (B), over the cases with an answer in both.
+func Tables(targets []string, orig, twins *RunVerdicts) []stats.PairTable {
+	out := make([]stats.PairTable, len(targets))
+	for i, name := range targets {
+		t := &out[i]
+		for id, a := range orig.Pass[name] {
+			b, ok := twins.Pass[name][id]
+			if !ok {
+				continue
+			}
+			switch {
+			case a && b:
+				t.Both++
+			case a:
+				t.AOnly++
+			case b:
+				t.BOnly++
+			default:
+				t.Neither++
+			}
+		}
+	}
+	return out
+}
+
+// SetErrors records each target's failed calls in its finding.
+func SetErrors(fs []Finding, orig, twins *RunVerdicts) {
+	for i := range fs {
+		fs[i].OriginalErrors = orig.Errors[fs[i].Target]
+		fs[i].TwinErrors = twins.Errors[fs[i].Target]
+	}
+}
+
+// Finish fills the flagged targets and the warnings from the findings.
+func (r *Report) Finish() {
+	r.Flagged = []string{}
+	o := Options{Alpha: r.Method.Alpha, MinDrop: r.Method.MinDrop}
+	dropped := 0
+	for i := range r.Targets {
+		f := &r.Targets[i]
+		if f.Flagged() {
+			r.Flagged = append(r.Flagged, f.Target)
+		}
+		if float64(f.Drop) > o.MinDrop {
+			dropped++
+		}
+		if f.OriginalErrors+f.TwinErrors > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s: %d calls on the originals and %d on the twins failed with an error; those cases are left out of its pairing (an error says nothing about the wording)", f.Target, f.OriginalErrors, f.TwinErrors))
+		}
+		switch {
+		case f.N == 0:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s has no case scored on both the original and its twin: nothing can be said of it", f.Target))
+		case float64(f.CI[1]) < 0:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s did better on the twins than on the originals (%+.1f points, interval below zero): the twins may be easier than the originals", f.Target, -100*float64(f.Drop)))
+		case f.Verdict == VerdictClean && float64(f.CI[1]) > o.MinDrop:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s: %d paired cases cannot rule out a drop of up to %.1f points (the interval's upper end); more cases would tell", f.Target, f.N, 100*float64(f.CI[1])))
+		}
+	}
+	if len(r.Targets) >= 2 && dropped == len(r.Targets) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("every target dropped by more than %.0f points: when clean targets drop too, the twins are likely harder than the originals, and the drop says little about any one target", 100*o.MinDrop))
+	}
+	if r.TwinSet.JoinField == "line" {
+		r.Warnings = append(r.Warnings, "the twins were joined to the cases by line number: line N of the twin file is taken as the twin of case N, so the two files must be aligned line for line (a fresh set such as GSM1K is not a line-by-line twin of GSM8K)")
+	}
+	if r.Cases.NoTwin > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d of %d cases have no twin and were left out", r.Cases.NoTwin, r.Cases.Dataset))
+	}
+	if r.Cases.RewriteFailed > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the rewriter made no usable twin for %d cases (%s): they were left out, and the next probe asks again", r.Cases.RewriteFailed, kindList(r.Cases.RewriteByKind)))
+	}
+}
+
+func kindList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the report for people. Case IDs and the rewriter's
+// replies are data: they are shown Go-quoted.
+func (r *Report) WriteText(w io.Writer) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "contamination probe of %s: %d cases paired with a twin\n", strconv.Quote(r.Spec), r.Cases.Paired)
+	fmt.Fprintf(b, "twin set %s (%s; %d twins stored before, %d added)\n", r.TwinSet.ID, r.TwinSet.Source, r.TwinSet.Stored, r.TwinSet.Added)
+	if r.TwinSet.RewritePromptHash != "" {
+		fmt.Fprintf(b, "  rewritten fields: %s; rewrite prompt %s\n", strings.Join(r.TwinSet.Fields, ", "), ShortID(r.TwinSet.RewritePromptHash))
+	}
+	fmt.Fprintf(b, "runs: originals %s, twins %s (assay report RUN shows either)\n\n", r.Runs.Original, r.Runs.Twins)
+
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "target\toriginal\ttwin\tdrop [%.0f%% CI]\tp (Holm)\tverdict\n", 100*r.Method.CILevel)
+	for _, f := range r.Targets {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Target, rateText(f.Original), rateText(f.Twin), dropText(f), pText(f.PAdjusted), f.Verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	across := "the target probed"
+	if r.Method.Family != 1 {
+		across = fmt.Sprintf("the %d targets probed", r.Method.Family)
+	}
+	fmt.Fprintf(b, "\ndrop = original rate − twin rate, in points, on the cases scored on both.\n"+
+		"contaminated?: the drop exceeds %s points, the %.0f%% interval's lower end (a one-sided\n"+
+		"%.0f%% bound) is above 0, and the one-sided exact McNemar p-value, Holm-adjusted across\n"+
+		"%s, is below %s. inconclusive: a drop above %s points that fails either test.\n"+
+		"A flag says the target does worse on new wording of the same questions: memorised\n"+
+		"test data is one cause, twins harder than their originals another.\n",
+		trimFloat(100*r.Method.MinDrop), 100*r.Method.CILevel, 100*(1-r.Method.Alpha),
+		across, trimFloat(r.Method.Alpha), trimFloat(100*r.Method.MinDrop))
+	if len(r.Cases.NoTwinIDs) > 0 {
+		fmt.Fprintf(b, "\ncases without a twin: %s", quoteList(r.Cases.NoTwinIDs))
+		if more := r.Cases.NoTwin - len(r.Cases.NoTwinIDs); more > 0 {
+			fmt.Fprintf(b, " … and %d more", more)
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Cases.RewriteFailures) > 0 {
+		b.WriteString("\nrewrites left out:\n")
+		for _, f := range r.Cases.RewriteFailures {
+			fmt.Fprintf(b, "  %s: %s: %s\n", strconv.Quote(f.CaseID), f.Kind, oneLine(f.Reason))
+		}
+		if more := r.Cases.RewriteFailed - len(r.Cases.RewriteFailures); more > 0 {
+			fmt.Fprintf(b, "  … and %d more\n", more)
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\nwarnings:\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(b, "  - %s\n", w)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func rateText(r Rate) string {
+	if r.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%d/%d %.1f%%", r.Passed, r.N, 100*float64(r.Rate))
+}
+
+func dropText(f Finding) string {
+	if f.N == 0 || math.IsNaN(float64(f.Drop)) {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", 100*float64(f.Drop), 100*float64(f.CI[0]), 100*float64(f.CI[1]))
+}
+
+func pText(p Num) string {
+	x := float64(p)
+	switch {
+	case math.IsNaN(x):
+		return "–"
+	case x < 0.0001:
+		return fmt.Sprintf("%.1e", x)
+	default:
+		return fmt.Sprintf("%.4f", x)
+	}
+}
+
+func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+func quoteList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = strconv.Quote(id)
+	}
+	return strings.Join(q, ", ")
+}
+
+// oneLine keeps a reason on one line and printable: reasons quote replies
+// already, but a provider's error text may hold line breaks or control
+// characters from the server.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,151 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/sqlite"
+)
+
+func reportOf(t *testing.T, names []string, tables []stats.PairTable) *Report {
+	t.Helper()
+	fs, err := Assess(names, tables, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Report{Spec: "s", Targets: fs, Method: NewMethod(DefaultOptions(), len(names))}
+	r.Finish()
+	return r
+}
+
+func hasWarning(r *Report, sub string) bool {
+	for _, w := range r.Warnings {
+		if strings.Contains(w, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestReportWarnings(t *testing.T) {
+	// Every target drops: the twins are the likelier cause.
+	r := reportOf(t, []string{"a", "b"}, []stats.PairTable{{Both: 60, AOnly: 20, BOnly: 2, Neither: 18}, {Both: 50, AOnly: 15, BOnly: 3, Neither: 32}})
+	if !hasWarning(r, "every target dropped") || strings.Join(r.Flagged, ",") != "a,b" {
+		t.Errorf("both drop: flagged %v, warnings %v", r.Flagged, r.Warnings)
+	}
+	// One rises beyond the noise; one is clean on too few cases to rule
+	// out a drop.
+	r = reportOf(t, []string{"up", "small"}, []stats.PairTable{{Both: 60, AOnly: 2, BOnly: 20, Neither: 18}, {Both: 10, AOnly: 2, BOnly: 2, Neither: 6}})
+	if !hasWarning(r, "target up did better on the twins") || !hasWarning(r, "target small: 20 paired cases cannot rule out a drop of up to") || len(r.Flagged) != 0 {
+		t.Errorf("warnings %v, flagged %v", r.Warnings, r.Flagged)
+	}
+	if hasWarning(r, "every target dropped") {
+		t.Error("the every-target warning fired without drops")
+	}
+	// Joined by line number.
+	r = &Report{TwinSet: SetInfo{JoinField: "line"}, Method: NewMethod(DefaultOptions(), 0)}
+	r.Finish()
+	if !hasWarning(r, "joined to the cases by line number") || r.Flagged == nil {
+		t.Errorf("line join: %v (flagged %v: must be [] in JSON, not null)", r.Warnings, r.Flagged)
+	}
+}
+
+// What came from a dataset or a model is shown quoted in the text report:
+// a case ID or a rewriter's error text cannot draw lines or send terminal
+// escapes.
+func TestTextReportQuotesData(t *testing.T) {
+	r := reportOf(t, []string{"a"}, []stats.PairTable{{Both: 5, AOnly: 1, BOnly: 1, Neither: 3}})
+	r.Cases = Cases{Dataset: 12, Paired: 10, NoTwin: 1, NoTwinIDs: []string{"x\n\x1b[31mred"},
+		RewriteFailed: 1, RewriteByKind: map[string]int{FailCall: 1},
+		RewriteFailures: []Failure{{CaseID: "c\r1", Kind: FailCall, Reason: "server_error: <html>\n\x1b[2J</html>"}}}
+	var b bytes.Buffer
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\r") || !strings.Contains(out, `"x\n\x1b[31mred"`) || !strings.Contains(out, `"c\r1": call_error: server_error: <html> [2J</html>`) {
+		t.Errorf("text report:\n%s", out)
+	}
+	var j bytes.Buffer
+	if err := r.WriteJSON(&j); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(j.Bytes(), &back); err != nil || back.Cases.NoTwinIDs[0] != "x\n\x1b[31mred" {
+		t.Errorf("JSON round trip: %v %+v", err, back.Cases)
+	}
+}
+
+// Verdicts and Tables pair two stored runs by target and case, over the
+// cases answered in both, from each run's latest scoring's primary score; a
+// call that failed with an error is left out and counted.
+func TestTablesFromStoredRuns(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Each result has a primary score and another scorer's opposite
+	// verdict; case "e" failed with a time-out (scored as a failure).
+	put := func(run string, scoring int, pass map[string]bool) {
+		var res []store.Result
+		var sc []store.Score
+		for id, p := range pass {
+			r := store.Result{RunID: run, CaseID: id, Target: "t", Epoch: 1}
+			if id == "e" {
+				r.ErrorKind = "timeout"
+			}
+			res = append(res, r)
+			sc = append(sc, store.Score{RunID: run, Scoring: scoring, CaseID: id, Target: "t", Epoch: 1, Scorer: "c", Primary: true, Pass: p},
+				store.Score{RunID: run, Scoring: scoring, CaseID: id, Target: "t", Epoch: 1, Scorer: "d", Pass: !p})
+		}
+		if scoring == 1 {
+			if err := st.PutResults(ctx, res, sc); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := st.PutScores(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"o", "w"} {
+		if err := st.CreateRun(ctx, &store.Run{ID: id, Targets: []string{"t"}, Status: store.StatusComplete}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("o", 1, map[string]bool{"1": true, "2": true, "3": false, "4": true, "e": true})
+	put("w", 1, map[string]bool{"1": true, "2": true, "3": true, "e": false})
+	put("w", 2, map[string]bool{"1": true, "2": false, "3": true, "e": false}) // a rescore: the latest counts
+	vo, err := Verdicts(ctx, st, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vw, err := Verdicts(ctx, st, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Tables([]string{"t", "absent"}, vo, vw)
+	want := []stats.PairTable{{Both: 1, AOnly: 1, BOnly: 1}, {}}
+	if got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("tables %+v, want %+v (case 4 has no twin result; e failed)", got, want)
+	}
+	fs, err := Assess([]string{"t"}, got[:1], DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetErrors(fs, vo, vw)
+	if fs[0].OriginalErrors != 1 || fs[0].TwinErrors != 1 || fs[0].N != 3 {
+		t.Errorf("finding %+v, want n 3 and one error in each run", fs[0])
+	}
+	r := &Report{Targets: fs, Method: NewMethod(DefaultOptions(), 1)}
+	r.Finish()
+	if !hasWarning(r, "target t: 1 calls on the originals and 1 on the twins failed with an error") {
+		t.Errorf("warnings %v", r.Warnings)
+	}
+}
