@@ -4,11 +4,23 @@ import (
 	"runtime/debug"
 )
 
-// Version is assay's version as the Go toolchain stamped it into the binary:
+// buildVersion is set at link time by a release build:
+//
+//	go build -ldflags "-X github.com/assay-eval/assay/internal/cli.buildVersion=v1.2.3" ./cmd/assay
+//
+// It is the one variable written outside the code, the way gh and restic
+// stamp theirs.
+var buildVersion string
+
+// Version is assay's version: the one stamped at link time, else as the Go
+// toolchain stamped it into the binary:
 // the module version of a release, or the VCS revision (with "+dirty" when
 // the tree had changes) of a build from a checkout; "devel" when neither is
 // known (e.g. under go test).
 func Version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "devel"
