@@ -52,3 +52,31 @@ func TestRunRecordsGitCommit(t *testing.T) {
 		t.Errorf("with an uncommitted change: commit %q, want %s-dirty", got, head)
 	}
 }
+
+// A release build's stamped version is what --version prints and what every
+// run records.
+func TestStampedVersionIsRecorded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "assay")
+	build := exec.Command("go", "build", "-ldflags", "-X github.com/assay-eval/assay/internal/cli.buildVersion=v9.8.7-test", "-o", bin, "./cmd/assay")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil || !strings.Contains(string(out), "v9.8.7-test") {
+		t.Fatalf("--version: %q, %v", out, err)
+	}
+	dir := t.TempDir()
+	spec := echoTask(t, dir, 2, `  - {name: e, provider: exec, command: ["cat"]}`)
+	db := filepath.Join(dir, "a.db")
+	if out, err := exec.Command(bin, "run", spec, "--db", db).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "report", "latest", "--format", "json", "--db", db).Output()
+	if err != nil || !strings.Contains(string(out), `"assay_version": "v9.8.7-test"`) {
+		t.Errorf("the run does not record the stamped version: %v\n%.500s", err, out)
+	}
+}
