@@ -65,15 +65,11 @@ func newBaselineExportCommand(g *Globals) *cobra.Command {
 }
 
 func runBaselineExport(ctx context.Context, g *Globals, o *baselineExportOptions) error {
-	st, err := openStore(ctx, g)
+	st, run, err := openRun(ctx, g, "baseline export", o.Run)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	run, err := st.GetRun(ctx, o.Run)
-	if err != nil {
-		return fmt.Errorf("baseline export: %w", err)
-	}
 	snap, err := gate.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("baseline export: %w", err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -45,8 +44,8 @@ configuration is compared with a warning: the runs then use two
 definitions of correct.`,
 		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains([]string{"text", "json"}, o.Format) {
-				return usageError{fmt.Errorf("--format %q: formats are text, json", o.Format)}
+			if err := checkFormat(o.Format, []string{"text", "json"}); err != nil {
+				return err
 			}
 			if o.Margin < 0 || o.Margin >= 1 {
 				return usageError{fmt.Errorf("--margin must be in [0, 1) (got %g)", o.Margin)}
@@ -63,19 +62,11 @@ definitions of correct.`,
 }
 
 func runCompare(ctx context.Context, g *Globals, o *compareOptions) error {
-	st, err := openStore(ctx, g)
+	st, before, after, err := openRunPair(ctx, g, "compare", o.Before, o.After)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	before, err := st.GetRun(ctx, o.Before)
-	if err != nil {
-		return fmt.Errorf("compare: %w", err)
-	}
-	after, err := st.GetRun(ctx, o.After)
-	if err != nil {
-		return fmt.Errorf("compare: %w", err)
-	}
 	margin := o.Margin
 	if margin == 0 {
 		margin = -1 // equivalence off

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -49,8 +47,8 @@ it exits 0. For a verdict use compare (paired statistics), drift (has the
 model changed under its name?) or gate.`,
 		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(report.DiffFormats, o.Format) {
-				return usageError{fmt.Errorf("--format %q: formats are %s", o.Format, strings.Join(report.DiffFormats, ", "))}
+			if err := checkFormat(o.Format, report.DiffFormats); err != nil {
+				return err
 			}
 			if o.Limit < 0 {
 				return usageError{fmt.Errorf("--limit must be 0 or more (got %d)", o.Limit)}
@@ -67,19 +65,11 @@ model changed under its name?) or gate.`,
 }
 
 func runDiff(ctx context.Context, g *Globals, o *diffOptions) error {
-	st, err := openStore(ctx, g)
+	st, before, after, err := openRunPair(ctx, g, "diff", o.Before, o.After)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	before, err := st.GetRun(ctx, o.Before)
-	if err != nil {
-		return fmt.Errorf("diff: %w", err)
-	}
-	after, err := st.GetRun(ctx, o.After)
-	if err != nil {
-		return fmt.Errorf("diff: %w", err)
-	}
 	limit := o.Limit
 	if limit == 0 {
 		limit = -1 // DiffOptions: 0 means the default

@@ -59,8 +59,8 @@ on it), 1 error (e.g. runs on different dataset versions without
 --shared-cases), 2 usage.`,
 		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(report.DriftFormats, o.Format) {
-				return usageError{fmt.Errorf("--format %q: formats are %s", o.Format, strings.Join(report.DriftFormats, ", "))}
+			if err := checkFormat(o.Format, report.DriftFormats); err != nil {
+				return err
 			}
 			if !(o.Alpha > 0 && o.Alpha < 1) {
 				return usageError{fmt.Errorf("--alpha must be in (0, 1) (got %g)", o.Alpha)}
@@ -80,19 +80,11 @@ on it), 1 error (e.g. runs on different dataset versions without
 }
 
 func runDrift(ctx context.Context, g *Globals, o *driftOptions) error {
-	st, err := openStore(ctx, g)
+	st, before, after, err := openRunPair(ctx, g, "drift", o.Before, o.After)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	before, err := st.GetRun(ctx, o.Before)
-	if err != nil {
-		return fmt.Errorf("drift: %w", err)
-	}
-	after, err := st.GetRun(ctx, o.After)
-	if err != nil {
-		return fmt.Errorf("drift: %w", err)
-	}
 	r, err := analysis.Drift(ctx, st, before, after, analysis.DriftOptions{
 		Alpha: o.Alpha, IdenticalThreshold: o.IdenticalThreshold, Target: o.Target,
 		IgnoreFingerprints: o.IgnoreFingerprints, SharedCases: o.SharedCases,

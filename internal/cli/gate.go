@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -36,7 +37,7 @@ func (o *gateOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.Strict, "strict", false, "decide on point estimates alone: a worsening beyond a threshold fails even when the data cannot confirm it")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different datasets, compare the cases both have instead of refusing")
 	f.Float64Var(&o.Alpha, "alpha", 0, "significance level of the paired tests (default: the spec's gate.alpha, else 0.05)")
-	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(gate.Formats, "|"))
+	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.GateFormats, "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to FILE (the text report still goes to stdout)")
 	f.StringVar(&o.Summary, "summary", "", "also write the Markdown report to FILE, e.g. \"$GITHUB_STEP_SUMMARY\" or a file to post as a pull-request comment")
 }
@@ -71,8 +72,8 @@ Exit codes: 0 no check failed, 3 a check failed (regression), 1 error,
   assay gate 20261202-1135 --baseline 20261125-0910 --rule 'primary max_drop=2pt' --format junit -o gate.xml`,
 		Args: rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(gate.Formats, o.Format) {
-				return usageError{fmt.Errorf("--format %q: formats are %s", o.Format, strings.Join(gate.Formats, ", "))}
+			if err := checkFormat(o.Format, report.GateFormats); err != nil {
+				return err
 			}
 			if o.Baseline == "" {
 				return usageError{errors.New("--baseline is required: a baseline file (assay baseline export RUN -o baseline.json) or a run ID")}
@@ -118,15 +119,11 @@ func splitTargets(s string) ([]string, error) {
 }
 
 func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
-	st, err := openStore(ctx, g)
+	st, run, err := openRun(ctx, g, "gate: candidate "+o.Run, o.Run)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	run, err := st.GetRun(ctx, o.Run)
-	if err != nil {
-		return fmt.Errorf("gate: candidate %s: %w", o.Run, err)
-	}
 	cand, err := gate.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("gate: candidate: %w", err)
@@ -176,17 +173,17 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 	}
 
 	if o.Output != "" {
-		if err := writeFileAtomic(o.Output, func(w io.Writer) error { return gate.Render(w, o.Format, res) }); err != nil {
+		if err := writeFileAtomic(o.Output, func(w io.Writer) error { return report.Gate(w, o.Format, res) }); err != nil {
 			return fmt.Errorf("gate: writing %s: %w", o.Output, err)
 		}
-		if err := gate.Text(g.Stdout, res); err != nil {
+		if err := report.GateText(g.Stdout, res); err != nil {
 			return err
 		}
-	} else if err := gate.Render(g.Stdout, o.Format, res); err != nil {
+	} else if err := report.Gate(g.Stdout, o.Format, res); err != nil {
 		return err
 	}
 	if o.Summary != "" {
-		if err := writeOut(o.Summary, func(w io.Writer) error { return gate.Markdown(w, res) }); err != nil {
+		if err := writeOut(o.Summary, func(w io.Writer) error { return report.GateMarkdown(w, res) }); err != nil {
 			return fmt.Errorf("gate: --summary %s: %w", o.Summary, err)
 		}
 	}
@@ -282,45 +279,4 @@ func failedChecks(res *gate.Result) string {
 		}
 	}
 	return strings.Join(parts, "; ")
-}
-
-// writeOut writes a file in place (a special file such as a CI runner's
-// step summary stays where it is).
-func writeOut(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// writeFileAtomic writes a file through a temporary file in the same
-// directory, renamed into place once complete.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	dir, name := ".", path
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		dir, name = path[:i+1], path[i+1:]
-	}
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

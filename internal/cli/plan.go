@@ -422,15 +422,11 @@ func planFromRates(o *planOptions) (*planRatesDoc, error) {
 }
 
 func planFromRun(ctx context.Context, g *Globals, o *planOptions) (*planRunDoc, error) {
-	st, err := openStore(ctx, g)
+	st, run, err := openRun(ctx, g, "plan", o.Run)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	run, err := st.GetRun(ctx, o.Run)
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
 	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, Alpha: o.Alpha, Worst: 1})
 	if err != nil {
 		return nil, fmt.Errorf("plan: analysing run %s: %w", run.ID, err)

@@ -241,20 +241,9 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 			c.Close()
 		}
 	}()
-	var problems spec.Problems
-	var targets []runner.Target
-	for _, name := range names {
-		i := slices.IndexFunc(sp.Targets, func(t spec.Target) bool { return t.Name == name })
-		p, perr := buildProvider(sp, i, g.Getenv, st, o.NoCache, sp.Run.Retries, &closers)
-		if perr != nil {
-			var ps spec.Problems
-			if errors.As(perr, &ps) {
-				problems = append(problems, ps...)
-				continue
-			}
-			return perr
-		}
-		targets = append(targets, runner.Target{Spec: &sp.Targets[i], Provider: p})
+	targets, problems, err := candidateTargets(sp, names, g, st, o.NoCache, &closers)
+	if err != nil {
+		return err
 	}
 	var rewriterP provider.Provider
 	if rewriter >= 0 {
@@ -278,12 +267,8 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 
 	// Ctrl-C: the first stops issuing calls (rewrites and runs) and keeps
 	// what finished; the second aborts calls in flight.
-	stop := make(chan struct{})
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	watchDone := make(chan struct{})
-	defer close(watchDone)
-	go watchInterrupts(g, stop, cancel, watchDone)
+	runCtx, stop, unwatch := watchInterrupts(ctx, g)
+	defer unwatch()
 
 	var tw *probeTwins
 	switch {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,8 +47,8 @@ func newReportCommand(g *Globals) *cobra.Command {
 		Short: "Render the decision report of a run (never calls a model)",
 		Args:  rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(report.Formats, o.Format) {
-				return usageError{fmt.Errorf("--format %q: formats are %s", o.Format, strings.Join(report.Formats, ", "))}
+			if err := checkFormat(o.Format, report.Formats); err != nil {
+				return err
 			}
 			if cmd.Flags().Changed("reference") {
 				ref, err := analysis.ParseVariantRef(o.Reference)
@@ -70,15 +69,11 @@ func newReportCommand(g *Globals) *cobra.Command {
 }
 
 func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
-	st, err := openStore(ctx, g)
+	st, run, err := openRun(ctx, g, "report", o.Run)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	run, err := st.GetRun(ctx, o.Run)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
 	var volume float64
 	var sp spec.Spec
 	if len(run.Config) > 0 && jsonUnmarshal(run.Config, &sp) == nil {

@@ -72,15 +72,11 @@ type scorerCount struct {
 }
 
 func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
-	st, err := openStore(ctx, g)
+	st, run, err := openRun(ctx, g, "rescore", o.Run)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	run, err := st.GetRun(ctx, o.Run)
-	if err != nil {
-		return fmt.Errorf("rescore: %w", err)
-	}
 	path := o.Spec
 	if path == "" {
 		path = run.SpecPath

@@ -169,29 +169,20 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	}
 
 	// Targets, keys and providers are checked before anything is written or called.
-	var targets []runner.Target
-	var problems spec.Problems
+	for _, name := range run.Targets {
+		if !slices.ContainsFunc(sp.Targets, func(t spec.Target) bool { return t.Name == name }) {
+			return fmt.Errorf("run %s has target %q, which the spec no longer defines", run.ID, name)
+		}
+	}
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
 			c.Close()
 		}
 	}()
-	for _, name := range run.Targets {
-		i := slices.IndexFunc(sp.Targets, func(t spec.Target) bool { return t.Name == name })
-		if i < 0 {
-			return fmt.Errorf("run %s has target %q, which the spec no longer defines", run.ID, name)
-		}
-		p, perr := buildProvider(sp, i, g.Getenv, st, o.NoCache, sp.Run.Retries, &closers)
-		if perr != nil {
-			var ps spec.Problems
-			if errors.As(perr, &ps) {
-				problems = append(problems, ps...)
-				continue
-			}
-			return perr
-		}
-		targets = append(targets, runner.Target{Spec: &sp.Targets[i], Provider: p})
+	targets, problems, err := candidateTargets(sp, run.Targets, g, st, o.NoCache, &closers)
+	if err != nil {
+		return err
 	}
 	if len(problems) > 0 {
 		return problems
@@ -222,12 +213,8 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 
 	total := run.Cases * len(run.Targets) * run.Epochs
 	prog := newProgress(g, total-len(done))
-	stop := make(chan struct{})
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	watchDone := make(chan struct{})
-	defer close(watchDone)
-	go watchInterrupts(g, stop, cancel, watchDone)
+	runCtx, stop, unwatch := watchInterrupts(ctx, g)
+	defer unwatch()
 
 	start := g.Now()
 	sum, runErr := runner.Run(runCtx, runner.Options{
@@ -299,8 +286,23 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	return nil
 }
 
-// watchInterrupts closes stop on the first interrupt and cancels on the second.
-func watchInterrupts(g *Globals, stop chan struct{}, cancel context.CancelFunc, done <-chan struct{}) {
+// watchInterrupts watches g.Interrupts until unwatch is called: the first
+// interrupt closes stop (issue no new calls, keep what finishes), the
+// second cancels runCtx (abort the calls in flight). unwatch also cancels
+// runCtx.
+func watchInterrupts(ctx context.Context, g *Globals) (runCtx context.Context, stop <-chan struct{}, unwatch func()) {
+	runCtx, cancel := context.WithCancel(ctx)
+	stopC, done := make(chan struct{}), make(chan struct{})
+	go relayInterrupts(g, stopC, cancel, done)
+	return runCtx, stopC, func() {
+		close(done)
+		cancel()
+	}
+}
+
+// relayInterrupts closes stop on the first interrupt and cancels on the
+// second.
+func relayInterrupts(g *Globals, stop chan struct{}, cancel context.CancelFunc, done <-chan struct{}) {
 	if g.Interrupts == nil {
 		return
 	}

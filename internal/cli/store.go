@@ -16,3 +16,34 @@ func openStore(ctx context.Context, g *Globals) (store.Store, error) {
 	}
 	return db, nil
 }
+
+// openRun opens the store and resolves a run reference (an ID, an ID
+// prefix or latest). An error resolving it is prefixed with what (the
+// command, e.g. "report: …"). The caller closes the store.
+func openRun(ctx context.Context, g *Globals, what, ref string) (store.Store, *store.Run, error) {
+	st, err := openStore(ctx, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := st.GetRun(ctx, ref)
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return st, run, nil
+}
+
+// openRunPair is openRun for the commands that take two runs, before and
+// after.
+func openRunPair(ctx context.Context, g *Globals, what, before, after string) (store.Store, *store.Run, *store.Run, error) {
+	st, a, err := openRun(ctx, g, what, before)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	b, err := st.GetRun(ctx, after)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return st, a, b, nil
+}

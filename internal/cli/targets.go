@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/assay-eval/assay/internal/provider"
@@ -12,6 +14,7 @@ import (
 	"github.com/assay-eval/assay/internal/provider/exec"
 	"github.com/assay-eval/assay/internal/provider/openai"
 	"github.com/assay-eval/assay/internal/provider/replay"
+	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -41,6 +44,29 @@ func apiKey(sp *spec.Spec, i int, getenv func(string) string) (string, error) {
 			"target %s: environment variable %s is not set", t.Name, name)}
 	}
 	return key, nil
+}
+
+// candidateTargets builds the provider of each named target of sp (every
+// name must be one), wrapped as buildProvider does. Spec problems (a key
+// not set, an exec target's environment …) are collected so that all are
+// reported at once; any other error stops.
+func candidateTargets(sp *spec.Spec, names []string, g *Globals, st store.Store, noCache bool, closers *[]io.Closer) ([]runner.Target, spec.Problems, error) {
+	var targets []runner.Target
+	var problems spec.Problems
+	for _, name := range names {
+		i := slices.IndexFunc(sp.Targets, func(t spec.Target) bool { return t.Name == name })
+		p, err := buildProvider(sp, i, g.Getenv, st, noCache, sp.Run.Retries, closers)
+		if err != nil {
+			var ps spec.Problems
+			if errors.As(err, &ps) {
+				problems = append(problems, ps...)
+				continue
+			}
+			return nil, nil, err
+		}
+		targets = append(targets, runner.Target{Spec: &sp.Targets[i], Provider: p})
+	}
+	return targets, problems, nil
 }
 
 // buildProvider makes target i's provider and wraps it with its time-out,

@@ -41,8 +41,8 @@ func (o *validateOptions) AddFlags(cmd *cobra.Command) {
 }
 
 func (o *validateOptions) check(cmd *cobra.Command) error {
-	if o.Format != "text" && o.Format != "json" {
-		return usageError{fmt.Errorf("--format %q: formats are text, json", o.Format)}
+	if err := checkFormat(o.Format, []string{"text", "json"}); err != nil {
+		return err
 	}
 	if !o.Deep {
 		for _, name := range []string{"strict", "dup-threshold", "min-bucket", "top"} {

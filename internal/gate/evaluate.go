@@ -237,7 +237,7 @@ func Evaluate(base, cand *Snapshot, rules []Rule, o Options) (*Result, error) {
 			Added: added, Removed: removed, Shared: len(pairs)}
 	case !sameData:
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the runs measured different datasets (%s → %s): compared only the %d cases both have (%d added, %d removed; cases with the same ID may have changed)",
-			shortHash(base.Run.DatasetHash), shortHash(cand.Run.DatasetHash), len(pairs), len(added), len(removed)))
+			ShortHash(base.Run.DatasetHash), ShortHash(cand.Run.DatasetHash), len(pairs), len(added), len(removed)))
 	case len(added) > 0 || len(removed) > 0:
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the runs measured different cases of the same dataset (baseline %d, candidate %d, e.g. a --limit): compared the %d both have",
 			len(base.Cases), len(cand.Cases), len(pairs)))
@@ -247,7 +247,7 @@ func Evaluate(base, cand *Snapshot, rules []Rule, o Options) (*Result, error) {
 	}
 	if base.Run.ScorersHash != "" && cand.Run.ScorersHash != "" && base.Run.ScorersHash != cand.Run.ScorersHash {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the scorer configuration changed (%s → %s): the runs use two definitions of correct, so a change in rates may be the grader's, not the model's",
-			shortHash(base.Run.ScorersHash), shortHash(cand.Run.ScorersHash)))
+			ShortHash(base.Run.ScorersHash), ShortHash(cand.Run.ScorersHash)))
 	}
 	if base.Primary != cand.Primary {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the primary scorer differs (%s in the baseline, %s in the candidate): rules on primary compare the two", clip(base.Primary), clip(cand.Primary)))
@@ -312,7 +312,9 @@ func targetNames(s *Snapshot) string {
 	return strings.Join(q, ", ")
 }
 
-func shortHash(h string) string {
+// ShortHash shortens a content hash as the gate's messages show it: without
+// "sha256:", at most 12 hex digits, "(none)" when there is none.
+func ShortHash(h string) string {
 	h = strings.TrimPrefix(h, "sha256:")
 	if len(h) > 12 {
 		h = h[:12]

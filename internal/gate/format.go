@@ -9,9 +9,13 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
-// Number formats, as the decision report writes them: rates as percentages
-// with one decimal, differences of rates in points with a true minus sign,
-// dollars at any scale, milliseconds with separators.
+// Number formats of the checks' reasons, as the decision report writes
+// them: rates as percentages with one decimal, differences of rates in
+// points with a true minus sign, dollars at any scale, milliseconds with
+// separators. The gate cannot import the report, so the few unit formatters
+// the reasons need live here; FormatValue, FormatAmount, FormatDelta and
+// FormatInterval are exported so that a rendering of a Result (the report
+// package) shows its numbers exactly as its reasons do.
 
 func pct(r float64) string {
 	if math.IsNaN(r) {
@@ -108,8 +112,9 @@ func pval(p float64) string {
 	}
 }
 
-// value formats a metric's value in its unit.
-func value(metric string, x float64) string {
+// FormatValue formats a metric's value in its unit: "79.0%", "$0.0012",
+// "820 ms".
+func FormatValue(metric string, x float64) string {
 	switch metric {
 	case spec.GateCostPerCase:
 		return usd(x)
@@ -119,9 +124,9 @@ func value(metric string, x float64) string {
 	return pct(x)
 }
 
-// amount formats a difference (or a threshold, without sign) in the
-// metric's unit: points for rates.
-func amount(metric string, x float64) string {
+// FormatAmount formats the size of a difference (or a threshold), without
+// a sign, in the metric's unit: points for rates ("5.0 pts").
+func FormatAmount(metric string, x float64) string {
 	switch metric {
 	case spec.GateCostPerCase:
 		return usd(x)
@@ -134,19 +139,20 @@ func amount(metric string, x float64) string {
 	return ptsAbs(x)
 }
 
-func delta(metric string, d float64) string {
-	return signed(d, func(x float64) string { return amount(metric, x) })
+// FormatDelta formats a difference with its sign (a true minus): "−3.0 pts".
+func FormatDelta(metric string, d float64) string {
+	return signed(d, func(x float64) string { return FormatAmount(metric, x) })
 }
 
-// interval formats an interval of a difference ("[−3.1, +1.2] pts") or of
-// a value ("[75.1%, 83.0%]").
-func interval(metric string, ci [2]Num, ofDelta bool) string {
+// FormatInterval formats an interval of a difference ("[−3.1, +1.2] pts")
+// or of a value ("[75.1%, 83.0%]").
+func FormatInterval(metric string, ci [2]Num, ofDelta bool) string {
 	lo, hi := float64(ci[0]), float64(ci[1])
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return "—"
 	}
 	if !ofDelta {
-		return "[" + value(metric, lo) + ", " + value(metric, hi) + "]"
+		return "[" + FormatValue(metric, lo) + ", " + FormatValue(metric, hi) + "]"
 	}
 	if metric == "rate" || metric == spec.GateLoudRate {
 		f := func(x float64) string {
@@ -154,7 +160,7 @@ func interval(metric string, ci [2]Num, ofDelta bool) string {
 		}
 		return "[" + f(lo) + ", " + f(hi) + "] pts"
 	}
-	return "[" + delta(metric, lo) + ", " + delta(metric, hi) + "]"
+	return "[" + FormatDelta(metric, lo) + ", " + FormatDelta(metric, hi) + "]"
 }
 
 func level(alpha float64) string {
@@ -205,8 +211,8 @@ func reason(ch Check, c spec.GateCheck, o Options) string {
 		if ch.Kind == "ceiling" {
 			ok, out = "at or below the ceiling", "above the ceiling"
 		}
-		head := fmt.Sprintf("%s is %s (%s CI %s, n = %s)", w, value(m, float64(ch.Candidate)), lv, interval(m, ch.CI, false), count(ch.N))
-		bound := value(m, float64(ch.Threshold))
+		head := fmt.Sprintf("%s is %s (%s CI %s, n = %s)", w, FormatValue(m, float64(ch.Candidate)), lv, FormatInterval(m, ch.CI, false), count(ch.N))
+		bound := FormatValue(m, float64(ch.Threshold))
 		switch {
 		case ch.Verdict == Pass:
 			return fmt.Sprintf("%s: %s of %s", head, ok, bound)
@@ -222,12 +228,12 @@ func reason(ch Check, c spec.GateCheck, o Options) string {
 	if !c.HigherIsBetter() {
 		move = "rise"
 	}
-	allowed := amount(m, float64(ch.Threshold)) + " allowed"
+	allowed := FormatAmount(m, float64(ch.Threshold)) + " allowed"
 	if c.Worse.Relative {
-		allowed += fmt.Sprintf(" (%s of %s)", strconv.FormatFloat(100*c.Worse.Amount, 'f', -1, 64)+"%", value(m, float64(ch.Baseline)))
+		allowed += fmt.Sprintf(" (%s of %s)", strconv.FormatFloat(100*c.Worse.Amount, 'f', -1, 64)+"%", FormatValue(m, float64(ch.Baseline)))
 	}
-	head := fmt.Sprintf("%s %s → %s (%s", w, value(m, float64(ch.Baseline)), value(m, float64(ch.Candidate)), delta(m, float64(ch.Delta)))
-	stat := fmt.Sprintf("%s CI %s", lv, interval(m, ch.CI, true))
+	head := fmt.Sprintf("%s %s → %s (%s", w, FormatValue(m, float64(ch.Baseline)), FormatValue(m, float64(ch.Candidate)), FormatDelta(m, float64(ch.Delta)))
+	stat := fmt.Sprintf("%s CI %s", lv, FormatInterval(m, ch.CI, true))
 	if ch.Test != "" {
 		stat += fmt.Sprintf(", %s p %s", testName(ch.Test), pEq(float64(ch.PValue)))
 	}

@@ -1,9 +1,12 @@
 // Package gate owns the regression gate: a portable snapshot of a run
 // (built from the store or read from a baseline file), the baseline file
 // format, the gate's rules (from the spec's gate: section or --rule flags),
-// their evaluation with paired statistics, and the gate's renderings (text,
-// Markdown, JSON, JUnit). It reads stored runs and never calls a model. It
-// must not import the runner, providers, cli, analysis or report.
+// and their evaluation with paired statistics into a Result whose checks
+// carry their numbers and a one-line reason (with the unit formatters the
+// reasons are written with). Rendering a Result as text, Markdown, JSON or
+// JUnit is the report package's (report.Gate). It reads stored runs and
+// never calls a model. It must not import the runner, providers, cli,
+// analysis or report.
 package gate
 
 import (

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -30,7 +29,7 @@ var (
 func RunDiff(w io.Writer, format string, d *analysis.RunDiff) error {
 	switch format {
 	case "json":
-		return diffJSON(w, d)
+		return writeJSON(w, d)
 	case "markdown", "md":
 		return RunDiffMarkdown(w, d)
 	case "text", "":
@@ -43,7 +42,7 @@ func RunDiff(w io.Writer, format string, d *analysis.RunDiff) error {
 func Drift(w io.Writer, format string, r *analysis.DriftReport) error {
 	switch format {
 	case "json":
-		return diffJSON(w, r)
+		return writeJSON(w, r)
 	case "markdown", "md":
 		return DriftMarkdown(w, r)
 	case "text", "":
@@ -51,16 +50,6 @@ func Drift(w io.Writer, format string, r *analysis.DriftReport) error {
 	}
 	return fmt.Errorf("unknown drift format %q (formats are: %s)", format, strings.Join(DriftFormats, ", "))
 }
-
-func diffJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// diffLine makes short outside text (a name, an ID, a fingerprint) safe on one
-// terminal line.
-func diffLine(s string) string { return visible(s, false) }
 
 // diffQuoted shows an output on one line, quoted with Go escapes (\n,
 // \x1b, \u202e …) so that spaces at its ends and every control or
@@ -100,15 +89,15 @@ func diffOrNone(s string) string {
 // RunDiffText writes a terminal summary of what changed between two runs.
 func RunDiffText(w io.Writer, d *analysis.RunDiff) error {
 	fmt.Fprintf(w, "before %s (%s, started %s)\nafter  %s (%s, started %s)\n",
-		diffLine(d.Before.ID), diffLine(d.Before.Spec), d.Before.Started, diffLine(d.After.ID), diffLine(d.After.Spec), d.After.Started)
+		oneLine(d.Before.ID), oneLine(d.Before.Spec), d.Before.Started, oneLine(d.After.ID), oneLine(d.After.Spec), d.After.Started)
 
 	fmt.Fprintln(w, "\nversions")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, v := range d.Versions {
 		if v.Same {
-			fmt.Fprintf(tw, "  %s\tsame\t%s\n", v.Name, diffLine(diffOrNone(v.Before)))
+			fmt.Fprintf(tw, "  %s\tsame\t%s\n", v.Name, oneLine(diffOrNone(v.Before)))
 		} else {
-			fmt.Fprintf(tw, "  %s\tCHANGED\t%s → %s\n", v.Name, diffLine(diffOrNone(v.Before)), diffLine(diffOrNone(v.After)))
+			fmt.Fprintf(tw, "  %s\tCHANGED\t%s → %s\n", v.Name, oneLine(diffOrNone(v.Before)), oneLine(diffOrNone(v.After)))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -122,13 +111,13 @@ func RunDiffText(w io.Writer, d *analysis.RunDiff) error {
 			fmt.Fprintln(w, "  none: the resolved specs are the same")
 		}
 		for _, n := range s.TargetsAdded {
-			fmt.Fprintf(w, "  target added: %s\n", diffLine(n))
+			fmt.Fprintf(w, "  target added: %s\n", oneLine(n))
 		}
 		for _, n := range s.TargetsRemoved {
-			fmt.Fprintf(w, "  target removed: %s\n", diffLine(n))
+			fmt.Fprintf(w, "  target removed: %s\n", oneLine(n))
 		}
 		for _, t := range s.Targets {
-			fmt.Fprintf(w, "  target %s changed:\n", diffLine(t.Name))
+			fmt.Fprintf(w, "  target %s changed:\n", oneLine(t.Name))
 			diffTextFields(w, t.Changes)
 		}
 		for _, g := range []struct {
@@ -152,10 +141,10 @@ func RunDiffText(w io.Writer, d *analysis.RunDiff) error {
 	diffTextIDs(w, "removed", c.RemovedIDs, c.Removed)
 	diffTextIDs(w, "changed", c.ChangedIDs, c.Changed)
 	for _, n := range d.TargetsAdded {
-		fmt.Fprintf(w, "target only in the after run: %s\n", diffLine(n))
+		fmt.Fprintf(w, "target only in the after run: %s\n", oneLine(n))
 	}
 	for _, n := range d.TargetsRemoved {
-		fmt.Fprintf(w, "target only in the before run: %s\n", diffLine(n))
+		fmt.Fprintf(w, "target only in the before run: %s\n", oneLine(n))
 	}
 
 	if len(d.Models) > 0 {
@@ -170,7 +159,7 @@ func RunDiffText(w io.Writer, d *analysis.RunDiff) error {
 			case len(m.Before) == 0 || len(m.After) == 0:
 				mark = ""
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", diffLine(m.Target), diffModels(m.Before), diffModels(m.After), mark)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", oneLine(m.Target), diffModels(m.Before), diffModels(m.After), mark)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -179,13 +168,13 @@ func RunDiffText(w io.Writer, d *analysis.RunDiff) error {
 
 	for _, f := range d.Flips {
 		fmt.Fprintf(w, "\n%s: %d pairs scored in both runs (primary scorer %s, by case and epoch): %d pass→fail, %d fail→pass\n",
-			diffLine(f.Target), f.Paired, diffLine(f.Scorer), f.PassToFail, f.FailToPass)
+			oneLine(f.Target), f.Paired, oneLine(f.Scorer), f.PassToFail, f.FailToPass)
 		for _, fc := range f.Cases {
 			dir := "pass→fail"
 			if fc.Direction == analysis.FailToPass {
 				dir = "fail→pass"
 			}
-			fmt.Fprintf(w, "  case %s, epoch %d: %s", diffLine(fc.CaseID), fc.Epoch, dir)
+			fmt.Fprintf(w, "  case %s, epoch %d: %s", oneLine(fc.CaseID), fc.Epoch, dir)
 			if fc.Expected != "" {
 				fmt.Fprintf(w, ", expected %s", diffQuoted(fc.Expected, 90))
 			}
@@ -199,21 +188,21 @@ func RunDiffText(w io.Writer, d *analysis.RunDiff) error {
 		fmt.Fprintln(w)
 	}
 	for _, wn := range d.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", diffLine(wn))
+		fmt.Fprintf(w, "warning: %s\n", oneLine(wn))
 	}
 	return nil
 }
 
 func diffTextFields(w io.Writer, cs []analysis.FieldChange) {
-	v := func(s string) string { return diffLine(diffCut(s, outputShown)) }
+	v := func(s string) string { return oneLine(diffCut(s, outputShown)) }
 	for _, c := range cs {
 		switch {
 		case c.Before == "":
-			fmt.Fprintf(w, "    %s: added %s\n", diffLine(c.Field), v(c.After))
+			fmt.Fprintf(w, "    %s: added %s\n", oneLine(c.Field), v(c.After))
 		case c.After == "":
-			fmt.Fprintf(w, "    %s: removed (was %s)\n", diffLine(c.Field), v(c.Before))
+			fmt.Fprintf(w, "    %s: removed (was %s)\n", oneLine(c.Field), v(c.Before))
 		default:
-			fmt.Fprintf(w, "    %s: %s → %s\n", diffLine(c.Field), v(c.Before), v(c.After))
+			fmt.Fprintf(w, "    %s: %s → %s\n", oneLine(c.Field), v(c.Before), v(c.After))
 		}
 	}
 }
@@ -224,7 +213,7 @@ func diffTextIDs(w io.Writer, what string, ids []string, n int) {
 	}
 	shown := make([]string, len(ids))
 	for i, id := range ids {
-		shown[i] = diffLine(id)
+		shown[i] = oneLine(id)
 	}
 	more := ""
 	if n > len(ids) {
@@ -240,7 +229,7 @@ func diffModels(ms []analysis.ModelCount) string {
 	parts := make([]string, len(ms))
 	for i, m := range ms {
 		s := modelName(m)
-		parts[i] = diffLine(s) + " ×" + strconv.Itoa(m.Results)
+		parts[i] = oneLine(s) + " ×" + strconv.Itoa(m.Results)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -249,7 +238,7 @@ func diffModels(ms []analysis.ModelCount) string {
 func DriftText(w io.Writer, r *analysis.DriftReport) error {
 	level := strconv.FormatFloat(100*(1-r.Alpha), 'g', -1, 64) + "%"
 	fmt.Fprintf(w, "before %s (%s, started %s)\nafter  %s (%s, started %s)\n",
-		diffLine(r.Before.ID), diffLine(r.Before.Spec), r.Before.Started, diffLine(r.After.ID), diffLine(r.After.Spec), r.After.Started)
+		oneLine(r.Before.ID), oneLine(r.Before.Spec), r.Before.Started, oneLine(r.After.ID), oneLine(r.After.Spec), r.After.Started)
 	fmt.Fprintf(w, "\nsame target, same cases, paired by case and epoch; %s Wilson intervals; McNemar exact on the primary verdicts\n", level)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "target\tverdict\tpaired\tflipped\tflip rate [CI]\tpass→fail\tfail→pass\tMcNemar p\tidentical [CI]\ttemperature\tfingerprint\t")
@@ -258,7 +247,7 @@ func DriftText(w io.Writer, r *analysis.DriftReport) error {
 		if t.Fingerprints.Changed {
 			fp = "CHANGED"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s %s\t%d\t%d\t%s\t%s %s\t%s\t%s\t\n", diffLine(t.Target), driftVerdictWord(t.Verdict),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s %s\t%d\t%d\t%s\t%s %s\t%s\t%s\t\n", oneLine(t.Target), driftVerdictWord(t.Verdict),
 			t.Paired, t.Flips.Flipped, t.Flips.N, pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass,
 			pfmt(t.Flips.PValue), pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
 	}
@@ -266,22 +255,22 @@ func DriftText(w io.Writer, r *analysis.DriftReport) error {
 		return err
 	}
 	for _, t := range r.Targets {
-		fmt.Fprintf(w, "\n%s: %s\n", diffLine(t.Target), t.Verdict)
+		fmt.Fprintf(w, "\n%s: %s\n", oneLine(t.Target), t.Verdict)
 		for _, s := range t.Reasons {
-			fmt.Fprintf(w, "  - %s\n", diffLine(s))
+			fmt.Fprintf(w, "  - %s\n", oneLine(s))
 		}
 		fmt.Fprintf(w, "  models before: %s\n  models after:  %s\n", diffModels(t.Fingerprints.Before), diffModels(t.Fingerprints.After))
 		if t.Identical.Errored > 0 {
 			fmt.Fprintf(w, "  %d pairs had a failed call in either run (counted as not identical)\n", t.Identical.Errored)
 		}
 		for _, s := range t.Notes {
-			fmt.Fprintf(w, "  note: %s\n", diffLine(s))
+			fmt.Fprintf(w, "  note: %s\n", oneLine(s))
 		}
 	}
 	if len(r.Only) > 0 {
 		names := make([]string, len(r.Only))
 		for i, n := range r.Only {
-			names[i] = diffLine(n)
+			names[i] = oneLine(n)
 		}
 		fmt.Fprintf(w, "\nin one run only (not checked): %s\n", strings.Join(names, ", "))
 	}
@@ -289,7 +278,7 @@ func DriftText(w io.Writer, r *analysis.DriftReport) error {
 		fmt.Fprintln(w)
 	}
 	for _, wn := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", diffLine(wn))
+		fmt.Fprintf(w, "warning: %s\n", oneLine(wn))
 	}
 	fmt.Fprintf(w, "\n%s\n", driftSummary(r))
 	return nil
@@ -301,7 +290,7 @@ func driftSummary(r *analysis.DriftReport) string {
 	}
 	names := make([]string, len(r.Drifted))
 	for i, n := range r.Drifted {
-		names[i] = diffLine(n)
+		names[i] = oneLine(n)
 	}
 	return fmt.Sprintf("DRIFT: %d of %s drifted (%s)", len(r.Drifted), diffCount(len(r.Targets), "target"), strings.Join(names, ", "))
 }

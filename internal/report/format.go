@@ -201,6 +201,10 @@ func visible(s string, keepLines bool) string {
 	return b.String()
 }
 
+// oneLine makes short outside text (a name, an ID, a rule, a reason, a
+// fingerprint) safe on one line of any format: visible, line breaks as ↵.
+func oneLine(s string) string { return visible(s, false) }
+
 func needsVisible(r rune) bool {
 	return isControl(r) || isBidiControl(r) || r == 0x2028 || r == 0x2029 || r == 0xFEFF || r >= 0xFFFD && r <= 0xFFFF
 }

@@ -11,17 +11,22 @@ import (
 )
 
 // JUnit XML, the subset CI systems read (Jenkins, GitLab, GitHub test
-// reporters): <testsuites> of <testsuite> of <testcase>, with <failure>
-// and <system-out>.
+// reporters): <testsuites> of <testsuite> of <testcase>, with <failure>,
+// <skipped> and <system-out>. The decision report (JUnit) and the gate
+// (GateJUnit) write the same types; attributes one of them has no value for
+// are left out.
 
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName  xml.Name `xml:"testsuites"`
+	Name     string   `xml:"name,attr"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	// Skipped is written when set (the gate skips inconclusive checks; the
+	// decision report skips nothing and leaves it out).
+	Skipped *int         `xml:"skipped,attr,omitempty"`
+	Time    string       `xml:"time,attr,omitempty"`
+	Suites  []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
@@ -30,7 +35,7 @@ type junitSuite struct {
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
 	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
+	Time       string          `xml:"time,attr,omitempty"`
 	Timestamp  string          `xml:"timestamp,attr,omitempty"`
 	Properties []junitProperty `xml:"properties>property,omitempty"`
 	Cases      []junitCase     `xml:"testcase"`
@@ -44,8 +49,9 @@ type junitProperty struct {
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
+	Time      string        `xml:"time,attr,omitempty"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -53,6 +59,24 @@ type junitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Body    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// writeJUnit writes doc as an indented XML document.
+func writeJUnit(w io.Writer, doc junitSuites) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("writing JUnit XML: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
 }
 
 // JUnit writes the run as JUnit XML: one <testsuite> per target (in the
@@ -132,16 +156,7 @@ func JUnit(w io.Writer, rep *analysis.Report, rows []analysis.ResultRow) error {
 		out.Suites = append(out.Suites, s)
 	}
 	out.Time = seconds(total)
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return fmt.Errorf("writing JUnit XML: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return writeJUnit(w, out)
 }
 
 func junitFailureOf(r analysis.ResultRow) *junitFailure {

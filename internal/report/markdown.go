@@ -294,8 +294,9 @@ func mdMeasured(b *strings.Builder, r analysis.RunInfo) {
 // mdText escapes text from outside (a target name, a slice value, a kind,
 // a reason) for GitHub-flavoured Markdown, inline or in a table cell: it
 // renders as exactly the characters given, forms no link, image, emphasis,
-// code span, HTML, table cell break or block (heading, list, quote), and
-// mentions nobody. Line breaks show as ↵ and control characters as \xNN.
+// code span, math ($…$), HTML, table cell break or block (heading, list,
+// quote), and mentions nobody. Line breaks show as ↵ and control characters
+// as \xNN.
 func mdText(s string) string {
 	s = visible(s, false)
 	var b strings.Builder
@@ -308,7 +309,7 @@ func mdText(s string) string {
 			b.WriteString("&lt;")
 		case '>':
 			b.WriteString("&gt;")
-		case '\\', '`', '*', '_', '[', ']', '(', ')', '|', '~', '#', '!':
+		case '\\', '`', '*', '_', '[', ']', '(', ')', '|', '~', '#', '!', '$':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case '-', '+', '=':

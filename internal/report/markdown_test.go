@@ -33,6 +33,7 @@ func TestMdText(t *testing.T) {
 		{`back\slash`, `back\\slash`},
 		{"\x1b[31mred", `\\x1b\[31mred`},
 		{"rtl\u202egnp.exe", `rtl\\u202egnp.exe`},
+		{"costs $1 or $2", `costs \$1 or \$2`},
 	}
 	for _, c := range cases {
 		if got := mdText(c.in); got != c.want {
@@ -51,7 +52,7 @@ func mdDecode(s string) (string, error) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == '\\':
-			if i+1 >= len(s) || !strings.ContainsRune("\\`*_[]()|~#!-+=.", rune(s[i+1])) {
+			if i+1 >= len(s) || !strings.ContainsRune("\\`*_[]()|~#!$-+=.", rune(s[i+1])) {
 				return "", fmt.Errorf("stray backslash at %d in %q", i, s)
 			}
 			b.WriteByte(s[i+1])
@@ -78,7 +79,7 @@ func mdDecode(s string) (string, error) {
 			b.WriteByte('@')
 			i += len("@\u2060")
 			continue
-		case strings.ContainsRune("`*_[]()|~#!<>", r):
+		case strings.ContainsRune("`*_[]()|~#!<>$", r):
 			return "", fmt.Errorf("unescaped %q at %d in %q", r, i, s)
 		case r == '\n' || r == '\r' || unicode.IsControl(r):
 			return "", fmt.Errorf("control character %q at %d in %q", r, i, s)

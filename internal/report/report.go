@@ -43,10 +43,13 @@ func Render(w io.Writer, format string, rep *analysis.Report) error {
 }
 
 // JSON writes the report as indented JSON.
-func JSON(w io.Writer, rep *analysis.Report) error {
+func JSON(w io.Writer, rep *analysis.Report) error { return writeJSON(w, rep) }
+
+// writeJSON writes v as indented JSON, as every JSON rendering here does.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return enc.Encode(v)
 }
 
 // Text writes a terminal summary.

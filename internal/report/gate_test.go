@@ -1,17 +1,21 @@
-package gate
+package report
 
 import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
+
+	"github.com/assay-eval/assay/internal/gate"
 )
 
-// hostileNames are target names, tag values and fingerprints a baseline
-// file or a provider could carry.
-var hostileNames = []string{
+// gateHostileNames are target names, tag values and fingerprints a
+// baseline file or a provider could carry.
+var gateHostileNames = []string{
 	"<script>alert(1)</script>",
 	"evil|cell|break",
 	"[click](https://evil.example)",
@@ -28,49 +32,84 @@ var hostileNames = []string{
 	"$x^2$",
 }
 
-// hostileResult gates snapshots whose target names, tag values and
+// gateSnap is a snapshot of the cases c1…cn with the tags and targets
+// given, one epoch, scorer "correct".
+func gateSnap(id string, tags []map[string]string, targets ...*gate.Target) *gate.Snapshot {
+	s := &gate.Snapshot{
+		Run: gate.RunInfo{ID: id, Spec: "test", SpecHash: "sha256:spec", DatasetHash: "sha256:d", PromptHash: "sha256:prompt",
+			ScorersHash: "sha256:scorers", Epochs: 1, Scoring: 1, Created: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+		Source: "run " + id, Scorers: []string{"correct"}, Primary: "correct", Epochs: 1, Targets: targets,
+	}
+	for i := range tags {
+		s.Cases = append(s.Cases, gate.Case{ID: fmt.Sprintf("c%d", i+1), Tags: tags[i]})
+	}
+	return s
+}
+
+// gateTarget is a target with a result for each of n cases: the first
+// passed pass "correct", the others fail silently; 0.001 USD and 100 ms
+// each; outputs "out-<j>-<salt>".
+func gateTarget(name string, n, passed int, salt string) *gate.Target {
+	t := &gate.Target{Name: name, Pass: map[string][]int8{"correct": make([]int8, n)}, Shape: make([]byte, n), Kind: make([]string, n),
+		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]string, n),
+		Fingerprints: []gate.Fingerprint{{Model: "m-1", System: "fp_1", Count: n}}}
+	for j := range n {
+		if j < passed {
+			t.Pass["correct"][j], t.Shape[j] = 1, gate.ShapePass
+		} else {
+			t.Shape[j], t.Kind[j] = gate.ShapeSilent, "wrong"
+		}
+		t.CostUSD[j], t.LatencyMS[j] = 0.001, 100
+		t.OutputHash[j] = gate.OutputHash(fmt.Sprintf("out-%d-%s", j, salt))
+	}
+	return t
+}
+
+// hostileGateResult gates snapshots whose target names, tag values and
 // fingerprints are hostile, with one failing, one inconclusive and one
 // passing check per target, a missing target and warnings.
-func hostileResult(t *testing.T) *Result {
+func hostileGateResult(t *testing.T) *gate.Result {
 	t.Helper()
+	names := gateHostileNames
 	n := 100
 	tags := make([]map[string]string, n)
 	for i := range tags {
-		tags[i] = map[string]string{"tier": hostileNames[i%len(hostileNames)]}
+		tags[i] = map[string]string{"tier": names[i%len(names)]}
 	}
-	var bts, cts []*Target
-	for i, name := range hostileNames[:4] {
-		bt := testTarget(name, passes(n, 80), nil, nil, nil, "b")
-		ct := testTarget(name, passes(n, 60), nil, nil, nil, "c")
-		ct.Fingerprints = []Fingerprint{{Model: hostileNames[(i+5)%len(hostileNames)], System: "<b>fp</b>", Count: n}}
+	var bts, cts []*gate.Target
+	for i, name := range names[:4] {
+		bt := gateTarget(name, n, 80, "b")
+		ct := gateTarget(name, n, 60, "c")
+		ct.Fingerprints = []gate.Fingerprint{{Model: names[(i+5)%len(names)], System: "<b>fp</b>", Count: n}}
 		bts, cts = append(bts, bt), append(cts, ct)
 	}
-	bts = append(bts, testTarget(hostileNames[7], passes(n, 80), nil, nil, nil, "b"))
-	base := testSnap("b", "sha256:d", 1, ids(n), tags, bts...)
-	cand := testSnap("c", "sha256:d", 1, ids(n), tags, cts...)
-	cand.Source = hostileNames[0] + ".json"
-	rs, err := RulesFromFlags([]string{
+	bts = append(bts, gateTarget(names[7], n, 80, "b"))
+	base := gateSnap("b", tags, bts...)
+	cand := gateSnap("c", tags, cts...)
+	cand.Source = names[0] + ".json"
+	rs, err := gate.RulesFromFlags([]string{
 		"primary max_drop=5%",
-		"primary[tier=" + strings.ReplaceAll(hostileNames[2], "]", "") + "] max_drop=50%",
+		"primary[tier=" + strings.ReplaceAll(names[2], "]", "") + "] max_drop=50%",
 		"primary min=0.7",
 		"cost_per_case max=$1",
 	}, []string{"correct"}, []string{"tier"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Evaluate(base, cand, rs, Options{})
+	res, err := gate.Evaluate(base, cand, rs, gate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-// The Markdown summary cannot be made to add HTML, links, images, table
-// cells, headings or mentions by what came from data, and shows it all.
-func TestMarkdownEscapesHostileText(t *testing.T) {
-	res := hostileResult(t)
+// The gate's Markdown summary cannot be made to add HTML, links, images,
+// table cells, headings or mentions by what came from data, and shows it
+// all.
+func TestGateMarkdownEscapesHostileText(t *testing.T) {
+	res := hostileGateResult(t)
 	var b bytes.Buffer
-	if err := Markdown(&b, res); err != nil {
+	if err := GateMarkdown(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	doc := b.String()
@@ -97,7 +136,7 @@ func TestMarkdownEscapesHostileText(t *testing.T) {
 			t.Errorf("line %d: a link or image: %q", n+1, line)
 		}
 		if strings.HasPrefix(line, "|") {
-			c := len(mdCells(line))
+			c := len(cells(line))
 			if cols == 0 {
 				cols = c
 			} else if c != cols {
@@ -116,12 +155,12 @@ func TestMarkdownEscapesHostileText(t *testing.T) {
 	if strings.Contains(doc, "@someone") {
 		t.Errorf("a target name would mention someone")
 	}
-	for _, h := range hostileNames[:4] {
+	for _, h := range gateHostileNames[:4] {
 		if !strings.Contains(doc, mdText(h)) {
 			t.Errorf("target %q is not shown escaped", h)
 		}
 	}
-	if !strings.Contains(doc, "| "+mdText(hostileNames[7])+" | target measured | ❌ **fail** |") {
+	if !strings.Contains(doc, "| "+mdText(gateHostileNames[7])+" | target measured | ❌ **fail** |") {
 		t.Errorf("the missing target's row is missing:\n%s", doc)
 	}
 	// $…$ would be GitHub math: every dollar is escaped.
@@ -130,33 +169,12 @@ func TestMarkdownEscapesHostileText(t *testing.T) {
 	}
 }
 
-// mdCells splits a table row on unescaped pipes.
-func mdCells(row string) []string {
-	var out []string
-	var cur strings.Builder
-	for i := 0; i < len(row); i++ {
-		switch {
-		case row[i] == '\\' && i+1 < len(row):
-			cur.WriteByte(row[i])
-			cur.WriteByte(row[i+1])
-			i++
-		case row[i] == '|':
-			out = append(out, cur.String())
-			cur.Reset()
-		default:
-			cur.WriteByte(row[i])
-		}
-	}
-	out = append(out, cur.String())
-	return out[1 : len(out)-1]
-}
-
-// The JUnit XML parses, counts what it holds, and carries hostile names as
-// text.
-func TestJUnitParsesWithHostileText(t *testing.T) {
-	res := hostileResult(t)
+// The gate's JUnit XML parses, counts what it holds, and carries hostile
+// names as text.
+func TestGateJUnitParsesWithHostileText(t *testing.T) {
+	res := hostileGateResult(t)
 	var b bytes.Buffer
-	if err := JUnit(&b, res); err != nil {
+	if err := GateJUnit(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -188,7 +206,7 @@ func TestJUnitParsesWithHostileText(t *testing.T) {
 	if res.Failed == 0 || res.Inconclusive == 0 || res.Passed == 0 {
 		t.Errorf("the hostile result should hold every verdict: %d/%d/%d", res.Failed, res.Inconclusive, res.Passed)
 	}
-	if doc.Suites[0].Name != "gate: "+hostileNames[0] || doc.Suites[1].Name != "gate: "+hostileNames[1] {
+	if doc.Suites[0].Name != "gate: "+gateHostileNames[0] || doc.Suites[1].Name != "gate: "+gateHostileNames[1] {
 		t.Errorf("suite names %q, %q", doc.Suites[0].Name, doc.Suites[1].Name)
 	}
 	if s := b.String(); strings.Contains(s, "<script>") || strings.Contains(s, "<injected/>") || strings.ContainsRune(s, 0x1b) || strings.ContainsRune(s, 0) {
@@ -204,11 +222,12 @@ func TestJUnitParsesWithHostileText(t *testing.T) {
 	}
 }
 
-// The JSON output parses; undefined numbers are null, never NaN.
-func TestJSONAndText(t *testing.T) {
-	res := hostileResult(t)
+// The gate's JSON output parses; undefined numbers are null, never NaN.
+// Its text output carries no control characters.
+func TestGateJSONAndText(t *testing.T) {
+	res := hostileGateResult(t)
 	var b bytes.Buffer
-	if err := JSON(&b, res); err != nil {
+	if err := GateJSON(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -225,7 +244,7 @@ func TestJSONAndText(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	if doc.Verdict != Fail || doc.Targets[0].Name != hostileNames[0] {
+	if doc.Verdict != gate.Fail || doc.Targets[0].Name != gateHostileNames[0] {
 		t.Errorf("json %+v", doc)
 	}
 	for _, c := range doc.Targets[0].Checks {
@@ -234,7 +253,7 @@ func TestJSONAndText(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := Text(&b, res); err != nil {
+	if err := GateText(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	if strings.ContainsFunc(b.String(), func(r rune) bool { return (unicode.IsControl(r) && r != '\n') || isBidiControl(r) }) {

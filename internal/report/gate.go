@@ -1,0 +1,263 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/assay-eval/assay/internal/gate"
+)
+
+// Renderers for `assay gate`: a *gate.Result as text (a terminal or a CI
+// log), Markdown (a pull-request comment or a CI job summary), JSON and
+// JUnit. Target names, rules, reasons, sources and warnings come from a
+// spec, a dataset, a baseline file or a provider: all are escaped. The
+// checks' numbers are written with the gate's own unit formatters
+// (gate.FormatValue …), the ones its reasons are written with, so a table
+// row and its reason agree.
+
+// GateFormats are the output formats of Gate.
+var GateFormats = []string{"text", "markdown", "json", "junit"}
+
+// Gate writes the result in one of GateFormats.
+func Gate(w io.Writer, format string, r *gate.Result) error {
+	switch format {
+	case "text":
+		return GateText(w, r)
+	case "markdown":
+		return GateMarkdown(w, r)
+	case "json":
+		return GateJSON(w, r)
+	case "junit":
+		return GateJUnit(w, r)
+	}
+	return fmt.Errorf("unknown gate format %q: formats are %s", format, strings.Join(GateFormats, ", "))
+}
+
+// GateJSON writes the result as indented JSON (undefined numbers are null).
+func GateJSON(w io.Writer, r *gate.Result) error { return writeJSON(w, r) }
+
+func gateVerdictWord(v string) string {
+	switch v {
+	case gate.Fail:
+		return "FAIL"
+	case gate.Inconclusive:
+		return "INCONCLUSIVE"
+	}
+	return "PASS"
+}
+
+func gateTally(r *gate.Result) string {
+	return fmt.Sprintf("%d failed, %d inconclusive, %d passed", r.Failed, r.Inconclusive, r.Passed)
+}
+
+// gateSide names a run compared: where it came from, its spec, dataset and
+// commit.
+func gateSide(s gate.Side) string {
+	parts := []string{}
+	if s.Run.Spec != "" {
+		parts = append(parts, "spec "+s.Run.Spec)
+	}
+	parts = append(parts, "dataset "+gate.ShortHash(s.Run.DatasetHash))
+	if s.Run.GitCommit != "" {
+		c := s.Run.GitCommit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		parts = append(parts, "git "+c)
+	}
+	src := s.Source
+	if !strings.HasPrefix(src, "run ") {
+		src += " (run " + s.Run.ID + ")"
+	}
+	return src + ", " + strings.Join(parts, ", ")
+}
+
+func gateRules(r *gate.Result) string {
+	s := strings.Join(r.Rules, "; ")
+	if r.DefaultRules {
+		s += " (the default: no rules configured)"
+	}
+	return s
+}
+
+// GateText writes the result for a terminal or a CI log.
+func GateText(w io.Writer, r *gate.Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "assay gate: %s (%s)\n", gateVerdictWord(r.Verdict), gateTally(r))
+	fmt.Fprintf(&b, "  candidate: %s\n", oneLine(gateSide(r.Candidate)))
+	fmt.Fprintf(&b, "  baseline:  %s\n", oneLine(gateSide(r.Baseline)))
+	fmt.Fprintf(&b, "  %s cases compared · alpha %g", count(r.Cases), r.Alpha)
+	if r.Strict {
+		b.WriteString(" · strict")
+	}
+	fmt.Fprintf(&b, " · rules: %s\n", oneLine(gateRules(r)))
+	for _, t := range r.Targets {
+		fmt.Fprintf(&b, "\ntarget %s: %s\n", oneLine(t.Name), gateVerdictWord(t.Verdict))
+		if t.Reason != "" {
+			fmt.Fprintf(&b, "  %s\n", oneLine(t.Reason))
+		}
+		for _, c := range t.Checks {
+			fmt.Fprintf(&b, "  %-12s %s\n", gateVerdictWord(c.Verdict), oneLine(c.Rule))
+			fmt.Fprintf(&b, "  %-12s %s\n", "", oneLine(c.Reason))
+		}
+		if t.Outputs > 0 {
+			fmt.Fprintf(&b, "  outputs identical to the baseline: %s of %s\n", count(t.IdenticalOutputs), count(t.Outputs))
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\nwarnings:\n")
+		for _, wn := range r.Warnings {
+			fmt.Fprintf(&b, "  - %s\n", oneLine(wn))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+var gateIcon = map[string]string{gate.Pass: "✅", gate.Fail: "❌", gate.Inconclusive: "⚠️"}
+
+// GateMarkdown writes the result for a pull-request comment or a CI job
+// summary ($GITHUB_STEP_SUMMARY): a headline, one table row per check with
+// its numbers, the reasons, and the warnings.
+func GateMarkdown(w io.Writer, r *gate.Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s assay gate: %s\n\n", gateIcon[r.Verdict], r.Verdict)
+	fmt.Fprintf(&b, "%s · %s cases compared · α = %g", mdText(gateTally(r)), count(r.Cases), r.Alpha)
+	if r.Strict {
+		b.WriteString(" · strict (point estimates decide)")
+	}
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "- **Candidate:** %s\n", mdText(gateSide(r.Candidate)))
+	fmt.Fprintf(&b, "- **Baseline:** %s\n", mdText(gateSide(r.Baseline)))
+	fmt.Fprintf(&b, "- **Rules:** %s\n\n", mdText(gateRules(r)))
+
+	b.WriteString("| Target | Rule | Verdict | Baseline | Candidate | Δ | CI | p | n | Allowed |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---|---:|---:|---:|\n")
+	for _, t := range r.Targets {
+		if t.Missing {
+			fmt.Fprintf(&b, "| %s | %s | %s **%s** | | | | | | %s | |\n", mdText(t.Name), "target measured", gateIcon[gate.Fail], gate.Fail, count(t.Cases))
+			continue
+		}
+		for _, c := range t.Checks {
+			allowed := gateCell(gate.FormatAmount(c.Metric, float64(c.Threshold)))
+			ciCell := gateCell(gate.FormatInterval(c.Metric, c.CI, c.Kind == "worsening"))
+			if c.Kind != "worsening" {
+				op := "≥ "
+				if c.Kind == "ceiling" {
+					op = "≤ "
+				}
+				allowed = op + gateCell(gate.FormatValue(c.Metric, float64(c.Threshold)))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				mdText(t.Name), mdText(c.Rule), gateIcon[c.Verdict], gateMDVerdict(c.Verdict),
+				gateCell(gate.FormatValue(c.Metric, float64(c.Baseline))), gateCell(gate.FormatValue(c.Metric, float64(c.Candidate))),
+				gateCell(gate.FormatDelta(c.Metric, float64(c.Delta))), ciCell, gateCell(pval(float64(c.PValue))), count(c.N), allowed)
+		}
+	}
+	b.WriteString("\n")
+	// Why: what failed or is inconclusive in the open, what passed folded.
+	var open, folded []string
+	for _, t := range r.Targets {
+		if t.Missing {
+			open = append(open, fmt.Sprintf("- %s **%s** · %s: %s", gateIcon[gate.Fail], gate.Fail, mdText(t.Name), mdText(t.Reason)))
+		}
+		for _, c := range t.Checks {
+			line := fmt.Sprintf("- %s **%s** · %s · %s: %s", gateIcon[c.Verdict], c.Verdict, mdText(t.Name), mdText(c.Rule), mdText(c.Reason))
+			if c.Verdict == gate.Pass {
+				folded = append(folded, line)
+			} else {
+				open = append(open, line)
+			}
+		}
+	}
+	if len(open) > 0 {
+		b.WriteString(strings.Join(open, "\n") + "\n\n")
+	}
+	if len(folded) > 0 {
+		b.WriteString("<details><summary>Passed checks</summary>\n\n" + strings.Join(folded, "\n") + "\n\n</details>\n\n")
+	}
+	var fp []string
+	for _, t := range r.Targets {
+		if t.Outputs > 0 {
+			fp = append(fp, fmt.Sprintf("- %s: %s of %s outputs identical to the baseline", mdText(t.Name), count(t.IdenticalOutputs), count(t.Outputs)))
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("**Warnings**\n\n")
+		for _, wn := range r.Warnings {
+			fmt.Fprintf(&b, "- ⚠️ %s\n", mdText(wn))
+		}
+		b.WriteString("\n")
+	}
+	if len(fp) > 0 {
+		b.WriteString(strings.Join(fp, "\n") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// gateCell escapes one of our own formatted numbers: "$0.0012 … $0.0015"
+// would open GitHub's inline math, and "<0.0001" is written as text.
+func gateCell(s string) string {
+	return strings.NewReplacer("$", `\$`, "<", "&lt;").Replace(s)
+}
+
+func gateMDVerdict(v string) string {
+	if v == gate.Fail {
+		return "**fail**"
+	}
+	return v
+}
+
+// GateJUnit writes the result as JUnit XML: one <testsuite> per target, one
+// <testcase> per check; a failed check carries a <failure>, an inconclusive
+// one is <skipped> with its reason (it does not fail the build), and every
+// check's reason is in <system-out>. Text is kept to one line; characters
+// XML 1.0 cannot carry are written as \xNN.
+func GateJUnit(w io.Writer, r *gate.Result) error {
+	skipped := 0
+	doc := junitSuites{Name: "assay gate", Skipped: &skipped}
+	props := []junitProperty{
+		{Name: "candidate", Value: oneLine(gateSide(r.Candidate))},
+		{Name: "baseline", Value: oneLine(gateSide(r.Baseline))},
+		{Name: "alpha", Value: fmt.Sprint(r.Alpha)},
+		{Name: "strict", Value: fmt.Sprint(r.Strict)},
+		{Name: "cases", Value: fmt.Sprint(r.Cases)},
+	}
+	for i, wn := range r.Warnings {
+		props = append(props, junitProperty{Name: fmt.Sprintf("warning.%d", i+1), Value: oneLine(wn)})
+	}
+	for _, t := range r.Targets {
+		s := junitSuite{Name: "gate: " + oneLine(t.Name), Properties: props}
+		class := "assay.gate." + oneLine(t.Name)
+		if t.Missing {
+			s.Cases = append(s.Cases, junitCase{Name: "target measured", Classname: class,
+				Failure: &junitFailure{Message: oneLine(t.Reason), Type: "missing_target", Body: oneLine(t.Reason)}})
+		}
+		for _, c := range t.Checks {
+			jc := junitCase{Name: oneLine(c.Rule), Classname: class, SystemOut: oneLine(c.Reason)}
+			switch c.Verdict {
+			case gate.Fail:
+				jc.Failure = &junitFailure{Message: oneLine(c.Reason), Type: "regression", Body: oneLine(c.Reason)}
+			case gate.Inconclusive:
+				jc.Skipped = &junitSkipped{Message: "inconclusive: " + oneLine(c.Reason)}
+			}
+			s.Cases = append(s.Cases, jc)
+		}
+		for _, jc := range s.Cases {
+			s.Tests++
+			if jc.Failure != nil {
+				s.Failures++
+			}
+			if jc.Skipped != nil {
+				s.Skipped++
+			}
+		}
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		skipped += s.Skipped
+		doc.Suites = append(doc.Suites, s)
+	}
+	return writeJUnit(w, doc)
+}
