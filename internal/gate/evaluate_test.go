@@ -446,3 +446,16 @@ func TestFingerprintsChanged(t *testing.T) {
 		}
 	}
 }
+
+// A cost difference of float noise (the mean of equal costs subtracted from
+// itself) reads as no change, never as a 20-digit amount.
+func TestCostDeltaNoiseReadsAsZero(t *testing.T) {
+	for _, d := range []float64{-6.19e-21, 3e-15, 0} {
+		if got := FormatDelta("cost_per_case", d); got != "±$0" {
+			t.Errorf("FormatDelta(cost, %g) = %q, want ±$0", d, got)
+		}
+	}
+	if got := FormatDelta("cost_per_case", -0.000012); got != "−$0.000012" {
+		t.Errorf("FormatDelta(cost, -0.000012) = %q, want −$0.000012", got)
+	}
+}

@@ -47,7 +47,9 @@ func usd(x float64) string {
 		return "—"
 	case x < 0:
 		return "−" + usd(-x)
-	case x == 0:
+	case x < 1e-12:
+		// Below a trillionth of a dollar is the float noise of a mean of
+		// equal costs, not a difference.
 		return "$0"
 	case x >= 100:
 		return "$" + thousands(int64(math.Round(x)))
