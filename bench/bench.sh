@@ -7,6 +7,13 @@
 #   bash bench/bench.sh replay     # replay 5,000 vs 50,000 cases
 #   bash bench/bench.sh report     # the report on 1,000,000 stored results
 #   bash bench/bench.sh stats      # bootstrap resampling of 100,000 cases
+#   bash bench/bench.sh gate       # baseline export, gate, diff, drift: 10,000 and 100,000 cases × 2 targets
+#                                  # (GATE_SHAPES="250000x4" for a million results)
+#   bash bench/bench.sh selftest   # assay selftest on the recorded GSM8K spec (needs ../shared/data)
+#   bash bench/bench.sh health     # assay validate --deep on 50,000 cases (HEALTH_CASES=N for N)
+#   bash bench/bench.sh gobench    # the Go benchmarks of gate, selftest, dataset, analysis, probe
+#
+# "all" runs mock, replay, report and stats; the last four are run by name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -16,8 +23,15 @@ A="$out/assay"
 which=${1:-all}
 
 measure() { # label, command...
-  local label=$1; shift
-  /usr/bin/time -f '%e %U %S %M' -o "$out/time.txt" "$@" >"$out/stdout.txt" 2>"$out/stderr.txt" || { cat "$out/stderr.txt"; exit 1; }
+  measure_rc 0 "$@"
+}
+
+measure_rc() { # expected exit code, label, command...
+  local want=$1 label=$2 rc=0; shift 2
+  /usr/bin/time -f '%e %U %S %M' -o "$out/time.txt" "$@" >"$out/stdout.txt" 2>"$out/stderr.txt" || rc=$?
+  if [[ $rc != "$want" ]]; then echo "$label: exit $rc, want $want"; cat "$out/stderr.txt"; exit 1; fi
+  # GNU time writes "Command exited with non-zero status N" first.
+  tail -n1 "$out/time.txt" >"$out/time1.txt" && mv "$out/time1.txt" "$out/time.txt"
   read -r wall user sys rss <"$out/time.txt"
   echo "$label wall=${wall}s user=${user}s sys=${sys}s maxrss=$((rss/1024))MB"
 }
@@ -95,4 +109,124 @@ fi
 
 if [[ $which == all || $which == stats ]]; then
   go test -run='^$' -bench='Bootstrap100k' -benchtime=3x ./internal/stats/ | grep Benchmark
+fi
+
+if [[ $which == gate ]]; then
+  # A baseline run and a candidate that regressed (5 points lower pass
+  # probability, 10% slower), paired case by case (same seed), at each
+  # CASESxTARGETS shape of GATE_SHAPES (default 10,000 and 100,000 cases × 2
+  # targets; GATE_SHAPES=250000x4 is the report's million results).
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for shape in ${GATE_SHAPES:-10000x2 100000x2}; do
+    n=${shape%x*} k=${shape#*x}
+    db="$out/gate$shape.db"
+    rm -f "$db"*
+    base=$(go run ./bench/fill -db "$db" -cases "$n" -targets "$k")
+    cand=$(go run ./bench/fill -db "$db" -cases "$n" -targets "$k" -regress 0.05 -slower 1.1)
+    for i in 1 2 3; do
+      measure "baseline export $shape" "$A" baseline export "$base" --db "$db" -o "$out/baseline$shape.json"
+    done
+    echo "  baseline$shape.json: $(stat -c %s "$out/baseline$shape.json") bytes"
+    for i in 1 2 3; do
+      measure_rc 3 "gate $shape default rule, baseline file" "$A" gate "$cand" --baseline "$out/baseline$shape.json" --db "$db"
+    done
+    for i in 1 2 3; do
+      measure_rc 3 "gate $shape default rule, baseline run" "$A" gate "$cand" --baseline "$base" --db "$db"
+    done
+    measure_rc 3 "gate $shape default+cost+p95, baseline file" "$A" gate "$cand" --baseline "$out/baseline$shape.json" --db "$db" \
+      --rule 'primary max_drop=5%' --rule 'cost_per_case max_rise=10%' --rule 'latency_p95 max_rise=5%'
+    measure "diff $shape" "$A" diff "$base" "$cand" --db "$db"
+    measure_rc 3 "drift $shape" "$A" drift "$base" "$cand" --db "$db"
+    measure "report $shape (for comparison)" "$A" report "$cand" --db "$db" --format json
+  done
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+if [[ $which == selftest ]]; then
+  data=$(cd "${ASSAY_SHARED_DATA:-../shared/data}" && pwd)/gsm8k/example_model_solutions.jsonl
+  mkdir -p "$out/selftest"
+  cat >"$out/selftest/gsm8k.yaml" <<YAML
+name: gsm8k-recorded
+dataset: {path: "$data", id: line, expected: ground_truth, expected_extract: 'A:\s*(.+)$'}
+prompt: {user: "Q: {{.question}}"}
+targets:
+  - {name: m, provider: replay, replay: {path: "$data", join: question, output: 175b_verification.solution}}
+output: {extract: 'A:\s*(.+)$'}
+scorers:
+  - {name: correct, type: equals, normalize: [trim, no_commas], primary: true}
+YAML
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for i in 1 2 3; do
+    measure "selftest gsm8k 1,319 cases" "$A" selftest "$out/selftest/gsm8k.yaml"
+  done
+  # The 50,000 synthetic cases of "health" (one equals scorer), when made.
+  if [[ -f $out/health/assay.yaml ]]; then
+    measure "selftest synthetic 50,000 cases" "$A" selftest "$out/health/assay.yaml"
+  fi
+fi
+
+if [[ $which == health ]]; then
+  # 50,000 (or $HEALTH_CASES) word problems shaped like GSM8K's questions (46 words on average,
+  # sd 18, 15 to 164), words from a Zipf law (s = 1.1) over 30,000 words, one
+  # in seven a number; 1% near duplicates (1 to 8 words replaced), 0.5%
+  # exact ones (case and punctuation changed). The recipe of
+  # internal/dataset/bench_test.go.
+  hn=${HEALTH_CASES:-50000}
+  python3 - "$out/health" "$hn" <<'PY'
+import itertools, json, os, random, sys
+d, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(d, exist_ok=True)
+rng = random.Random(7)
+syll = "ba ko ri mu te sa lo ven dor pi ka nel tu gra shi mo".split()
+def name(i):
+    s, x = "", i + 1
+    while x > 0:
+        s, x = s + syll[x % len(syll)], x // len(syll)
+    return s
+V = 30000
+words = [name(i) for i in range(V)]
+cum = list(itertools.accumulate((k + 1) ** -1.1 for k in range(V)))
+def draw(k):
+    return [str(rng.randrange(1000)) if rng.randrange(7) == 0 else w for w in rng.choices(words, cum_weights=cum, k=k)]
+qs = []
+for i in range(n):
+    r = rng.random()
+    if i > 100 and r < 0.01:
+        toks = qs[rng.randrange(i)].split()
+        for _ in range(1 + rng.randrange(8)):
+            toks[rng.randrange(len(toks))] = draw(1)[0]
+        qs.append(" ".join(toks))
+    elif i > 100 and r < 0.015:
+        q = qs[rng.randrange(i)]
+        qs.append(q[:1].upper() + q[1:] + "!!")
+    else:
+        qs.append(" ".join(draw(min(max(round(rng.gauss(46, 18)), 15), 164))) + "?")
+buckets = ["common", "edge", "hostile", "should-refuse"]
+with open(f"{d}/cases.jsonl", "w") as f:
+    for i, q in enumerate(qs):
+        f.write(json.dumps({"id": f"q{i+1}", "question": q, "answer": str(i % 500), "bucket": buckets[i % 4], "tier": str(i % 9)}) + "\n")
+PY
+  cat >"$out/health/assay.yaml" <<'YAML'
+name: bench-health
+dataset: {path: cases.jsonl, id: id, expected: answer, tags: {bucket: bucket, tier: tier}}
+prompt: {user: "Q: {{.question}}"}
+targets:
+  - {name: m, provider: openai, model: m, base_url: "http://127.0.0.1:9/v1"}
+scorers:
+  - {name: correct, type: equals, normalize: [trim]}
+YAML
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  measure "validate (not deep) $hn" "$A" validate "$out/health/assay.yaml"
+  for t in 0.9 0.8; do
+    for i in 1 2 3; do
+      measure "validate --deep $hn threshold=$t" "$A" validate --deep --dup-threshold "$t" "$out/health/assay.yaml"
+    done
+    grep -i 'near-duplicate' "$out/stdout.txt" | head -1
+  done
+fi
+
+if [[ $which == gobench ]]; then
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  go test -p 1 -run='^$' -bench=. -benchtime=3x -timeout=60m ./internal/gate/ ./internal/selftest/ ./internal/dataset/ ./internal/analysis/ ./internal/probe/ | grep -E '^(Benchmark|ok|FAIL|---)'
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
