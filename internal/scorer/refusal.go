@@ -75,9 +75,12 @@ func newRefusalDetector(sp *spec.Spec) (*refusalDetector, []spec.Problem) {
 
 // foldRefusal lowers s and straightens apostrophes.
 func foldRefusal(s string) string {
-	s = strings.ToLower(s)
-	return strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'").Replace(s)
+	return apostrophes.Replace(strings.ToLower(s))
 }
+
+// apostrophes folds typographic apostrophes to ASCII. A Replacer is safe
+// for concurrent use and never changes after it is built.
+var apostrophes = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'")
 
 // detect returns the matched phrase (or a description) when raw is a
 // refusal. The finish reason always counts; phrases and the pattern only

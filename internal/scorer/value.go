@@ -15,11 +15,20 @@ import (
 // clip shortens s to at most n runes for a reason or error message, marking
 // the cut.
 func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
+	// Walk to the n-th rune without converting the whole string: an
+	// output may be megabytes.
+	i := 0
+	for k := 0; k < n; k++ {
+		if i >= len(s) {
+			return s
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	if i >= len(s) {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
+	return s[:i] + "…"
 }
 
 // quote renders a value of the output or expected for a reason: strings are
