@@ -2,11 +2,13 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"sort"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -39,8 +41,12 @@ type DriftOptions struct {
 // DriftReport says, per target both runs ran, whether its outputs on the
 // same cases changed between the runs.
 type DriftReport struct {
-	Before             RunInfo       `json:"before"`
-	After              RunInfo       `json:"after"`
+	Before RunInfo `json:"before"`
+	After  RunInfo `json:"after"`
+	// BeforeFile and AfterFile name the baseline file a side was read
+	// from ("" for a stored run).
+	BeforeFile         string        `json:"before_file,omitempty"`
+	AfterFile          string        `json:"after_file,omitempty"`
 	Alpha              float64       `json:"alpha"`
 	IdenticalThreshold float64       `json:"identical_threshold"`
 	Targets            []TargetDrift `json:"targets"`
@@ -101,10 +107,14 @@ type DriftIdentical struct {
 }
 
 // DriftTemperature is the target's temperature in each run's resolved spec
-// (absent when not set: the provider's default applies).
+// (absent when not set: the provider's default applies, or not known).
 type DriftTemperature struct {
 	Before *float64 `json:"before,omitempty"`
 	After  *float64 `json:"after,omitempty"`
+	// BeforeUnknown and AfterUnknown are set when a side does not record
+	// its temperature: a baseline file written by an older assay.
+	BeforeUnknown bool `json:"before_unknown,omitempty"`
+	AfterUnknown  bool `json:"after_unknown,omitempty"`
 	// Zero is set when both runs asked for temperature 0: identical
 	// outputs are then expected, and their absence is the drift signal.
 	Zero bool `json:"zero"`
@@ -130,87 +140,157 @@ const (
 	DirectionNone   = "none"
 )
 
+// DriftSide is one side of a drift check: a snapshot of a run
+// (gate.FromStore for a stored run, gate.LoadBaseline for a baseline
+// file) and, for a stored run, the run record, whose status and resolved
+// spec a baseline file does not hold.
+type DriftSide struct {
+	Snap *gate.Snapshot
+	// Run is the stored run; nil for a baseline file.
+	Run *store.Run
+}
+
+// StoredDriftSide reads one side of a drift check from the store: a
+// snapshot of the run under its latest scoring (also when it has none).
+func StoredDriftSide(ctx context.Context, st store.Store, run *store.Run) (*DriftSide, error) {
+	snap, err := gate.FromStoreUnscored(ctx, st, run)
+	if err != nil {
+		return nil, err
+	}
+	return &DriftSide{Snap: snap, Run: run}, nil
+}
+
+// BaselineDriftSide is one side of a drift check read from a baseline
+// file (gate.LoadBaseline).
+func BaselineDriftSide(snap *gate.Snapshot) *DriftSide { return &DriftSide{Snap: snap} }
+
+// ID is the run's ID (for a baseline file, the run it was exported from).
+func (s *DriftSide) ID() string { return s.Snap.Run.ID }
+
+// File is the baseline file's path, or "" for a stored run.
+func (s *DriftSide) File() string {
+	if s.Run != nil {
+		return ""
+	}
+	return s.Snap.Source
+}
+
+// Targets names the side's targets, in the run's order.
+func (s *DriftSide) Targets() []string {
+	out := make([]string, len(s.Snap.Targets))
+	for i, t := range s.Snap.Targets {
+		out[i] = t.Name
+	}
+	return out
+}
+
+func (s *DriftSide) info() RunInfo {
+	if s.Run != nil {
+		return runInfo(s.Run, 0)
+	}
+	r := s.Snap.Run
+	return RunInfo{ID: r.ID, Spec: r.Spec, SpecHash: r.SpecHash, DatasetHash: r.DatasetHash, PromptHash: r.PromptHash,
+		GitCommit: r.GitCommit, ScorersHash: r.ScorersHash, AssayVersion: r.AssayVersion, Cases: len(s.Snap.Cases),
+		Epochs: s.Snap.Epochs, Scoring: r.Scoring, Started: r.Created.UTC().Format("2006-01-02T15:04:05Z")}
+}
+
 // Drift tests, per target both runs ran, whether the target's outputs on the
 // same cases changed: verdict flips (rate, interval, McNemar exact), the rate
 // of identical raw outputs, and the reported model fingerprints. A target
 // drifted when its fingerprint changed, when at temperature 0 the interval
 // of its identical-output rate lies below the threshold, or when McNemar's
-// p-value is below alpha.
+// p-value is below alpha. It is DriftSides on two stored runs.
 func Drift(ctx context.Context, st store.Store, before, after *store.Run, o DriftOptions) (*DriftReport, error) {
+	if o.Target != "" && (!slices.Contains(before.Targets, o.Target) || !slices.Contains(after.Targets, o.Target)) {
+		return nil, fmt.Errorf("target %q is not in both runs (%s has %s; %s has %s)", o.Target,
+			before.ID, strings.Join(before.Targets, ", "), after.ID, strings.Join(after.Targets, ", "))
+	}
+	b, err := StoredDriftSide(ctx, st, before)
+	if err != nil {
+		return nil, err
+	}
+	a, err := StoredDriftSide(ctx, st, after)
+	if err != nil {
+		return nil, err
+	}
+	return DriftSides(b, a, o)
+}
+
+// DriftSides is Drift on two sides, each a stored run or a baseline file.
+// What a baseline file does not hold is left out for its side: its cases
+// compare by tags only (not expected values), nothing of it came from the
+// response cache, and its resolved spec and status are not checked.
+func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
 	}
 	if o.IdenticalThreshold == 0 {
 		o.IdenticalThreshold = 0.95
 	}
-	if o.Target != "" && (!slices.Contains(before.Targets, o.Target) || !slices.Contains(after.Targets, o.Target)) {
+	bt, at := before.Targets(), after.Targets()
+	if o.Target != "" && (!slices.Contains(bt, o.Target) || !slices.Contains(at, o.Target)) {
 		return nil, fmt.Errorf("target %q is not in both runs (%s has %s; %s has %s)", o.Target,
-			before.ID, strings.Join(before.Targets, ", "), after.ID, strings.Join(after.Targets, ", "))
+			before.ID(), strings.Join(bt, ", "), after.ID(), strings.Join(at, ", "))
 	}
-	rep := &DriftReport{Before: runInfo(before, 0), After: runInfo(after, 0), Alpha: o.Alpha,
-		IdenticalThreshold: o.IdenticalThreshold, Drifted: []string{}, Targets: []TargetDrift{}}
-	rep.Warnings = append(rep.Warnings, incompleteWarnings(before, after)...)
-	ci := newCaseIndex()
-	cd, err := readCases(ctx, st, before.ID, after.ID, ci)
-	if err != nil {
-		return nil, err
+	bs, as := before.Snap, after.Snap
+	rep := &DriftReport{Before: before.info(), After: after.info(), BeforeFile: before.File(), AfterFile: after.File(),
+		Alpha: o.Alpha, IdenticalThreshold: o.IdenticalThreshold, Drifted: []string{}, Targets: []TargetDrift{}}
+	for _, s := range []*DriftSide{before, after} {
+		if s.Run != nil {
+			rep.Warnings = append(rep.Warnings, incompleteWarnings(s.Run)...)
+		}
 	}
-	if before.DatasetHash != after.DatasetHash {
+	cd, afterCase := compareSnapshotCases(before, after)
+	if bs.Run.DatasetHash != as.Run.DatasetHash {
 		if !o.SharedCases {
-			return nil, &DatasetMismatchError{Before: before.ID, After: after.ID,
-				BeforeHash: before.DatasetHash, AfterHash: after.DatasetHash, Cases: cd}
+			return nil, &DatasetMismatchError{Before: before.ID(), After: after.ID(),
+				BeforeHash: bs.Run.DatasetHash, AfterHash: as.Run.DatasetHash, Cases: cd}
 		}
 		rep.Cases = &cd
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the runs measured different dataset versions (%s before, %s after): only the %d cases both measured are paired (shared cases)",
-			ShortHash(before.DatasetHash), ShortHash(after.DatasetHash), cd.Shared))
+			ShortHash(bs.Run.DatasetHash), ShortHash(as.Run.DatasetHash), cd.Shared))
+		if before.Run == nil || after.Run == nil {
+			rep.Warnings = append(rep.Warnings, "a baseline file holds the cases' IDs and tags but not their expected values: a shared case whose expected value changed cannot be told")
+		}
 	}
 	if cd.Changed > 0 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s kept their ID but changed their expected value or tags: a flip there may come from the case, not the model",
 			countNoun(cd.Changed, "shared case")))
 	}
-	if before.PromptHash != after.PromptHash {
+	if bs.Run.PromptHash != as.Run.PromptHash {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the prompt changed between the runs (prompt %s before, %s after): outputs may differ because of the prompt, not the model",
-			ShortHash(before.PromptHash), ShortHash(after.PromptHash)))
+			ShortHash(bs.Run.PromptHash), ShortHash(as.Run.PromptHash)))
 	}
-	if before.ScorersHash != "" && after.ScorersHash != "" && before.ScorersHash != after.ScorersHash {
+	if bs.Run.ScorersHash != "" && as.Run.ScorersHash != "" && bs.Run.ScorersHash != as.Run.ScorersHash {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the scorer configuration changed (scorers %s before, %s after): verdicts may flip with no change in the outputs",
-			ShortHash(before.ScorersHash), ShortHash(after.ScorersHash)))
+			ShortHash(bs.Run.ScorersHash), ShortHash(as.Run.ScorersHash)))
 	}
 	var targetChanges map[string][]FieldChange
-	if len(before.Config) > 0 && len(after.Config) > 0 {
-		if sd, err := diffSpecs(before.Config, after.Config); err == nil {
+	if before.Run != nil && after.Run != nil && len(before.Run.Config) > 0 && len(after.Run.Config) > 0 {
+		if sd, err := diffSpecs(before.Run.Config, after.Run.Config); err == nil {
 			targetChanges = map[string][]FieldChange{}
 			for _, tc := range sd.Targets {
 				targetChanges[tc.Name] = tc.Changes
 			}
 		}
 	}
-	want := func(t string) bool {
-		return (o.Target == "" || t == o.Target) && slices.Contains(before.Targets, t) && slices.Contains(after.Targets, t)
-	}
-	b, err := loadSide(ctx, st, before, ci, want)
-	if err != nil {
-		return nil, err
-	}
-	a, err := loadSide(ctx, st, after, ci, want)
-	if err != nil {
-		return nil, err
-	}
-	tb, ta := temperatures(before.Config), temperatures(after.Config)
-	for _, name := range after.Targets {
-		if !slices.Contains(before.Targets, name) {
+	for _, name := range at {
+		if !slices.Contains(bt, name) {
 			rep.Only = append(rep.Only, name)
 			continue
 		}
-		if !want(name) {
+		if o.Target != "" && name != o.Target {
 			continue
 		}
-		td := driftOf(name, b.targets[name], a.targets[name], o)
-		td.Fingerprints = DriftFingerprints{Before: b.models(name), After: a.models(name)}
+		tb, ta := bs.Target(name), as.Target(name)
+		td := driftOf(name, bs, as, tb, ta, afterCase, o)
+		td.Fingerprints = DriftFingerprints{Before: modelCounts(tb.Fingerprints), After: modelCounts(ta.Fingerprints)}
 		td.Fingerprints.Changed = modelsChanged(td.Fingerprints.Before, td.Fingerprints.After)
-		td.Temperature = DriftTemperature{Before: tb[name], After: ta[name]}
-		td.Temperature.Zero = tb[name] != nil && ta[name] != nil && *tb[name] == 0 && *ta[name] == 0
-		decide(&td, o)
+		td.Temperature = DriftTemperature{Before: tb.Temperature, After: ta.Temperature,
+			BeforeUnknown: !tb.TemperatureKnown, AfterUnknown: !ta.TemperatureKnown}
+		td.Temperature.Zero = tb.TemperatureKnown && ta.TemperatureKnown && tb.Temperature != nil && ta.Temperature != nil &&
+			*tb.Temperature == 0 && *ta.Temperature == 0
+		decide(&td, o, temperatureUnknown(before, after, td.Temperature))
 		if cs := targetChanges[name]; len(cs) > 0 {
 			fields := make([]string, len(cs))
 			for i, c := range cs {
@@ -218,54 +298,123 @@ func Drift(ctx context.Context, st store.Store, before, after *store.Run, o Drif
 			}
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("target %s is configured differently in the two runs (%s): a change in its outputs may come from that, not from the vendor",
 				name, strings.Join(fields, ", ")))
+		} else if targetChanges == nil && tb.ConfigHash != "" && ta.ConfigHash != "" && tb.ConfigHash != ta.ConfigHash {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("target %s is configured differently in the two runs (a baseline file records a hash of the target's settings, not the settings): a change in its outputs may come from that, not from the vendor",
+				name))
 		}
 		if td.Verdict == DriftDrifted {
 			rep.Drifted = append(rep.Drifted, name)
 		}
 		rep.Targets = append(rep.Targets, td)
 	}
-	for _, name := range before.Targets {
-		if !slices.Contains(after.Targets, name) {
+	for _, name := range bt {
+		if !slices.Contains(at, name) {
 			rep.Only = append(rep.Only, name)
 		}
 	}
 	return rep, nil
 }
 
-// driftOf pairs one target's results and counts flips and identical outputs.
-func driftOf(name string, b, a *targetSide, o DriftOptions) TargetDrift {
+// compareSnapshotCases compares two sides' cases by ID (a snapshot lists
+// each case once), and maps each case of the before side to its index in
+// the after side (-1 when it has none). A shared case changed when its
+// expected value, tags or weight differ; with a baseline file on either
+// side, which holds no expected values, its tags alone are compared.
+func compareSnapshotCases(before, after *DriftSide) (CaseDiff, []int) {
+	bs, as := before.Snap, after.Snap
+	full := before.Run != nil && after.Run != nil
+	d := CaseDiff{Before: len(bs.Cases), After: len(as.Cases)}
+	inBefore := make(map[string]int, len(bs.Cases))
+	for i, c := range bs.Cases {
+		inBefore[c.ID] = i
+	}
+	afterCase := make([]int, len(bs.Cases))
+	for i := range afterCase {
+		afterCase[i] = -1
+	}
+	for ia, c := range as.Cases {
+		ib, ok := inBefore[c.ID]
+		if !ok {
+			d.Added++
+			if len(d.AddedIDs) < maxIDsShown {
+				d.AddedIDs = append(d.AddedIDs, c.ID)
+			}
+			continue
+		}
+		afterCase[ib] = ia
+		d.Shared++
+		changed := !maps.Equal(bs.Cases[ib].Tags, c.Tags)
+		if full {
+			changed = storedCaseDigest(bs.Cases[ib]) != storedCaseDigest(c)
+		}
+		if changed {
+			d.Changed++
+			if len(d.ChangedIDs) < maxIDsShown {
+				d.ChangedIDs = append(d.ChangedIDs, c.ID)
+			}
+		}
+	}
+	for i, c := range bs.Cases {
+		if afterCase[i] < 0 {
+			d.Removed++
+			if len(d.RemovedIDs) < maxIDsShown {
+				d.RemovedIDs = append(d.RemovedIDs, c.ID)
+			}
+		}
+	}
+	return d, afterCase
+}
+
+// storedCaseDigest is caseDigest of a case a snapshot took from the store.
+func storedCaseDigest(c gate.Case) [16]byte {
+	return caseDigest(store.Case{ID: c.ID, Expected: c.Expected, Tags: c.Tags, Weight: c.Weight})
+}
+
+// driftOf pairs one target's results by case and epoch and counts flips
+// and identical outputs.
+func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []int, o DriftOptions) TargetDrift {
 	td := TargetDrift{Target: name}
 	f, id := &td.Flips, &td.Identical
-	pairSlots(b, a, func(_, _, jb, ja int) {
-		fb, fa := b.flags[jb], a.flags[ja]
-		if fb&sideHasResult != 0 && fa&sideHasResult != 0 {
-			td.Paired++
-			id.N++
+	vb, va := primaryVerdicts(bs, b), primaryVerdicts(as, a)
+	epochs := min(bs.Epochs, as.Epochs)
+	for ib, ia := range afterCase {
+		if ia < 0 {
+			continue
+		}
+		for e := range epochs {
+			jb, ja := ib*bs.Epochs+e, ia*as.Epochs+e
+			if jb >= len(b.LatencyMS) || ja >= len(a.LatencyMS) {
+				continue
+			}
+			if b.Has(jb) && a.Has(ja) {
+				td.Paired++
+				id.N++
+				switch {
+				case flag(b.Errored, jb) || flag(a.Errored, ja):
+					id.Errored++
+				case b.OutputHash[jb] == a.OutputHash[ja]:
+					id.Identical++
+				}
+				if flag(b.Cached, jb) {
+					td.FromCache.Before++
+				}
+				if flag(a.Cached, ja) {
+					td.FromCache.After++
+				}
+			}
+			pb, pa := verdictAt(vb, jb), verdictAt(va, ja)
+			if pb < 0 || pa < 0 {
+				continue
+			}
+			f.N++
 			switch {
-			case fb&sideErrored != 0 || fa&sideErrored != 0:
-				id.Errored++
-			case b.digest[jb] == a.digest[ja]:
-				id.Identical++
-			}
-			if fb&sideCached != 0 {
-				td.FromCache.Before++
-			}
-			if fa&sideCached != 0 {
-				td.FromCache.After++
+			case pb == 1 && pa == 0:
+				f.PassToFail++
+			case pb == 0 && pa == 1:
+				f.FailToPass++
 			}
 		}
-		vb, va := b.verdict[jb], a.verdict[ja]
-		if vb < 0 || va < 0 {
-			return
-		}
-		f.N++
-		switch {
-		case vb == 1 && va == 0:
-			f.PassToFail++
-		case vb == 0 && va == 1:
-			f.FailToPass++
-		}
-	})
+	}
 	f.Flipped = f.PassToFail + f.FailToPass
 	f.CIMethod, f.Test, id.CIMethod = "wilson", "mcnemar_exact", "wilson"
 	if f.N > 0 {
@@ -290,8 +439,66 @@ func driftOf(name string, b, a *targetSide, o DriftOptions) TargetDrift {
 	return td
 }
 
-// decide sets a target's verdict, reasons and notes.
-func decide(td *TargetDrift, o DriftOptions) {
+// primaryVerdicts is a target's column of primary verdicts (nil when the
+// run has no scores).
+func primaryVerdicts(s *gate.Snapshot, t *gate.Target) []int8 {
+	if s.Primary == "" {
+		return nil
+	}
+	return t.Pass[s.Primary]
+}
+
+func verdictAt(v []int8, j int) int8 {
+	if j >= len(v) {
+		return -1
+	}
+	return v[j]
+}
+
+// flag reads a per-result flag column that may be absent (nil).
+func flag(col []bool, j int) bool { return j < len(col) && col[j] }
+
+// modelCounts lists a snapshot's fingerprints as reported models, most
+// results first.
+func modelCounts(fps []gate.Fingerprint) []ModelCount {
+	out := make([]ModelCount, len(fps))
+	for i, fp := range fps {
+		out[i] = ModelCount{Model: fp.Model, Fingerprint: fp.System, Results: fp.Count}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Results != out[j].Results {
+			return out[i].Results > out[j].Results
+		}
+		if out[i].Model != out[j].Model {
+			return out[i].Model < out[j].Model
+		}
+		return out[i].Fingerprint < out[j].Fingerprint
+	})
+	return out
+}
+
+// temperatureUnknown says why a target's temperature is not known ("" when
+// it is known on both sides).
+func temperatureUnknown(before, after *DriftSide, t DriftTemperature) string {
+	var why []string
+	for _, x := range []struct {
+		unknown bool
+		side    *DriftSide
+	}{{t.BeforeUnknown, before}, {t.AfterUnknown, after}} {
+		switch {
+		case !x.unknown:
+		case x.side.Run == nil:
+			why = append(why, fmt.Sprintf("the baseline file %s does not record it (an older assay wrote it; export the baseline again to record it)", x.side.Snap.Source))
+		default:
+			why = append(why, fmt.Sprintf("run %s carries no resolved spec", x.side.ID()))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// decide sets a target's verdict, reasons and notes; tempUnknown says why
+// its temperature is not known ("" when it is).
+func decide(td *TargetDrift, o DriftOptions, tempUnknown string) {
 	level := fmt.Sprintf("%g%%", 100*(1-o.Alpha))
 	if td.Paired == 0 && td.Flips.N == 0 {
 		td.Verdict = DriftUnpaired
@@ -314,6 +521,8 @@ func decide(td *TargetDrift, o DriftOptions) {
 			id.Identical, id.N, 100*id.Rate, level, 100*id.CI[0], 100*id.CI[1], 100*o.IdenticalThreshold))
 	case td.Temperature.Zero:
 		td.Notes = append(td.Notes, "both runs asked for temperature 0: non-identical outputs are the drift signal")
+	case tempUnknown != "":
+		td.Notes = append(td.Notes, "the temperature is unknown: "+tempUnknown+"; the identical-output rate is shown but decides nothing")
 	case td.Temperature.Before == nil || td.Temperature.After == nil:
 		td.Notes = append(td.Notes, "the temperature is not set in both runs' specs (the provider's default applies): the identical-output rate is shown but decides nothing; set temperature: 0 on a canary target")
 	default:
@@ -351,24 +560,4 @@ func modelList(ms []ModelCount) string {
 		parts[i] = s
 	}
 	return strings.Join(parts, ", ")
-}
-
-// temperatures reads each target's params.temperature from a resolved spec.
-func temperatures(config []byte) map[string]*float64 {
-	out := map[string]*float64{}
-	var sp struct {
-		Targets []struct {
-			Name   string `json:"name"`
-			Params struct {
-				Temperature *float64 `json:"temperature"`
-			} `json:"params"`
-		} `json:"targets"`
-	}
-	if len(config) == 0 || json.Unmarshal(config, &sp) != nil {
-		return out
-	}
-	for _, t := range sp.Targets {
-		out[t.Name] = t.Params.Temperature
-	}
-	return out
 }

@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/report"
 )
 
@@ -35,7 +37,7 @@ func (o *driftOptions) AddFlags(cmd *cobra.Command) {
 func newDriftCommand(g *Globals) *cobra.Command {
 	o := &driftOptions{}
 	cmd := &cobra.Command{
-		Use:   "drift RUN_A RUN_B",
+		Use:   "drift RUN_A|BASELINE_FILE RUN_B",
 		Short: "Test whether a target's outputs on the same cases changed between two runs (exit 3 on drift)",
 		Long: `Test whether the same target answered the same cases differently in two
 runs: a silent vendor update under the same model name, caught by re-running
@@ -48,6 +50,13 @@ epoch:
   - the rate of byte-identical raw outputs, with its interval;
   - the model and fingerprint the provider reported, before and after.
 
+The first argument may be a baseline file written by 'assay baseline
+export' (read as a file when the path exists, else as a run), so a
+scheduled canary job needs no database: commit the canary's baseline file
+and check each new canary run against it. A file holds no response-cache
+record, no expected values and a hash of each target's settings rather
+than the settings; drift says so where it matters.
+
 A target has drifted when its reported model or fingerprint changed, when
 both runs asked for temperature 0 and the interval of its identical-output
 rate lies wholly below --identical-threshold, or when McNemar's p < --alpha.
@@ -56,7 +65,10 @@ decides nothing.
 
 Exit codes: 0 no target drifted, 3 a target drifted (fail a CI canary job
 on it), 1 error (e.g. runs on different dataset versions without
---shared-cases), 2 usage.`,
+--shared-cases, or an unreadable baseline file), 2 usage.`,
+		Example: `  assay drift 20250301-0900 latest
+  assay baseline export latest -o canary-baseline.json   # once; commit the file
+  assay drift canary-baseline.json latest --format markdown`,
 		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(o.Format, report.DriftFormats); err != nil {
@@ -80,27 +92,56 @@ on it), 1 error (e.g. runs on different dataset versions without
 }
 
 func runDrift(ctx context.Context, g *Globals, o *driftOptions) error {
-	st, before, after, err := openRunPair(ctx, g, "drift", o.Before, o.After)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	r, err := analysis.Drift(ctx, st, before, after, analysis.DriftOptions{
+	ao := analysis.DriftOptions{
 		Alpha: o.Alpha, IdenticalThreshold: o.IdenticalThreshold, Target: o.Target,
 		IgnoreFingerprints: o.IgnoreFingerprints, SharedCases: o.SharedCases,
-	})
-	if err != nil {
-		return fmt.Errorf("drift: %w", withSharedCasesHint(err))
 	}
+	var r *analysis.DriftReport
+	var beforeTargets, afterTargets []string
+	if fi, err := os.Stat(o.Before); err == nil {
+		// A baseline file: the canary's frozen run, with no database kept.
+		if fi.IsDir() {
+			return fmt.Errorf("drift: %s is a directory, not a baseline file", o.Before)
+		}
+		snap, err := gate.LoadBaseline(o.Before)
+		if err != nil {
+			return fmt.Errorf("drift: baseline: %w", err)
+		}
+		st, run, err := openRun(ctx, g, "drift", o.After)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		before := analysis.BaselineDriftSide(snap)
+		after, err := analysis.StoredDriftSide(ctx, st, run)
+		if err != nil {
+			return fmt.Errorf("drift: %w", err)
+		}
+		if r, err = analysis.DriftSides(before, after, ao); err != nil {
+			return fmt.Errorf("drift: %w", withSharedCasesHint(err))
+		}
+		beforeTargets, afterTargets = before.Targets(), after.Targets()
+	} else {
+		st, b, a, err := openRunPair(ctx, g, "drift", o.Before, o.After)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if r, err = analysis.Drift(ctx, st, b, a, ao); err != nil {
+			return fmt.Errorf("drift: %w", withSharedCasesHint(err))
+		}
+		beforeTargets, afterTargets = b.Targets, a.Targets
+	}
+	bid, aid := r.Before.ID, r.After.ID
 	if len(r.Targets) == 0 {
 		return fmt.Errorf("drift: runs %s and %s share no target (%s; %s): nothing to check",
-			before.ID, after.ID, strings.Join(before.Targets, ", "), strings.Join(after.Targets, ", "))
+			bid, aid, strings.Join(beforeTargets, ", "), strings.Join(afterTargets, ", "))
 	}
 	if err := report.Drift(g.Stdout, o.Format, r); err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(r.Targets, func(t analysis.TargetDrift) bool { return t.Verdict != analysis.DriftUnpaired }) {
-		return fmt.Errorf("drift: runs %s and %s share no result of any target: nothing was compared", before.ID, after.ID)
+		return fmt.Errorf("drift: runs %s and %s share no result of any target: nothing was compared", bid, aid)
 	}
 	if len(r.Drifted) > 0 {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("drift: %s drifted", strings.Join(r.Drifted, ", "))}

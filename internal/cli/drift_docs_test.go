@@ -68,12 +68,15 @@ func TestVersioningDocsCommandsParse(t *testing.T) {
 }
 
 // The "Try it" block runs as written on the bundled example, RUN_A and
-// RUN_B being the IDs its two runs print, and every command exits 0.
+// RUN_B being the IDs its two runs print, and a file it names (the
+// baseline file) in a directory of its own; every command exits 0.
 func TestVersioningDocsTryIt(t *testing.T) {
 	blocks := docsCommands(t)
 	try := blocks[len(blocks)-1]
 	root := repoRoot(t)
-	db := filepath.Join(t.TempDir(), "assay.db")
+	work := t.TempDir()
+	db := filepath.Join(work, "assay.db")
+	files := 0
 	var ids []string
 	for _, args := range try {
 		args = append([]string(nil), args...)
@@ -81,6 +84,9 @@ func TestVersioningDocsTryIt(t *testing.T) {
 			switch {
 			case strings.HasPrefix(a, "examples/"):
 				args[i] = filepath.Join(root, a)
+			case strings.HasSuffix(a, ".json"):
+				args[i] = filepath.Join(work, a)
+				files++
 			case a == "RUN_A" || a == "RUN_B":
 				k := int(a[4] - 'A')
 				if k >= len(ids) {
@@ -102,5 +108,8 @@ func TestVersioningDocsTryIt(t *testing.T) {
 	}
 	if len(ids) != 2 {
 		t.Fatalf("the Try it block made %d runs, want 2", len(ids))
+	}
+	if files != 2 {
+		t.Errorf("the Try it block names a baseline file %d times, want 2 (exported, then drift from it)", files)
 	}
 }

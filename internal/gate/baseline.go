@@ -31,11 +31,13 @@ const maxEpochs = 10000
 //	 "run": {"id": …, "spec_hash": …, "dataset_hash": …, …},
 //	 "scorers": ["correct", …], "primary": "correct", "epochs": 1,
 //	 "cases": {"id": ["c1", …], "tags": {"tier": ["hard", null, …]}},
-//	 "targets": [{"name": "gpt", "fingerprints": [{"model": …, "count": 1000}],
+//	 "targets": [{"name": "gpt", "temperature": 0, "config_hash": "5d41402abc4b2a76",
+//	              "fingerprints": [{"model": …, "count": 1000}],
 //	              "pass": {"correct": "10-1…"}, "shape": "psl-…",
 //	              "kinds": ["wrong", …], "kind": [0, -1, …],
 //	              "cost_usd": [0.00012, null, …], "latency_ms": [812.5, …],
-//	              "output_hash": ["9f86d081884c7d65", "", …]}]}
+//	              "output_hash": ["9f86d081884c7d65", "", …],
+//	              "errored": [17, 240]}]}
 //
 // Every per-result column has cases × epochs entries, case-major (case i,
 // epoch e at i*epochs + e − 1). pass holds one character per result: 1
@@ -43,6 +45,13 @@ const maxEpochs = 10000
 // shape: p pass, l loud, s silent, - no result or no primary score; kind
 // an index into kinds (-1 for none). Missing numbers are null. No raw
 // output, prompt, error text or secret is written: outputs only as hashes.
+//
+// Three fields were added to format 1 and are optional, so that files
+// written before them still read: a target's temperature (its spec's
+// params.temperature; null when the spec left it unset, absent when not
+// recorded), its config_hash (ConfigHash of its entry in the resolved
+// spec), and errored, the indexes of the results whose call failed, in
+// increasing order (absent when not recorded).
 type fileBaseline struct {
 	Version *int         `json:"assay_baseline"`
 	Run     *RunInfo     `json:"run"`
@@ -59,7 +68,11 @@ type fileCases struct {
 }
 
 type fileTarget struct {
-	Name         string            `json:"name"`
+	Name string `json:"name"`
+	// Temperature is a number, null (unset in the spec) or absent (not
+	// recorded): the raw JSON keeps null apart from absent.
+	Temperature  json.RawMessage   `json:"temperature,omitempty"`
+	ConfigHash   string            `json:"config_hash,omitempty"`
 	Fingerprints []Fingerprint     `json:"fingerprints"`
 	Pass         map[string]string `json:"pass"`
 	Shape        string            `json:"shape"`
@@ -68,6 +81,7 @@ type fileTarget struct {
 	CostUSD      numbers           `json:"cost_usd"`
 	LatencyMS    numbers           `json:"latency_ms"`
 	OutputHash   []string          `json:"output_hash"`
+	Errored      []int             `json:"errored,omitzero"`
 }
 
 // numbers is a column of non-negative numbers with NaN written as null,
@@ -129,13 +143,27 @@ func WriteBaseline(w io.Writer, s *Snapshot) error {
 		}
 	}
 	for _, t := range s.Targets {
-		ft := fileTarget{Name: t.Name, Fingerprints: t.Fingerprints, Pass: map[string]string{},
+		ft := fileTarget{Name: t.Name, ConfigHash: t.ConfigHash, Fingerprints: t.Fingerprints, Pass: map[string]string{},
 			Shape: string(t.Shape), Kinds: []string{}, Kind: make([]int, len(t.Kind)),
 			CostUSD:    numbers{xs: t.CostUSD, digits: costDigits},
 			LatencyMS:  numbers{xs: t.LatencyMS, digits: latencyDigits},
 			OutputHash: t.OutputHash}
 		if ft.Fingerprints == nil {
 			ft.Fingerprints = []Fingerprint{}
+		}
+		if t.TemperatureKnown {
+			ft.Temperature = json.RawMessage("null")
+			if t.Temperature != nil {
+				ft.Temperature = strconv.AppendFloat(nil, *t.Temperature, 'g', -1, 64)
+			}
+		}
+		if t.Errored != nil {
+			ft.Errored = []int{}
+			for j, e := range t.Errored {
+				if e {
+					ft.Errored = append(ft.Errored, j)
+				}
+			}
 		}
 		for sc, p := range t.Pass {
 			b := make([]byte, len(p))
@@ -498,6 +526,44 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 				}
 			}
 		}
+		if len(ft.Temperature) > 0 {
+			t.TemperatureKnown = true
+			if string(ft.Temperature) != "null" {
+				const want = "must be a number of at least 0, or null when the spec left it unset"
+				var x float64
+				switch err := json.Unmarshal(ft.Temperature, &x); {
+				case err != nil:
+					fail(p+".temperature", "%s; got %s", want, jsonKind(ft.Temperature))
+				case x < 0:
+					fail(p+".temperature", "%s; got %s", want, strconv.FormatFloat(x, 'g', -1, 64))
+				default:
+					t.Temperature = &x
+				}
+			}
+		}
+		if ft.ConfigHash != "" {
+			t.ConfigHash = ft.ConfigHash
+			if !isHash(ft.ConfigHash) {
+				fail(p+".config_hash", "is not 16 lowercase hex digits")
+			}
+		}
+		if ft.Errored != nil {
+			t.Errored = make([]bool, n)
+			for i, j := range ft.Errored {
+				switch {
+				case j < 0 || j >= n:
+					fail(fmt.Sprintf("%s.errored[%d]", p, i), "%d is not a result index (0 to %d)", j, n-1)
+				case i > 0 && j <= ft.Errored[i-1]:
+					fail(fmt.Sprintf("%s.errored[%d]", p, i), "%d does not follow %d: each failed result is listed once, in increasing order", j, ft.Errored[i-1])
+				case t.LatencyMS != nil && math.IsNaN(t.LatencyMS[j]):
+					fail(fmt.Sprintf("%s.errored[%d]", p, i), "result %d does not exist (its latency_ms is null): only a result that exists can be a failed call", j)
+				default:
+					t.Errored[j] = true
+					continue
+				}
+				break
+			}
+		}
 		if t.LatencyMS != nil && t.CostUSD != nil && t.OutputHash != nil && t.Shape != nil {
 			for j := range n {
 				has := !math.IsNaN(t.LatencyMS[j])
@@ -513,6 +579,21 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 		return nil, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// jsonKind names the kind of a JSON value that is not the number wanted.
+func jsonKind(raw []byte) string {
+	switch raw[0] {
+	case '"':
+		return "a JSON string"
+	case '{':
+		return "a JSON object"
+	case '[':
+		return "a JSON list"
+	case 't', 'f':
+		return "true or false"
+	}
+	return "a number out of range"
 }
 
 func isHash(h string) bool {

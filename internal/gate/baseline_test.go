@@ -41,6 +41,13 @@ var badBaselines = map[string]string{
 	"wrong_type.json":            ":7:14: epochs: want a whole number, got a JSON string",
 	"zero_count.json":            "targets[0].fingerprints[0].count: must be at least 1, got 0",
 	"zero_epochs.json":           "epochs: must be between 1 and 10000, got 0",
+	"bad_temperature.json":       "targets[0].temperature: must be a number of at least 0, or null when the spec left it unset; got -0.5",
+	"temperature_string.json":    "targets[0].temperature: must be a number of at least 0, or null when the spec left it unset; got a JSON string",
+	"errored_out_of_range.json":  "targets[0].errored[1]: 3 is not a result index (0 to 2)",
+	"errored_order.json":         "targets[0].errored[1]: 0 does not follow 1: each failed result is listed once, in increasing order",
+	"errored_no_result.json":     "targets[0].errored[0]: result 2 does not exist (its latency_ms is null): only a result that exists can be a failed call",
+	"errored_type.json":          ":16:18: targets.errored: want a whole number, got a JSON number 0.5",
+	"bad_config_hash.json":       "targets[0].config_hash: is not 16 lowercase hex digits",
 }
 
 func TestBadBaselines(t *testing.T) {
@@ -98,6 +105,59 @@ func TestReadGoodBaseline(t *testing.T) {
 	}
 }
 
+// A baseline file written before temperatures and failed calls were
+// recorded (testdata/good.json) still reads: both are unknown, not "unset"
+// and "none failed".
+func TestReadBaselineWithoutTemperature(t *testing.T) {
+	s, err := LoadBaseline("testdata/good.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.Target("gpt")
+	if g.TemperatureKnown || g.Temperature != nil || g.Errored != nil || g.Cached != nil {
+		t.Errorf("gpt: temperature %v known %v, errored %v, cached %v; want all unknown", g.Temperature, g.TemperatureKnown, g.Errored, g.Cached)
+	}
+	// Written again, it stays a file that records neither.
+	var b bytes.Buffer
+	if err := WriteBaseline(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `"temperature"`) || strings.Contains(b.String(), `"errored"`) {
+		t.Errorf("a snapshot that does not know them wrote them:\n%s", b.String())
+	}
+}
+
+// The optional fields: a temperature (a number, or null when the spec left
+// it unset) and the indexes of failed calls, each per target.
+func TestReadBaselineTemperatureAndErrored(t *testing.T) {
+	s, err := LoadBaseline("testdata/good_recorded.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpt, claude, local := s.Target("gpt"), s.Target("claude"), s.Target("local")
+	if gpt.ConfigHash != "0123456789abcdef" || claude.ConfigHash != "" {
+		t.Errorf("config hashes %q, %q", gpt.ConfigHash, claude.ConfigHash)
+	}
+	if !gpt.TemperatureKnown || gpt.Temperature == nil || *gpt.Temperature != 0.7 || gpt.Errored != nil {
+		t.Errorf("gpt: temperature %v known %v errored %v; want 0.7, failed calls not recorded", gpt.Temperature, gpt.TemperatureKnown, gpt.Errored)
+	}
+	if !claude.TemperatureKnown || claude.Temperature != nil || !reflect.DeepEqual(claude.Errored, []bool{true, false, false}) {
+		t.Errorf("claude: temperature %v known %v errored %v; want unset (null), result 0 failed", claude.Temperature, claude.TemperatureKnown, claude.Errored)
+	}
+	if !local.TemperatureKnown || local.Temperature == nil || *local.Temperature != 0 || !reflect.DeepEqual(local.Errored, []bool{false, false, false}) {
+		t.Errorf("local: temperature %v known %v errored %v; want 0, none failed", local.Temperature, local.TemperatureKnown, local.Errored)
+	}
+	var b bytes.Buffer
+	if err := WriteBaseline(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name":"gpt","temperature":0.7,"config_hash":"0123456789abcdef",`, `"name":"claude","temperature":null,`, `"name":"local","temperature":0,`, `"errored":[0]}`, `"errored":[]}`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("written file lacks %s:\n%s", want, b.String())
+		}
+	}
+}
+
 // realisticSnap is a run of n cases × 2 targets with two scorers, two tags,
 // costs priced from token counts, latencies with fractions of a
 // millisecond, and a few failures of each shape.
@@ -127,6 +187,15 @@ func realisticSnap(n int) *Snapshot {
 			}
 		}
 		t.Fingerprints = []Fingerprint{{Model: name + "-2026-01-01", System: "fp_a1b2c3", Count: n - 3}, {Model: name + "-2026-01-01", System: "fp_d4e5f6", Count: 3}}
+		t.Cached = nil // a file does not hold it
+		for j := range n {
+			t.Errored[j] = t.Kind[j] == "timeout"
+		}
+		t.TemperatureKnown = true
+		t.ConfigHash = OutputHash(name)
+		if ti == 0 {
+			t.Temperature = new(0.0)
+		}
 		targets = append(targets, t)
 	}
 	s := testSnap("20261202-101010-abcdef", "sha256:"+strings.Repeat("ab", 32), 1, ids(n), tags, targets...)
@@ -158,7 +227,9 @@ func TestBaselineRoundTripAndSize(t *testing.T) {
 	for i, want := range s.Targets {
 		g := got.Targets[i]
 		if g.Name != want.Name || !reflect.DeepEqual(g.Pass, want.Pass) || !bytes.Equal(g.Shape, want.Shape) ||
-			!reflect.DeepEqual(g.Kind, want.Kind) || !reflect.DeepEqual(g.OutputHash, want.OutputHash) || !reflect.DeepEqual(g.Fingerprints, want.Fingerprints) {
+			!reflect.DeepEqual(g.Kind, want.Kind) || !reflect.DeepEqual(g.OutputHash, want.OutputHash) || !reflect.DeepEqual(g.Fingerprints, want.Fingerprints) ||
+			!reflect.DeepEqual(g.Errored, want.Errored) || !reflect.DeepEqual(g.Temperature, want.Temperature) || g.TemperatureKnown != want.TemperatureKnown ||
+			g.ConfigHash != want.ConfigHash {
 			t.Errorf("target %s differs after a round trip", want.Name)
 		}
 		for j := range want.CostUSD {
@@ -190,7 +261,8 @@ func TestFromStore(t *testing.T) {
 	defer st.Close()
 	run := &store.Run{ID: "20261202-120000-000001", Spec: "s", SpecHash: "sha256:a", DatasetHash: "sha256:b", PromptHash: "sha256:c",
 		ScorersHash: "sha256:d", AssayVersion: "v1", Targets: []string{"x", "y"}, Cases: 3, Epochs: 2,
-		Status: store.StatusComplete, Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+		Status: store.StatusComplete, Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
+		Config: []byte(`{"name":"s","targets":[{"name":"x","provider":"openai","model":"m","params":{"temperature":0,"max_tokens":10}},{"name":"y","provider":"openai","model":"m"}]}`)}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +287,7 @@ func TestFromStore(t *testing.T) {
 				if i == 2 && e == 1 {
 					r.Raw, r.Error, r.ErrorKind = "", "401 from https://api?key="+secret, "auth"
 				}
+				r.FromCache = i == 3
 				results = append(results, r)
 				pass := i == 1
 				shape := "silent"
@@ -268,6 +341,20 @@ func TestFromStore(t *testing.T) {
 	if x.OutputHash[0] != OutputHash("the answer is 4 "+secret) {
 		t.Errorf("hash %q", x.OutputHash[0])
 	}
+	// The temperature comes from the resolved spec (unset for y); the
+	// failed call and the cached results are marked.
+	if !x.TemperatureKnown || x.Temperature == nil || *x.Temperature != 0 || !y.TemperatureKnown || y.Temperature != nil {
+		t.Errorf("temperatures x %v (%v), y %v (%v); want 0 and unset", x.Temperature, x.TemperatureKnown, y.Temperature, y.TemperatureKnown)
+	}
+	// The configuration hash is of the target's whole entry, whatever the
+	// order of its keys or its spacing.
+	if want := OutputHash(`{"model":"m","name":"y","provider":"openai"}`); y.ConfigHash != want || x.ConfigHash == y.ConfigHash ||
+		ConfigHash([]byte(` { "provider": "openai", "name": "y",  "model": "m" }`)) != want {
+		t.Errorf("config hashes x %q y %q; want y %q", x.ConfigHash, y.ConfigHash, want)
+	}
+	if !reflect.DeepEqual(y.Errored, []bool{false, false, true, false, false, false}) || !reflect.DeepEqual(y.Cached, []bool{false, false, false, false, true, false}) {
+		t.Errorf("y errored %v cached %v", y.Errored, y.Cached)
+	}
 	var b bytes.Buffer
 	if err := WriteBaseline(&b, s); err != nil {
 		t.Fatal(err)
@@ -277,12 +364,60 @@ func TestFromStore(t *testing.T) {
 			t.Errorf("the baseline file holds %q", leak)
 		}
 	}
+	if !strings.Contains(b.String(), `"name":"x","temperature":0,"config_hash":"`+x.ConfigHash+`",`) || !strings.Contains(b.String(), `"name":"y","temperature":null,`) ||
+		!strings.Contains(b.String(), `"errored":[2]}`) || strings.Contains(b.String(), "cache") {
+		t.Errorf("the file must hold each target's temperature and failed calls, and nothing of the cache:\n%s", b.String())
+	}
 	back, err := ReadBaseline("b.json", &b)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	if back.Target("y").Has(5) || back.Epochs != 2 {
+	by := back.Target("y")
+	if by.Has(5) || back.Epochs != 2 || !reflect.DeepEqual(by.Errored, y.Errored) || by.Cached != nil || !by.TemperatureKnown || by.Temperature != nil || by.ConfigHash != y.ConfigHash {
 		t.Errorf("read back: %+v", back)
+	}
+
+	// A run whose resolved spec is not stored has no known temperature.
+	run.Config = nil
+	s, err = FromStore(ctx, st, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Target("x").TemperatureKnown || s.Target("x").ConfigHash != "" {
+		t.Errorf("temperature or configuration known without a resolved spec")
+	}
+}
+
+// A run with results but no scores is refused by FromStore (nothing to
+// gate) and taken by FromStoreUnscored, every verdict "not scored".
+func TestFromStoreUnscored(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run := &store.Run{ID: "r", Spec: "s", Targets: []string{"x"}, Cases: 2, Epochs: 1, Status: store.StatusInterrupted,
+		Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutCases(ctx, []store.Case{{RunID: "r", ID: "a", Line: 1}, {RunID: "r", ID: "b", Line: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutResults(ctx, []store.Result{{RunID: "r", CaseID: "b", Target: "x", Epoch: 1, Raw: "hi", LatencyMS: 5, CreatedAt: run.Started}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FromStore(ctx, st, run); err == nil || !strings.Contains(err.Error(), "has no scores: nothing to gate") {
+		t.Errorf("FromStore on an unscored run: %v", err)
+	}
+	s, err := FromStoreUnscored(ctx, st, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.Target("x")
+	if s.Primary != "" || len(x.OutputHash) != 2 || x.Has(0) || !x.Has(1) || x.OutputHash[1] != OutputHash("hi") || x.Shape[1] != ShapeNone {
+		t.Errorf("snapshot %+v, target %+v", s, x)
 	}
 }
 
@@ -290,7 +425,7 @@ func TestFromStore(t *testing.T) {
 // file it reads as the same snapshot.
 func FuzzReadBaseline(f *testing.F) {
 	paths, _ := filepath.Glob("testdata/bad/*.json")
-	paths = append(paths, "testdata/good.json")
+	paths = append(paths, "testdata/good.json", "testdata/good_recorded.json")
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {

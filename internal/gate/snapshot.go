@@ -10,15 +10,18 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -31,11 +34,12 @@ const (
 	ShapeNone byte = '-'
 )
 
-// Snapshot is what the gate needs of a run, from the store or from a
-// baseline file: the run's identity and hashes, its cases and their tags,
-// and for each target the per-result verdicts, failure shapes, cost,
-// latency and a hash of the raw output. Per-result columns are indexed
-// case × epoch: result (case i, epoch e) is at i*Epochs + e − 1.
+// Snapshot is what the gate and drift need of a run, from the store or
+// from a baseline file: the run's identity and hashes, its cases and their
+// tags, and for each target its temperature and the per-result verdicts,
+// failure shapes, cost, latency, a hash of the raw output and whether the
+// call failed. Per-result columns are indexed case × epoch: result (case i,
+// epoch e) is at i*Epochs + e − 1.
 type Snapshot struct {
 	Run RunInfo
 	// Source says where the snapshot came from: "run ID" or the baseline
@@ -65,10 +69,13 @@ type RunInfo struct {
 	Created      time.Time `json:"created"`
 }
 
-// Case is a case's ID and its tags.
+// Case is a case's ID and its tags; from the store also its expected
+// value and weight, which a baseline file does not hold (nil from one).
 type Case struct {
-	ID   string
-	Tags map[string]string
+	ID       string
+	Tags     map[string]string
+	Expected []byte
+	Weight   *float64
 }
 
 // Fingerprint is one model name and system fingerprint a provider
@@ -95,6 +102,25 @@ type Target struct {
 	// OutputHash is a short hash of the raw output ("" where there is no
 	// result): two equal hashes mean identical outputs.
 	OutputHash []string
+	// Errored marks the results whose call failed (they have no output).
+	// It is nil when not known: a baseline file written before assay
+	// recorded failed calls.
+	Errored []bool
+	// Cached marks the results the response cache served. Only the store
+	// knows it: a baseline file does not hold it, and a snapshot read from
+	// one has nil.
+	Cached []bool
+	// Temperature is the sampling temperature the run's resolved spec set
+	// for the target (params.temperature), nil when the spec left it unset
+	// (the provider's default applied). TemperatureKnown is false when that
+	// is not known: the run carries no resolved spec, or the baseline file
+	// was written before assay recorded temperatures.
+	Temperature      *float64
+	TemperatureKnown bool
+	// ConfigHash is ConfigHash of the target's entry in the run's resolved
+	// spec (provider, model, base URL, parameters …): two equal hashes
+	// mean the target was configured the same. "" when not known.
+	ConfigHash string
 }
 
 // Has reports whether result j exists.
@@ -136,7 +162,8 @@ func OutputHash(raw string) string {
 // newTarget allocates a target's columns for n results.
 func newTarget(name string, scorers []string, n int) *Target {
 	t := &Target{Name: name, Pass: map[string][]int8{}, Shape: make([]byte, n), Kind: make([]string, n),
-		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]string, n)}
+		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]string, n),
+		Errored: make([]bool, n), Cached: make([]bool, n)}
 	for _, sc := range scorers {
 		t.Pass[sc] = newPass(n)
 	}
@@ -156,13 +183,25 @@ func newPass(n int) []int8 {
 }
 
 // FromStore takes a snapshot of a stored run, under its latest scoring.
-// Its memory is a few dozen bytes per result.
+// Its memory is a few dozen bytes per result. A run with no scores is an
+// error: there is nothing to gate.
 func FromStore(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, error) {
+	return fromStore(ctx, st, run, true)
+}
+
+// FromStoreUnscored is FromStore that also takes a run with no scores (its
+// verdicts all "not scored"), for a caller that compares outputs as well
+// as verdicts (drift).
+func FromStoreUnscored(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, error) {
+	return fromStore(ctx, st, run, false)
+}
+
+func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores bool) (*Snapshot, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	if scoring == 0 {
+	if scoring == 0 && needScores {
 		return nil, fmt.Errorf("run %s has no scores: nothing to gate (run it to completion, or rescore it)", run.ID)
 	}
 	s := &Snapshot{
@@ -174,7 +213,10 @@ func FromStore(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, 
 	}
 	b := &builder{s: s, caseIdx: map[string]int{}, fps: map[string]map[[2]string]int{}}
 	if err := st.Cases(ctx, run.ID, func(c store.Case) error {
-		b.caseOf(c.ID, c.Tags)
+		if _, seen := b.caseIdx[c.ID]; !seen {
+			i := b.caseOf(c.ID, c.Tags)
+			s.Cases[i].Expected, s.Cases[i].Weight = c.Expected, c.Weight
+		}
 		return nil
 	}); err != nil {
 		return nil, err
@@ -185,6 +227,7 @@ func FromStore(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, 
 	err = st.Results(ctx, run.ID, func(r store.Result) error {
 		t, j := b.slot(r.Target, r.CaseID, r.Epoch)
 		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.CostUSD), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputHash(r.Raw)
+		t.Errored[j], t.Cached[j] = r.ErrorKind != "", r.FromCache
 		// A failed call reports no model: it says nothing of which model
 		// answered, so it is not counted as one.
 		if r.ErrorKind == "" {
@@ -194,6 +237,10 @@ func FromStore(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if scoring == 0 {
+		b.finish(run)
+		return s, nil
 	}
 	err = st.Scores(ctx, run.ID, scoring, func(sc store.Score) error {
 		t, j := b.slot(sc.Target, sc.CaseID, sc.Epoch)
@@ -225,16 +272,75 @@ func FromStore(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, 
 	if s.Primary == "" && len(s.Scorers) > 0 {
 		s.Primary = s.Scorers[0]
 	}
+	b.finish(run)
+	return s, nil
+}
+
+// finish sizes every column to cases × epochs and sets each target's
+// fingerprints, temperature and configuration hash.
+func (b *builder) finish(run *store.Run) {
+	s := b.s
 	s.Run.Epochs = s.Epochs
 	n := len(s.Cases) * s.Epochs
+	settings, known := targetSettings(run.Config)
 	for _, t := range s.Targets {
 		t.grow(n)
 		for fp, count := range b.fps[t.Name] {
 			t.Fingerprints = append(t.Fingerprints, Fingerprint{Model: fp[0], System: fp[1], Count: count})
 		}
 		sortFingerprints(t.Fingerprints)
+		set := settings[t.Name]
+		t.Temperature, t.TemperatureKnown, t.ConfigHash = set.temperature, known, set.configHash
 	}
-	return s, nil
+}
+
+// targetSetting is what a snapshot keeps of a target's entry in the run's
+// resolved spec.
+type targetSetting struct {
+	temperature *float64
+	configHash  string
+}
+
+// targetSettings reads each target's params.temperature (nil where the
+// spec left it unset) and configuration hash from a run's resolved spec
+// (store.Run.Config, a spec.Spec as JSON). known is false when there is no
+// resolved spec to read.
+func targetSettings(config []byte) (map[string]targetSetting, bool) {
+	out := map[string]targetSetting{}
+	var sp struct {
+		Targets []json.RawMessage `json:"targets"`
+	}
+	if len(config) == 0 || json.Unmarshal(config, &sp) != nil {
+		return out, false
+	}
+	for _, raw := range sp.Targets {
+		var t struct {
+			Name   string      `json:"name"`
+			Params spec.Params `json:"params"`
+		}
+		if json.Unmarshal(raw, &t) != nil {
+			return map[string]targetSetting{}, false
+		}
+		out[t.Name] = targetSetting{temperature: t.Params.Temperature, configHash: ConfigHash(raw)}
+	}
+	return out, true
+}
+
+// ConfigHash is the short hash of a target's entry in a resolved spec
+// (JSON) kept in snapshots: the first 8 bytes of the SHA-256 of its
+// canonical JSON (keys sorted, no spaces), in hex; "" when it is not JSON.
+func ConfigHash(target json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(target))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return ""
+	}
+	canon, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return OutputHash(string(canon))
 }
 
 // builder places a run's streamed results and scores into a snapshot's
@@ -289,6 +395,7 @@ func (b *builder) relayout(epochs int) {
 		for j := range t.Shape {
 			k := (j/old)*epochs + j%old
 			nt.Shape[k], nt.Kind[k], nt.CostUSD[k], nt.LatencyMS[k], nt.OutputHash[k] = t.Shape[j], t.Kind[j], t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j]
+			nt.Errored[k], nt.Cached[k] = t.Errored[j], t.Cached[j]
 			for sc, p := range t.Pass {
 				nt.Pass[sc][k] = p[j]
 			}
@@ -306,6 +413,8 @@ func (t *Target) grow(n int) {
 		t.CostUSD = append(t.CostUSD, math.NaN())
 		t.LatencyMS = append(t.LatencyMS, math.NaN())
 		t.OutputHash = append(t.OutputHash, "")
+		t.Errored = append(t.Errored, false)
+		t.Cached = append(t.Cached, false)
 		for sc, p := range t.Pass {
 			t.Pass[sc] = append(p, -1)
 		}

@@ -237,8 +237,7 @@ func diffModels(ms []analysis.ModelCount) string {
 // DriftText writes a terminal summary of a drift check.
 func DriftText(w io.Writer, r *analysis.DriftReport) error {
 	level := strconv.FormatFloat(100*(1-r.Alpha), 'g', -1, 64) + "%"
-	fmt.Fprintf(w, "before %s (%s, started %s)\nafter  %s (%s, started %s)\n",
-		oneLine(r.Before.ID), oneLine(r.Before.Spec), r.Before.Started, oneLine(r.After.ID), oneLine(r.After.Spec), r.After.Started)
+	fmt.Fprintf(w, "before %s\nafter  %s\n", driftSide(r.Before, r.BeforeFile), driftSide(r.After, r.AfterFile))
 	fmt.Fprintf(w, "\nsame target, same cases, paired by case and epoch; %s Wilson intervals; McNemar exact on the primary verdicts\n", level)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "target\tverdict\tpaired\tflipped\tflip rate [CI]\tpass→fail\tfail→pass\tMcNemar p\tidentical [CI]\ttemperature\tfingerprint\t")
@@ -303,16 +302,29 @@ func diffCount(n int, word string) string {
 }
 
 func driftTemperature(t analysis.DriftTemperature) string {
-	f := func(x *float64) string {
-		if x == nil {
+	f := func(x *float64, unknown bool) string {
+		switch {
+		case unknown:
+			return "unknown"
+		case x == nil:
 			return "unset"
 		}
 		return strconv.FormatFloat(*x, 'g', -1, 64)
 	}
-	if (t.Before == nil && t.After == nil) || (t.Before != nil && t.After != nil && *t.Before == *t.After) {
-		return f(t.Before)
+	b, a := f(t.Before, t.BeforeUnknown), f(t.After, t.AfterUnknown)
+	if b == a {
+		return b
 	}
-	return f(t.Before) + "→" + f(t.After)
+	return b + "→" + a
+}
+
+// driftSide names one side of a drift check: its run, and the baseline
+// file it was read from.
+func driftSide(ri analysis.RunInfo, file string) string {
+	if file == "" {
+		return fmt.Sprintf("%s (%s, started %s)", oneLine(ri.ID), oneLine(ri.Spec), ri.Started)
+	}
+	return fmt.Sprintf("%s (%s, started %s), from the baseline file %s", oneLine(ri.ID), oneLine(ri.Spec), ri.Started, oneLine(file))
 }
 
 // RunDiffMarkdown writes what changed between two runs as Markdown (for a
@@ -436,7 +448,13 @@ func diffModelsPlain(ms []analysis.ModelCount) string {
 // DriftMarkdown writes a drift check as Markdown.
 func DriftMarkdown(w io.Writer, r *analysis.DriftReport) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## assay drift: %s → %s\n\n%s\n\n", mdText(r.Before.ID), mdText(r.After.ID), mdText(driftSummary(r)))
+	fmt.Fprintf(&b, "## assay drift: %s → %s\n\n", mdText(r.Before.ID), mdText(r.After.ID))
+	for _, f := range []struct{ side, file string }{{"before", r.BeforeFile}, {"after", r.AfterFile}} {
+		if f.file != "" {
+			fmt.Fprintf(&b, "The %s run is read from the baseline file %s.\n\n", f.side, mdText(f.file))
+		}
+	}
+	fmt.Fprintf(&b, "%s\n\n", mdText(driftSummary(r)))
 	b.WriteString("| target | verdict | paired | flip rate [CI] | pass→fail | fail→pass | McNemar p | identical [CI] | temperature | fingerprint |\n|---|---|---:|---|---:|---:|---:|---|---|---|\n")
 	for _, t := range r.Targets {
 		fp := "same"

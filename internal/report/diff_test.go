@@ -99,7 +99,7 @@ func FuzzDiffRenderersEscape(f *testing.F) {
 		dr := &analysis.DriftReport{Targets: []analysis.TargetDrift{{Target: before, Verdict: analysis.DriftDrifted,
 			Reasons: []string{after}, Notes: []string{before},
 			Fingerprints: analysis.DriftFingerprints{Before: []analysis.ModelCount{{Model: before, Fingerprint: after}}}}},
-			Drifted: []string{before}, Warnings: []string{after}}
+			Drifted: []string{before}, Warnings: []string{after}, BeforeFile: after}
 		if err := DriftText(&b, dr); err != nil {
 			t.Fatal(err)
 		}
@@ -107,4 +107,42 @@ func FuzzDiffRenderersEscape(f *testing.F) {
 			t.Fatalf("drift text: rune %U reaches the terminal", r)
 		}
 	})
+}
+
+// From a baseline file, drift names the file (escaped) and shows a
+// temperature the file does not record as unknown, never as unset.
+func TestDriftFromBaselineFileRendering(t *testing.T) {
+	zero := 0.0
+	r := &analysis.DriftReport{Alpha: 0.05, Drifted: []string{},
+		Before:     analysis.RunInfo{ID: "r1", Spec: "canary", Started: "2025-01-01T00:00:00Z"},
+		After:      analysis.RunInfo{ID: "r2", Spec: "canary", Started: "2025-01-02T00:00:00Z"},
+		BeforeFile: "ci/canary_baseline\x1b.json",
+		Targets: []analysis.TargetDrift{
+			{Target: "a", Verdict: analysis.DriftStable, Temperature: analysis.DriftTemperature{After: &zero, BeforeUnknown: true}},
+			{Target: "b", Verdict: analysis.DriftStable, Temperature: analysis.DriftTemperature{BeforeUnknown: true}},
+			{Target: "c", Verdict: analysis.DriftStable, Temperature: analysis.DriftTemperature{Before: &zero, After: &zero, Zero: true}},
+		}}
+	var text, md strings.Builder
+	if err := DriftText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := DriftMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"before r1 (canary, started 2025-01-01T00:00:00Z), from the baseline file ci/canary_baseline", "unknown→0", "unknown→unset", "a       stable"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if strings.Contains(text.String()+md.String(), "\x1b") {
+		t.Errorf("the file name's escape reached the output:\n%q\n%q", text.String(), md.String())
+	}
+	if strings.Contains(text.String(), "after  r2 (canary, started 2025-01-02T00:00:00Z),") {
+		t.Errorf("the after run is not from a file:\n%s", text.String())
+	}
+	for _, want := range []string{"The before run is read from the baseline file ci/canary\\_baseline", "| unknown→0 |", "| 0 |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
 }
