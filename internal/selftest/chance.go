@@ -87,6 +87,10 @@ func numberKey(f float64) string {
 }
 
 func normText(s string) string {
+	// Invalid bytes become U+FFFD first, so the same text gets the same key
+	// whatever follows it (case folding and normalisation treat a stray
+	// byte differently at the end of a string and before other text).
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.Join(strings.Fields(strings.ToLower(norm.NFC.String(s))), " ")
 }
 
