@@ -16,9 +16,11 @@ func newBaselineCommand(g *Globals) *cobra.Command {
 		Use:   "baseline",
 		Short: "Export a run as a baseline file that gates later runs without a database",
 		Long: `A baseline file holds what 'assay gate' needs of a run — per case × target ×
-epoch verdicts, failure shapes, cost, latency and a hash of each output, plus
-the run's spec, dataset, prompt and scorer hashes — in a small, versioned JSON
-file meant to be committed beside the spec. It holds no output text, prompt,
+epoch verdicts, failure shapes, cost, latency, a hash of each output and which
+calls failed; per target its reported models, temperature and a configuration
+hash; the run's spec, dataset, prompt and scorer hashes — in a small, versioned
+JSON file meant to be committed beside the spec. 'assay gate' and 'assay drift'
+read it in place of a run. It holds no output text, prompt,
 error message or secret.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -351,7 +351,9 @@ func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Ru
 		if base.Epochs == cand.Epochs {
 			for e := range base.Epochs {
 				jb, jc := p[0]*base.Epochs+e, p[1]*cand.Epochs+e
-				if bt.Has(jb) && ct.Has(jc) {
+				// A failed call has no output to compare: two failures
+				// are not two identical answers.
+				if bt.Has(jb) && ct.Has(jc) && !bt.failed(jb) && !ct.failed(jc) {
 					tr.Outputs++
 					if bt.OutputHash[jb] == ct.OutputHash[jc] {
 						tr.IdenticalOutputs++

@@ -126,6 +126,10 @@ type Target struct {
 // Has reports whether result j exists.
 func (t *Target) Has(j int) bool { return !math.IsNaN(t.LatencyMS[j]) }
 
+// failed reports whether result j's call failed (false when the snapshot
+// does not say: a baseline file from before failures were recorded).
+func (t *Target) failed(j int) bool { return j < len(t.Errored) && t.Errored[j] }
+
 // Target returns the named target, or nil.
 func (s *Snapshot) Target(name string) *Target {
 	for _, t := range s.Targets {
