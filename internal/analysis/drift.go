@@ -343,9 +343,10 @@ func compareSnapshotCases(before, after *DriftSide) (CaseDiff, []int) {
 		}
 		afterCase[ib] = ia
 		d.Shared++
-		changed := !maps.Equal(bs.Cases[ib].Tags, c.Tags)
+		bt, at := bs.CaseTags(ib), as.CaseTags(ia)
+		changed := !maps.Equal(bt, at)
 		if full {
-			changed = storedCaseDigest(bs.Cases[ib]) != storedCaseDigest(c)
+			changed = storedCaseDigest(bs.Cases[ib], bt) != storedCaseDigest(c, at)
 		}
 		if changed {
 			d.Changed++
@@ -366,8 +367,8 @@ func compareSnapshotCases(before, after *DriftSide) (CaseDiff, []int) {
 }
 
 // storedCaseDigest is caseDigest of a case a snapshot took from the store.
-func storedCaseDigest(c gate.Case) [16]byte {
-	return caseDigest(store.Case{ID: c.ID, Expected: c.Expected, Tags: c.Tags, Weight: c.Weight})
+func storedCaseDigest(c gate.Case, tags map[string]string) [16]byte {
+	return caseDigest(store.Case{ID: c.ID, Expected: c.Expected, Tags: tags, Weight: c.Weight})
 }
 
 // driftOf pairs one target's results by case and epoch and counts flips

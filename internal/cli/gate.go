@@ -229,8 +229,8 @@ func checkSlices(rules []gate.Rule, cand *gate.Snapshot) error {
 		}
 		var values []string
 		found := false
-		for _, c := range cand.Cases {
-			tv, ok := c.Tags[k]
+		for i := range cand.Cases {
+			tv, ok := cand.Tag(i, k)
 			if !ok {
 				continue
 			}

@@ -3,6 +3,8 @@ package gate
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,13 +55,13 @@ const maxEpochs = 10000
 // spec), and errored, the indexes of the results whose call failed, in
 // increasing order (absent when not recorded).
 type fileBaseline struct {
-	Version *int         `json:"assay_baseline"`
-	Run     *RunInfo     `json:"run"`
-	Scorers []string     `json:"scorers"`
-	Primary string       `json:"primary"`
-	Epochs  int          `json:"epochs"`
-	Cases   fileCases    `json:"cases"`
-	Targets []fileTarget `json:"targets"`
+	Version json.RawMessage `json:"assay_baseline"`
+	Run     *RunInfo        `json:"run"`
+	Scorers []string        `json:"scorers"`
+	Primary string          `json:"primary"`
+	Epochs  int             `json:"epochs"`
+	Cases   fileCases       `json:"cases"`
+	Targets []fileTarget    `json:"targets"`
 }
 
 type fileCases struct {
@@ -125,29 +127,32 @@ func (n *numbers) UnmarshalJSON(b []byte) error {
 
 // WriteBaseline writes the snapshot as a baseline file.
 func WriteBaseline(w io.Writer, s *Snapshot) error {
-	v := BaselineVersion
-	f := fileBaseline{Version: &v, Run: &s.Run, Scorers: s.Scorers, Primary: s.Primary, Epochs: s.Epochs}
+	f := fileBaseline{Version: json.RawMessage(strconv.Itoa(BaselineVersion)), Run: &s.Run, Scorers: s.Scorers, Primary: s.Primary, Epochs: s.Epochs}
 	f.Run.Epochs = s.Epochs
 	f.Cases.ID = make([]string, len(s.Cases))
 	keys := s.TagKeys()
 	if len(keys) > 0 {
 		f.Cases.Tags = map[string][]*string{}
 		for _, k := range keys {
-			f.Cases.Tags[k] = make([]*string, len(s.Cases))
+			col := s.tags[k]
+			vals := make([]*string, len(s.Cases))
+			for i, v := range col.idx[:min(len(col.idx), len(s.Cases))] {
+				if v != 0 {
+					vals[i] = &col.values[v-1]
+				}
+			}
+			f.Cases.Tags[k] = vals
 		}
 	}
 	for i, c := range s.Cases {
 		f.Cases.ID[i] = c.ID
-		for k, v := range c.Tags {
-			f.Cases.Tags[k][i] = &v
-		}
 	}
 	for _, t := range s.Targets {
 		ft := fileTarget{Name: t.Name, ConfigHash: t.ConfigHash, Fingerprints: t.Fingerprints, Pass: map[string]string{},
 			Shape: string(t.Shape), Kinds: []string{}, Kind: make([]int, len(t.Kind)),
 			CostUSD:    numbers{xs: t.CostUSD, digits: costDigits},
 			LatencyMS:  numbers{xs: t.LatencyMS, digits: latencyDigits},
-			OutputHash: t.OutputHash}
+			OutputHash: hashStrings(t)}
 		if ft.Fingerprints == nil {
 			ft.Fingerprints = []Fingerprint{}
 		}
@@ -172,17 +177,19 @@ func WriteBaseline(w io.Writer, s *Snapshot) error {
 			}
 			ft.Pass[sc] = string(b)
 		}
+		// The file's kinds are listed in the order results first use
+		// them, which need not be the order of t.Kinds.
+		fileKind := make([]int, len(t.Kinds)+1)
+		for i := range fileKind {
+			fileKind[i] = -2 // not yet used
+		}
+		fileKind[0] = -1
 		for j, k := range t.Kind {
-			ft.Kind[j] = -1
-			if k == "" {
-				continue
+			if fileKind[k] == -2 {
+				fileKind[k] = len(ft.Kinds)
+				ft.Kinds = append(ft.Kinds, t.Kinds[k-1])
 			}
-			at := slices.Index(ft.Kinds, k)
-			if at < 0 {
-				at = len(ft.Kinds)
-				ft.Kinds = append(ft.Kinds, k)
-			}
-			ft.Kind[j] = at
+			ft.Kind[j] = fileKind[k]
 		}
 		f.Targets = append(f.Targets, ft)
 	}
@@ -196,6 +203,20 @@ func WriteBaseline(w io.Writer, s *Snapshot) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// hashStrings is a target's output hashes as the file holds them: 16 hex
+// digits each, "" where there is no result.
+func hashStrings(t *Target) []string {
+	out := make([]string, len(t.OutputHash))
+	var x [8]byte
+	for j, h := range t.OutputHash {
+		if t.Has(j) {
+			binary.BigEndian.PutUint64(x[:], h)
+			out[j] = hex.EncodeToString(x[:])
+		}
+	}
+	return out
 }
 
 // BaselineError is a baseline file that cannot be read: it names the file,
@@ -248,15 +269,27 @@ func ReadBaseline(name string, r io.Reader) (*Snapshot, error) {
 	if len(data) > MaxBaselineBytes {
 		return nil, fail("", "the file is larger than %d MiB", MaxBaselineBytes>>20)
 	}
-	// The version first, so a file from a newer assay gets a clear message
-	// rather than a complaint about a field this version does not know.
-	var head struct {
-		Version json.RawMessage `json:"assay_baseline"`
+	// One strict pass decodes a good file. Only a file it refuses, or one
+	// with data after the object, is read again for its version alone:
+	// a file from a newer assay gets a clear message rather than a
+	// complaint about a field this version does not know, and a file
+	// that is not one JSON value is located by the same syntax error
+	// whatever its fields.
+	var f fileBaseline
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	strictErr := dec.Decode(&f)
+	version := f.Version
+	if strictErr != nil || !jsonSpace(data[dec.InputOffset():]) {
+		var head struct {
+			Version json.RawMessage `json:"assay_baseline"`
+		}
+		if err := json.Unmarshal(data, &head); err != nil {
+			return nil, jsonError(name, data, err)
+		}
+		version = head.Version
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, jsonError(name, data, err)
-	}
-	switch v := string(head.Version); {
+	switch v := string(version); {
 	case v == "":
 		return nil, fail("", `not an assay baseline file (it has no "assay_baseline" version field); write one with: assay baseline export RUN -o FILE`)
 	case v != strconv.Itoa(BaselineVersion):
@@ -269,16 +302,23 @@ func ReadBaseline(name string, r io.Reader) (*Snapshot, error) {
 		}
 		return nil, fail("assay_baseline", "unknown format %s; this assay reads format %d", v, BaselineVersion)
 	}
-	var f fileBaseline
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, jsonError(name, data, err)
+	if strictErr != nil {
+		return nil, jsonError(name, data, strictErr)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fail("", "unexpected data after the baseline object")
 	}
 	return f.snapshot(name)
+}
+
+// jsonSpace reports whether b is only JSON whitespace.
+func jsonSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonError locates a JSON decoding error in the file.
@@ -410,12 +450,11 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 		Cases: make([]Case, nc)}
 	for i, id := range f.Cases.ID {
 		s.Cases[i].ID = id
-		for k, vals := range f.Cases.Tags {
-			if vals[i] != nil {
-				if s.Cases[i].Tags == nil {
-					s.Cases[i].Tags = map[string]string{}
-				}
-				s.Cases[i].Tags[k] = *vals[i]
+	}
+	for k, vals := range f.Cases.Tags {
+		for i, v := range vals {
+			if v != nil {
+				s.SetTag(i, k, *v)
 			}
 		}
 	}
@@ -491,15 +530,13 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 			}
 		}
 		if length("kind", len(ft.Kind)) {
-			t.Kind = make([]string, n)
+			t.Kind, t.Kinds = make([]int32, n), ft.Kinds
 			for j, k := range ft.Kind {
 				if k < -1 || k >= len(ft.Kinds) {
 					fail(fmt.Sprintf("%s.kind[%d]", p, j), "%d is not an index into kinds (-1 for none)", k)
 					break
 				}
-				if k >= 0 {
-					t.Kind[j] = ft.Kinds[k]
-				}
+				t.Kind[j] = int32(k + 1)
 			}
 		}
 		col := func(field string, xs []float64, digits int) []float64 {
@@ -517,13 +554,21 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 		}
 		t.CostUSD = col("cost_usd", ft.CostUSD.xs, costDigits)
 		t.LatencyMS = col("latency_ms", ft.LatencyMS.xs, latencyDigits)
+		var hashed []bool // which results have an output hash
 		if length("output_hash", len(ft.OutputHash)) {
-			t.OutputHash = ft.OutputHash
+			t.OutputHash, hashed = make([]uint64, n), make([]bool, n)
+			bad := false
 			for j, h := range ft.OutputHash {
-				if h != "" && !isHash(h) {
-					fail(fmt.Sprintf("%s.output_hash[%d]", p, j), "is not 16 lowercase hex digits (or empty for no result)")
-					break
+				hashed[j] = h != ""
+				if h == "" || bad {
+					continue
 				}
+				if !isHash(h) {
+					fail(fmt.Sprintf("%s.output_hash[%d]", p, j), "is not 16 lowercase hex digits (or empty for no result)")
+					bad = true
+					continue
+				}
+				t.OutputHash[j], _ = strconv.ParseUint(h, 16, 64)
 			}
 		}
 		if len(ft.Temperature) > 0 {
@@ -564,10 +609,10 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 				break
 			}
 		}
-		if t.LatencyMS != nil && t.CostUSD != nil && t.OutputHash != nil && t.Shape != nil {
+		if t.LatencyMS != nil && t.CostUSD != nil && hashed != nil && t.Shape != nil {
 			for j := range n {
 				has := !math.IsNaN(t.LatencyMS[j])
-				if has != !math.IsNaN(t.CostUSD[j]) || has != (t.OutputHash[j] != "") || (!has && t.Shape[j] != ShapeNone) {
+				if has != !math.IsNaN(t.CostUSD[j]) || has != hashed[j] || (!has && t.Shape[j] != ShapeNone) {
 					fail(p, "result %d is present in some columns and missing in others (latency_ms, cost_usd, output_hash and shape agree on which results exist)", j)
 					break
 				}

@@ -91,10 +91,10 @@ func TestReadGoodBaseline(t *testing.T) {
 	if s.Run.ID != "20261201-100000-abcdef" || s.Run.Scoring != 2 || s.Primary != "correct" || len(s.Cases) != 3 || g == nil {
 		t.Fatalf("snapshot %+v", s)
 	}
-	if s.Cases[1].Tags["tier"] != "hard" || s.Cases[2].Tags != nil {
-		t.Errorf("tags %+v", s.Cases)
+	if tier, _ := s.Tag(1, "tier"); tier != "hard" || s.CaseTags(2) != nil {
+		t.Errorf("tags %v %v", s.CaseTags(1), s.CaseTags(2))
 	}
-	if !reflect.DeepEqual(g.Pass["correct"], []int8{1, 0, -1}) || string(g.Shape) != "ps-" || g.Kind[1] != "wrong" || g.Kind[0] != "" {
+	if !reflect.DeepEqual(g.Pass["correct"], []int8{1, 0, -1}) || string(g.Shape) != "ps-" || g.KindAt(1) != "wrong" || g.KindAt(0) != "" {
 		t.Errorf("verdicts %v %q %q", g.Pass["correct"], g.Shape, g.Kind)
 	}
 	if g.Has(2) || !g.Has(1) || g.LatencyMS[1] != 0.0493 || g.CostUSD[0] != 0.00012 {
@@ -173,7 +173,7 @@ func realisticSnap(n int) *Snapshot {
 			in, out := 400+(j*37)%300, 20+(j*11)%90
 			t.CostUSD[j] = (float64(in)*0.15 + float64(out)*0.6) / 1e6 * float64(ti+1)
 			t.LatencyMS[j] = 300 + float64((j*7919)%2400) + float64(j%10)/7
-			t.OutputHash[j] = OutputHash(fmt.Sprint(name, j))
+			t.OutputHash[j] = OutputSum(fmt.Sprint(name, j))
 			pass := (j*13+ti)%5 != 0
 			t.Pass["correct"][j] = int8(b2i(pass))
 			t.Pass["format"][j] = int8(b2i(j%17 != 0))
@@ -181,15 +181,17 @@ func realisticSnap(n int) *Snapshot {
 			case pass:
 				t.Shape[j] = ShapePass
 			case j%3 == 0:
-				t.Shape[j], t.Kind[j] = ShapeLoud, []string{"timeout", "unparseable", "refusal"}[j%3]
+				t.Shape[j] = ShapeLoud
+				t.SetKind(j, []string{"timeout", "unparseable", "refusal"}[j%3])
 			default:
-				t.Shape[j], t.Kind[j] = ShapeSilent, "wrong"
+				t.Shape[j] = ShapeSilent
+				t.SetKind(j, "wrong")
 			}
 		}
 		t.Fingerprints = []Fingerprint{{Model: name + "-2026-01-01", System: "fp_a1b2c3", Count: n - 3}, {Model: name + "-2026-01-01", System: "fp_d4e5f6", Count: 3}}
 		t.Cached = nil // a file does not hold it
 		for j := range n {
-			t.Errored[j] = t.Kind[j] == "timeout"
+			t.Errored[j] = t.KindAt(j) == "timeout"
 		}
 		t.TemperatureKnown = true
 		t.ConfigHash = OutputHash(name)
@@ -224,10 +226,18 @@ func TestBaselineRoundTripAndSize(t *testing.T) {
 	if !reflect.DeepEqual(got.Run, s.Run) || !reflect.DeepEqual(got.Cases, s.Cases) || !reflect.DeepEqual(got.Scorers, s.Scorers) || got.Primary != s.Primary || got.Epochs != 1 {
 		t.Errorf("run, cases or scorers differ after a round trip")
 	}
+	if !reflect.DeepEqual(got.TagKeys(), s.TagKeys()) {
+		t.Errorf("tag keys %v after a round trip, wrote %v", got.TagKeys(), s.TagKeys())
+	}
+	for i := range s.Cases {
+		if !reflect.DeepEqual(got.CaseTags(i), s.CaseTags(i)) {
+			t.Fatalf("case %d: tags %v after a round trip, wrote %v", i, got.CaseTags(i), s.CaseTags(i))
+		}
+	}
 	for i, want := range s.Targets {
 		g := got.Targets[i]
 		if g.Name != want.Name || !reflect.DeepEqual(g.Pass, want.Pass) || !bytes.Equal(g.Shape, want.Shape) ||
-			!reflect.DeepEqual(g.Kind, want.Kind) || !reflect.DeepEqual(g.OutputHash, want.OutputHash) || !reflect.DeepEqual(g.Fingerprints, want.Fingerprints) ||
+			!reflect.DeepEqual(g.Kind, want.Kind) || !reflect.DeepEqual(g.Kinds, want.Kinds) || !reflect.DeepEqual(g.OutputHash, want.OutputHash) || !reflect.DeepEqual(g.Fingerprints, want.Fingerprints) ||
 			!reflect.DeepEqual(g.Errored, want.Errored) || !reflect.DeepEqual(g.Temperature, want.Temperature) || g.TemperatureKnown != want.TemperatureKnown ||
 			g.ConfigHash != want.ConfigHash {
 			t.Errorf("target %s differs after a round trip", want.Name)
@@ -338,15 +348,15 @@ func TestFromStore(t *testing.T) {
 	if !reflect.DeepEqual(y.Pass["correct"], []int8{1, 1, 0, 0, 0, -1}) || string(y.Shape) != "pplss-" {
 		t.Errorf("y correct %v shape %q", y.Pass["correct"], y.Shape)
 	}
-	if y.Has(5) || !y.Has(4) || y.CostUSD[4] != 0.003 || y.LatencyMS[1] != 200 || y.Kind[2] != "wrong" {
+	if y.Has(5) || !y.Has(4) || y.CostUSD[4] != 0.003 || y.LatencyMS[1] != 200 || y.KindAt(2) != "wrong" {
 		t.Errorf("y measurements: cost %v latency %v kind %q", y.CostUSD, y.LatencyMS, y.Kind)
 	}
 	// The failed call reports no model and is not counted as one.
 	if !reflect.DeepEqual(y.Fingerprints, []Fingerprint{{Model: "model-y", System: "fp", Count: 4}}) {
 		t.Errorf("fingerprints %+v", y.Fingerprints)
 	}
-	if x.OutputHash[0] != OutputHash("the answer is 4 "+secret) {
-		t.Errorf("hash %q", x.OutputHash[0])
+	if x.OutputHash[0] != OutputSum("the answer is 4 "+secret) {
+		t.Errorf("hash %x", x.OutputHash[0])
 	}
 	// The temperature comes from the resolved spec (unset for y); the
 	// failed call and the cached results are marked.
@@ -423,7 +433,7 @@ func TestFromStoreUnscored(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := s.Target("x")
-	if s.Primary != "" || len(x.OutputHash) != 2 || x.Has(0) || !x.Has(1) || x.OutputHash[1] != OutputHash("hi") || x.Shape[1] != ShapeNone {
+	if s.Primary != "" || len(x.OutputHash) != 2 || x.Has(0) || !x.Has(1) || x.OutputHash[1] != OutputSum("hi") || x.Shape[1] != ShapeNone {
 		t.Errorf("snapshot %+v, target %+v", s, x)
 	}
 }

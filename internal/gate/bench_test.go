@@ -54,14 +54,14 @@ func benchSnapshot(id string, cases int, seed uint64, regress, slower float64) *
 		Source: "run " + id, Scorers: []string{"correct"}, Primary: "correct", Epochs: 1,
 	}
 	for i := 1; i <= cases; i++ {
-		s.Cases = append(s.Cases, gate.Case{ID: strconv.Itoa(i), Tags: benchTags(i)})
+		s.AddCase(strconv.Itoa(i), benchTags(i))
 	}
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for t := range benchTargets {
 		name := "model-" + strconv.Itoa(t)
 		tg := &gate.Target{Name: name, Pass: map[string][]int8{"correct": make([]int8, cases)},
-			Shape: make([]byte, cases), Kind: make([]string, cases), CostUSD: make([]float64, cases),
-			LatencyMS: make([]float64, cases), OutputHash: make([]string, cases),
+			Shape: make([]byte, cases), Kind: make([]int32, cases), CostUSD: make([]float64, cases),
+			LatencyMS: make([]float64, cases), OutputHash: make([]uint64, cases),
 			Fingerprints: []gate.Fingerprint{{Model: name + "-2026-11-01", System: "fp_1", Count: cases}}}
 		s.Targets = append(s.Targets, tg)
 	}
@@ -75,14 +75,16 @@ func benchSnapshot(id string, cases int, seed uint64, regress, slower float64) *
 			case pass:
 				tg.Shape[j] = gate.ShapePass
 			case loud:
-				tg.Shape[j], tg.Kind[j] = gate.ShapeLoud, "timeout"
+				tg.Shape[j] = gate.ShapeLoud
+				tg.SetKind(j, "timeout")
 			default:
-				tg.Shape[j], tg.Kind[j] = gate.ShapeSilent, "wrong"
+				tg.Shape[j] = gate.ShapeSilent
+				tg.SetKind(j, "wrong")
 			}
 			tg.CostUSD[j] = 0.0001 + 0.0001*rng.Float64()
 			tg.LatencyMS[j] = (200 + 800*rng.Float64()) * slower
 			out := fmt.Sprintf("case %d by %s: A: %t", i, tg.Name, pass)
-			tg.OutputHash[j] = gate.OutputHash(out)
+			tg.OutputHash[j] = gate.OutputSum(out)
 		}
 	}
 	return s

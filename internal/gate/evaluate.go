@@ -459,9 +459,9 @@ func (e *evaluator) sliced(c spec.GateCheck) [][2]int {
 	}
 	var out [][2]int
 	for _, p := range e.pairs {
-		v, ok := e.cand.Cases[p[1]].Tags[c.SliceKey]
+		v, ok := e.cand.Tag(p[1], c.SliceKey)
 		if !ok {
-			v, ok = e.base.Cases[p[0]].Tags[c.SliceKey]
+			v, ok = e.base.Tag(p[0], c.SliceKey)
 		}
 		if ok && v == c.SliceValue {
 			out = append(out, p)

@@ -15,11 +15,11 @@ func testSnap(id, dataset string, epochs int, caseIDs []string, tags []map[strin
 		Source: "run " + id, Scorers: []string{"correct"}, Primary: "correct", Epochs: epochs, Targets: targets,
 	}
 	for i, cid := range caseIDs {
-		c := Case{ID: cid}
+		var tg map[string]string
 		if tags != nil {
-			c.Tags = tags[i]
+			tg = tags[i]
 		}
-		s.Cases = append(s.Cases, c)
+		s.AddCase(cid, tg)
 	}
 	return s
 }
@@ -44,9 +44,11 @@ func testTarget(name string, pass []int, loud []int, cost, latency []float64, sa
 		case pass[j] == 1:
 			t.Shape[j] = ShapePass
 		case loud != nil && loud[j] == 1:
-			t.Shape[j], t.Kind[j] = ShapeLoud, "timeout"
+			t.Shape[j] = ShapeLoud
+			t.SetKind(j, "timeout")
 		default:
-			t.Shape[j], t.Kind[j] = ShapeSilent, "wrong"
+			t.Shape[j] = ShapeSilent
+			t.SetKind(j, "wrong")
 		}
 		t.CostUSD[j], t.LatencyMS[j] = 0.001, 100
 		if cost != nil {
@@ -55,7 +57,7 @@ func testTarget(name string, pass []int, loud []int, cost, latency []float64, sa
 		if latency != nil {
 			t.LatencyMS[j] = latency[j]
 		}
-		t.OutputHash[j] = OutputHash(fmt.Sprintf("out-%d-%s", j, salt))
+		t.OutputHash[j] = OutputSum(fmt.Sprintf("out-%d-%s", j, salt))
 	}
 	t.Fingerprints = []Fingerprint{{Model: "m-1", System: "fp_1", Count: n}}
 	return t

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -52,6 +53,17 @@ type Snapshot struct {
 	Epochs  int
 	Cases   []Case
 	Targets []*Target
+	// tags holds the cases' tags by key, columnar: see Tag and SetTag.
+	tags map[string]*tagColumn
+}
+
+// tagColumn is one tag key's values, interned: idx[i] is 0 when case i
+// has no value for the key, else 1 + the index of its value in values.
+// Cases past the end of idx have no value.
+type tagColumn struct {
+	values []string
+	lookup map[string]int32
+	idx    []int32
 }
 
 // RunInfo identifies the run a snapshot was taken of.
@@ -69,13 +81,69 @@ type RunInfo struct {
 	Created      time.Time `json:"created"`
 }
 
-// Case is a case's ID and its tags; from the store also its expected
-// value and weight, which a baseline file does not hold (nil from one).
+// Case is a case's ID; from the store also its expected value and
+// weight, which a baseline file does not hold (nil from one). Its tags
+// are the snapshot's: Snapshot.Tag, Snapshot.CaseTags.
 type Case struct {
 	ID       string
-	Tags     map[string]string
 	Expected []byte
 	Weight   *float64
+}
+
+// AddCase appends a case with the tags given (nil for none) and returns
+// its index.
+func (s *Snapshot) AddCase(id string, tags map[string]string) int {
+	i := len(s.Cases)
+	s.Cases = append(s.Cases, Case{ID: id})
+	for k, v := range tags {
+		s.SetTag(i, k, v)
+	}
+	return i
+}
+
+// SetTag sets case i's value of tag key.
+func (s *Snapshot) SetTag(i int, key, value string) {
+	if s.tags == nil {
+		s.tags = map[string]*tagColumn{}
+	}
+	c := s.tags[key]
+	if c == nil {
+		c = &tagColumn{lookup: map[string]int32{}}
+		s.tags[key] = c
+	}
+	v, ok := c.lookup[value]
+	if !ok {
+		c.values = append(c.values, value)
+		v = int32(len(c.values))
+		c.lookup[value] = v
+	}
+	if i >= len(c.idx) {
+		c.idx = slices.Grow(c.idx, i+1-len(c.idx))[:i+1]
+	}
+	c.idx[i] = v
+}
+
+// Tag returns case i's value of tag key, and whether it has one.
+func (s *Snapshot) Tag(i int, key string) (string, bool) {
+	c := s.tags[key]
+	if c == nil || i >= len(c.idx) || c.idx[i] == 0 {
+		return "", false
+	}
+	return c.values[c.idx[i]-1], true
+}
+
+// CaseTags returns case i's tags as a new map (nil when it has none).
+func (s *Snapshot) CaseTags(i int) map[string]string {
+	var out map[string]string
+	for k := range s.tags {
+		if v, ok := s.Tag(i, k); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Fingerprint is one model name and system fingerprint a provider
@@ -93,15 +161,17 @@ type Target struct {
 	// Pass holds, per scorer, -1 (not scored), 0 (failed) or 1 (passed).
 	Pass map[string][]int8
 	// Shape is the primary scorer's failure shape (ShapePass, ShapeLoud,
-	// ShapeSilent, or ShapeNone); Kind its failure kind ("" when passed).
+	// ShapeSilent, or ShapeNone); Kind its failure kind, interned: 0 for
+	// none (passed), else 1 + an index into Kinds (see KindAt, SetKind).
 	Shape []byte
-	Kind  []string
+	Kind  []int32
+	Kinds []string
 	// CostUSD and LatencyMS are NaN where there is no result.
 	CostUSD   []float64
 	LatencyMS []float64
-	// OutputHash is a short hash of the raw output ("" where there is no
-	// result): two equal hashes mean identical outputs.
-	OutputHash []string
+	// OutputHash is a short hash of the raw output (OutputSum; 0 where
+	// there is no result): two equal hashes mean identical outputs.
+	OutputHash []uint64
 	// Errored marks the results whose call failed (they have no output).
 	// It is nil when not known: a baseline file written before assay
 	// recorded failed calls.
@@ -123,6 +193,28 @@ type Target struct {
 	ConfigHash string
 }
 
+// KindAt returns result j's failure kind ("" for none).
+func (t *Target) KindAt(j int) string {
+	if t.Kind[j] == 0 {
+		return ""
+	}
+	return t.Kinds[t.Kind[j]-1]
+}
+
+// SetKind sets result j's failure kind ("" for none).
+func (t *Target) SetKind(j int, kind string) {
+	if kind == "" {
+		t.Kind[j] = 0
+		return
+	}
+	at := slices.Index(t.Kinds, kind)
+	if at < 0 {
+		at = len(t.Kinds)
+		t.Kinds = append(t.Kinds, kind)
+	}
+	t.Kind[j] = int32(at + 1)
+}
+
 // Has reports whether result j exists.
 func (t *Target) Has(j int) bool { return !math.IsNaN(t.LatencyMS[j]) }
 
@@ -142,15 +234,11 @@ func (s *Snapshot) Target(name string) *Target {
 
 // TagKeys returns every tag key of the cases, sorted.
 func (s *Snapshot) TagKeys() []string {
-	seen := map[string]bool{}
-	for _, c := range s.Cases {
-		for k := range c.Tags {
-			seen[k] = true
+	keys := make([]string, 0, len(s.tags))
+	for k, c := range s.tags {
+		if slices.ContainsFunc(c.idx, func(v int32) bool { return v != 0 }) {
+			keys = append(keys, k)
 		}
-	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	return keys
@@ -163,10 +251,18 @@ func OutputHash(raw string) string {
 	return hex.EncodeToString(h[:8])
 }
 
+// OutputSum is OutputHash as a number, the form a snapshot holds: the
+// first 8 bytes of the SHA-256, big-endian (so its 16 hex digits are
+// OutputHash).
+func OutputSum(raw string) uint64 {
+	h := sha256.Sum256([]byte(raw))
+	return binary.BigEndian.Uint64(h[:8])
+}
+
 // newTarget allocates a target's columns for n results.
 func newTarget(name string, scorers []string, n int) *Target {
-	t := &Target{Name: name, Pass: map[string][]int8{}, Shape: make([]byte, n), Kind: make([]string, n),
-		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]string, n),
+	t := &Target{Name: name, Pass: map[string][]int8{}, Shape: make([]byte, n), Kind: make([]int32, n),
+		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]uint64, n),
 		Errored: make([]bool, n), Cached: make([]bool, n)}
 	for _, sc := range scorers {
 		t.Pass[sc] = newPass(n)
@@ -218,7 +314,10 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 	b := &builder{s: s, caseIdx: map[string]int{}, fps: map[string]map[[2]string]int{}}
 	if err := st.Cases(ctx, run.ID, func(c store.Case) error {
 		if _, seen := b.caseIdx[c.ID]; !seen {
-			i := b.caseOf(c.ID, c.Tags)
+			i := b.caseOf(c.ID)
+			for k, v := range c.Tags {
+				s.SetTag(i, k, v)
+			}
 			s.Cases[i].Expected, s.Cases[i].Weight = c.Expected, c.Weight
 		}
 		return nil
@@ -230,7 +329,7 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 	}
 	err = st.Results(ctx, run.ID, func(r store.Result) error {
 		t, j := b.slot(r.Target, r.CaseID, r.Epoch)
-		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.CostUSD), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputHash(r.Raw)
+		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.CostUSD), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputSum(r.Raw)
 		t.Errored[j], t.Cached[j] = r.ErrorKind != "", r.FromCache
 		// A failed call reports no model: it says nothing of which model
 		// answered, so it is not counted as one.
@@ -263,9 +362,9 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 		if sc.Primary {
 			s.Primary = sc.Scorer
 			t.Shape[j] = shapeByte(sc.Shape, sc.Pass)
-			t.Kind[j] = ""
+			t.Kind[j] = 0
 			if !sc.Pass {
-				t.Kind[j] = sc.Kind
+				t.SetKind(j, sc.Kind)
 			}
 		}
 		return nil
@@ -355,12 +454,12 @@ type builder struct {
 	fps     map[string]map[[2]string]int
 }
 
-func (b *builder) caseOf(id string, tags map[string]string) int {
+func (b *builder) caseOf(id string) int {
 	if i, ok := b.caseIdx[id]; ok {
 		return i
 	}
 	b.caseIdx[id] = len(b.s.Cases)
-	b.s.Cases = append(b.s.Cases, Case{ID: id, Tags: tags})
+	b.s.Cases = append(b.s.Cases, Case{ID: id})
 	return len(b.s.Cases) - 1
 }
 
@@ -380,7 +479,7 @@ func (b *builder) slot(target, caseID string, epoch int) (*Target, int) {
 	if epoch > b.s.Epochs {
 		b.relayout(epoch)
 	}
-	i := b.caseOf(caseID, nil)
+	i := b.caseOf(caseID)
 	t := b.target(target)
 	j := i*b.s.Epochs + epoch - 1
 	t.grow(j + 1)
@@ -393,6 +492,7 @@ func (b *builder) relayout(epochs int) {
 	for _, t := range b.s.Targets {
 		cases := (len(t.Shape) + old - 1) / old
 		nt := newTarget(t.Name, nil, cases*epochs)
+		nt.Kinds = t.Kinds
 		for sc := range t.Pass {
 			nt.Pass[sc] = newPass(cases * epochs)
 		}
@@ -413,10 +513,10 @@ func (b *builder) relayout(epochs int) {
 func (t *Target) grow(n int) {
 	for len(t.Shape) < n {
 		t.Shape = append(t.Shape, ShapeNone)
-		t.Kind = append(t.Kind, "")
+		t.Kind = append(t.Kind, 0)
 		t.CostUSD = append(t.CostUSD, math.NaN())
 		t.LatencyMS = append(t.LatencyMS, math.NaN())
-		t.OutputHash = append(t.OutputHash, "")
+		t.OutputHash = append(t.OutputHash, 0)
 		t.Errored = append(t.Errored, false)
 		t.Cached = append(t.Cached, false)
 		for sc, p := range t.Pass {

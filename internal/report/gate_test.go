@@ -41,7 +41,7 @@ func gateSnap(id string, tags []map[string]string, targets ...*gate.Target) *gat
 		Source: "run " + id, Scorers: []string{"correct"}, Primary: "correct", Epochs: 1, Targets: targets,
 	}
 	for i := range tags {
-		s.Cases = append(s.Cases, gate.Case{ID: fmt.Sprintf("c%d", i+1), Tags: tags[i]})
+		s.AddCase(fmt.Sprintf("c%d", i+1), tags[i])
 	}
 	return s
 }
@@ -50,17 +50,18 @@ func gateSnap(id string, tags []map[string]string, targets ...*gate.Target) *gat
 // passed pass "correct", the others fail silently; 0.001 USD and 100 ms
 // each; outputs "out-<j>-<salt>".
 func gateTarget(name string, n, passed int, salt string) *gate.Target {
-	t := &gate.Target{Name: name, Pass: map[string][]int8{"correct": make([]int8, n)}, Shape: make([]byte, n), Kind: make([]string, n),
-		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]string, n),
+	t := &gate.Target{Name: name, Pass: map[string][]int8{"correct": make([]int8, n)}, Shape: make([]byte, n), Kind: make([]int32, n),
+		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]uint64, n),
 		Fingerprints: []gate.Fingerprint{{Model: "m-1", System: "fp_1", Count: n}}}
 	for j := range n {
 		if j < passed {
 			t.Pass["correct"][j], t.Shape[j] = 1, gate.ShapePass
 		} else {
-			t.Shape[j], t.Kind[j] = gate.ShapeSilent, "wrong"
+			t.Shape[j] = gate.ShapeSilent
+			t.SetKind(j, "wrong")
 		}
 		t.CostUSD[j], t.LatencyMS[j] = 0.001, 100
-		t.OutputHash[j] = gate.OutputHash(fmt.Sprintf("out-%d-%s", j, salt))
+		t.OutputHash[j] = gate.OutputSum(fmt.Sprintf("out-%d-%s", j, salt))
 	}
 	return t
 }
