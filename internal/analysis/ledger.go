@@ -13,6 +13,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Ledger is the selection ledger of a run that belongs to an experiment:
@@ -394,7 +395,7 @@ func buildLedger(vs []ledgerVariant, ci *caseIndex, chosen, ref int, alpha, marg
 	}
 	if l.Tried[best].Rate > l.Chosen.Rate {
 		l.Notes = append(l.Notes, fmt.Sprintf("%s scored higher (%s) than the chosen variant (%s).",
-			l.Tried[best].Name(), ledgerPct(l.Tried[best].Rate), ledgerPct(l.Chosen.Rate)))
+			l.Tried[best].Name(), units.Pct(l.Tried[best].Rate), units.Pct(l.Chosen.Rate)))
 	}
 	return l
 }
@@ -593,9 +594,6 @@ func ledgerCount(n int, one, many string) string {
 
 // ledgerPts formats a difference of rates in points with a sign: "+6.0".
 func ledgerPts(d float64) string { return fmt.Sprintf("%+.1f", 100*d) }
-
-// ledgerPct formats a rate as "62.0%".
-func ledgerPct(r float64) string { return fmt.Sprintf("%.1f%%", 100*r) }
 
 // ledgerP formats a p-value for a sentence.
 func ledgerP(p float64) string {

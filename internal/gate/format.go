@@ -7,22 +7,16 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Number formats of the checks' reasons, as the decision report writes
 // them: rates as percentages with one decimal, differences of rates in
 // points with a true minus sign, dollars at any scale, milliseconds with
-// separators. The gate cannot import the report, so the few unit formatters
-// the reasons need live here; FormatValue, FormatAmount, FormatDelta and
-// FormatInterval are exported so that a rendering of a Result (the report
-// package) shows its numbers exactly as its reasons do.
-
-func pct(r float64) string {
-	if math.IsNaN(r) {
-		return "—"
-	}
-	return strconv.FormatFloat(100*r, 'f', 1, 64) + "%"
-}
+// separators — the units package's, which the report uses too. FormatValue,
+// FormatAmount, FormatDelta and FormatInterval are exported so that a
+// rendering of a Result (the report package) shows its numbers exactly as
+// its reasons do.
 
 // signed puts a sign (a true minus) in front of a formatted magnitude.
 func signed(x float64, abs func(float64) string) string {
@@ -41,89 +35,16 @@ func signed(x float64, abs func(float64) string) string {
 
 func ptsAbs(d float64) string { return strconv.FormatFloat(100*d, 'f', 1, 64) + " pts" }
 
-func usd(x float64) string {
-	switch {
-	case math.IsNaN(x) || math.IsInf(x, 0):
-		return "—"
-	case x < 0:
-		return "−" + usd(-x)
-	case x < 1e-12:
-		// Below a trillionth of a dollar is the float noise of a mean of
-		// equal costs, not a difference.
-		return "$0"
-	case x >= 100:
-		return "$" + thousands(int64(math.Round(x)))
-	case x >= 1:
-		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
-	}
-	digits := 2 - int(math.Floor(math.Log10(x)))
-	s := strconv.FormatFloat(x, 'f', digits, 64)
-	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
-		s = s[:len(s)-1]
-	}
-	return "$" + s
-}
-
-func ms(x float64) string {
-	switch {
-	case math.IsNaN(x) || math.IsInf(x, 0):
-		return "—"
-	case x < 0:
-		return "−" + ms(-x)
-	case x > 0 && x < 0.1:
-		return strconv.FormatFloat(x, 'g', 2, 64) + " ms"
-	case x < 10:
-		return strconv.FormatFloat(x, 'f', 1, 64) + " ms"
-	default:
-		return thousands(int64(math.Round(x))) + " ms"
-	}
-}
-
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func count(n int) string { return thousands(int64(n)) }
-
-// pval formats a p-value with two significant digits.
-func pval(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "—"
-	case p < 0.0001:
-		return "<0.0001"
-	case p >= 0.995:
-		return "1"
-	default:
-		return strconv.FormatFloat(p, 'g', 2, 64)
-	}
-}
-
 // FormatValue formats a metric's value in its unit: "79.0%", "$0.0012",
 // "820 ms".
 func FormatValue(metric string, x float64) string {
 	switch metric {
 	case spec.GateCostPerCase:
-		return usd(x)
+		return units.USD(x)
 	case spec.GateLatencyP95:
-		return ms(x)
+		return units.MS(x)
 	}
-	return pct(x)
+	return units.Pct(x)
 }
 
 // FormatAmount formats the size of a difference (or a threshold), without
@@ -131,9 +52,9 @@ func FormatValue(metric string, x float64) string {
 func FormatAmount(metric string, x float64) string {
 	switch metric {
 	case spec.GateCostPerCase:
-		return usd(x)
+		return units.USD(x)
 	case spec.GateLatencyP95:
-		return ms(x)
+		return units.MS(x)
 	}
 	if math.IsNaN(x) {
 		return "—"
@@ -213,7 +134,7 @@ func reason(ch Check, c spec.GateCheck, o Options) string {
 		if ch.Kind == "ceiling" {
 			ok, out = "at or below the ceiling", "above the ceiling"
 		}
-		head := fmt.Sprintf("%s is %s (%s CI %s, n = %s)", w, FormatValue(m, float64(ch.Candidate)), lv, FormatInterval(m, ch.CI, false), count(ch.N))
+		head := fmt.Sprintf("%s is %s (%s CI %s, n = %s)", w, FormatValue(m, float64(ch.Candidate)), lv, FormatInterval(m, ch.CI, false), units.Count(ch.N))
 		bound := FormatValue(m, float64(ch.Threshold))
 		switch {
 		case ch.Verdict == Pass:
@@ -239,7 +160,7 @@ func reason(ch Check, c spec.GateCheck, o Options) string {
 	if ch.Test != "" {
 		stat += fmt.Sprintf(", %s p %s", testName(ch.Test), pEq(float64(ch.PValue)))
 	}
-	stat += ", n = " + count(ch.N)
+	stat += ", n = " + units.Count(ch.N)
 	switch {
 	case ch.Verdict == Pass:
 		return fmt.Sprintf("%s, %s): within the %s", head, stat, allowed)
@@ -254,7 +175,7 @@ func reason(ch Check, c spec.GateCheck, o Options) string {
 }
 
 func pEq(p float64) string {
-	s := pval(p)
+	s := units.PValue(p)
 	if strings.HasPrefix(s, "<") {
 		return "< " + s[1:]
 	}

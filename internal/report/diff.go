@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Renderers for `assay diff` (what changed between two runs) and `assay
@@ -247,8 +248,8 @@ func DriftText(w io.Writer, r *analysis.DriftReport) error {
 			fp = "CHANGED"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s %s\t%d\t%d\t%s\t%s %s\t%s\t%s\t\n", oneLine(t.Target), driftVerdictWord(t.Verdict),
-			t.Paired, t.Flips.Flipped, t.Flips.N, pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass,
-			pfmt(t.Flips.PValue), pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
+			t.Paired, t.Flips.Flipped, t.Flips.N, units.Pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass,
+			pfmt(t.Flips.PValue), units.Pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -466,8 +467,8 @@ func DriftMarkdown(w io.Writer, r *analysis.DriftReport) error {
 			v = "**drifted**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s %s | %d | %d | %s | %s %s | %s | %s |\n", mdText(t.Target), v, t.Paired,
-			pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass, pval(t.Flips.PValue),
-			pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
+			units.Pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass, units.PValue(t.Flips.PValue),
+			units.Pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
 	}
 	for _, t := range r.Targets {
 		if len(t.Reasons)+len(t.Notes) == 0 {

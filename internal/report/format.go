@@ -2,19 +2,16 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Number formats shared by the markdown and HTML reports. Rates are shown
 // as percentages with one decimal, differences as percentage points.
-
-// pct formats a rate in [0,1] as "75.5%".
-func pct(r float64) string { return strconv.FormatFloat(100*r, 'f', 1, 64) + "%" }
 
 // ciPct formats an interval of rates as "[69.1, 80.9]" (percent).
 func ciPct(ci [2]float64) string {
@@ -26,7 +23,7 @@ func rateCI(r analysis.Rate) string {
 	if r.N == 0 {
 		return "—"
 	}
-	return pct(r.Rate) + " " + ciPct(r.CI)
+	return units.Pct(r.Rate) + " " + ciPct(r.CI)
 }
 
 // pts formats a difference of rates in percentage points with a sign:
@@ -48,88 +45,13 @@ func deltaCI(c analysis.Comparison) string {
 	return pts(c.Delta) + " [" + pts(c.CI[0]) + ", " + pts(c.CI[1]) + "]"
 }
 
-// pval formats a p-value with two significant digits; tiny ones as
-// "<0.0001".
-func pval(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "—"
-	case p < 0.0001:
-		return "<0.0001"
-	case p >= 0.995:
-		return "1"
-	default:
-		return strconv.FormatFloat(p, 'g', 2, 64)
-	}
-}
-
-// usd formats dollars readably at any scale: "$0.0000753", "$0.0151",
-// "$0.50", "$15.06", "$151", "$12,345".
-func usd(x float64) string {
-	switch {
-	case math.IsNaN(x) || math.IsInf(x, 0):
-		return "—"
-	case x < 0:
-		return "−" + usd(-x)
-	case x == 0:
-		return "$0"
-	case x >= 100:
-		return "$" + thousands(int64(math.Round(x)))
-	case x >= 1:
-		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
-	}
-	// Three significant digits, at least two decimals, no trailing zeros
-	// beyond those.
-	digits := 2 - int(math.Floor(math.Log10(x)))
-	s := strconv.FormatFloat(x, 'f', digits, 64)
-	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
-		s = s[:len(s)-1]
-	}
-	return "$" + s
-}
-
 // usdPtr formats an optional amount; absent is "—".
 func usdPtr(x *float64) string {
 	if x == nil {
 		return "—"
 	}
-	return usd(*x)
+	return units.USD(*x)
 }
-
-// ms formats milliseconds: "820 ms", "2,140 ms", "4.2 ms".
-func ms(x float64) string {
-	switch {
-	case math.IsNaN(x) || math.IsInf(x, 0):
-		return "—"
-	case x < 10:
-		return strconv.FormatFloat(x, 'f', 1, 64) + " ms"
-	default:
-		return thousands(int64(math.Round(x))) + " ms"
-	}
-}
-
-// thousands formats an integer with comma separators.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// count formats an integer with separators.
-func count(n int) string { return thousands(int64(n)) }
 
 // verdictWords says a comparison's verdict in words a reader acts on.
 func verdictWords(c analysis.Comparison) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Renderers for `assay gate`: a *gate.Result as text (a terminal or a CI
@@ -87,7 +88,7 @@ func GateText(w io.Writer, r *gate.Result) error {
 	fmt.Fprintf(&b, "assay gate: %s (%s)\n", gateVerdictWord(r.Verdict), gateTally(r))
 	fmt.Fprintf(&b, "  candidate: %s\n", oneLine(gateSide(r.Candidate)))
 	fmt.Fprintf(&b, "  baseline:  %s\n", oneLine(gateSide(r.Baseline)))
-	fmt.Fprintf(&b, "  %s cases compared · alpha %g", count(r.Cases), r.Alpha)
+	fmt.Fprintf(&b, "  %s cases compared · alpha %g", units.Count(r.Cases), r.Alpha)
 	if r.Strict {
 		b.WriteString(" · strict")
 	}
@@ -102,7 +103,7 @@ func GateText(w io.Writer, r *gate.Result) error {
 			fmt.Fprintf(&b, "  %-12s %s\n", "", oneLine(c.Reason))
 		}
 		if t.Outputs > 0 {
-			fmt.Fprintf(&b, "  outputs identical to the baseline: %s of %s\n", count(t.IdenticalOutputs), count(t.Outputs))
+			fmt.Fprintf(&b, "  outputs identical to the baseline: %s of %s\n", units.Count(t.IdenticalOutputs), units.Count(t.Outputs))
 		}
 	}
 	if len(r.Warnings) > 0 {
@@ -123,7 +124,7 @@ var gateIcon = map[string]string{gate.Pass: "✅", gate.Fail: "❌", gate.Inconc
 func GateMarkdown(w io.Writer, r *gate.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s assay gate: %s\n\n", gateIcon[r.Verdict], r.Verdict)
-	fmt.Fprintf(&b, "%s · %s cases compared · α = %g", mdText(gateTally(r)), count(r.Cases), r.Alpha)
+	fmt.Fprintf(&b, "%s · %s cases compared · α = %g", mdText(gateTally(r)), units.Count(r.Cases), r.Alpha)
 	if r.Strict {
 		b.WriteString(" · strict (point estimates decide)")
 	}
@@ -136,7 +137,7 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 	b.WriteString("|---|---|---|---:|---:|---:|---|---:|---:|---:|\n")
 	for _, t := range r.Targets {
 		if t.Missing {
-			fmt.Fprintf(&b, "| %s | %s | %s **%s** | | | | | | %s | |\n", mdText(t.Name), "target measured", gateIcon[gate.Fail], gate.Fail, count(t.Cases))
+			fmt.Fprintf(&b, "| %s | %s | %s **%s** | | | | | | %s | |\n", mdText(t.Name), "target measured", gateIcon[gate.Fail], gate.Fail, units.Count(t.Cases))
 			continue
 		}
 		for _, c := range t.Checks {
@@ -152,7 +153,7 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 			fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				mdText(t.Name), mdText(c.Rule), gateIcon[c.Verdict], gateMDVerdict(c.Verdict),
 				gateCell(gate.FormatValue(c.Metric, float64(c.Baseline))), gateCell(gate.FormatValue(c.Metric, float64(c.Candidate))),
-				gateCell(gate.FormatDelta(c.Metric, float64(c.Delta))), ciCell, gateCell(pval(float64(c.PValue))), count(c.N), allowed)
+				gateCell(gate.FormatDelta(c.Metric, float64(c.Delta))), ciCell, gateCell(units.PValue(float64(c.PValue))), units.Count(c.N), allowed)
 		}
 	}
 	b.WriteString("\n")
@@ -180,7 +181,7 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 	var fp []string
 	for _, t := range r.Targets {
 		if t.Outputs > 0 {
-			fp = append(fp, fmt.Sprintf("- %s: %s of %s outputs identical to the baseline", mdText(t.Name), count(t.IdenticalOutputs), count(t.Outputs)))
+			fp = append(fp, fmt.Sprintf("- %s: %s of %s outputs identical to the baseline", mdText(t.Name), units.Count(t.IdenticalOutputs), units.Count(t.Outputs)))
 		}
 	}
 	if len(r.Warnings) > 0 {

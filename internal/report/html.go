@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 //go:embed templates/*.tmpl
@@ -166,21 +167,21 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 	for i, t := range rep.Targets {
 		h := htmlTarget{
 			Name: t.Name, Series: seriesClass(i),
-			N: count(t.N), Passed: count(t.Primary.Passed) + "/" + count(t.Primary.N),
+			N: units.Count(t.N), Passed: units.Count(t.Primary.Passed) + "/" + units.Count(t.Primary.N),
 			Rate: "—", CI: "",
-			Loud: count(t.Failures.Loud), Silent: count(t.Failures.Silent), Errors: count(t.Errors),
-			P50: ms(t.LatencyMS.P50), P95: ms(t.LatencyMS.P95), P99: ms(t.LatencyMS.P99),
-			Tokens: count(t.Tokens.Input) + " in / " + count(t.Tokens.Output) + " out",
-			Cost:   usd(t.CostUSD.Total), PerCase: usd(t.CostUSD.PerCase), PerMonth: usdPtr(t.CostUSD.PerMonth),
-			PerCorrect: usdPtr(t.CostUSD.PerCorrect), ErrorsPerCase: usd(t.CostUSD.ErrorsPerCase),
-			Total: usd(t.CostUSD.TotalPerCase), Judge: usd(t.JudgeCostUSD),
+			Loud: units.Count(t.Failures.Loud), Silent: units.Count(t.Failures.Silent), Errors: units.Count(t.Errors),
+			P50: units.MS(t.LatencyMS.P50), P95: units.MS(t.LatencyMS.P95), P99: units.MS(t.LatencyMS.P99),
+			Tokens: units.Count(t.Tokens.Input) + " in / " + units.Count(t.Tokens.Output) + " out",
+			Cost:   units.USD(t.CostUSD.Total), PerCase: units.USD(t.CostUSD.PerCase), PerMonth: usdPtr(t.CostUSD.PerMonth),
+			PerCorrect: usdPtr(t.CostUSD.PerCorrect), ErrorsPerCase: units.USD(t.CostUSD.ErrorsPerCase),
+			Total: units.USD(t.CostUSD.TotalPerCase), Judge: units.USD(t.JudgeCostUSD),
 			OnFrontier: onFrontier[t.Name],
 		}
 		if t.Primary.N > 0 {
-			h.Rate, h.CI = pct(t.Primary.Rate), ciPct(t.Primary.CI)
+			h.Rate, h.CI = units.Pct(t.Primary.Rate), ciPct(t.Primary.CI)
 		}
 		if ft := t.LatencyMS.FirstToken; ft != nil {
-			h.FirstToken = ms(ft.P50) + " / " + ms(ft.P95)
+			h.FirstToken = units.MS(ft.P50) + " / " + units.MS(ft.P95)
 		}
 		p.Targets = append(p.Targets, h)
 	}
@@ -189,9 +190,9 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 	}
 	for _, c := range rep.Comparisons {
 		p.Comparisons = append(p.Comparisons, htmlComparison{
-			A: c.A, B: c.B, N: count(c.N), Delta: deltaCI(c), P: pval(c.PValue), PAdj: pval(c.PAdjusted),
+			A: c.A, B: c.B, N: units.Count(c.N), Delta: deltaCI(c), P: units.PValue(c.PValue), PAdj: units.PValue(c.PAdjusted),
 			Verdict: verdictWords(c), Class: verdictClass(c.Verdict),
-			Discordant: count(c.AOnly) + " / " + count(c.BOnly),
+			Discordant: units.Count(c.AOnly) + " / " + units.Count(c.BOnly),
 		})
 	}
 	if len(rep.Comparisons) > 0 {
@@ -225,7 +226,7 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 			h.Epoch = strconv.Itoa(f.Epoch)
 		}
 		if f.ErrorCost > 0 {
-			h.Cost = usd(f.ErrorCost)
+			h.Cost = units.USD(f.ErrorCost)
 		}
 		p.Worst = append(p.Worst, h)
 	}
@@ -272,7 +273,7 @@ func sliceTable(rep *analysis.Report, key string, values []string) htmlSliceTabl
 				row.Cells = append(row.Cells, htmlCell{Text: "—"})
 				continue
 			}
-			cell := htmlCell{Text: pct(r.Rate), Sub: ciPct(r.CI) + " · " + count(r.Passed) + "/" + count(r.N)}
+			cell := htmlCell{Text: units.Pct(r.Rate), Sub: ciPct(r.CI) + " · " + units.Count(r.Passed) + "/" + units.Count(r.N)}
 			if r.N == 0 {
 				cell = htmlCell{Text: "—", Sub: "0 cases"}
 			}
@@ -285,7 +286,7 @@ func sliceTable(rep *analysis.Report, key string, values []string) htmlSliceTabl
 				continue
 			}
 			row.Diffs = append(row.Diffs, htmlCell{Text: pts(sc.Delta), Sub: "[" + pts(sc.CI[0]) + ", " + pts(sc.CI[1]) + "]",
-				Class: verdictClass(sc.Verdict), Tip: verdictWords(sc) + ", " + count(sc.N) + " cases"})
+				Class: verdictClass(sc.Verdict), Tip: verdictWords(sc) + ", " + units.Count(sc.N) + " cases"})
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -310,7 +311,7 @@ func kindsTable(rep *analysis.Report) htmlKinds {
 	for _, n := range names {
 		row := htmlKindRow{Kind: visible(n, false)}
 		for _, t := range rep.Targets {
-			row.Counts = append(row.Counts, count(t.Failures.ByKind[n]))
+			row.Counts = append(row.Counts, units.Count(t.Failures.ByKind[n]))
 		}
 		k.Rows = append(k.Rows, row)
 	}
@@ -322,23 +323,23 @@ func newHTMLLedger(l *analysis.Ledger) *htmlLedger {
 		Scorer: visible(l.Scorer, false), Summary: visible(l.Summary, false), N: l.Variants,
 		HasVariants: len(l.Tried) > 0, TriedTotal: len(l.Tried), Class: "",
 		Inflation: ptsAbs(l.Inflation), EMax: strconv.FormatFloat(l.ExpectedMaxZ, 'f', 2, 64), Sigma: ptsAbs(l.Sigma),
-		Deflated: pct(l.DeflatedRate), Family: plural(l.Family, "comparison"), Survives: survivesWords(l)}
+		Deflated: units.Pct(l.DeflatedRate), Family: plural(l.Family, "comparison"), Survives: survivesWords(l)}
 	if len(l.Tried) > 0 {
-		h.Chosen, h.ChosenRate = visible(l.Chosen.Name(), false), pct(l.Chosen.Rate)
-		h.Reference, h.ReferenceRate, h.ReferenceFrom = visible(l.Reference.Name(), false), pct(l.Reference.Rate), referenceWords(l)
+		h.Chosen, h.ChosenRate = visible(l.Chosen.Name(), false), units.Pct(l.Chosen.Rate)
+		h.Reference, h.ReferenceRate, h.ReferenceFrom = visible(l.Reference.Name(), false), units.Pct(l.Reference.Rate), referenceWords(l)
 	}
 	if c := l.Chosen.VsReference; c != nil {
-		h.Lead, h.P, h.PAdj = deltaCI(*c), pval(c.PValue), pval(c.PAdjusted)
+		h.Lead, h.P, h.PAdj = deltaCI(*c), units.PValue(c.PValue), units.PValue(c.PAdjusted)
 		if l.Survives {
 			h.Class = verdictClass(l.Verdict)
 		}
 	}
 	if len(l.Tried) > 1 {
 		for _, v := range ledgerShown(l) {
-			row := htmlLedgerRow{Name: visible(v.Name(), false), Started: visible(v.Started, false), Cases: count(v.Cases),
-				Rate: pct(v.Rate), Delta: "—", P: "—", PAdj: "—", Verdict: ledgerRole(v), Chosen: v.Chosen}
+			row := htmlLedgerRow{Name: visible(v.Name(), false), Started: visible(v.Started, false), Cases: units.Count(v.Cases),
+				Rate: units.Pct(v.Rate), Delta: "—", P: "—", PAdj: "—", Verdict: ledgerRole(v), Chosen: v.Chosen}
 			if c := v.VsReference; c != nil {
-				row.Delta, row.P, row.PAdj, row.Class = deltaCI(*c), pval(c.PValue), pval(c.PAdjusted), verdictClass(c.Verdict)
+				row.Delta, row.P, row.PAdj, row.Class = deltaCI(*c), units.PValue(c.PValue), units.PValue(c.PAdjusted), verdictClass(c.Verdict)
 			}
 			h.Tried = append(h.Tried, row)
 		}

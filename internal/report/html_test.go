@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // The elements and attributes the templates write. Anything else in a
@@ -242,7 +243,7 @@ func TestHTMLContent(t *testing.T) {
 		// The spec, pretty-printed.
 		"\"requests_per_month\": 2000000",
 		// Latency percentiles.
-		ms(g.LatencyMS.P95),
+		units.MS(g.LatencyMS.P95),
 		// Failures with their outputs.
 		"She eats 3 and bakes 4", "I think the answer is probably around forty.\\x00\\x1b[2J", "(empty output)",
 	} {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Markdown limits keep a report inside a pull-request comment (GitHub
@@ -31,7 +32,7 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	}
 	fmt.Fprintf(b, "## assay report: %s\n\n", mdText(title))
 	line := []string{"run " + mdText(r.ID), "status **" + mdText(r.Status) + "**",
-		count(r.Cases) + " cases × " + plural(r.Epochs, "epoch")}
+		units.Count(r.Cases) + " cases × " + plural(r.Epochs, "epoch")}
 	if s := primaryScorer(rep); s != "" {
 		line = append(line, "primary scorer "+mdText(s))
 	}
@@ -76,9 +77,9 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report) {
 	b.WriteString("|:--|--:|--:|--:|--:|--:|--:|\n")
 	for _, t := range rep.Targets {
 		fmt.Fprintf(b, "| %s | %s | %s / %s | %s / %s | %s | %s | %s |\n",
-			mdText(t.Name), rateCI(t.Primary), count(t.Primary.Passed), count(t.Primary.N),
-			count(t.Failures.Loud), count(t.Failures.Silent), ms(t.LatencyMS.P95),
-			usd(t.CostUSD.PerCase), usdPtr(t.CostUSD.PerMonth))
+			mdText(t.Name), rateCI(t.Primary), units.Count(t.Primary.Passed), units.Count(t.Primary.N),
+			units.Count(t.Failures.Loud), units.Count(t.Failures.Silent), units.MS(t.LatencyMS.P95),
+			units.USD(t.CostUSD.PerCase), usdPtr(t.CostUSD.PerMonth))
 	}
 	b.WriteString("\nRates are passed/n of the primary scorer with Wilson 95% intervals (percent). " +
 		"Loud failures announce themselves (error, timeout, refusal, empty, unparseable); silent ones are well-formed and wrong.\n")
@@ -94,7 +95,7 @@ func mdComparisons(b *strings.Builder, rep *analysis.Report) {
 			delta = "**" + delta + "**"
 		}
 		fmt.Fprintf(b, "| %s vs %s | %s | %s | %s | %s | %s |\n",
-			mdText(c.A), mdText(c.B), count(c.N), delta, pval(c.PValue), pval(c.PAdjusted), mdText(verdictWords(c)))
+			mdText(c.A), mdText(c.B), units.Count(c.N), delta, units.PValue(c.PValue), units.PValue(c.PAdjusted), mdText(verdictWords(c)))
 	}
 	test := "McNemar exact test"
 	if len(rep.Comparisons) > 0 && rep.Comparisons[0].Test != "" && rep.Comparisons[0].Test != "mcnemar_exact" {
@@ -128,15 +129,15 @@ func mdLedger(b *strings.Builder, l *analysis.Ledger) {
 	b.WriteString(mdText(l.Summary) + "\n\n")
 	if len(l.Tried) > 0 {
 		b.WriteString("| | |\n|:--|:--|\n")
-		fmt.Fprintf(b, "| chosen | %s: %s |\n", mdText(l.Chosen.Name()), pct(l.Chosen.Rate))
-		fmt.Fprintf(b, "| reference | %s: %s (%s) |\n", mdText(l.Reference.Name()), pct(l.Reference.Rate), mdText(referenceWords(l)))
+		fmt.Fprintf(b, "| chosen | %s: %s |\n", mdText(l.Chosen.Name()), units.Pct(l.Chosen.Rate))
+		fmt.Fprintf(b, "| reference | %s: %s (%s) |\n", mdText(l.Reference.Name()), units.Pct(l.Reference.Rate), mdText(referenceWords(l)))
 		if c := l.Chosen.VsReference; c != nil {
 			fmt.Fprintf(b, "| lead | %s points; p %s alone, %s after Holm over %s: **%s** |\n",
-				deltaCI(*c), pval(c.PValue), pval(c.PAdjusted), plural(l.Family, "comparison"), survivesWords(l))
+				deltaCI(*c), units.PValue(c.PValue), units.PValue(c.PAdjusted), plural(l.Family, "comparison"), survivesWords(l))
 		}
 		fmt.Fprintf(b, "| expected best-of-%d inflation | %s points = %.2f σ, σ = %s points (standard error of a variant's rate) |\n",
 			l.Variants, ptsAbs(l.Inflation), l.ExpectedMaxZ, ptsAbs(l.Sigma))
-		fmt.Fprintf(b, "| deflated rate | %s (observed %s) |\n", pct(l.DeflatedRate), pct(l.Chosen.Rate))
+		fmt.Fprintf(b, "| deflated rate | %s (observed %s) |\n", units.Pct(l.DeflatedRate), units.Pct(l.Chosen.Rate))
 	}
 	if len(l.Tried) > 1 {
 		shown := ledgerShown(l)
@@ -146,10 +147,10 @@ func mdLedger(b *strings.Builder, l *analysis.Ledger) {
 		for _, v := range shown {
 			d, p, pa := "—", "—", "—"
 			if c := v.VsReference; c != nil {
-				d, p, pa = deltaCI(*c), pval(c.PValue), pval(c.PAdjusted)
+				d, p, pa = deltaCI(*c), units.PValue(c.PValue), units.PValue(c.PAdjusted)
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(v.Name()), mdText(v.Started), count(v.Cases),
-				pct(v.Rate), d, p, pa, mdText(ledgerRole(v)))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(v.Name()), mdText(v.Started), units.Count(v.Cases),
+				units.Pct(v.Rate), d, p, pa, mdText(ledgerRole(v)))
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -217,7 +218,7 @@ func mdSlices(b *strings.Builder, rep *analysis.Report) {
 					b.WriteString(" — |")
 					continue
 				}
-				fmt.Fprintf(b, " %s (%s/%s) |", rateCI(r), count(r.Passed), count(r.N))
+				fmt.Fprintf(b, " %s (%s/%s) |", rateCI(r), units.Count(r.Passed), units.Count(r.N))
 			}
 			for _, c := range pairs {
 				sc, ok := c.Slices[key][v]
@@ -251,7 +252,7 @@ func mdWorst(b *strings.Builder, worst []analysis.FailureExample) {
 		}
 		head = append(head, mdText(f.Shape)+" / "+mdText(f.Kind))
 		if f.ErrorCost > 0 {
-			head = append(head, "error cost "+usd(f.ErrorCost))
+			head = append(head, "error cost "+units.USD(f.ErrorCost))
 		}
 		b.WriteString(strings.Join(head, " · ") + "\n\n")
 		if f.Reason != "" {
@@ -390,7 +391,7 @@ func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
-	return count(n) + " " + word + "s"
+	return units.Count(n) + " " + word + "s"
 }
 
 // primaryScorer names the primary scorer of the first target that has one.

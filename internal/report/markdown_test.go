@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 func TestMdText(t *testing.T) {
@@ -367,14 +368,14 @@ func TestFormatNumbers(t *testing.T) {
 	for _, c := range []struct {
 		got, want string
 	}{
-		{usd(0), "$0"}, {usd(0.0000753), "$0.0000753"}, {usd(0.0151), "$0.0151"}, {usd(0.5), "$0.50"},
-		{usd(0.00002), "$0.00002"}, {usd(15.06), "$15.06"}, {usd(150.6), "$151"}, {usd(12345.4), "$12,345"},
-		{usd(1234567), "$1,234,567"}, {usd(-2.5), "−$2.50"},
-		{ms(820), "820 ms"}, {ms(2140.4), "2,140 ms"}, {ms(4.25), "4.2 ms"},
-		{pval(0.0049), "0.0049"}, {pval(0.00004), "<0.0001"}, {pval(0.62), "0.62"}, {pval(1), "1"}, {pval(0.031), "0.031"},
+		{units.USD(0), "$0"}, {units.USD(0.0000753), "$0.0000753"}, {units.USD(0.0151), "$0.0151"}, {units.USD(0.5), "$0.50"},
+		{units.USD(0.00002), "$0.00002"}, {units.USD(15.06), "$15.06"}, {units.USD(150.6), "$151"}, {units.USD(12345.4), "$12,345"},
+		{units.USD(1234567), "$1,234,567"}, {units.USD(-2.5), "−$2.50"},
+		{units.MS(820), "820 ms"}, {units.MS(2140.4), "2,140 ms"}, {units.MS(4.25), "4.2 ms"},
+		{units.PValue(0.0049), "0.0049"}, {units.PValue(0.00004), "<0.0001"}, {units.PValue(0.62), "0.62"}, {units.PValue(1), "1"}, {units.PValue(0.031), "0.031"},
 		{pts(0.085), "+8.5"}, {pts(-0.03), "−3.0"}, {pts(0), "0.0"}, {pts(-0.0001), "0.0"},
-		{pct(0.755), "75.5%"}, {ciPct([2]float64{0.6910, 0.8094}), "[69.1, 80.9]"},
-		{thousands(-1234), "-1,234"}, {thousands(999), "999"},
+		{units.Pct(0.755), "75.5%"}, {ciPct([2]float64{0.6910, 0.8094}), "[69.1, 80.9]"},
+		{units.Thousands(-1234), "-1,234"}, {units.Thousands(999), "999"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

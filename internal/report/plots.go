@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // The four charts of the HTML report. Each returns a chart whose ID the
@@ -79,7 +80,7 @@ func sliceChart(idx int, key string, values []string, rep *analysis.Report) char
 		}
 		c.label("cat-label", cx, a.Y1+16, "middle", v, maxChars)
 		if n := casesIn(rep, key, v, i == 0); n > 0 {
-			c.text("cat-n", cx, a.Y1+29, "middle", "n "+count(n))
+			c.text("cat-n", cx, a.Y1+29, "middle", "n "+units.Count(n))
 		}
 		for j, t := range rep.Targets {
 			r := t.Primary
@@ -95,7 +96,7 @@ func sliceChart(idx int, key string, values []string, rep *analysis.Report) char
 			if i == 0 {
 				where = "all cases"
 			}
-			tip := fmt.Sprintf("%s · %s: %s %s, %s/%s", t.Name, where, pct(r.Rate), ciPct(r.CI), count(r.Passed), count(r.N))
+			tip := fmt.Sprintf("%s · %s: %s %s, %s/%s", t.Name, where, units.Pct(r.Rate), ciPct(r.CI), units.Count(r.Passed), units.Count(r.N))
 			whisker(&c, j, x, ys.at(r.CI[0]), ys.at(r.CI[1]), true)
 			c.marker(j, "", x, ys.at(r.Rate), 3.6, tip)
 		}
@@ -204,7 +205,7 @@ func forestChart(idx int, cmp analysis.Comparison) chart {
 		c.label(cls, left-8, y+4, "end", r.label, labelChars)
 		v := verdictClass(r.c.Verdict)
 		tip := fmt.Sprintf("%s: %s − %s = %s points, 95%% CI [%s, %s], %s cases, %s", r.label, cmp.A, cmp.B,
-			pts(r.c.Delta), pts(r.c.CI[0]), pts(r.c.CI[1]), count(r.c.N), verdictWords(r.c))
+			pts(r.c.Delta), pts(r.c.CI[0]), pts(r.c.CI[1]), units.Count(r.c.N), verdictWords(r.c))
 		c.line("forest-ci "+v, xs.at(100*r.c.CI[0]), y, xs.at(100*r.c.CI[1]), y, "")
 		size := 3.5
 		if i == 0 {
@@ -301,7 +302,7 @@ func costChart(rep *analysis.Report) chart {
 		if logX {
 			title += ", log scale"
 		}
-		c.xAxis(a, xs, xt, usd, title)
+		c.xAxis(a, xs, xt, units.USD, title)
 	} else {
 		c.text("axis-title", (a.X0+a.X1)/2, a.Y1+34, "middle", "inference cost per case (USD)")
 	}
@@ -335,7 +336,7 @@ func costChart(rep *analysis.Report) chart {
 		if onFrontier[t.Name] {
 			cls, note = "on-frontier", " · on the frontier"
 		}
-		tip := fmt.Sprintf("%s: %s %s at %s per case%s", t.Name, pct(p.rate), ciPct(p.ci), usd(p.cost), note)
+		tip := fmt.Sprintf("%s: %s %s at %s per case%s", t.Name, units.Pct(p.rate), ciPct(p.ci), units.USD(p.cost), note)
 		c.marker(p.i, cls, x, y, 5, tip)
 		// Labels stay clear of the frontier line, which runs from lower
 		// left to upper right: frontier points are labelled below and to
@@ -405,17 +406,17 @@ func latencyChart(rep *analysis.Report) chart {
 		d0, d1, ticks := niceDomain(0, hiAll*1.05, 6)
 		xs, xt = scale{D0: d0, D1: d1, R0: a.X0, R1: a.X1}, ticks
 	}
-	c.xAxis(a, xs, xt, func(v float64) string { return thousands(int64(math.Round(v))) }, title)
+	c.xAxis(a, xs, xt, func(v float64) string { return units.Thousands(int64(math.Round(v))) }, title)
 	c.text("col-head", a.X1+12, a.Y0-4, "start", "p50 · p95 · p99")
 	for i, d := range ds {
 		t := rep.Targets[i]
 		y := a.Y0 + rowH*(float64(i)+0.5)
 		c.label("row-label", left-8, y+4, "end", t.Name, labelChars)
 		cls := seriesClass(i)
-		tip := fmt.Sprintf("%s: p50 %s, p95 %s, p99 %s", t.Name, ms(d.p50), ms(d.p95), ms(d.p99))
+		tip := fmt.Sprintf("%s: p50 %s, p95 %s, p99 %s", t.Name, units.MS(d.p50), units.MS(d.p95), units.MS(d.p99))
 		if d.n > 0 {
 			tip = fmt.Sprintf("%s: p5 %s, p25 %s, p50 %s, p75 %s, p95 %s, p99 %s (%s calls)", t.Name,
-				ms(d.p5), ms(d.p25), ms(d.p50), ms(d.p75), ms(d.p95), ms(d.p99), count(d.n))
+				units.MS(d.p5), units.MS(d.p25), units.MS(d.p50), units.MS(d.p75), units.MS(d.p95), units.MS(d.p99), units.Count(d.n))
 			c.line(cls+" whisker", xs.at(d.p5), y, xs.at(d.p25), y, "")
 			c.line(cls+" whisker", xs.at(d.p75), y, xs.at(d.p95), y, "")
 			c.line(cls+" whisker", xs.at(d.p5), y-5, xs.at(d.p5), y+5, "")
@@ -432,7 +433,7 @@ func latencyChart(rep *analysis.Report) chart {
 			p.M(x, y-5).L(x+5, y).L(x, y+5).L(x-5, y).Z()
 			c.path(cls+" p99", p.String(), tip)
 		}
-		c.text("row-value", a.X1+12, y+4, "start", ms(d.p50)+" · "+ms(d.p95)+" · "+ms(d.p99))
+		c.text("row-value", a.X1+12, y+4, "start", units.MS(d.p50)+" · "+units.MS(d.p95)+" · "+units.MS(d.p99))
 	}
 	c.Caption = "Successful calls only. Box: 25th–75th percentile; line: median; whiskers: 5th–95th percentile; ◆: 99th percentile."
 	return c

@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Formats are the report formats this build renders.
@@ -319,11 +320,11 @@ func textLedger(w io.Writer, l *analysis.Ledger) error {
 		term(l.Experiment), plural(l.Variants, "variant"), plural(l.Runs, "run"), term(l.Scorer))
 	if len(l.Tried) > 0 {
 		fmt.Fprintf(w, "  chosen     %s  %s  deflated %s (expected best-of-%d inflation %s points = %.2f σ, σ = %s points)\n",
-			term(l.Chosen.Name()), pct(l.Chosen.Rate), pct(l.DeflatedRate), l.Variants, ptsAbs(l.Inflation), l.ExpectedMaxZ, ptsAbs(l.Sigma))
-		fmt.Fprintf(w, "  reference  %s  %s  (%s)\n", term(l.Reference.Name()), pct(l.Reference.Rate), referenceWords(l))
+			term(l.Chosen.Name()), units.Pct(l.Chosen.Rate), units.Pct(l.DeflatedRate), l.Variants, ptsAbs(l.Inflation), l.ExpectedMaxZ, ptsAbs(l.Sigma))
+		fmt.Fprintf(w, "  reference  %s  %s  (%s)\n", term(l.Reference.Name()), units.Pct(l.Reference.Rate), referenceWords(l))
 		if c := l.Chosen.VsReference; c != nil {
-			fmt.Fprintf(w, "  lead       %s points, p %s, Holm-adjusted over %s %s: %s\n", deltaCI(*c), pval(c.PValue),
-				plural(l.Family, "comparison"), pval(c.PAdjusted), survivesWords(l))
+			fmt.Fprintf(w, "  lead       %s points, p %s, Holm-adjusted over %s %s: %s\n", deltaCI(*c), units.PValue(c.PValue),
+				plural(l.Family, "comparison"), units.PValue(c.PAdjusted), survivesWords(l))
 		}
 	}
 	fmt.Fprintf(w, "  %s\n", term(l.Summary))
@@ -333,9 +334,9 @@ func textLedger(w io.Writer, l *analysis.Ledger) error {
 		for _, v := range ledgerShown(l) {
 			d, p, pa := "—", "—", "—"
 			if c := v.VsReference; c != nil {
-				d, p, pa = deltaCI(*c), pval(c.PValue), pval(c.PAdjusted)
+				d, p, pa = deltaCI(*c), units.PValue(c.PValue), units.PValue(c.PAdjusted)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", term(v.Name()), term(v.Started), v.Cases, pct(v.Rate), d, p, pa, ledgerRole(v))
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", term(v.Name()), term(v.Started), v.Cases, units.Pct(v.Rate), d, p, pa, ledgerRole(v))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

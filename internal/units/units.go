@@ -1,0 +1,107 @@
+// Package units formats numbers the way every assay output shows them: rates
+// as percentages with one decimal, dollars readably at any scale,
+// milliseconds and counts with separators, p-values with two significant
+// digits, and "—" for a value that is not there (NaN or infinite). The
+// report and the gate's reasons both use it, so a number reads the same in a
+// verdict and in the table beside it. It is pure formatting and imports
+// nothing of assay.
+package units
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Missing is how an absent value (NaN, ±Inf) is shown.
+const Missing = "—"
+
+// Pct formats a rate in [0,1] as "75.5%".
+func Pct(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return Missing
+	}
+	return strconv.FormatFloat(100*r, 'f', 1, 64) + "%"
+}
+
+// USD formats dollars readably at any scale: "$0.0000753", "$0.0151",
+// "$0.50", "$15.06", "$151", "$12,345"; negative amounts with a true minus.
+// Below a trillionth of a dollar is the float noise of a mean of equal
+// costs, and reads "$0".
+func USD(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return Missing
+	case x < 0:
+		return "−" + USD(-x)
+	case x < 1e-12:
+		return "$0"
+	case x >= 100:
+		return "$" + Thousands(int64(math.Round(x)))
+	case x >= 1:
+		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	// Three significant digits, at least two decimals, no trailing zeros
+	// beyond those.
+	digits := 2 - int(math.Floor(math.Log10(x)))
+	s := strconv.FormatFloat(x, 'f', digits, 64)
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1]
+	}
+	return "$" + s
+}
+
+// MS formats milliseconds: "2,140 ms", "820 ms", "4.2 ms", and two
+// significant digits below a tenth ("0.042 ms"); negative with a true minus.
+func MS(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return Missing
+	case x < 0:
+		return "−" + MS(-x)
+	case x > 0 && x < 0.1:
+		return strconv.FormatFloat(x, 'g', 2, 64) + " ms"
+	case x < 10:
+		return strconv.FormatFloat(x, 'f', 1, 64) + " ms"
+	default:
+		return Thousands(int64(math.Round(x))) + " ms"
+	}
+}
+
+// Thousands formats an integer with comma separators: "12,345".
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Count formats a count with separators.
+func Count(n int) string { return Thousands(int64(n)) }
+
+// PValue formats a p-value with two significant digits; tiny ones as
+// "<0.0001", those that round to 1 as "1".
+func PValue(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return Missing
+	case p < 0.0001:
+		return "<0.0001"
+	case p >= 0.995:
+		return "1"
+	default:
+		return strconv.FormatFloat(p, 'g', 2, 64)
+	}
+}
