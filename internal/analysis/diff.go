@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -515,64 +516,19 @@ func (s *runSide) models(name string) []ModelCount {
 	return out
 }
 
-// ReportedModels reads, per target, the models and fingerprints a run's
-// successful results reported (most results first), for a caller that
-// keeps them beside a baseline; ModelsChanged compares two such lists.
-func ReportedModels(ctx context.Context, st store.Store, run *store.Run) (map[string][]ModelCount, error) {
-	counts := map[string]map[ModelCount]int{}
-	err := st.Results(ctx, run.ID, func(r store.Result) error {
-		if r.ErrorKind != "" {
-			return nil
-		}
-		if counts[r.Target] == nil {
-			counts[r.Target] = map[ModelCount]int{}
-		}
-		counts[r.Target][ModelCount{Model: r.Model, Fingerprint: r.Fingerprint}]++
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]ModelCount{}
-	for name, c := range counts {
-		side := &runSide{targets: map[string]*targetSide{name: {models: c}}}
-		out[name] = side.models(name)
-	}
-	return out, nil
-}
-
-// ModelsChanged reports whether a target's reported models differ between
-// two runs: both reported some, and the sets of model/fingerprint pairs
-// are not the same (counts aside).
-func ModelsChanged(before, after []ModelCount) bool { return modelsChanged(before, after) }
-
 // modelsChanged reports whether both runs reported models and the sets of
-// model/fingerprint pairs differ (whatever their counts). A run with no
-// successful result reported nothing, which is not a change of model.
+// model/fingerprint pairs differ (whatever their counts): the gate's rule,
+// so diff, drift, gate and report agree on what a change of model is.
 func modelsChanged(a, b []ModelCount) bool {
-	return len(a) > 0 && len(b) > 0 && !sameModels(a, b)
+	return gate.FingerprintsChanged(asFingerprints(a), asFingerprints(b))
 }
 
-// sameModels reports whether two lists name the same model/fingerprint
-// pairs (whatever their counts).
-func sameModels(a, b []ModelCount) bool {
-	key := func(ms []ModelCount) map[[2]string]bool {
-		out := map[[2]string]bool{}
-		for _, m := range ms {
-			out[[2]string{m.Model, m.Fingerprint}] = true
-		}
-		return out
+func asFingerprints(ms []ModelCount) []gate.Fingerprint {
+	out := make([]gate.Fingerprint, len(ms))
+	for i, m := range ms {
+		out[i] = gate.Fingerprint{Model: m.Model, System: m.Fingerprint, Count: m.Results}
 	}
-	ka, kb := key(a), key(b)
-	if len(ka) != len(kb) {
-		return false
-	}
-	for k := range ka {
-		if !kb[k] {
-			return false
-		}
-	}
-	return true
+	return out
 }
 
 // pairSlots calls fn for every (case, epoch) both sides have a slot for,
