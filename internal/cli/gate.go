@@ -23,10 +23,12 @@ type gateOptions struct {
 	Targets     string
 	Strict      bool
 	SharedCases bool
-	Alpha       float64
-	Format      string
-	Output      string
-	Summary     string
+	// AllowIncomplete gates a candidate run that did not finish.
+	AllowIncomplete bool
+	Alpha           float64
+	Format          string
+	Output          string
+	Summary         string
 }
 
 func (o *gateOptions) AddFlags(cmd *cobra.Command) {
@@ -36,6 +38,7 @@ func (o *gateOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Targets, "targets", "", "gate only these targets (comma-separated)")
 	f.BoolVar(&o.Strict, "strict", false, "decide on point estimates alone: a worsening beyond a threshold fails even when the data cannot confirm it")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different datasets, compare the cases both have instead of refusing")
+	f.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "gate a candidate run that did not finish (interrupted or failed) on the results it stored, instead of refusing")
 	f.Float64Var(&o.Alpha, "alpha", 0, "significance level of the paired tests (default: the spec's gate.alpha, else 0.05)")
 	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.GateFormats, "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to FILE (the text report still goes to stdout)")
@@ -61,7 +64,8 @@ or a stored run. Each rule — from the candidate run's spec (gate:) or from
 With no rules the gate checks that the primary scorer's rate does not drop
 more than 5% relative to the baseline. A target of the baseline missing from
 the candidate fails. Runs on different datasets are refused unless
---shared-cases. A changed model fingerprint is flagged.
+--shared-cases. A candidate run that did not finish is refused unless
+--allow-incomplete. A changed model fingerprint is flagged.
 
 ` + gate.RuleSyntax + `
 
@@ -124,6 +128,11 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 		return err
 	}
 	defer st.Close()
+	// Fail closed: a run stopped part way measured only some cases, and a
+	// gate on those would pass what it never saw.
+	if run.Status != store.StatusComplete && !o.AllowIncomplete {
+		return fmt.Errorf("gate: the candidate run %s is %s, not complete: it did not measure every case, so it cannot pass a gate; finish it (assay run SPEC --resume %s) or pass --allow-incomplete to gate the results it stored", run.ID, run.Status, run.ID)
+	}
 	cand, err := gate.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("gate: candidate: %w", err)
@@ -169,7 +178,7 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 		return fmt.Errorf("gate: %w", err)
 	}
 	if run.Status != store.StatusComplete {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the candidate run %s is %s, not complete: only its stored results were gated (finish it with assay run SPEC --resume %s)", run.ID, run.Status, run.ID))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the candidate run %s is %s, not complete (--allow-incomplete): only its stored results were gated (finish it with assay run SPEC --resume %s)", run.ID, run.Status, run.ID))
 	}
 
 	if o.Output != "" {

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/sqlite"
+)
+
+// A gate fails closed on a run that stopped part way: it measured only some
+// cases, and a pass on those would pass what it never saw.
+func TestGateRefusesAnIncompleteCandidate(t *testing.T) {
+	dir := t.TempDir()
+	spec := echoTask(t, dir, 12, `  - {name: e, provider: exec, command: ["cat"]}`)
+	db := filepath.Join(dir, "a.db")
+	e := cliEnv{env: map[string]string{"ASSAY_DB": db}}
+	base := runJSON(t, e, "run", spec)
+	cand := runJSON(t, e, "run", spec, "--no-cache")
+
+	// Mark the candidate as a run Ctrl-C stopped.
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.GetRun(ctx, cand.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Status = store.StatusInterrupted
+	if err := st.UpdateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	inv := runCLI(t, e, "gate", cand.RunID, "--baseline", base.RunID)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "not complete") || !strings.Contains(inv.stderr, "--resume "+cand.RunID) || !strings.Contains(inv.stderr, "--allow-incomplete") {
+		t.Errorf("gate of an interrupted run: exit %d, %q; want exit 1 naming --resume and --allow-incomplete", inv.code, inv.stderr)
+	}
+	inv = runCLI(t, e, "gate", cand.RunID, "--baseline", base.RunID, "--allow-incomplete")
+	if inv.code != 0 || !strings.Contains(inv.stdout, "not complete (--allow-incomplete)") {
+		t.Errorf("--allow-incomplete: exit %d, stdout %q, stderr %q; want a pass with the warning", inv.code, inv.stdout, inv.stderr)
+	}
+}
