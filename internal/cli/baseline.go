@@ -35,12 +35,15 @@ type baselineExportOptions struct {
 	Run     string
 	Output  string
 	Targets string
+	// AllowIncomplete exports a run that did not finish.
+	AllowIncomplete bool
 }
 
 func (o *baselineExportOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "write to FILE (default: stdout)")
 	f.StringVar(&o.Targets, "targets", "", "export only these targets (comma-separated)")
+	f.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "export a run that did not finish (interrupted or failed): a baseline of only the cases it stored")
 }
 
 func newBaselineExportCommand(g *Globals) *cobra.Command {
@@ -72,6 +75,9 @@ func runBaselineExport(ctx context.Context, g *Globals, o *baselineExportOptions
 		return err
 	}
 	defer st.Close()
+	if err := requireComplete("baseline export: run", run, o.AllowIncomplete); err != nil {
+		return err
+	}
 	snap, err := gate.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("baseline export: %w", err)

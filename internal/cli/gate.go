@@ -130,8 +130,8 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 	defer st.Close()
 	// Fail closed: a run stopped part way measured only some cases, and a
 	// gate on those would pass what it never saw.
-	if run.Status != store.StatusComplete && !o.AllowIncomplete {
-		return fmt.Errorf("gate: the candidate run %s is %s, not complete: it did not measure every case, so it cannot pass a gate; finish it (assay run SPEC --resume %s) or pass --allow-incomplete to gate the results it stored", run.ID, run.Status, run.ID)
+	if err := requireComplete("gate: the candidate run", run, o.AllowIncomplete); err != nil {
+		return err
 	}
 	cand, err := gate.FromStore(ctx, st, run)
 	if err != nil {

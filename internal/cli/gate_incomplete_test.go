@@ -44,4 +44,14 @@ func TestGateRefusesAnIncompleteCandidate(t *testing.T) {
 	if inv.code != 0 || !strings.Contains(inv.stdout, "not complete (--allow-incomplete)") {
 		t.Errorf("--allow-incomplete: exit %d, stdout %q, stderr %q; want a pass with the warning", inv.code, inv.stdout, inv.stderr)
 	}
+
+	// Nor is a run that stopped part way exported as a baseline.
+	out := filepath.Join(dir, "baseline.json")
+	inv = runCLI(t, e, "baseline", "export", cand.RunID, "-o", out)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "not complete") || !strings.Contains(inv.stderr, "--allow-incomplete") {
+		t.Errorf("export of an interrupted run: exit %d, %q; want exit 1 naming --allow-incomplete", inv.code, inv.stderr)
+	}
+	if inv := runCLI(t, e, "baseline", "export", cand.RunID, "-o", out, "--allow-incomplete"); inv.code != 0 {
+		t.Errorf("export --allow-incomplete: exit %d, %q", inv.code, inv.stderr)
+	}
 }

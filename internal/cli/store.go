@@ -47,3 +47,13 @@ func openRunPair(ctx context.Context, g *Globals, what, before, after string) (s
 	}
 	return st, a, b, nil
 }
+
+// requireComplete refuses a run that did not finish (interrupted or failed)
+// unless allowed: it measured only some cases, so a verdict or a baseline
+// made of it would stand for cases it never saw.
+func requireComplete(what string, run *store.Run, allow bool) error {
+	if run.Status == store.StatusComplete || allow {
+		return nil
+	}
+	return fmt.Errorf("%s %s is %s, not complete: it did not measure every case; finish it (assay run SPEC --resume %s) or pass --allow-incomplete to use the results it stored", what, run.ID, run.Status, run.ID)
+}
