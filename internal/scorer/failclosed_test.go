@@ -1,7 +1,11 @@
 package scorer
 
 import (
+	"context"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/store"
 
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -90,5 +94,56 @@ func TestAllowEmptyIsExplicit(t *testing.T) {
 				t.Errorf("allow_empty scorer failed %q: %s %s", raw, s.Kind, s.Reason)
 			}
 		})
+	}
+}
+
+// ScoreParsed hands a value to the scorers as the parsed output: a parser
+// that rejects junk does not hide a scorer that accepts it, and the
+// fail-closed gates still apply.
+func TestScoreParsedBypassesTheParser(t *testing.T) {
+	sp := &spec.Spec{
+		Output: spec.Output{Extract: `A:\s*(\d+)`},
+		Scorers: []spec.Scorer{
+			{Name: "anything", Type: "regex", Pattern: ".*", Primary: true},
+			{Name: "correct", Type: "equals"},
+		},
+	}
+	set, probs := Compile(sp)
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	c := &dataset.Case{ID: "1", Expected: "42"}
+	pass := func(scores []store.Score, name string) bool {
+		for _, s := range scores {
+			if s.Scorer == name {
+				return s.Pass
+			}
+		}
+		t.Fatalf("no score %s in %+v", name, scores)
+		return false
+	}
+	// Through the parser, junk is unparseable and fails everything.
+	r := store.Result{Raw: "banana"}
+	if scores := set.Score(context.Background(), c, &r); pass(scores, "anything") || r.ParseError == "" {
+		t.Errorf("raw banana passed the regex .* or parsed: %+v", r)
+	}
+	// Handed over as parsed, the regex .* accepts it: the scorer is exposed.
+	r = store.Result{Raw: "banana"}
+	if scores := set.ScoreParsed(context.Background(), c, &r, "banana"); !pass(scores, "anything") || pass(scores, "correct") || r.Parsed != `"banana"` {
+		t.Errorf("parsed banana: anything should pass, correct fail; result %+v", r)
+	}
+	// {} is empty, parsed or not: it fails closed.
+	r = store.Result{Raw: "{}"}
+	if scores := set.ScoreParsed(context.Background(), c, &r, map[string]any{}); pass(scores, "anything") {
+		t.Errorf("parsed {} passed")
+	}
+	// The gates still run on the raw text: empty output fails closed.
+	r = store.Result{Raw: "  "}
+	if scores := set.ScoreParsed(context.Background(), c, &r, "42"); pass(scores, "correct") {
+		t.Errorf("empty raw output passed through ScoreParsed")
+	}
+	r = store.Result{Raw: "42"}
+	if scores := set.ScoreParsed(context.Background(), c, &r, "42"); !pass(scores, "correct") {
+		t.Errorf("the right parsed value failed")
 	}
 }

@@ -133,7 +133,20 @@ func (s *Set) Combine() string { return s.combine }
 // for a result that fails these gates. A scorer that panics is a loud
 // scorer_error.
 func (s *Set) Score(ctx context.Context, c *dataset.Case, r *store.Result) []store.Score {
-	in, g := s.prepare(c, r)
+	return s.score(ctx, c, r, nil)
+}
+
+// ScoreParsed scores value as the parsed output of r, bypassing the
+// parser; everything else — the fail-closed gates on r.Raw, refusal
+// detection, every scorer and the combined headline — is as in Score. It
+// tests the scorers alone: assay selftest hands them null values, so a
+// scorer that accepts anything is caught even when the parser rejects junk.
+func (s *Set) ScoreParsed(ctx context.Context, c *dataset.Case, r *store.Result, value any) []store.Score {
+	return s.score(ctx, c, r, &value)
+}
+
+func (s *Set) score(ctx context.Context, c *dataset.Case, r *store.Result, parsed *any) []store.Score {
+	in, g := s.prepare(c, r, parsed)
 	scores := make([]store.Score, 0, len(s.entries)+1)
 	verdicts := make([]Verdict, len(s.entries))
 	for i, e := range s.entries {
@@ -153,16 +166,20 @@ func (s *Set) Score(ctx context.Context, c *dataset.Case, r *store.Result) []sto
 	return scores
 }
 
-// prepare parses r.Raw, records the parse on r, and works out what the
-// fail-closed gates need to know.
-func (s *Set) prepare(c *dataset.Case, r *store.Result) (*Input, gateState) {
+// prepare parses r.Raw (or takes the given parsed value), records the parse
+// on r, and works out what the fail-closed gates need to know.
+func (s *Set) prepare(c *dataset.Case, r *store.Result, parsed *any) (*Input, gateState) {
 	in := &Input{Raw: r.Raw, Case: c, Result: r}
 	if c != nil {
 		in.Expected = c.Expected
 	}
 	r.Parsed, r.ParseError = "", ""
 	if r.ErrorKind == "" {
-		in.Parsed, in.ParseErr = s.parser.Parse(r.Raw)
+		if parsed != nil {
+			in.Parsed = *parsed
+		} else {
+			in.Parsed, in.ParseErr = s.parser.Parse(r.Raw)
+		}
 		if in.ParseErr != nil {
 			r.ParseError = in.ParseErr.Error()
 		} else if b, err := json.Marshal(in.Parsed); err == nil {
@@ -219,7 +236,7 @@ func (s *Set) ScorePairs(ctx context.Context, c *dataset.Case, results []store.R
 					break
 				}
 			}
-			in, g := s.prepare(c, &r)
+			in, g := s.prepare(c, &r, nil)
 			pe := e
 			pe.s = pairScorer{j: e.pair, base: base, epoch: r.Epoch}
 			scores = append(scores, s.newScore(c, &r, e.name, sanitize(s.verdict(ctx, pe, in, g))))

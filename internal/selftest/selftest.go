@@ -142,12 +142,6 @@ func newTally() *tally {
 	return &tally{cells: map[cellKey]*cell{}, chance: map[string]*chanceTally{}}
 }
 
-// sets are the compiled scorers: the spec's own, and two with the parser
-// replaced (text: the value as it is; json: a JSON value) for parsed mode.
-type sets struct {
-	raw, text, json *scorer.Set
-}
-
 // scorerInfo is what Run knows about one score name.
 type scorerInfo struct {
 	name, typ  string
@@ -192,9 +186,11 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 			}), tg, nil
 		}
 	}
-	ss, err := compileSets(sp, jp)
-	if err != nil {
-		return nil, err
+	// One compiled set serves both modes: raw goes through the spec's
+	// parser (Score), parsed hands the value over past it (ScoreParsed).
+	set, probs := scorer.CompileWith(sp, scorer.Options{JudgeProvider: jp})
+	if len(probs) > 0 {
+		return nil, probs
 	}
 
 	// The cases a run of this spec uses, up to --limit.
@@ -207,7 +203,7 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 		return nil, err
 	}
 	st.promptFields = t.Prompt.Fields()
-	st.dress = newDresser(ss.raw.Parser(), sp.Output.Extract)
+	st.dress = newDresser(set.Parser(), sp.Output.Extract)
 	st.long = longText(LongBytes)
 	st.spray = sprayText(sprayMax)
 	st.longStride = max(1, (st.N+longCases-1)/longCases)
@@ -222,7 +218,7 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 	}
 	st.Labels = labelSet(labelValues, st)
 
-	infos := scorerInfos(sp, ss.raw, o.JudgeProvider == nil)
+	infos := scorerInfos(sp, set, o.JudgeProvider == nil)
 	models := NullModels()
 	rep := &Report{
 		Spec:     sp.Name,
@@ -231,7 +227,7 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 		Cases:    st.N,
 		Seed:     o.Seed,
 		JudgeVia: o.JudgeVia,
-		Headline: ss.raw.Headline(),
+		Headline: set.Headline(),
 		Findings: []Finding{},
 		Rule: Rule{Method: "wilson", Confidence: Confidence, Adjustment: "bonferroni", Margin: Margin,
 			Text: fmt.Sprintf("a null model is clearly above chance when the lower end of its Wilson interval (simultaneous %g%% over the scorer's null-model × mode cells, Bonferroni) exceeds its chance rate + %g points", 100*Confidence, 100*Margin)},
@@ -257,44 +253,18 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
-		if o.JudgeProvider != nil && len(ss.raw.JudgeTargets()) > 0 {
+		if o.JudgeProvider != nil && len(set.JudgeTargets()) > 0 {
 			workers = max(workers, 16)
 		}
 	}
-	tallies, err := score(ctx, t, &dsSpec, ss, st, active, infos, o.Examples, workers)
+	tallies, err := score(ctx, t, &dsSpec, set, st, active, infos, o.Examples, workers)
 	if err != nil {
 		return nil, err
 	}
 	total := merge(tallies, o.Examples)
 	rep.JudgeRequests, rep.JudgeCost = int(judgeRequests.Load()), total.judgeCost
-	build(rep, total, infos, active, ss.raw.Combine())
+	build(rep, total, infos, active, set.Combine())
 	return rep, nil
-}
-
-// compileSets compiles the spec's scorers as they are, and twice more with
-// the output parser replaced, for parsed mode: format text (the value's
-// text, trimmed) and format json (a JSON value). A spec whose scorers read
-// JSON fields cannot compile with format text; its string values then go
-// through the json set as JSON strings.
-func compileSets(sp *spec.Spec, jp func(string) (provider.Provider, spec.Target, error)) (*sets, error) {
-	opts := scorer.Options{JudgeProvider: jp}
-	raw, probs := scorer.CompileWith(sp, opts)
-	if len(probs) > 0 {
-		return nil, probs
-	}
-	ss := &sets{raw: raw}
-	with := func(format string) *scorer.Set {
-		cp := *sp
-		cp.Output = spec.Output{Format: format}
-		set, probs := scorer.CompileWith(&cp, opts)
-		if len(probs) > 0 {
-			return nil
-		}
-		return set
-	}
-	ss.text = with(scorer.FormatText)
-	ss.json = with(scorer.FormatJSON)
-	return ss, nil
 }
 
 // collectStats reads the expected values (the first pass over the data).
@@ -392,7 +362,7 @@ type job struct {
 }
 
 // score streams the cases (the second pass) to the workers.
-func score(ctx context.Context, t *task.Task, sp *spec.Spec, ss *sets, st *Stats, models []NullModel, infos []*scorerInfo, examples, workers int) ([]*tally, error) {
+func score(ctx context.Context, t *task.Task, sp *spec.Spec, set *scorer.Set, st *Stats, models []NullModel, infos []*scorerInfo, examples, workers int) ([]*tally, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan job, workers*2)
@@ -408,7 +378,7 @@ func score(ctx context.Context, t *task.Task, sp *spec.Spec, ss *sets, st *Stats
 				if ctx.Err() != nil {
 					continue
 				}
-				scoreCase(ctx, t, ss, st, models, infos, examples, j, tl)
+				scoreCase(ctx, t, set, st, models, infos, examples, j, tl)
 			}
 		}()
 	}
@@ -437,7 +407,7 @@ func score(ctx context.Context, t *task.Task, sp *spec.Spec, ss *sets, st *Stats
 }
 
 // scoreCase runs every null model on one case, raw and parsed.
-func scoreCase(ctx context.Context, t *task.Task, ss *sets, st *Stats, models []NullModel, infos []*scorerInfo, examples int, j job, tl *tally) {
+func scoreCase(ctx context.Context, t *task.Task, set *scorer.Set, st *Stats, models []NullModel, infos []*scorerInfo, examples int, j job, tl *tally) {
 	in := &nullInput{c: j.c, index: j.index, st: st}
 	promptErr := ""
 	if msgs, err := t.Prompt.Render(j.c.Vars); err != nil {
@@ -472,40 +442,18 @@ func scoreCase(ctx context.Context, t *task.Task, ss *sets, st *Stats, models []
 		}
 
 		// Raw: the output through the spec's parser, as in a run.
-		tl.record(ctx, ss.raw, j, m.Name, ModeRaw, out.Raw, promptErr, infos, false, examples)
+		tl.record(ctx, set, j, m.Name, ModeRaw, out.Raw, promptErr, infos, nil, examples)
 
-		// Parsed: the value handed over as the parsed output.
-		set, raw, distorted := parsedInput(ss, t.Spec.Output.Format, out.Value)
-		if set != nil {
-			tl.record(ctx, set, j, m.Name, ModeParsed, raw, promptErr, infos, distorted, examples)
-		}
+		// Parsed: the value handed to the scorers as the parsed output.
+		value := out.Value
+		tl.record(ctx, set, j, m.Name, ModeParsed, valueText(value), promptErr, infos, &value, examples)
 	}
 }
 
-// parsedInput picks the set and raw text that hand value to the scorers as
-// the parsed output: text for strings (and scalars, unless the spec's
-// output is JSON), json for objects, arrays and null. distorted says the
-// raw text is not the null model's own (a string written as a JSON string
-// for a spec whose scorers need format json), so scorers reading the raw
-// text are not counted.
-func parsedInput(ss *sets, format string, value any) (*scorer.Set, string, bool) {
-	switch v := value.(type) {
-	case string:
-		if ss.text != nil {
-			return ss.text, v, false
-		}
-		return ss.json, jsonText(v), true
-	case map[string]any, []any, nil:
-		return ss.json, jsonText(v), false
-	}
-	if format == scorer.FormatJSON || ss.text == nil {
-		return ss.json, valueText(value), false
-	}
-	return ss.text, valueText(value), false
-}
-
-// record scores one null output and counts it.
-func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode, raw, promptErr string, infos []*scorerInfo, distorted bool, examples int) {
+// record scores one null output and counts it: raw through the spec's
+// parser, or, when parsed is given, that value handed to the scorers as the
+// parsed output (raw is then its text, for the fail-closed gates).
+func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode, raw, promptErr string, infos []*scorerInfo, parsed *any, examples int) {
 	r := store.Result{
 		RunID:        "selftest",
 		CaseID:       j.c.ID,
@@ -520,7 +468,12 @@ func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode,
 		r.ErrorKind = "prompt_error"
 		r.Error = promptErr
 	}
-	scores := set.Score(ctx, j.c, &r)
+	var scores []store.Score
+	if parsed != nil {
+		scores = set.ScoreParsed(ctx, j.c, &r, *parsed)
+	} else {
+		scores = set.Score(ctx, j.c, &r)
+	}
 	for _, s := range scores {
 		if s.JudgeCost > 0 {
 			tl.judgeCost += s.JudgeCost
@@ -529,7 +482,7 @@ func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode,
 		if si == nil || si.skipped != "" {
 			continue
 		}
-		if mode == ModeParsed && (si.readsRaw && si.typ != "combined" || distorted && si.readsRaw) {
+		if mode == ModeParsed && si.readsRaw && si.typ != "combined" {
 			continue
 		}
 		k := cellKey{null, mode, s.Scorer}

@@ -153,9 +153,9 @@ func TestSoundJSON(t *testing.T) {
 	if rep.Verdict != VerdictSound {
 		t.Fatalf("verdict %s; findings %+v", rep.Verdict, rep.Findings)
 	}
-	// The field scorer cannot take a string through format text, so
-	// strings go in as JSON strings; required_fields reads JSON fields
-	// too, and {"label": ...} is not among the null models.
+	// Strings are handed to the field scorer as they are (no field to
+	// read); required_fields reads JSON fields too, and {"label": ...} is
+	// not among the null models.
 	if c := findCell(rep, "correct", NullRefusal, ModeParsed); c == nil || c.N != 40 || c.Passed != 0 {
 		t.Errorf("refusal/parsed = %+v", c)
 	}
