@@ -296,8 +296,10 @@ func mdMeasured(b *strings.Builder, r analysis.RunInfo) {
 // a reason) for GitHub-flavoured Markdown, inline or in a table cell: it
 // renders as exactly the characters given, forms no link, image, emphasis,
 // code span, math ($…$), HTML, table cell break or block (heading, list,
-// quote), and mentions nobody. Line breaks show as ↵ and control characters
-// as \xNN.
+// quote), and mentions nobody. GitHub's extended autolinks (a bare
+// "https://…", "www.…" or "name@host") are broken by an invisible word
+// joiner after the ":" of "://", before the "." of "www." and after "@".
+// Line breaks show as ↵ and control characters as \xNN.
 func mdText(s string) string {
 	s = visible(s, false)
 	var b strings.Builder
@@ -328,17 +330,30 @@ func mdText(s string) string {
 				continue
 			}
 			b.WriteRune(r)
+		case '@':
+			// A word joiner keeps GitHub from turning @name into a mention
+			// that notifies someone, or name@host into a mailto: link.
+			b.WriteString("@\u2060")
+		case ':':
+			// "scheme://" starts an extended autolink; with a word joiner
+			// after the ":" it does not.
+			b.WriteRune(r)
+			if strings.HasPrefix(s[i+1:], "//") {
+				b.WriteString("\u2060")
+			}
 		case '.':
+			if i >= 3 && strings.EqualFold(s[i-3:i], "www") {
+				// "www." starts an extended autolink; with a word
+				// joiner before the "." it does not.
+				b.WriteString("\u2060.")
+				continue
+			}
 			// "1. x" at the start opens an ordered list ("1) x" is covered
 			// by escaping ")").
 			if i > 0 && isDigits(s[:i]) {
 				b.WriteByte('\\')
 			}
 			b.WriteRune(r)
-		case '@':
-			// A word joiner keeps GitHub from turning @name into a mention
-			// that notifies someone.
-			b.WriteString("@\u2060")
 		default:
 			b.WriteRune(r)
 		}

@@ -18,7 +18,7 @@ func TestMdText(t *testing.T) {
 		{"`rm -rf`", "\\`rm -rf\\`"},
 		{"<script>alert(1)</script>", `&lt;script&gt;alert\(1\)&lt;/script&gt;`},
 		{"[click](javascript:alert(1))", `\[click\]\(javascript:alert\(1\)\)`},
-		{"![x](https://e.x/t.png)", `\!\[x\]\(https://e.x/t.png\)`},
+		{"![x](https://e.x/t.png)", "\\!\\[x\\]\\(https:\u2060//e.x/t.png\\)"},
 		{"line1\nline2\r\nline3", "line1↵line2↵line3"},
 		{"*bold* _em_ ~~gone~~", `\*bold\* \_em\_ \~\~gone\~\~`},
 		{"# heading", `\# heading`},
@@ -35,6 +35,13 @@ func TestMdText(t *testing.T) {
 		{"\x1b[31mred", `\\x1b\[31mred`},
 		{"rtl\u202egnp.exe", `rtl\\u202egnp.exe`},
 		{"costs $1 or $2", `costs \$1 or \$2`},
+		// GitHub's extended autolinks: bare URLs, www. and e-mail addresses.
+		{"see https://evil.example/x", "see https:\u2060//evil.example/x"},
+		{"HTTP://EVIL.example", "HTTP:\u2060//EVIL.example"},
+		{"go to www.evil.example now", "go to www\u2060.evil.example now"},
+		{"WWW.evil.example", "WWW\u2060.evil.example"},
+		{"mail me@evil.example", "mail me@\u2060evil.example"},
+		{"ratio 3:1 at 12:00", "ratio 3:1 at 12:00"},
 	}
 	for _, c := range cases {
 		if got := mdText(c.in); got != c.want {
@@ -72,6 +79,17 @@ func mdDecode(s string) (string, error) {
 			if !ok {
 				return "", fmt.Errorf("bare & at %d in %q", i, s)
 			}
+			continue
+		case r == ':' && strings.HasPrefix(s[i:], "://"):
+			return "", fmt.Errorf("a bare URL scheme at %d in %q would autolink", i, s)
+		case r == ':' && strings.HasPrefix(s[i:], ":\u2060//"):
+			b.WriteString("://")
+			i += len(":\u2060//")
+			continue
+		case (r == 'w' || r == 'W') && len(s[i:]) >= 4 && strings.EqualFold(s[i:i+4], "www."):
+			return "", fmt.Errorf("a bare www. at %d in %q would autolink", i, s)
+		case r == '\u2060' && i >= 3 && strings.EqualFold(s[i-3:i], "www") && strings.HasPrefix(s[i+size:], "."):
+			i += size // the word joiner that breaks "www."
 			continue
 		case r == '@':
 			if !strings.HasPrefix(s[i:], "@\u2060") {
@@ -198,7 +216,7 @@ func cells(row string) []string {
 // pull-request comment, and still read as what they are.
 func TestMarkdownHostile(t *testing.T) {
 	rep := hostileReport()
-	rep.Warnings = append(rep.Warnings, hostMarkdown)
+	rep.Warnings = append(rep.Warnings, hostMarkdown, "pay at https://evil.example/pay or www.evil.example")
 	for i := range rep.Targets {
 		rep.Targets[i].Slices["tier"][hostMarkdown] = analysis.Rate{Passed: 1, N: 2, Rate: 0.5, CI: [2]float64{0.1, 0.9}}
 	}
@@ -228,6 +246,10 @@ func TestMarkdownHostile(t *testing.T) {
 		}
 		if strings.Contains(l, "](") {
 			t.Errorf("line %d: a link or image: %q", n+1, l)
+		}
+		// GitHub turns bare URLs and www. into links (extended autolinks).
+		if strings.Contains(l, "://") || strings.Contains(strings.ToLower(l), "www.") {
+			t.Errorf("line %d: a bare URL would autolink: %q", n+1, l)
 		}
 		// Every row of a table has as many cells as the table's header.
 		if strings.HasPrefix(l, "|") {
