@@ -164,8 +164,27 @@ type Store interface {
 
 	// PutScores stores scores of a later scoring (rescore).
 	PutScores(ctx context.Context, scores []Score) error
-	// LatestScoring is the highest scoring number of a run (0 when none).
+	// ReserveScoring reserves the next scoring number of a run (above every
+	// stored or reserved one) inside a write transaction, so concurrent
+	// callers get distinct numbers, and records it as pending: a pending
+	// scoring is invisible to LatestScoring until CompleteScoring. A rescore
+	// reserves, writes its scores with PutScores, then completes.
+	ReserveScoring(ctx context.Context, runID string) (int, error)
+	// CompleteScoring marks a reserved scoring complete. It is an error for a
+	// scoring that was never reserved.
+	CompleteScoring(ctx context.Context, runID string, scoring int) error
+	// LatestScoring is the highest complete scoring number of a run with
+	// scores (0 when none). A pending scoring (reserved, not completed: a
+	// rescore still writing or killed halfway) is never returned; a scoring
+	// that was never reserved (scoring 1, made during the run, and scorings
+	// of older stores) counts as complete.
 	LatestScoring(ctx context.Context, runID string) (int, error)
+	// ScoringPending reports whether a scoring of a run is reserved and not
+	// completed.
+	ScoringPending(ctx context.Context, runID string, scoring int) (bool, error)
+	// ResultsWithoutCase counts a run's results whose case is not recorded
+	// (PutCases), the sign of a run killed before its cases were stored.
+	ResultsWithoutCase(ctx context.Context, runID string) (int, error)
 	// Scores streams the scores of one scoring of a run.
 	Scores(ctx context.Context, runID string, scoring int, fn func(Score) error) error
 

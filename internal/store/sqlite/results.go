@@ -318,15 +318,6 @@ func (d *DB) DoneKeys(ctx context.Context, runID string) (map[store.Key]struct{}
 	return keys, nil
 }
 
-// LatestScoring is the highest scoring number of a run, 0 when the run has
-// no scores (or does not exist).
-func (d *DB) LatestScoring(ctx context.Context, runID string) (int, error) {
-	var n int
-	if err := d.r.QueryRowContext(ctx, `SELECT coalesce(max(scoring), 0) FROM scores WHERE run_id = ?`, runID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("reading the latest scoring of run %s: %w", runID, err)
-	}
-	return n, nil
-}
 
 // Scores streams the scores of one scoring of a run in the order of Results,
 // then by scorer, from one consistent snapshot.

@@ -120,7 +120,13 @@ func TestUpgradeFromFirstSchema(t *testing.T) {
 	}
 	execSQL(t, path, string(b), fmt.Sprintf("PRAGMA application_id = %d", applicationID), "PRAGMA user_version = 1",
 		`INSERT INTO runs (id, spec, spec_path, spec_hash, dataset_hash, prompt_hash, git_commit, targets, cases, epochs, status, started, ended, config)
-		 VALUES ('old', 'triage', 'a.yaml', 'sha256:s', 'sha256:d', 'sha256:p', '', '["m"]', 3, 1, 'complete', 1, 2, NULL)`)
+		 VALUES ('old', 'triage', 'a.yaml', 'sha256:s', 'sha256:d', 'sha256:p', '', '["m"]', 3, 1, 'complete', 1, 2, NULL)`,
+		`INSERT INTO results (run_id, case_id, target, epoch, raw, parsed, parse_error, finish_reason, input_tokens, output_tokens,
+			cached_tokens, cost_usd, latency_ms, first_token_ms, attempts, error_kind, error, model, fingerprint, from_cache, created_at)
+		 VALUES ('old', 'c1', 'm', 1, 'x', 'x', '', 'stop', 0, 0, 0, 0, 0, 0, 1, '', '', 'm', '', 0, 1)`,
+		`INSERT INTO scores (run_id, scoring, case_id, target, epoch, scorer, is_primary, pass, value, shape, kind, reason, error_cost, judge_cost)
+		 VALUES ('old', 1, 'c1', 'm', 1, 'exact', 1, 1, 1, 'pass', '', '', 0, 0),
+		        ('old', 2, 'c1', 'm', 1, 'exact', 1, 0, 0, 'loud', 'wrong', '', 0, 0)`)
 	d, err := Open(ctx, path)
 	if err != nil {
 		t.Fatalf("Open of a first-schema store: %v", err)
@@ -132,6 +138,14 @@ func TestUpgradeFromFirstSchema(t *testing.T) {
 	}
 	if r.SpecHash != "sha256:s" || r.Cases != 3 || r.ScorersHash != "" || r.Experiment != "" {
 		t.Errorf("upgraded run = %+v", r)
+	}
+	// Scorings made before scorings had a status count as complete, and a
+	// new rescore numbers after them.
+	if n, err := d.LatestScoring(ctx, "old"); err != nil || n != 2 {
+		t.Errorf("LatestScoring of an upgraded store = %d, %v; want 2", n, err)
+	}
+	if n, err := d.ReserveScoring(ctx, "old"); err != nil || n != 3 {
+		t.Errorf("ReserveScoring in an upgraded store = %d, %v; want 3", n, err)
 	}
 	if got, want := pragma(t, path, "user_version"), latestVersion(t); got != want {
 		t.Errorf("user_version after upgrade = %s, want %s", got, want)

@@ -15,6 +15,9 @@
 //   - Every score given to PutResults belongs to a result of the same call;
 //     scorings are numbered from 1.
 //   - A streaming callback may call the store, including writes.
+//   - A rescore reserves its scoring (ReserveScoring), writes it and
+//     completes it; until then LatestScoring never returns it, and a scoring
+//     never reserved (scoring 1, older stores) counts as complete.
 package storetest
 
 import (
@@ -55,6 +58,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ResultsOrder", testResultsOrder},
 		{"DoneKeys", testDoneKeys},
 		{"Scorings", testScorings},
+		{"PendingScoringInvisible", testPendingScoringInvisible},
+		{"ConcurrentReservations", testConcurrentReservations},
+		{"ResultsWithoutCase", testResultsWithoutCase},
 		{"ExperimentRuns", testExperimentRuns},
 		{"Twins", testTwins},
 		{"Cache", testCache},
@@ -834,6 +840,162 @@ func testScorings(t *testing.T, s store.Store) {
 	}
 	if err := s.PutScores(ctx, []store.Score{score(rs[0], 0, "exact", true)}); err == nil {
 		t.Errorf("PutScores of scoring 0 succeeded")
+	}
+}
+
+// testPendingScoringInvisible is a rescore killed halfway: its scores are
+// stored, its scoring was never completed, and the latest scoring stays the
+// previous complete one (report, gate and baseline export read that).
+func testPendingScoringInvisible(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newRun("r", t0()))
+	rs, ss := batch("r", 0, 6, []string{"a"}, 1)
+	mustPut(t, s, rs, ss)
+
+	n, err := s.ReserveScoring(ctx, "r")
+	if err != nil || n != 2 {
+		t.Fatalf("ReserveScoring = %d, %v; want 2 (above scoring 1 of the run)", n, err)
+	}
+	if p, err := s.ScoringPending(ctx, "r", 2); err != nil || !p {
+		t.Errorf("ScoringPending(2) after reserving = %v, %v; want true", p, err)
+	}
+	if p, err := s.ScoringPending(ctx, "r", 1); err != nil || p {
+		t.Errorf("ScoringPending(1) (never reserved) = %v, %v; want false", p, err)
+	}
+	var part []store.Score
+	for _, r := range rs[:2] { // killed after 2 of 6 results
+		part = append(part, score(r, 2, "exact", false))
+	}
+	if err := s.PutScores(ctx, part); err != nil {
+		t.Fatalf("PutScores: %v", err)
+	}
+	if got, err := s.LatestScoring(ctx, "r"); err != nil || got != 1 {
+		t.Errorf("LatestScoring with scoring 2 pending = %d, %v; want 1 (the last complete scoring)", got, err)
+	}
+
+	// The next rescore gets 3, not 2 again, and becomes visible on completion.
+	n3, err := s.ReserveScoring(ctx, "r")
+	if err != nil || n3 != 3 {
+		t.Fatalf("ReserveScoring after a pending 2 = %d, %v; want 3", n3, err)
+	}
+	var full []store.Score
+	for _, r := range rs {
+		full = append(full, score(r, 3, "exact", true))
+	}
+	if err := s.PutScores(ctx, full); err != nil {
+		t.Fatalf("PutScores: %v", err)
+	}
+	if got, _ := s.LatestScoring(ctx, "r"); got != 1 {
+		t.Errorf("LatestScoring before CompleteScoring(3) = %d, want 1", got)
+	}
+	if err := s.CompleteScoring(ctx, "r", 3); err != nil {
+		t.Fatalf("CompleteScoring(3): %v", err)
+	}
+	if got, _ := s.LatestScoring(ctx, "r"); got != 3 {
+		t.Errorf("LatestScoring after CompleteScoring(3) = %d, want 3", got)
+	}
+	if err := s.CompleteScoring(ctx, "r", 3); err != nil {
+		t.Errorf("CompleteScoring(3) again: %v (want a no-op)", err)
+	}
+	// Scoring 2 stays pending: a later, empty reservation does not hide 3.
+	if _, err := s.ReserveScoring(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.LatestScoring(ctx, "r"); got != 3 {
+		t.Errorf("LatestScoring with 4 reserved and empty = %d, want 3", got)
+	}
+	if err := s.CompleteScoring(ctx, "r", 9); err == nil {
+		t.Errorf("CompleteScoring of a scoring never reserved succeeded")
+	}
+	if _, err := s.ReserveScoring(ctx, "no-such-run"); err == nil {
+		t.Errorf("ReserveScoring for a run that does not exist succeeded")
+	}
+}
+
+// testConcurrentReservations is two rescores of one run started at once:
+// each gets its own number, and both complete.
+func testConcurrentReservations(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newRun("r", t0()))
+	rs, ss := batch("r", 0, 4, []string{"a"}, 1)
+	mustPut(t, s, rs, ss)
+	const n = 8
+	got := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc, err := s.ReserveScoring(ctx, "r")
+			if err == nil {
+				var scores []store.Score
+				for _, r := range rs {
+					scores = append(scores, score(r, sc, "exact", true))
+				}
+				err = s.PutScores(ctx, scores)
+			}
+			if err == nil {
+				err = s.CompleteScoring(ctx, "r", sc)
+			}
+			got[i], errs[i] = sc, err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(got)
+	for i, sc := range got {
+		if sc != i+2 {
+			t.Fatalf("concurrent reservations = %v, want distinct numbers 2..%d", got, n+1)
+		}
+	}
+	if latest, _ := s.LatestScoring(ctx, "r"); latest != n+1 {
+		t.Errorf("LatestScoring = %d, want %d", latest, n+1)
+	}
+	for _, sc := range got {
+		if k := len(allScores(t, s, "r", sc)); k != len(rs) {
+			t.Errorf("scoring %d has %d scores, want %d (none lost)", sc, k, len(rs))
+		}
+	}
+}
+
+// testResultsWithoutCase counts results whose case was never recorded (a
+// run killed before PutCases finished).
+func testResultsWithoutCase(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newRun("r", t0()), newRun("other", t0()))
+	rs, ss := batch("r", 0, 5, []string{"a", "b"}, 1)
+	mustPut(t, s, rs, ss)
+	if n, err := s.ResultsWithoutCase(ctx, "r"); err != nil || n != 10 {
+		t.Errorf("ResultsWithoutCase with no cases = %d, %v; want 10", n, err)
+	}
+	var cases []store.Case
+	for i := range 3 {
+		cases = append(cases, store.Case{RunID: "r", ID: fmt.Sprintf("case-%04d", i), Line: i + 1})
+	}
+	// Cases of another run do not count for this one.
+	if err := s.PutCases(ctx, []store.Case{{RunID: "other", ID: "case-0004", Line: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutCases(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.ResultsWithoutCase(ctx, "r"); err != nil || n != 4 {
+		t.Errorf("ResultsWithoutCase with 3 of 5 cases = %d, %v; want 4", n, err)
+	}
+	cases = append(cases, store.Case{RunID: "r", ID: "case-0003", Line: 4}, store.Case{RunID: "r", ID: "case-0004", Line: 5})
+	if err := s.PutCases(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.ResultsWithoutCase(ctx, "r"); err != nil || n != 0 {
+		t.Errorf("ResultsWithoutCase with every case = %d, %v; want 0", n, err)
+	}
+	if n, err := s.ResultsWithoutCase(ctx, "none"); err != nil || n != 0 {
+		t.Errorf("ResultsWithoutCase of an unknown run = %d, %v; want 0", n, err)
 	}
 }
 

@@ -1,0 +1,119 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// ReserveScoring reserves the next scoring number of a run, above every
+// scoring with scores and every reserved one, and records it as pending. The
+// read and the insert share one IMMEDIATE write transaction, so two processes
+// rescoring the same run at once get distinct numbers.
+func (d *DB) ReserveScoring(ctx context.Context, runID string) (int, error) {
+	var n int
+	err := d.write(ctx, "reserving a scoring of run "+runID, func(tx *sql.Tx) error {
+		var exists int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ?`, runID).Scan(&exists); err != nil {
+			return err
+		}
+		if exists == 0 {
+			return fmt.Errorf("the run does not exist")
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT max(
+				coalesce((SELECT max(scoring) FROM scores WHERE run_id = ?1), 0),
+				coalesce((SELECT max(scoring) FROM scorings WHERE run_id = ?1), 0)) + 1`, runID).Scan(&n); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO scorings (run_id, scoring, status, created) VALUES (?, ?, 'pending', ?)`,
+			runID, n, micros(time.Now()))
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// CompleteScoring marks a reserved scoring complete; completing it again is
+// a no-op.
+func (d *DB) CompleteScoring(ctx context.Context, runID string, scoring int) error {
+	return d.write(ctx, fmt.Sprintf("completing scoring %d of run %s", scoring, runID), func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE scorings SET status = 'complete' WHERE run_id = ? AND scoring = ?`, runID, scoring)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("the scoring was never reserved (ReserveScoring)")
+		}
+		return nil
+	})
+}
+
+// LatestScoring is the highest scoring number of a run that has scores and
+// is not pending, 0 when there is none (or the run does not exist). It steps
+// down from the highest scoring with scores past pending ones, each step one
+// index seek; pending scorings are few (killed rescores).
+func (d *DB) LatestScoring(ctx context.Context, runID string) (int, error) {
+	var n int
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		pending := map[int]bool{}
+		rows, err := tx.QueryContext(ctx, `SELECT scoring FROM scorings WHERE run_id = ? AND status = 'pending'`, runID)
+		if err != nil {
+			return err
+		}
+		err = each(ctx, rows, func() error {
+			var p int
+			if err := rows.Scan(&p); err != nil {
+				return err
+			}
+			pending[p] = true
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		below := int64(1) << 62
+		for {
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(scoring), 0) FROM scores WHERE run_id = ? AND scoring < ?`, runID, below).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 || !pending[n] {
+				return nil
+			}
+			below = int64(n)
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading the latest scoring of run %s: %w", runID, err)
+	}
+	return n, nil
+}
+
+// ScoringPending reports whether a scoring was reserved and not completed.
+func (d *DB) ScoringPending(ctx context.Context, runID string, scoring int) (bool, error) {
+	var n int
+	if err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM scorings WHERE run_id = ? AND scoring = ? AND status = 'pending'`,
+		runID, scoring).Scan(&n); err != nil {
+		return false, fmt.Errorf("reading scoring %d of run %s: %w", scoring, runID, err)
+	}
+	return n > 0, nil
+}
+
+// ResultsWithoutCase counts the run's results whose case ID has no row in
+// the cases table: one anti-join over the results' unique index and the
+// cases' primary key.
+func (d *DB) ResultsWithoutCase(ctx context.Context, runID string) (int, error) {
+	var n int
+	if err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM results r
+		WHERE r.run_id = ? AND NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.run_id AND c.case_id = r.case_id)`,
+		runID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting results without a case in run %s: %w", runID, err)
+	}
+	return n, nil
+}
