@@ -125,6 +125,11 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 		if len(problems) == 0 {
 			rep.Hashes = map[string]string{"spec": sp.Hash, "dataset": t.Dataset.Hash, "prompt": sp.PromptHash()}
 		}
+		if t.Dataset != nil {
+			for _, p := range t.Dataset.Warnings {
+				rep.Warnings = append(rep.Warnings, p.String())
+			}
+		}
 		for i := range sp.Targets {
 			var perr error
 			switch sp.Targets[i].Provider {

@@ -277,3 +277,33 @@ func TestValidateJSONProblems(t *testing.T) {
 		}
 	}
 }
+
+// Bytes that are not UTF-8 in a dataset are read as U+FFFD: validate and
+// validate --deep say so, at the line and column of the first such byte,
+// for JSONL and CSV alike, and the dataset stays valid.
+func TestValidateInvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "cases.jsonl")
+	writeFile(t, jsonl, "{\"id\":\"a\",\"question\":\"ok\",\"answer\":\"1\"}\n"+
+		"{\"id\":\"b\",\"question\":\"caf\xe9 au lait\",\"answer\":\"2\"}\n"+
+		"{\"id\":\"c\",\"question\":\"ünïcode is fine\",\"answer\":\"3\"}\n")
+	csvPath := filepath.Join(dir, "cases.csv")
+	writeFile(t, csvPath, "id,question,answer\na,ok,1\nb,fine,2\nc,na\xefve,3\n")
+	for _, c := range []struct{ data, want string }{
+		{jsonl, jsonl + ":2:26: bytes that are not UTF-8"},
+		{csvPath, csvPath + ":4:5: bytes that are not UTF-8"},
+	} {
+		spec := healthFixture(t, c.data, "  id: id\n  expected: answer\n")
+		for _, deep := range [][]string{nil, {"--deep"}} {
+			inv := runCLI(t, cliEnv{}, append(append([]string{"validate"}, deep...), spec)...)
+			if inv.code != 0 || !strings.Contains(inv.stderr, "warning: "+c.want) || strings.Count(inv.stderr, "not UTF-8") != 1 {
+				t.Errorf("validate %v %s: exit %d; want one warning %q\nstdout %s\nstderr %s", deep, filepath.Base(c.data), inv.code, c.want, inv.stdout, inv.stderr)
+			}
+			rep := validateJSON(t, 0, append(deep, spec)...)
+			ws, _ := get(t, rep, "warnings").([]any)
+			if len(ws) != 1 || !strings.HasPrefix(ws[0].(string), c.want) {
+				t.Errorf("validate --format json %v %s: warnings %v, want one starting %q", deep, filepath.Base(c.data), ws, c.want)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"unicode/utf8"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -150,6 +151,9 @@ func (s *csvSource) next() (*row, []rowProblem, error) {
 		}
 		r.fields[name] = v
 		_, r.cols[name] = s.cr.FieldPos(i)
+		if r.badUTF8 == 0 && !utf8.ValidString(v) {
+			r.badUTF8 = r.cols[name] + invalidUTF8Col([]byte(v)) - 1
+		}
 	}
 	return r, probs, nil
 }

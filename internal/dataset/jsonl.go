@@ -22,6 +22,27 @@ type row struct {
 	order  []string       // field names in written order (CSV header order)
 	text   []byte         // JSONL: the line, to locate a field's column
 	cols   map[string]int // CSV: the column where each field starts
+	// badUTF8 is the column (1-based, in characters) of the first byte that
+	// is not UTF-8, 0 when the row is valid; such bytes read as U+FFFD.
+	badUTF8 int
+}
+
+// invalidUTF8Col returns the 1-based column, counted in runes, of the first
+// byte of b that is not valid UTF-8, or 0 when b is valid.
+func invalidUTF8Col(b []byte) int {
+	if utf8.Valid(b) {
+		return 0
+	}
+	col := 1
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size <= 1 {
+			return col
+		}
+		b = b[size:]
+		col++
+	}
+	return 0
 }
 
 // rowProblem is a problem with one row, before it is given a file.
@@ -127,7 +148,7 @@ func (s *jsonlSource) parse(line []byte) (*row, []rowProblem) {
 	} else {
 		text = append([]byte(nil), line...)
 	}
-	return &row{line: s.line, num: s.num, fields: obj, text: text}, nil
+	return &row{line: s.line, num: s.num, fields: obj, text: text, badUTF8: invalidUTF8Col(line)}, nil
 }
 
 func leadingSpace(b []byte) int {

@@ -55,6 +55,10 @@ type Reader struct {
 	pending []spec.Problem
 	eof     bool
 	stats   *fieldStats // set by Scan
+	// badUTF8 holds the first rows (Scan only) with bytes that are not
+	// UTF-8; badRows counts them all.
+	badUTF8 []spec.Problem
+	badRows int
 }
 
 // Open opens the dataset sp names. Problems that stop reading altogether —
@@ -207,6 +211,14 @@ func (r *Reader) read() (*Case, []spec.Problem, error) {
 	}
 	if r.stats != nil {
 		r.stats.add(row)
+	}
+	if row.badUTF8 > 0 && r.stats != nil {
+		r.badRows++
+	}
+	if row.badUTF8 > 0 && r.stats != nil && len(r.badUTF8) <= MaxProblems {
+		r.badUTF8 = append(r.badUTF8, spec.Problem{File: r.file, Line: row.line, Col: row.badUTF8,
+			Msg:  "bytes that are not UTF-8 are read as U+FFFD",
+			Hint: "save the file as UTF-8: inputs and answers are sent and compared with U+FFFD in their place"})
 	}
 	c, cps := r.build(row)
 	probs = append(probs, cps...)
@@ -392,6 +404,10 @@ type Info struct {
 	Fields   []string             `json:"fields"`
 	Stats    map[string]FieldStat `json:"-"`
 	Problems spec.Problems        `json:"problems,omitempty"`
+	// Warnings are what reads but is not what was written: rows with bytes
+	// that are not UTF-8 (read as U+FFFD), each at FILE:LINE:COL, up to
+	// MaxProblems and then a count.
+	Warnings spec.Problems `json:"warnings,omitempty"`
 }
 
 // FieldStat counts one field over the rows.
@@ -506,6 +522,14 @@ func (r *Reader) scan(info *Info, probs spec.Problems) (*Info, error) {
 	}
 	info.Hash = r.Hash()
 	info.Rows = stats.rows
+	if n := r.badRows; n > 0 {
+		info.Warnings = r.badUTF8[:min(n, MaxProblems)]
+		if n > MaxProblems {
+			q := r.badUTF8[MaxProblems]
+			info.Warnings = append(info.Warnings, spec.Problem{File: r.file, Line: q.Line, Col: q.Col,
+				Msg: fmt.Sprintf("… and %d more rows with bytes that are not UTF-8", n-MaxProblems)})
+		}
+	}
 	info.Count = info.Cases
 	if l := sp.Dataset.Limit; l > 0 && l < info.Count {
 		info.Count = l
