@@ -1,12 +1,12 @@
 package dataset
 
 import (
-	"unicode/utf8"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // errRowTooLong is returned by the bounded reader when one CSV record grows
