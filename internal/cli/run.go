@@ -66,8 +66,8 @@ invalid (exit 4). The first Ctrl-C stops issuing calls and keeps what finished
 			if o.Limit < 0 {
 				return usageError{fmt.Errorf("--limit must not be negative (got %d)", o.Limit)}
 			}
-			if o.Epochs < 0 {
-				return usageError{fmt.Errorf("--epochs must not be negative (got %d)", o.Epochs)}
+			if o.Epochs < 0 || o.Epochs > spec.MaxEpochs {
+				return usageError{fmt.Errorf("--epochs must be between 1 and %d (got %d)", spec.MaxEpochs, o.Epochs)}
 			}
 			if o.Resume != "" && (len(o.Targets) > 0 || o.Limit > 0 || o.Epochs > 0 || o.Experiment != "") {
 				return usageError{errors.New("--resume takes the run's own targets, limit, epochs and experiment; drop --targets/--limit/--epochs/--experiment")}
@@ -105,6 +105,9 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		return err
 	}
 	sp := t.Spec
+	for _, w := range t.Dataset.Warnings {
+		fmt.Fprintf(g.Stderr, "warning: %s\n", w)
+	}
 
 	st, err := openStore(ctx, g)
 	if err != nil {
@@ -142,6 +145,9 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		cases := t.Dataset.Count
 		if o.Limit > 0 && o.Limit < cases {
 			cases = o.Limit
+		}
+		if n := int64(cases) * int64(len(names)) * int64(epochs); n > spec.MaxCalls {
+			return usageError{fmt.Errorf("the run would make %d calls (%d cases × %d targets × %d epochs); at most %d are allowed: lower --epochs or --limit", n, cases, len(names), epochs, spec.MaxCalls)}
 		}
 		cfg, _ := json.Marshal(sp)
 		experiment := sp.Experiment
@@ -204,6 +210,12 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	} else {
 		run.Status = store.StatusRunning
 		if err := st.UpdateRun(ctx, run); err != nil {
+			return err
+		}
+		// A run killed while recording its cases has some of them; PutCases
+		// is idempotent, so a resume records them all again before any new
+		// result can reference a case that is not stored.
+		if err := putCases(ctx, st, run, t); err != nil {
 			return err
 		}
 	}

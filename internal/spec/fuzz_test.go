@@ -15,6 +15,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(base + "scorers:\n  - {name: a, type: equals}\nrun: {epochs: 2, timeout: 5s}\n"))
 	f.Add([]byte("dataset: {path: x.csv, tags: {a: b, c: 'size(case.x)'}}\n"))
 	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte("a: &a \"" + strings.Repeat("x", 4<<10) + "\"\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"))
+	f.Add([]byte(base + "    limits: {concurrency: 1000000, rpm: 9223372036854775807}\nrun: {epochs: 9223372036854775807, retries: 1000}\n"))
 	f.Add([]byte("targets:\n  - &t {name: a}\n  - <<: *t\n    name: b\n"))
 	f.Add([]byte("- a\n- b\n"))
 	f.Add([]byte("{{{{"))

@@ -49,6 +49,22 @@ const (
 	DefaultMaxOutputBytes = 1 << 20
 )
 
+// Upper bounds on the spec's counts: each is far above what a run needs,
+// and keeps every product the runner forms (cases × targets × epochs, a
+// rate in events per second, a buffer of max_output_bytes) representable
+// and runnable.
+const (
+	MaxEpochs         = 1000
+	MaxConcurrency    = 1024
+	MaxRPM            = 1_000_000
+	MaxTPM            = 1_000_000_000
+	MaxRetries        = 100
+	MaxOutputBytesCap = 64 << 20
+	// MaxCalls bounds cases × targets × epochs, checked once the dataset
+	// is read (task.Load).
+	MaxCalls = 100_000_000
+)
+
 // Formats are the accepted values of dataset.format.
 var Formats = []string{"jsonl", "csv"}
 
@@ -90,6 +106,9 @@ func Parse(file string, src []byte) (*Spec, error) {
 	}
 	root, probs := parseYAML(file, src)
 	if probs != nil {
+		return nil, probs
+	}
+	if probs := checkExpansion(file, root); probs != nil {
 		return nil, probs
 	}
 	s := &Spec{File: file, Dir: filepath.Dir(file)}
@@ -405,9 +424,13 @@ func (v *validator) check() {
 
 	if s.Run.Epochs < 1 {
 		v.at("run.epochs", "", "run.epochs must be at least 1, got %d", s.Run.Epochs)
+	} else if s.Run.Epochs > MaxEpochs {
+		v.at("run.epochs", "", "run.epochs must be between 1 and %d, got %d", MaxEpochs, s.Run.Epochs)
 	}
 	if s.Run.Retries < 0 {
 		v.at("run.retries", "use 0 for no retries", "run.retries must not be negative, got %d", s.Run.Retries)
+	} else if s.Run.Retries > MaxRetries {
+		v.at("run.retries", "", "run.retries must be between 0 and %d, got %d", MaxRetries, s.Run.Retries)
 	}
 	if s.Run.Timeout <= 0 {
 		v.at("run.timeout", "write a duration like 30s, 1m30s or 250ms", "run.timeout must be greater than 0")
@@ -672,15 +695,23 @@ func (v *validator) checkTargetEnv(t *Target, p string) {
 func (v *validator) checkTargetNumbers(t *Target, p string) {
 	if t.Limits.Concurrency < 1 {
 		v.at(p+".limits.concurrency", "the number of requests in flight, at least 1", "%s.limits.concurrency must be at least 1, got %d", p, t.Limits.Concurrency)
+	} else if t.Limits.Concurrency > MaxConcurrency {
+		v.at(p+".limits.concurrency", "", "%s.limits.concurrency must be between 1 and %d, got %d", p, MaxConcurrency, t.Limits.Concurrency)
 	}
 	if t.Limits.RPM < 0 {
 		v.at(p+".limits.rpm", "use 0 or leave it out for no limit", "%s.limits.rpm must not be negative, got %d", p, t.Limits.RPM)
+	} else if t.Limits.RPM > MaxRPM {
+		v.at(p+".limits.rpm", "use 0 or leave it out for no limit", "%s.limits.rpm must be between 0 and %d, got %d", p, MaxRPM, t.Limits.RPM)
 	}
 	if t.Limits.TPM < 0 {
 		v.at(p+".limits.tpm", "use 0 or leave it out for no limit", "%s.limits.tpm must not be negative, got %d", p, t.Limits.TPM)
+	} else if t.Limits.TPM > MaxTPM {
+		v.at(p+".limits.tpm", "use 0 or leave it out for no limit", "%s.limits.tpm must be between 0 and %d, got %d", p, MaxTPM, t.Limits.TPM)
 	}
 	if t.MaxOutputBytes < 0 {
 		v.at(p+".max_output_bytes", "", "%s.max_output_bytes must not be negative", p)
+	} else if t.MaxOutputBytes > MaxOutputBytesCap {
+		v.at(p+".max_output_bytes", "", "%s.max_output_bytes must be between 0 and %d (%d MiB), got %d", p, MaxOutputBytesCap, MaxOutputBytesCap>>20, t.MaxOutputBytes)
 	}
 	if t.Price.InputPerMTok < 0 {
 		v.at(p+".price.input_per_mtok", "", "%s.price.input_per_mtok must not be negative", p)

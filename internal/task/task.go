@@ -55,6 +55,9 @@ func Load(path string) (*Task, error) {
 			return nil, err
 		}
 		t.Dataset = info
+		if info != nil {
+			probs = append(probs, checkCalls(sp, info.Count)...)
+		}
 	}
 
 	tmpl, err := prompt.Compile(sp.Prompt.System, sp.Prompt.User)
@@ -80,6 +83,21 @@ func Load(path string) (*Task, error) {
 		return t, probs.Sort(sp.File)
 	}
 	return t, nil
+}
+
+// checkCalls reports a run of more than spec.MaxCalls calls (cases ×
+// targets × epochs), located at run.epochs. Epochs outside their own range
+// are reported by the spec.
+func checkCalls(sp *spec.Spec, cases int) spec.Problems {
+	e := sp.Run.Epochs
+	if e < 1 || e > spec.MaxEpochs || len(sp.Targets) == 0 {
+		return nil
+	}
+	if n := int64(cases) * int64(len(sp.Targets)) * int64(e); n > spec.MaxCalls {
+		return spec.Problems{sp.Problemf("run.epochs", "use dataset.limit, fewer targets or fewer epochs",
+			"the run would make %d calls (%d cases × %d targets × %d epochs); at most %d are allowed", n, cases, len(sp.Targets), e, spec.MaxCalls)}
+	}
+	return nil
 }
 
 // checkFields reports template fields the dataset lacks entirely, or lacks

@@ -83,6 +83,17 @@ var badCases = []struct {
 		`bad/negative_limits.yaml:15:15: run.epochs must be at least 1, got 0`,
 		`bad/negative_limits.yaml:15:27: run.retries must not be negative, got -1 (use 0 for no retries)`,
 	}},
+	{"bad/huge_numbers.yaml", []string{
+		`bad/huge_numbers.yaml:9:27: targets[0].limits.concurrency must be between 1 and 1024, got 1000000`,
+		`bad/huge_numbers.yaml:9:41: targets[0].limits.rpm must be between 0 and 1000000, got 9223372036854775807 (use 0 or leave it out for no limit)`,
+		`bad/huge_numbers.yaml:9:67: targets[0].limits.tpm must be between 0 and 1000000000, got 2000000000 (use 0 or leave it out for no limit)`,
+		`bad/huge_numbers.yaml:10:23: targets[0].max_output_bytes must be between 0 and 67108864 (64 MiB), got 9223372036854775807`,
+		`bad/huge_numbers.yaml:13:15: run.epochs must be between 1 and 1000, got 9223372036854775807`,
+		`bad/huge_numbers.yaml:13:45: run.retries must be between 0 and 100, got 1000`,
+	}},
+	{"bad/alias_bomb.yaml", []string{
+		`bad/alias_bomb.yaml:14:35: aliases expand the spec past 8 MiB; at most 8 MiB is allowed after expansion (an alias repeats its anchor's whole value; move long text to a file:// reference or repeat fewer times)`,
+	}},
 	{"bad/bad_durations.yaml", []string{
 		`bad/bad_durations.yaml:9:14: targets[0].timeout must be a duration, got "5 minutes" (write a duration like 30s, 1m30s or 250ms)`,
 		`bad/bad_durations.yaml:13:14: targets[1].timeout must not be negative, got -5s`,
@@ -307,5 +318,19 @@ func TestBadFixtures(t *testing.T) {
 	}
 	if len(badCases) < 30 {
 		t.Errorf("only %d bad fixtures; the project keeps at least 30", len(badCases))
+	}
+}
+
+// A run's size is cases × targets × epochs; one past spec.MaxCalls is a
+// spec problem at run.epochs, before anything is stored or called.
+func TestTooManyCallsIsASpecProblem(t *testing.T) {
+	sp := &spec.Spec{File: "s.yaml", Targets: []spec.Target{{Name: "a"}, {Name: "b"}}, Run: spec.RunConfig{Epochs: spec.MaxEpochs}}
+	if ps := checkCalls(sp, spec.MaxCalls/(2*spec.MaxEpochs)); ps != nil {
+		t.Fatalf("a run of exactly %d calls is allowed, got %v", spec.MaxCalls, ps)
+	}
+	ps := checkCalls(sp, spec.MaxCalls/(2*spec.MaxEpochs)+1)
+	want := "s.yaml:1:1: the run would make 100002000 calls (50001 cases × 2 targets × 1000 epochs); at most 100000000 are allowed (use dataset.limit, fewer targets or fewer epochs)"
+	if len(ps) != 1 || ps[0].String() != want {
+		t.Fatalf("got %v, want %s", ps, want)
 	}
 }
