@@ -17,13 +17,24 @@ func openStore(ctx context.Context, g *Globals) (store.Store, error) {
 	return db, nil
 }
 
-// openRun opens the store and resolves a run reference (an ID, an ID
-// prefix or latest). An error resolving it is prefixed with what (the
+// openExistingStore opens the store at g.DB for a command that reads runs:
+// it never creates one ("no store here" when there is none), and a store on
+// a read-only mount or CI cache opens read-only.
+func openExistingStore(ctx context.Context, g *Globals) (store.Store, error) {
+	db, err := sqlite.OpenExisting(ctx, g.DB)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// openRun opens an existing store and resolves a run reference (an ID, an
+// ID prefix or latest). An error resolving it is prefixed with what (the
 // command, e.g. "report: …"). The caller closes the store.
 func openRun(ctx context.Context, g *Globals, what, ref string) (store.Store, *store.Run, error) {
-	st, err := openStore(ctx, g)
+	st, err := openExistingStore(ctx, g)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	run, err := st.GetRun(ctx, ref)
 	if err != nil {
@@ -56,4 +67,38 @@ func requireComplete(what string, run *store.Run, allow bool) error {
 		return nil
 	}
 	return fmt.Errorf("%s %s is %s, not complete: it did not measure every case; finish it (assay run SPEC --resume %s) or pass --allow-incomplete to use the results it stored", what, run.ID, run.Status, run.ID)
+}
+
+// requireCases refuses a run some of whose results reference a case the
+// store has no row for (a run killed while recording its cases): slices,
+// expected values and weights come from the case rows, so a report, gate or
+// baseline of it would cover only part of the cases without saying so.
+// `assay run --resume` records the missing cases.
+func requireCases(ctx context.Context, st store.Store, what string, run *store.Run) error {
+	n, err := st.ResultsWithoutCase(ctx, run.ID)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%s: run %s has %d results whose cases were never recorded (the run was stopped while storing its cases); record them with: assay run %s --resume %s",
+			what, run.ID, n, run.SpecPath, run.ID)
+	}
+	return nil
+}
+
+// requireScoring refuses an explicitly chosen scoring that is pending: a
+// rescore that is still writing it, or was stopped before it finished.
+// (Scoring 0, the latest, never picks a pending scoring.)
+func requireScoring(ctx context.Context, st store.Store, what string, run *store.Run, scoring int) error {
+	if scoring == 0 {
+		return nil
+	}
+	pending, err := st.ScoringPending(ctx, run.ID, scoring)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if pending {
+		return fmt.Errorf("%s: scoring %d of run %s is incomplete (its rescore is running or was stopped); rescore again (assay rescore %s) or pick a complete scoring", what, scoring, run.ID, run.ID)
+	}
+	return nil
 }

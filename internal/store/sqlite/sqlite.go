@@ -175,7 +175,7 @@ func (d *DB) Path() string { return d.path }
 // checkpoints the WAL into the main file.
 func (d *DB) Close() error {
 	var errs []error
-	if d.r != nil {
+	if d.r != nil && d.r != d.w { // a read-only store has one pool
 		errs = append(errs, d.r.Close())
 	}
 	errs = append(errs, d.w.Close())

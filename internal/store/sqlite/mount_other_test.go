@@ -1,0 +1,9 @@
+//go:build !linux
+
+package sqlite
+
+import "errors"
+
+func bindReadOnly(dir, mnt string) error { return errors.New("bind mounts are Linux only") }
+
+func unmount(mnt string) error { return nil }
