@@ -87,7 +87,7 @@ const (
 	KindCanceled    ErrorKind = "canceled"
 	KindExec        ErrorKind = "exec_error"    // the user's program failed
 	KindNoRecord    ErrorKind = "no_record"     // replay has no output for the case
-	KindOutputLimit ErrorKind = "output_limit"  // exec output over the bound
+	KindOutputLimit ErrorKind = "output_limit"  // exec output or HTTP reply over max_output_bytes: never retried
 	KindInvalid     ErrorKind = "invalid_reply" // a reply that does not follow the protocol
 )
 

@@ -41,12 +41,11 @@ const maxFlowDepth = 100
 
 // Defaults applied when the spec does not set a value.
 const (
-	DefaultID             = "line"
-	DefaultEpochs         = 1
-	DefaultTimeout        = 60 * time.Second
-	DefaultRetries        = 6
-	DefaultConcurrency    = 8
-	DefaultMaxOutputBytes = 1 << 20
+	DefaultID          = "line"
+	DefaultEpochs      = 1
+	DefaultTimeout     = 60 * time.Second
+	DefaultRetries     = 6
+	DefaultConcurrency = 8
 )
 
 // Upper bounds on the spec's counts: each is far above what a run needs,
@@ -120,9 +119,11 @@ func Parse(file string, src []byte) (*Spec, error) {
 		budget:  maxNodes,
 		newElem: func(pat string, v reflect.Value) {
 			if pat == "targets[]" {
+				// max_output_bytes stays 0 unless set: each provider
+				// has its own default (exec 1 MiB of stdout, HTTP 16 MiB
+				// of reply).
 				v.Set(reflect.ValueOf(Target{
-					Limits:         Limits{Concurrency: DefaultConcurrency},
-					MaxOutputBytes: DefaultMaxOutputBytes,
+					Limits: Limits{Concurrency: DefaultConcurrency},
 				}))
 			}
 		},

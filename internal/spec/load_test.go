@@ -85,8 +85,8 @@ func TestDefaultsOnlyFillWhatIsNotWritten(t *testing.T) {
 	if sp.Run.Epochs != 3 || sp.Run.Retries != 6 || sp.Run.Timeout.D() != 60*time.Second {
 		t.Errorf("run = %+v", sp.Run)
 	}
-	if sp.Targets[0].MaxOutputBytes != DefaultMaxOutputBytes {
-		t.Errorf("max_output_bytes default = %d", sp.Targets[0].MaxOutputBytes)
+	if sp.Targets[0].MaxOutputBytes != 0 {
+		t.Errorf("max_output_bytes unset = %d, want 0 (the provider's own default)", sp.Targets[0].MaxOutputBytes)
 	}
 	sp, ps = parse(t, base+"run:\n")
 	if ps != nil || sp.Run.Epochs != 1 {

@@ -93,7 +93,10 @@ type Target struct {
 	Command   []string `yaml:"command,omitempty" json:"command,omitempty"`
 	// Timeout overrides run.timeout for this target.
 	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
-	// MaxOutputBytes bounds what an exec target may print (default 1 MiB).
+	// MaxOutputBytes bounds what a target may send back: an exec target's
+	// stdout (default 1 MiB), an HTTP target's response body as read from
+	// the wire, streams and error bodies alike (default 16 MiB). 0 means the
+	// provider's default.
 	MaxOutputBytes int64 `yaml:"max_output_bytes,omitempty" json:"max_output_bytes,omitempty"`
 	// Env names the environment variables an exec target's program is given
 	// (its environment is otherwise empty but for PATH and HOME/TMPDIR set

@@ -34,6 +34,7 @@ type Provider struct {
 	maxTokens int64 // when the request sets none
 	stream    bool
 	key       string // only to redact it from error text
+	limit     int64  // bytes read from a response body at most
 	svc       sdk.MessageService
 }
 
@@ -76,7 +77,7 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 	if apiKey != "" {
 		opts = append(opts, option.WithAPIKey(apiKey))
 	}
-	p := &Provider{model: t.Model, maxTokens: DefaultMaxTokens, stream: t.Stream, key: apiKey, svc: sdk.NewClient(opts...).Messages}
+	p := &Provider{model: t.Model, maxTokens: DefaultMaxTokens, stream: t.Stream, key: apiKey, limit: replyLimit(t), svc: sdk.NewClient(opts...).Messages}
 	if mt := t.Params.MaxTokens; mt != nil {
 		if *mt < 1 {
 			return nil, fmt.Errorf("anthropic: target %q sets params.max_tokens to %d; the Messages API needs at least 1", t.Name, *mt)
@@ -94,7 +95,7 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
-	c := &httpcall.Call{}
+	c := &httpcall.Call{Limit: p.limit}
 	opts := []option.RequestOption{option.WithMiddleware(c.Middleware)}
 	var resp *provider.Response
 	if p.stream {
@@ -165,7 +166,7 @@ func (p *Provider) params(req *provider.Request) (sdk.MessageNewParams, error) {
 
 func (p *Provider) completePlain(ctx context.Context, params sdk.MessageNewParams, c *httpcall.Call, opts []option.RequestOption) (*provider.Response, error) {
 	msg, err := p.svc.New(ctx, params, opts...)
-	if err != nil {
+	if err != nil || c.OverLimit() {
 		return nil, c.Classify(ctx, err, p.key, nil)
 	}
 	if msg.StopReason == "" && len(msg.Content) == 0 {
@@ -183,6 +184,7 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 		events   int
 		sawStart bool
 		sawStop  bool
+		texts    = map[int64]*strings.Builder{} // text of each content block
 	)
 	for stream.Next() {
 		ev := stream.Current()
@@ -194,6 +196,25 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 			if first == 0 && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
 				first = time.Since(start)
 			}
+			// The SDK's Accumulate appends each text, thinking or
+			// signature delta to a string, copying the whole block every
+			// time: quadratic in the events of a long (or hostile) stream.
+			// Text goes to a builder instead; thinking is not kept.
+			switch ev.Delta.Type {
+			case "text_delta", "thinking_delta", "signature_delta":
+				if ev.Index < 0 || ev.Index >= int64(len(msg.Content)) {
+					return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: fmt.Sprintf("the stream's events do not fit together: a delta for content block %d of %d", ev.Index, len(msg.Content))}
+				}
+				if ev.Delta.Type == "text_delta" {
+					b := texts[ev.Index]
+					if b == nil {
+						b = &strings.Builder{}
+						texts[ev.Index] = b
+					}
+					b.WriteString(ev.Delta.Text)
+				}
+				continue
+			}
 		case "message_stop":
 			sawStop = true
 		}
@@ -201,7 +222,7 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 			return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the stream's events do not fit together", Err: httpcall.RedactError(err, p.key)}
 		}
 	}
-	if err := stream.Err(); err != nil {
+	if err := stream.Err(); err != nil || c.OverLimit() {
 		return nil, c.Classify(ctx, err, p.key, streamError)
 	}
 	status := c.Status()
@@ -210,6 +231,11 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 		return nil, &provider.Error{Kind: provider.KindMalformed, Status: status, Msg: fmt.Sprintf("the stream has no message_start event (%d events, Content-Type %q); does the server stream messages?", events, httpcall.Clean(c.ContentType()))}
 	case !sawStop:
 		return nil, &provider.Error{Kind: provider.KindTruncated, Status: status, Msg: fmt.Sprintf("the stream ended after %d events without message_stop", events)}
+	}
+	for i, b := range texts {
+		if i < int64(len(msg.Content)) {
+			msg.Content[i].Text += b.String()
+		}
 	}
 	resp := response(&msg)
 	resp.FirstToken = first
@@ -251,4 +277,13 @@ func streamError(err error) (provider.ErrorKind, string) {
 		msg += ": " + ae.Message
 	}
 	return httpcall.KindForErrorType(string(ae.Type())), msg
+}
+
+// replyLimit is the bound on one response body: the target's
+// max_output_bytes, else httpcall.DefaultMaxReplyBytes.
+func replyLimit(t *spec.Target) int64 {
+	if t.MaxOutputBytes > 0 {
+		return t.MaxOutputBytes
+	}
+	return httpcall.DefaultMaxReplyBytes
 }

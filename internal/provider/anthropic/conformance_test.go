@@ -27,5 +27,13 @@ func TestConformance(t *testing.T) {
 		ErrorBody: func(message string) string {
 			return fmt.Sprintf(`{"type":"error","error":{"type":"api_error","message":%q}}`, message)
 		},
+		EndlessStream: func() (string, string) {
+			return "event: message_start\n" +
+					`data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":0}}}` + "\n\n" +
+					"event: content_block_start\n" +
+					`data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n",
+				"event: content_block_delta\n" +
+					`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"aaaaaaaaaaaaaaaa"}}` + "\n\n"
+		},
 	})
 }

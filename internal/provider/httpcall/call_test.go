@@ -235,3 +235,27 @@ func TestCheckBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// A body of exactly Limit bytes is read whole; one byte more fails the read
+// with ErrReplyTooLarge, and Classify calls it an output_limit that is not
+// retried, whatever the status.
+func TestReplyLimit(t *testing.T) {
+	body := strings.Repeat("x", 100)
+	for _, status := range []int{200, 500} {
+		c := &Call{Limit: 100}
+		err := roundTrip(context.Background(), c, serve(t, status, nil, body), true)
+		if c.OverLimit() || errors.Is(err, ErrReplyTooLarge) {
+			t.Errorf("status %d: a body of exactly the limit was cut: %v", status, err)
+		}
+
+		c = &Call{Limit: 99}
+		err = roundTrip(context.Background(), c, serve(t, status, nil, body), true)
+		if !errors.Is(err, ErrReplyTooLarge) || !c.OverLimit() {
+			t.Fatalf("status %d: err %v, want ErrReplyTooLarge", status, err)
+		}
+		e := c.Classify(context.Background(), err, key, nil)
+		if e.Kind != provider.KindOutputLimit || e.Retryable() || e.Status != status || !strings.Contains(e.Msg, "99 bytes") || !strings.Contains(e.Msg, "max_output_bytes") {
+			t.Errorf("status %d: kind %s retryable %v status %d msg %q, want an unretried output_limit naming 99 bytes and max_output_bytes", status, e.Kind, e.Retryable(), e.Status, e.Msg)
+		}
+	}
+}

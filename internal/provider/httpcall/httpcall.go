@@ -3,8 +3,11 @@
 // *provider.Error by where it failed — before a response, at an error
 // status, while reading the body, or in decoding it — as seen by a
 // middleware on the SDK's transport, so no SDK error text is ever matched;
-// and keeping the API key out of every error text. It also holds the
-// base_url check and the default HTTP client both providers use.
+// and keeping the API key out of every error text. The same middleware
+// bounds every response body (plain, streamed, error) at the target's
+// max_output_bytes, so a reply without end is an output_limit error, never
+// an exhausted memory. It also holds the base_url check and the default
+// HTTP client both providers use.
 //
 // It imports only the provider package and the standard library; it must
 // not import the provider sub-packages (openai, anthropic, exec, replay, …)
@@ -33,6 +36,16 @@ import (
 // errorBodyLimit bounds how much of an error response is kept to explain it.
 const errorBodyLimit = 8 << 10
 
+// DefaultMaxReplyBytes bounds the bytes read from one response body when
+// the target sets no max_output_bytes. It counts bytes on the wire: a
+// streamed reply spends ~150–250 bytes of event framing per token, so
+// 16 MiB holds a streamed answer of some 70,000 tokens.
+const DefaultMaxReplyBytes = 16 << 20
+
+// ErrReplyTooLarge is the read error a response body returns once more than
+// the call's limit has been read from it.
+var ErrReplyTooLarge = errors.New("reply larger than max_output_bytes")
+
 // Call records what the transport saw during one request. Make one per
 // request, install Middleware as the SDK's only middleware for that
 // request, and when the SDK returns an error hand it to Classify.
@@ -40,6 +53,10 @@ type Call struct {
 	// WatchDone makes the call watch a successful response body for the
 	// "[DONE]" sentinel that ends an OpenAI stream; SawDone reports it.
 	WatchDone bool
+	// Limit bounds the bytes read from the response body, error bodies and
+	// streams alike (0: DefaultMaxReplyBytes). A read past it fails with
+	// ErrReplyTooLarge, and Classify calls the call an output_limit.
+	Limit int64
 
 	resp    *http.Response
 	sendErr error // the round trip failed before a response
@@ -56,16 +73,25 @@ func (c *Call) Middleware(req *http.Request, next func(*http.Request) (*http.Res
 	}
 	c.resp = resp
 	if resp != nil && resp.Body != nil {
-		c.body = &watchedBody{rc: resp.Body, keep: resp.StatusCode >= 300, watchDone: c.WatchDone && resp.StatusCode < 300}
+		limit := c.Limit
+		if limit <= 0 {
+			limit = DefaultMaxReplyBytes
+		}
+		c.body = &watchedBody{rc: resp.Body, left: limit, limit: limit, keep: resp.StatusCode >= 300, watchDone: c.WatchDone && resp.StatusCode < 300}
 		resp.Body = c.body
 	}
 	return resp, nil
 }
 
 // watchedBody passes a response body through, remembering the first read
-// error, the start of an error body, and whether "[DONE]" went by.
+// error, the start of an error body, and whether "[DONE]" went by. It reads
+// at most limit bytes; past them every read fails with ErrReplyTooLarge,
+// so no decoder above it ever holds more.
 type watchedBody struct {
 	rc        io.ReadCloser
+	left      int64 // bytes that may still be read
+	limit     int64
+	overLimit bool
 	readErr   error
 	keep      bool
 	kept      []byte
@@ -75,7 +101,27 @@ type watchedBody struct {
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.overLimit {
+		return 0, ErrReplyTooLarge
+	}
+	if b.left <= 0 {
+		// The limit is spent: one byte more means the reply is over it.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n == 0 && err != nil {
+			if err != io.EOF && b.readErr == nil {
+				b.readErr = err
+			}
+			return 0, err
+		}
+		b.overLimit = true
+		return 0, ErrReplyTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
 	n, err := b.rc.Read(p)
+	b.left -= int64(n)
 	if b.keep && len(b.kept) < errorBodyLimit {
 		b.kept = append(b.kept, p[:min(n, errorBodyLimit-len(b.kept))]...)
 	}
@@ -107,6 +153,11 @@ func (b *watchedBody) Close() error { return b.rc.Close() }
 // SawDone reports whether the response body carried "[DONE]"; it is
 // always false unless WatchDone was set.
 func (c *Call) SawDone() bool { return c.body != nil && c.body.sawDone }
+
+// OverLimit reports whether the response body went past the call's limit.
+// A decoder may take the cut for an end; a caller that got no error still
+// checks this and, when true, hands the call to Classify.
+func (c *Call) OverLimit() bool { return c.body != nil && c.body.overLimit }
 
 // Status is the response's HTTP status, or 0 when there was no response.
 func (c *Call) Status() int {
@@ -140,6 +191,11 @@ func (c *Call) Classify(ctx context.Context, err error, key string, streamErr fu
 			e.Kind = provider.KindTimeout
 			e.Msg = "no complete answer before the deadline"
 		}
+	case c.body != nil && c.body.overLimit:
+		e.Kind = provider.KindOutputLimit
+		e.Status = c.resp.StatusCode
+		e.Msg = fmt.Sprintf("the reply (HTTP %d) was larger than %d bytes and was not read further (raise max_output_bytes if it is legitimate)", e.Status, c.body.limit)
+		e.Err = ErrReplyTooLarge
 	case c.sendErr != nil:
 		e.Kind = transportKind(c.sendErr)
 		e.Msg = "sending the request"

@@ -19,5 +19,8 @@ func TestConformance(t *testing.T) {
 		ErrorBody: func(message string) string {
 			return fmt.Sprintf(`{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":null}}`, message)
 		},
+		EndlessStream: func() (string, string) {
+			return "", `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"aaaaaaaaaaaaaaaa"},"finish_reason":null}]}` + "\n\n"
+		},
 	})
 }

@@ -32,6 +32,7 @@ type Provider struct {
 	model  string
 	stream bool
 	key    string // only to redact it from error text
+	limit  int64  // bytes read from a response body at most
 	svc    sdk.ChatCompletionService
 }
 
@@ -71,6 +72,7 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 		model:  t.Model,
 		stream: t.Stream,
 		key:    apiKey,
+		limit:  replyLimit(t),
 		// The service alone, not sdk.NewClient: the client would add
 		// OPENAI_* settings from the environment.
 		svc: sdk.NewChatCompletionService(opts...),
@@ -85,7 +87,7 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
-	c := &httpcall.Call{WatchDone: p.stream}
+	c := &httpcall.Call{WatchDone: p.stream, Limit: p.limit}
 	mw := option.WithMiddleware(c.Middleware)
 	var resp *provider.Response
 	if p.stream {
@@ -153,7 +155,7 @@ func (p *Provider) params(req *provider.Request) (sdk.ChatCompletionNewParams, e
 
 func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionNewParams, c *httpcall.Call, mw option.RequestOption) (*provider.Response, error) {
 	cc, err := p.svc.New(ctx, params, mw)
-	if err != nil {
+	if err != nil || c.OverLimit() {
 		return nil, c.Classify(ctx, err, p.key, nil)
 	}
 	if len(cc.Choices) == 0 {
@@ -212,7 +214,7 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 			}
 		}
 	}
-	if err := stream.Err(); err != nil {
+	if err := stream.Err(); err != nil || c.OverLimit() {
 		return nil, c.Classify(ctx, err, p.key, streamError)
 	}
 	status := c.Status()
@@ -259,4 +261,13 @@ func usage(u sdk.CompletionUsage) provider.Usage {
 		Output: int(u.CompletionTokens),
 		Cached: int(u.PromptTokensDetails.CachedTokens),
 	}
+}
+
+// replyLimit is the bound on one response body: the target's
+// max_output_bytes, else httpcall.DefaultMaxReplyBytes.
+func replyLimit(t *spec.Target) int64 {
+	if t.MaxOutputBytes > 0 {
+		return t.MaxOutputBytes
+	}
+	return httpcall.DefaultMaxReplyBytes
 }

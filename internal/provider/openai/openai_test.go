@@ -307,3 +307,24 @@ func TestNewRejectsBadTargets(t *testing.T) {
 		}
 	}
 }
+
+// The target's max_output_bytes bounds the reply: a 4 KB answer under a
+// 1000-byte limit is an output_limit, under the default it is read.
+func TestMaxOutputBytes(t *testing.T) {
+	base := httpcalltest.StartMock(t, mock.Options{Default: strings.Repeat("word ", 800)}) + "/v1"
+	for _, stream := range []bool{false, true} {
+		tg := targetFor(base, stream)
+		tg.MaxOutputBytes = 1000
+		p, err := New(tg, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Complete(context.Background(), request("x"))
+		if pe := httpcalltest.ProviderError(t, err); pe.Kind != provider.KindOutputLimit || !strings.Contains(pe.Msg, "1000 bytes") {
+			t.Errorf("%s: kind %s msg %q, want output_limit naming 1000 bytes", httpcalltest.Mode(stream), pe.Kind, pe.Msg)
+		}
+		if _, err := newProvider(t, base, stream, "").Complete(context.Background(), request("x")); err != nil {
+			t.Errorf("%s: under the default limit: %v", httpcalltest.Mode(stream), err)
+		}
+	}
+}

@@ -3,7 +3,10 @@
 // providertest conformance suite, plain and streamed; the mock's injected
 // faults classified as the same provider.Error kinds with the API key kept
 // out of the text; Retry-After carried on a 429; prompt return on deadlines
-// and cancellation; and time to first token measured on a stream. A
+// and cancellation; time to first token measured on a stream; and replies
+// without end (chunked bodies, event streams, huge error bodies) cut at the
+// byte limit as an unretried output_limit, or by the time-out when they
+// trickle. A
 // provider's test file builds a Harness and calls Run. It also holds the
 // small helpers those test files share.
 //
@@ -41,13 +44,16 @@ type Harness struct {
 	// ErrorBody is the body the API sends with an error status, in its own
 	// shape, carrying message.
 	ErrorBody func(message string) string
+	// EndlessStream is the start of a streamed answer in the API's event
+	// format and one text event that may follow it any number of times.
+	EndlessStream func() (head, event string)
 }
 
 // Run runs the suite against the providers h builds.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
-	if h.New == nil || h.ErrorBody == nil {
-		t.Fatalf("httpcalltest: harness %q needs New and ErrorBody", h.Name)
+	if h.New == nil || h.ErrorBody == nil || h.EndlessStream == nil {
+		t.Fatalf("httpcalltest: harness %q needs New, ErrorBody and EndlessStream", h.Name)
 	}
 	for _, stream := range []bool{false, true} {
 		t.Run("Conformance/"+Mode(stream), func(t *testing.T) { conformance(t, h, stream) })
@@ -58,6 +64,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("CancelMidStream", func(t *testing.T) { testCancelMidStream(t, h) })
 	t.Run("ConnectionRefused", func(t *testing.T) { testConnectionRefused(t, h) })
 	t.Run("StreamMeasuresFirstToken", func(t *testing.T) { testFirstToken(t, h) })
+	t.Run("BoundedReplies", func(t *testing.T) { testBoundedReplies(t, h) })
+	t.Run("TimeoutBoundsBody", func(t *testing.T) { testTimeoutBoundsBody(t, h) })
 }
 
 // conformance runs the providertest suite against the mock server.
