@@ -235,6 +235,26 @@ func TestCELTagCostIsBounded(t *testing.T) {
 	}
 }
 
+// TestCELTagAmplificationIsBounded: a tag expression that would build a
+// string far longer than the row (10 GB from a 100 KB field) is a problem
+// at the row, raised before the string is built.
+func TestCELTagAmplificationIsBounded(t *testing.T) {
+	row := "{\"q\": \"" + strings.Repeat("a", 100_000) + "\"}\n"
+	sp := specFor(t, "d.jsonl", row, "  tags: {t: 'case.q.replace(\"a\", case.q)'}\n")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ps := problems(t, sp)
+	runtime.ReadMemStats(&after)
+	want := `d.jsonl:1:1: tag "t": replace would build a string of at least`
+	if len(ps) != 1 || !strings.HasPrefix(ps[0], want) || !strings.Contains(ps[0], "at most 16777216 are allowed") {
+		t.Errorf("problems = %v", ps)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("the tag allocated %d MiB", alloc>>20)
+	}
+}
+
 // TestMemoryDoesNotGrowWithCases streams a large file and checks that the
 // heap in use stays far below the file's size.
 func TestMemoryDoesNotGrowWithCases(t *testing.T) {

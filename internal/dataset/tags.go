@@ -47,13 +47,18 @@ func isField(expr string, header []string) bool {
 
 // newCELEnv declares `case` as a map of the row's fields, with the standard
 // strings, math and lists extensions.
+// Replace, join and format refuse to build a string over MaxCELString.
 func newCELEnv() (*cel.Env, error) {
-	return cel.NewEnv(
+	env, err := cel.NewEnv(
 		cel.Variable("case", cel.MapType(cel.StringType, cel.DynType)),
 		ext.Strings(),
 		ext.Math(),
 		ext.Lists(ext.ListsMaxRangeSize(10000)),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return BoundStrings(env, MaxCELString)
 }
 
 // compileTags builds the taggers; an expression that does not compile is a

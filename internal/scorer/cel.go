@@ -22,6 +22,10 @@ import (
 // limit also bounds memory: CEL charges string and list operations by the
 // size of what they build, and the environment offers no accumulator
 // (cel.bind, reduce) through which a value could grow geometrically.
+// Replace, join and format, whose result can be far longer than their
+// inputs, measure it first and refuse one over dataset.MaxCELString (the
+// cost is charged only after a result is built), and the output itself is
+// refused over that size before evaluation.
 // cel.MemoryLimit is not used: its size calculator saturates on any JSON
 // value deeper than 5 levels or larger than 10,000 nodes, which would fail
 // ordinary outputs.
@@ -56,7 +60,7 @@ type celScorer struct {
 
 // newCELEnv is the environment scorer expressions compile in.
 func newCELEnv() (*cel.Env, error) {
-	return cel.NewEnv(
+	env, err := cel.NewEnv(
 		cel.Variable("output", cel.DynType),
 		cel.Variable("raw", cel.StringType),
 		cel.Variable("expected", cel.DynType),
@@ -69,6 +73,10 @@ func newCELEnv() (*cel.Env, error) {
 		ext.Sets(),
 		cel.ParserExpressionSizeLimit(10_000),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return dataset.BoundStrings(env, dataset.MaxCELString)
 }
 
 // compileCEL compiles and type-checks expr and builds its bounded program.
@@ -109,6 +117,12 @@ func (s *celScorer) Score(ctx context.Context, in *Input) Verdict {
 	out, v, ok := parsedAnswer(in, s.allowEmpty)
 	if !ok {
 		return v
+	}
+	if len(in.Raw) > dataset.MaxCELString {
+		return loud(KindScorerError, "the output is %d bytes; a CEL scorer reads at most %d", len(in.Raw), dataset.MaxCELString)
+	}
+	if o, isStr := out.(string); isStr && len(o) > dataset.MaxCELString {
+		return loud(KindScorerError, "the parsed output is %d bytes; a CEL scorer reads at most %d", len(o), dataset.MaxCELString)
 	}
 	ctx, cancel := context.WithTimeout(ctx, celTimeout)
 	defer cancel()

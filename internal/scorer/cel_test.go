@@ -2,10 +2,12 @@ package scorer
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -97,4 +99,54 @@ func TestCELLargeOutput(t *testing.T) {
 	runCases(t, spec.Output{Format: "json"}, spec.Scorer{Type: "cel", Expr: `output.items.all(i, i.n == 1) && output.items.size() == 10000`}, []scoreCase{
 		{"10,000 items", call{raw: b.String()}, passes, ""},
 	})
+}
+
+// TestCELAmplificationIsRefused: functions whose result can be far longer
+// than their inputs (replace, join, format) measure it first. On 100 KB of
+// hostile output, raw.replace("a", raw) asks for 10 GB; it must be a loud
+// scorer_error that allocates almost nothing, and the same expressions on
+// small outputs still work.
+func TestCELAmplificationIsRefused(t *testing.T) {
+	raw := strings.Repeat("a", 100_000)
+	cases := []struct{ name, expr string }{
+		{"replace", `raw.replace("a", raw) == ""`},
+		{"replace n", `raw.replace("a", raw, 100000) == ""`},
+		{"replace empty", `raw.replace("", raw) == ""`},
+		{"join", `lists.range(10000).map(i, raw).join("") == ""`},
+		{"join separator", `lists.range(10000).map(i, "").join(raw) == ""`},
+		{"format", `"%s".format([lists.range(10000).map(i, raw)]) == ""`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			set := mustCompile(t, newSpec(spec.Output{}, spec.Scorer{Type: "cel", Expr: tc.expr}))
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			s := call{raw: raw}.one(t, set)
+			runtime.ReadMemStats(&after)
+			loudKind(KindScorerError).check(t, s)
+			if !strings.Contains(s.Reason, "at most 16777216 are allowed") {
+				t.Errorf("reason %q does not name the bound", s.Reason)
+			}
+			t.Logf("allocated %d KiB", (after.TotalAlloc-before.TotalAlloc)>>10)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+				t.Errorf("evaluation allocated %d MiB", alloc>>20)
+			}
+			small := call{raw: "ab"}.one(t, set)
+			if small.Kind == KindScorerError {
+				t.Errorf("on a small output the expression should evaluate, got %+v", small)
+			}
+		})
+	}
+}
+
+// TestCELOutputTooLargeIsLoud: an output over dataset.MaxCELString is
+// refused before evaluation, loudly.
+func TestCELOutputTooLargeIsLoud(t *testing.T) {
+	set := mustCompile(t, newSpec(spec.Output{}, spec.Scorer{Type: "cel", Expr: `size(raw) > 0`}))
+	s := call{raw: strings.Repeat("x", dataset.MaxCELString+1)}.one(t, set)
+	loudKind(KindScorerError).check(t, s)
+	if !strings.Contains(s.Reason, "a CEL scorer reads at most 16777216") {
+		t.Errorf("reason %q", s.Reason)
+	}
 }

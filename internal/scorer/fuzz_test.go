@@ -117,6 +117,10 @@ func FuzzCEL(f *testing.F) {
 		{`raw.split("").map(c, c + c + c).size() > 0`, `abcdefghij`},
 		{`[raw, raw, raw].map(x, x + x + x + x).all(y, y.size() > 0)`, `abcdefgh`},
 		{`int(output) / 0 == 1`, `7`},
+		{`raw.replace("a", raw).size() > 0`, strings.Repeat("a", 4000)},
+		{`raw.replace("", raw + raw).size() > 0`, strings.Repeat("ab", 2000)},
+		{`lists.range(10000).map(i, raw).join(raw).size() > 0`, strings.Repeat("x", 2000)},
+		{`"%s %s".format([lists.range(10000).map(i, raw), raw]).size() > 0`, strings.Repeat("y", 2000)},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1])
