@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -195,8 +196,48 @@ type Store interface {
 	// streams nothing.
 	Twins(ctx context.Context, set string, fn func(Twin) error) error
 
+	// AcquireLease takes the lease on l.RunID for l.Holder: when nobody
+	// holds it, when l.Holder already does (the heartbeat is renewed), when
+	// the holder's heartbeat is older than staleBefore, or when force is
+	// set. Otherwise it returns a *LeaseHeldError naming the holder. The
+	// check and the take are one write transaction.
+	AcquireLease(ctx context.Context, l Lease, staleBefore time.Time, force bool) error
+	// RenewLease sets the heartbeat of holder's lease on a run to now; it
+	// returns ErrLeaseLost when holder no longer holds it (it was broken).
+	RenewLease(ctx context.Context, runID, holder string, now time.Time) error
+	// ReleaseLease gives up holder's lease on a run (a no-op when holder
+	// does not hold it).
+	ReleaseLease(ctx context.Context, runID, holder string) error
+	// GetLease returns the lease on a run, nil when none is held.
+	GetLease(ctx context.Context, runID string) (*Lease, error)
+
 	CacheGet(ctx context.Context, key string) ([]byte, bool, error)
 	CachePut(ctx context.Context, key string, response []byte) error
 
 	Close() error
 }
+
+// Lease says which process may write a run's results: one writer per run,
+// so two resumes of one run never both pay for every call.
+type Lease struct {
+	RunID string `json:"run_id"`
+	// Holder identifies the process (unique per process and acquisition).
+	Holder    string    `json:"holder"`
+	PID       int       `json:"pid"`
+	Host      string    `json:"host"`
+	Acquired  time.Time `json:"acquired"`
+	Heartbeat time.Time `json:"heartbeat"`
+}
+
+// LeaseHeldError is AcquireLease's answer when another process holds the
+// lease.
+type LeaseHeldError struct{ Lease Lease }
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("run %s is being written by another process (pid %d on %s, since %s, last heartbeat %s)",
+		e.Lease.RunID, e.Lease.PID, e.Lease.Host, e.Lease.Acquired.UTC().Format(time.RFC3339), e.Lease.Heartbeat.UTC().Format(time.RFC3339))
+}
+
+// ErrLeaseLost is RenewLease's answer when the lease was broken by another
+// process (--force): the caller must stop writing.
+var ErrLeaseLost = errors.New("the lease on the run was taken by another process")

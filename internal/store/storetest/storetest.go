@@ -61,6 +61,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PendingScoringInvisible", testPendingScoringInvisible},
 		{"ConcurrentReservations", testConcurrentReservations},
 		{"ResultsWithoutCase", testResultsWithoutCase},
+		{"Lease", testLease},
+		{"LeaseRace", testLeaseRace},
 		{"ExperimentRuns", testExperimentRuns},
 		{"Twins", testTwins},
 		{"Cache", testCache},
