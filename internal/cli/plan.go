@@ -427,6 +427,9 @@ func planFromRun(ctx context.Context, g *Globals, o *planOptions) (*planRunDoc, 
 		return nil, err
 	}
 	defer st.Close()
+	if err := requireScoring(ctx, st, "plan", run, o.Scoring); err != nil {
+		return nil, err
+	}
 	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, Alpha: o.Alpha, Worst: 1})
 	if err != nil {
 		return nil, fmt.Errorf("plan: analysing run %s: %w", run.ID, err)

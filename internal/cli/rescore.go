@@ -40,8 +40,9 @@ func newRescoreCommand(g *Globals) *cobra.Command {
 		Long: `Re-apply the current scorers of the spec to the outputs a run stored, without
 calling any candidate model. Judge scorers call their judge (through the
 response cache, so an unchanged judge prompt costs nothing). The scores are
-recorded as a new scoring of the same run; reports use the latest scoring
-unless --scoring says otherwise.`,
+recorded as a new scoring of the same run, which reports use only once every
+score is stored (an interrupted rescore is never read); reports use the latest
+complete scoring unless --scoring says otherwise.`,
 		Args: rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if o.Workers < 1 {
@@ -99,15 +100,17 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	if err != nil {
 		return err
 	}
-	latest, err := st.LatestScoring(ctx, run.ID)
-	if err != nil {
-		return err
-	}
-	scoring := latest + 1
-
 	cases, err := casesByID(t.Spec)
 	if err != nil {
 		return err
+	}
+	// The scoring is reserved (pending) in one write transaction, so two
+	// rescores at once get distinct numbers, and only completed after every
+	// score is stored: a rescore killed halfway leaves a pending scoring that
+	// report, gate and baseline export never read.
+	scoring, err := st.ReserveScoring(ctx, run.ID)
+	if err != nil {
+		return fmt.Errorf("rescore %s: %w", run.ID, err)
 	}
 
 	sum := rescoreSummary{RunID: run.ID, Scoring: scoring, Scorers: map[string]scorerCount{}}
@@ -161,8 +164,11 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	if werr := w.close(ctx); err == nil {
 		err = werr
 	}
+	if err == nil {
+		err = st.CompleteScoring(ctx, run.ID, scoring)
+	}
 	if err != nil {
-		return fmt.Errorf("rescore %s: %w", run.ID, err)
+		return fmt.Errorf("rescore %s: %w (scoring %d stays pending; reports keep using the previous scoring)", run.ID, err, scoring)
 	}
 
 	if o.JSON {
