@@ -166,7 +166,8 @@ type Store interface {
 	// PutScores stores scores of a later scoring (rescore).
 	PutScores(ctx context.Context, scores []Score) error
 	// ReserveScoring reserves the next scoring number of a run (above every
-	// stored or reserved one) inside a write transaction, so concurrent
+	// stored or reserved one, and at least 2: scoring 1 is the run's own,
+	// written as results are stored) inside a write transaction, so concurrent
 	// callers get distinct numbers, and records it as pending: a pending
 	// scoring is invisible to LatestScoring until CompleteScoring. A rescore
 	// reserves, writes its scores with PutScores, then completes.

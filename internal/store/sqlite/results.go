@@ -318,7 +318,6 @@ func (d *DB) DoneKeys(ctx context.Context, runID string) (map[store.Key]struct{}
 	return keys, nil
 }
 
-
 // Scores streams the scores of one scoring of a run in the order of Results,
 // then by scorer, from one consistent snapshot.
 func (d *DB) Scores(ctx context.Context, runID string, scoring int, fn func(store.Score) error) error {

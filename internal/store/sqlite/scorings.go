@@ -8,7 +8,8 @@ import (
 )
 
 // ReserveScoring reserves the next scoring number of a run, above every
-// scoring with scores and every reserved one, and records it as pending. The
+// scoring with scores and every reserved one and at least 2, and records it
+// as pending. The
 // read and the insert share one IMMEDIATE write transaction, so two processes
 // rescoring the same run at once get distinct numbers.
 func (d *DB) ReserveScoring(ctx context.Context, runID string) (int, error) {
@@ -21,7 +22,9 @@ func (d *DB) ReserveScoring(ctx context.Context, runID string) (int, error) {
 		if exists == 0 {
 			return fmt.Errorf("the run does not exist")
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT max(
+		// Scoring 1 belongs to the run (its scorers score each result as it
+		// is stored), so a rescore numbers from 2 even before any is stored.
+		if err := tx.QueryRowContext(ctx, `SELECT max(1,
 				coalesce((SELECT max(scoring) FROM scores WHERE run_id = ?1), 0),
 				coalesce((SELECT max(scoring) FROM scorings WHERE run_id = ?1), 0)) + 1`, runID).Scan(&n); err != nil {
 			return err

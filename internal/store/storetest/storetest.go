@@ -850,7 +850,11 @@ func testScorings(t *testing.T, s store.Store) {
 // previous complete one (report, gate and baseline export read that).
 func testPendingScoringInvisible(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	mustCreate(t, s, newRun("r", t0()))
+	mustCreate(t, s, newRun("r", t0()), newRun("unscored", t0()))
+	// Scoring 1 is the run's own, even before it stored a result.
+	if n, err := s.ReserveScoring(ctx, "unscored"); err != nil || n != 2 {
+		t.Errorf("ReserveScoring of a run without scores = %d, %v; want 2", n, err)
+	}
 	rs, ss := batch("r", 0, 6, []string{"a"}, 1)
 	mustPut(t, s, rs, ss)
 
