@@ -34,6 +34,8 @@ type runOptions struct {
 	Experiment string
 	// CommitEvery bounds how long a finished result waits to be committed.
 	CommitEvery time.Duration
+	// Force takes the run's lease even from a live holder.
+	Force bool
 }
 
 func (o *runOptions) AddFlags(cmd *cobra.Command) {
@@ -45,6 +47,7 @@ func (o *runOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.JSON, "json", false, "print a JSON summary (with run_id) instead of text")
 	f.StringVar(&o.Experiment, "experiment", "", "the experiment this run belongs to (overrides the spec's experiment:); reports count the variants tried in it")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run (RUN_ID or latest) without repeating completed calls")
+	f.BoolVar(&o.Force, "force", false, "with --resume: take the run over even if another process holds its lease (only when that process is gone)")
 	f.DurationVar(&o.CommitEvery, "commit-every", 100*time.Millisecond, "longest time a finished result waits before it is committed")
 	_ = f.MarkHidden("commit-every")
 }
@@ -117,6 +120,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 
 	var run *store.Run
 	var done map[store.Key]struct{}
+	var leaseLost <-chan struct{}
 	if o.Resume != "" {
 		run, err = st.GetRun(ctx, o.Resume)
 		if err != nil {
@@ -129,6 +133,15 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		if run.Status == store.StatusComplete {
 			fmt.Fprintf(g.Stderr, "run %s is already complete\n", run.ID)
 		}
+		// One writer per run: the lease is taken before the stored results
+		// are read, so a second resume stops here instead of repeating
+		// every call the first one is making.
+		lease, err := takeLease(ctx, g, st, run.ID, o.Force)
+		if err != nil {
+			return fmt.Errorf("resuming %s: %w", run.ID, err)
+		}
+		defer lease.release()
+		leaseLost = lease.lost
 		done, err = st.DoneKeys(ctx, run.ID)
 		if err != nil {
 			return err
@@ -204,6 +217,12 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		if err := st.CreateRun(ctx, run); err != nil {
 			return err
 		}
+		lease, err := takeLease(ctx, g, st, run.ID, false)
+		if err != nil {
+			return err
+		}
+		defer lease.release()
+		leaseLost = lease.lost
 		if err := putCases(ctx, st, run, t); err != nil {
 			return err
 		}
@@ -225,7 +244,17 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 
 	total := run.Cases * len(run.Targets) * run.Epochs
 	prog := newProgress(g, total-len(done))
-	runCtx, stop, unwatch := watchInterrupts(ctx, g)
+	// A run whose lease another process broke (--force) stops at once.
+	leaseCtx, leaseCancel := context.WithCancelCause(ctx)
+	defer leaseCancel(nil)
+	go func() {
+		select {
+		case <-leaseLost:
+			leaseCancel(store.ErrLeaseLost)
+		case <-leaseCtx.Done():
+		}
+	}()
+	runCtx, stop, unwatch := watchInterrupts(leaseCtx, g)
 	defer unwatch()
 
 	start := g.Now()
@@ -248,6 +277,11 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		// Pairwise judges compare each candidate with the baseline's output,
 		// so they run once every result of the run exists.
 		runErr = storePairs(runCtx, st, set, t.Spec, run.ID, 1, 8)
+	}
+
+	if errors.Is(context.Cause(leaseCtx), store.ErrLeaseLost) {
+		// The process that took the run over owns its status now.
+		return fmt.Errorf("run %s: %w after %d results were stored; it finishes the run", run.ID, store.ErrLeaseLost, sum.Stored)
 	}
 
 	// The run's status is written with a context of its own: an interrupt
