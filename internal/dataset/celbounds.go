@@ -13,20 +13,22 @@ import (
 // MaxCELString bounds the strings a CEL expression (a scorer or a tag) may
 // build. CEL's cost limit charges a function by the size of its result only
 // after the result exists, so functions of the strings extension whose
-// result can be far longer than their inputs — replace, join and format —
-// would allocate gigabytes before the limit is checked
-// (raw.replace("a", raw) on 100 KB of output asks for 10 GB).
-// BoundStrings makes them measure the result first and refuse.
+// result can be far larger than their inputs — replace, join and format,
+// and split, whose list holds a 16-byte header per piece — would allocate
+// gigabytes before the limit is checked (raw.replace("a", raw) on 100 KB
+// of output asks for 10 GB). BoundStrings makes them measure the result
+// first and refuse.
 const MaxCELString = 16 << 20
 
-// BoundStrings returns env with replace, join and format guarded: a call
-// whose result would exceed max bytes is an evaluation error saying so,
-// raised before the result is built.
+// BoundStrings returns env with replace, join, format and split guarded: a
+// call whose result would exceed max bytes is an evaluation error saying
+// so, raised before the result is built.
 func BoundStrings(env *cel.Env, max int) (*cel.Env, error) {
 	guards := map[string]func(args []ref.Val, max int) (int, bool){
 		"replace": replacedSize,
 		"join":    joinedSize,
 		"format":  formattedSize,
+		"split":   splitSize,
 	}
 	var opts []cel.EnvOption
 	fns := env.Functions()
@@ -55,7 +57,7 @@ func BoundStrings(env *cel.Env, max int) (*cel.Env, error) {
 			name, size := name, size
 			guarded := cel.FunctionBinding(func(args ...ref.Val) ref.Val {
 				if n, over := size(args, max); over {
-					return types.NewErr("%s would build a string of at least %d bytes; at most %d are allowed", name, n, max)
+					return types.NewErr("%s would build at least %d bytes; at most %d are allowed", name, n, max)
 				}
 				return call(args...)
 			})
@@ -119,6 +121,27 @@ func replacedSize(args []ref.Val, max int) (int, bool) {
 		return len(str) + grow, true // at least; the product may not fit in an int
 	}
 	n := len(str) + count*grow
+	return n, n > max
+}
+
+// splitSize is the bytes of the list str.split(sep[, n]) holds beyond str
+// itself: one string header per piece.
+func splitSize(args []ref.Val, max int) (int, bool) {
+	if len(args) < 2 {
+		return 0, false
+	}
+	str, ok1 := args[0].(types.String)
+	sep, ok2 := args[1].(types.String)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	pieces := strings.Count(string(str), string(sep)) + 1
+	if len(args) == 3 {
+		if n, ok := args[2].(types.Int); ok && n >= 0 && int64(pieces) > int64(n) {
+			pieces = int(n)
+		}
+	}
+	n := pieces * 16
 	return n, n > max
 }
 

@@ -246,7 +246,7 @@ func TestCELTagAmplificationIsBounded(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	ps := problems(t, sp)
 	runtime.ReadMemStats(&after)
-	want := `d.jsonl:1:1: tag "t": replace would build a string of at least`
+	want := `d.jsonl:1:1: tag "t": replace would build at least`
 	if len(ps) != 1 || !strings.HasPrefix(ps[0], want) || !strings.Contains(ps[0], "at most 16777216 are allowed") {
 		t.Errorf("problems = %v", ps)
 	}

@@ -47,7 +47,7 @@ func isField(expr string, header []string) bool {
 
 // newCELEnv declares `case` as a map of the row's fields, with the standard
 // strings, math and lists extensions.
-// Replace, join and format refuse to build a string over MaxCELString.
+// Replace, join, format and split refuse to build over MaxCELString bytes.
 func newCELEnv() (*cel.Env, error) {
 	env, err := cel.NewEnv(
 		cel.Variable("case", cel.MapType(cel.StringType, cel.DynType)),

@@ -22,7 +22,7 @@ import (
 // limit also bounds memory: CEL charges string and list operations by the
 // size of what they build, and the environment offers no accumulator
 // (cel.bind, reduce) through which a value could grow geometrically.
-// Replace, join and format, whose result can be far longer than their
+// Replace, join, format and split, whose result can be far larger than their
 // inputs, measure it first and refuse one over dataset.MaxCELString (the
 // cost is charged only after a result is built), and the output itself is
 // refused over that size before evaluation.

@@ -140,6 +140,20 @@ func TestCELAmplificationIsRefused(t *testing.T) {
 	}
 }
 
+// TestCELSplitIsBounded: split holds a string header per piece, so
+// splitting 1.1 MB into characters would build 17 MB; it is refused first.
+func TestCELSplitIsBounded(t *testing.T) {
+	set := mustCompile(t, newSpec(spec.Output{}, spec.Scorer{Type: "cel", Expr: `raw.split("").size() > 0`}))
+	s := call{raw: strings.Repeat("a", 1_100_000)}.one(t, set)
+	loudKind(KindScorerError).check(t, s)
+	if !strings.Contains(s.Reason, "split would build at least 17600032 bytes; at most 16777216 are allowed") {
+		t.Errorf("reason %q", s.Reason)
+	}
+	if s := (call{raw: strings.Repeat("a", 100_000)}).one(t, set); !s.Pass {
+		t.Errorf("splitting 100 KB: %+v", s)
+	}
+}
+
 // TestCELOutputTooLargeIsLoud: an output over dataset.MaxCELString is
 // refused before evaluation, loudly.
 func TestCELOutputTooLargeIsLoud(t *testing.T) {
