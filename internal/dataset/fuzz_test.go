@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ func fuzzSpec(format string) *spec.Spec {
 	return &spec.Spec{File: "f.yaml", Dataset: spec.Dataset{
 		Path: "f." + format, Format: format, ID: "id", Expected: "answer",
 		ExpectedExtract: `####\s*(.+)$`, Weight: "w",
-		Tags: []spec.Tag{{Key: "k", Expr: "k"}, {Key: "len", Expr: `string(size(string(case.answer)))`}},
+		Tags: []spec.Tag{{Key: "k", Expr: "k"}, {Key: "len", Expr: `string(size(string(case.answer)))`},
+			{Key: "amp", Expr: `string(case.answer).replace("", string(case.answer)).size() > 9 ? "long" : "short"`}},
 	}}
 }
 
@@ -61,6 +63,7 @@ func FuzzJSONL(f *testing.F) {
 	f.Add([]byte(`[1,2]` + "\n" + `{"id": "a"} x` + "\n" + `{"id": ` + "\n"))
 	f.Add([]byte(`{"id": {"a": 1}, "w": "NaN", "answer": null}`))
 	f.Add([]byte("\xef\xbb\xbf{\"id\": \"\xff\"}\r\n"))
+	f.Add([]byte(`{"id": "big", "answer": "` + strings.Repeat("a", 6000) + `"}` + "\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if len(src) > 1<<16 {
 			return
