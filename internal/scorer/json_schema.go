@@ -35,7 +35,7 @@ func buildJSONSchema(b *builder, i int, sc *spec.Scorer) Scorer {
 		b.problemf(i, "schema", "inline, e.g. schema: {type: object, required: [team]}, or schema: file://schema.json", "json_schema scorer needs schema:")
 		return nil
 	}
-	sch, err := compileSchema(b.sp.Dir, i, sc.Schema)
+	sch, err := compileSchema(b.sp, i, sc.Schema)
 	if err != nil {
 		b.problemf(i, "schema", "a JSON Schema (draft 2020-12 unless $schema says otherwise)", "schema does not compile: %v", err)
 		return nil
@@ -44,18 +44,19 @@ func buildJSONSchema(b *builder, i int, sc *spec.Scorer) Scorer {
 }
 
 // compileSchema compiles an inline schema (a YAML mapping) or file://PATH.
-func compileSchema(dir string, i int, v any) (*jsonschema.Schema, error) {
+// Every file the compiler loads — the schema file and each file it $refs,
+// at any depth — is read through sp.ReadFile, so ScorersHash covers its
+// content and a file is read once per spec, bounded in size.
+func compileSchema(sp *spec.Spec, i int, v any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(specLoader{sp})
 	if s, ok := v.(string); ok {
 		path, ok := strings.CutPrefix(s, "file://")
 		if !ok {
 			return nil, fmt.Errorf("schema %q is neither an inline schema nor file://PATH", clip(s, 60))
 		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		abs, err := filepath.Abs(path)
+		abs, err := filepath.Abs(sp.Resolve(path))
 		if err != nil {
 			return nil, err
 		}
@@ -82,6 +83,22 @@ func compileSchema(dir string, i int, v any) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	return c.Compile(url)
+}
+
+// specLoader loads a schema resource the compiler asks for (file URLs
+// only) through the spec, which records its content hash.
+type specLoader struct{ sp *spec.Spec }
+
+func (l specLoader) Load(url string) (any, error) {
+	path, err := jsonschema.FileLoader{}.ToFile(url)
+	if err != nil {
+		return nil, err
+	}
+	b, err := l.sp.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %s", filepath.Base(path), spec.FileError(err))
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
 }
 
 func (s *jsonSchema) Name() string { return s.name }

@@ -276,7 +276,8 @@ func (s *Spec) Resolve(p string) string {
 	return filepath.Join(s.Dir, p)
 }
 
-// PromptHash is "sha256:<hex>" over the system and user templates' text.
+// PromptHash is "sha256:<hex>" over the system and user templates' text
+// (for a file:// template, the file's content as read).
 func (s *Spec) PromptHash() string {
 	h := sha256.New()
 	writeField(h, "system", []byte(s.Prompt.System))
@@ -285,15 +286,22 @@ func (s *Spec) PromptHash() string {
 }
 
 // ScorersHash is "sha256:<hex>" over the definition of correct: the output
-// parser, the scorers, refusal detection and how primary scorers combine.
-// Two runs with the same ScorersHash scored outputs the same way.
+// parser, the scorers, refusal detection, error costs, how primary scorers
+// combine, and the content of every file the scorers read (a file://
+// rubric, a JSON schema and each file it $refs; those a compiler reads are
+// recorded as it reads them, so call this after compiling the scorers, as
+// task.Load does). Two runs with the same ScorersHash scored outputs the
+// same way. A spec that reads no file and sets no error costs hashes as it
+// did before files and error costs were covered.
 func (s *Spec) ScorersHash() string {
 	b, err := json.Marshal(struct {
-		Output  Output   `json:"output"`
-		Scorers []Scorer `json:"scorers"`
-		Refusal *Refusal `json:"refusal,omitempty"`
-		Combine string   `json:"combine,omitempty"`
-	}{s.Output, s.Scorers, s.Refusal, s.Combine})
+		Output  Output       `json:"output"`
+		Scorers []Scorer     `json:"scorers"`
+		Refusal *Refusal     `json:"refusal,omitempty"`
+		Combine string       `json:"combine,omitempty"`
+		Errors  *ErrorCost   `json:"error_costs,omitempty"`
+		Files   []FileDigest `json:"files,omitempty"`
+	}{s.Output, s.Scorers, s.Refusal, s.Combine, s.Errors, s.filesFor(FileForScorers)})
 	if err != nil {
 		// Every field is plain data; a failure here is a programming error.
 		panic(fmt.Sprintf("spec: hashing the scorers: %v", err))
@@ -524,16 +532,16 @@ func regexErr(err error) string {
 
 func (v *validator) checkPrompt() {
 	p := &v.s.Prompt
-	p.System = v.readRef("prompt.system", p.System, &p.SystemFile)
-	p.User = v.readRef("prompt.user", p.User, &p.UserFile)
+	p.System = v.readRef("prompt.system", FileForPrompt, p.System, &p.SystemFile)
+	p.User = v.readRef("prompt.user", FileForPrompt, p.User, &p.UserFile)
 	if p.User == "" && p.UserFile == "" {
 		v.at("prompt.user", `the user message template, e.g. user: "Q: {{.question}}"`, "prompt.user is required")
 	}
 }
 
 // readRef returns the content of a file:// reference (recording it for the
-// spec hash), or val itself.
-func (v *validator) readRef(path, val string, file *string) string {
+// spec hash and in Files, as read for use), or val itself.
+func (v *validator) readRef(path, use, val string, file *string) string {
 	if !strings.HasPrefix(val, FilePrefix) {
 		return val
 	}
@@ -549,6 +557,7 @@ func (v *validator) readRef(path, val string, file *string) string {
 		return ""
 	}
 	v.files = append(v.files, [2]string{path, string(b)})
+	v.s.record(use, rel, b)
 	return string(b)
 }
 
@@ -797,8 +806,12 @@ func (v *validator) checkOutput() {
 
 func (v *validator) checkScorers() {
 	names := map[string]int{}
-	for i, sc := range v.s.Scorers {
+	for i := range v.s.Scorers {
+		sc := &v.s.Scorers[i]
 		p := fmt.Sprintf("scorers[%d]", i)
+		// A rubric may be a file:// reference, read like a prompt: the
+		// judge grades by its text, and ScorersHash covers it.
+		sc.Rubric = v.readRef(p+".rubric", FileForScorers, sc.Rubric, &sc.RubricFile)
 		if sc.Name == "" {
 			continue // the scorer package names it after its type
 		}

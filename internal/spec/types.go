@@ -41,6 +41,17 @@ type Spec struct {
 	// spec has no gate: section.
 	Gate *Gate `yaml:"gate,omitempty" json:"gate,omitempty"`
 
+	// Files lists every file read for the prompt or the scorers (file://
+	// prompts and rubrics, JSON schemas and every file they $ref), each with
+	// the hash of its content. PromptHash and ScorersHash cover them by
+	// content; the run record's resolved spec carries the list, so diff can
+	// name the file that changed. Scorer files are added when the scorers
+	// are compiled (task.Load does).
+	Files []FileDigest `yaml:"-" json:"files,omitempty"`
+	// read holds the content of the scorer files read (ReadFile), by
+	// absolute path.
+	read map[string][]byte
+
 	// pos maps a path ("targets[0].limits.rpm") to where it is written, so
 	// Problemf can locate problems found after loading.
 	pos map[string]position
@@ -175,7 +186,10 @@ type Scorer struct {
 	Expr      string   `yaml:"expr,omitempty" json:"expr,omitempty"`
 	Target    string   `yaml:"target,omitempty" json:"target,omitempty"`
 	Rubric    string   `yaml:"rubric,omitempty" json:"rubric,omitempty"`
-	Mode      string   `yaml:"mode,omitempty" json:"mode,omitempty"`
+	// RubricFile is the file:// path of the rubric as written, or "" when
+	// the rubric was written inline (Rubric then holds the file's text).
+	RubricFile string `yaml:"-" json:"rubric_file,omitempty"`
+	Mode       string `yaml:"mode,omitempty" json:"mode,omitempty"`
 	// Baseline names the target a pairwise judge compares every other
 	// target against (judge, mode pairwise).
 	Baseline string `yaml:"baseline,omitempty" json:"baseline,omitempty"`

@@ -1,0 +1,91 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"sort"
+)
+
+// File uses: what a file read on the spec's behalf decides.
+const (
+	FileForPrompt  = "prompt"  // a file:// prompt template
+	FileForScorers = "scorers" // a file:// rubric, a JSON schema or a file it $refs
+)
+
+// FileDigest is one file read on the spec's behalf, named by its path
+// relative to the spec's directory (slash-separated; absolute when it lies
+// outside it), with the hash of the content that was used.
+type FileDigest struct {
+	Path   string `json:"path"`
+	For    string `json:"for"` // FileForPrompt or FileForScorers
+	SHA256 string `json:"sha256"`
+}
+
+// ReadFile returns the content of a file a scorer reads (a JSON schema, a
+// file it $refs), p being absolute or relative to the spec's directory. The
+// first read of a path is kept and recorded in Files, so ScorersHash covers
+// it by content and a second compile of the same spec uses the very bytes
+// that were hashed, even if the file changed meanwhile. Files are bounded
+// at MaxPromptBytes. Not safe for concurrent use.
+func (s *Spec) ReadFile(p string) ([]byte, error) {
+	abs, err := filepath.Abs(s.Resolve(p))
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := s.read[abs]; ok {
+		return b, nil
+	}
+	b, err := readLimited(abs)
+	if err != nil {
+		return nil, err
+	}
+	if s.read == nil {
+		s.read = map[string][]byte{}
+	}
+	s.read[abs] = b
+	s.record(FileForScorers, abs, b)
+	return b, nil
+}
+
+// record adds a file's digest to Files, keeping them sorted by use, then
+// path, so the hashes that fold them in are the same whatever the order of
+// reading.
+func (s *Spec) record(use, p string, b []byte) {
+	name := filepath.ToSlash(p)
+	if dir, err := filepath.Abs(s.Dir); err == nil {
+		if abs, err := filepath.Abs(s.Resolve(p)); err == nil {
+			if rel, err := filepath.Rel(dir, abs); err == nil && filepath.IsLocal(rel) {
+				name = filepath.ToSlash(rel)
+			} else {
+				name = filepath.ToSlash(abs)
+			}
+		}
+	}
+	sum := sha256.Sum256(b)
+	d := FileDigest{Path: name, For: use, SHA256: "sha256:" + hex.EncodeToString(sum[:])}
+	for i, f := range s.Files {
+		if f.Path == d.Path && f.For == d.For {
+			s.Files[i] = d
+			return
+		}
+	}
+	s.Files = append(s.Files, d)
+	sort.Slice(s.Files, func(i, j int) bool {
+		if s.Files[i].For != s.Files[j].For {
+			return s.Files[i].For < s.Files[j].For
+		}
+		return s.Files[i].Path < s.Files[j].Path
+	})
+}
+
+// filesFor returns the digests of the files read for one use.
+func (s *Spec) filesFor(use string) []FileDigest {
+	var out []FileDigest
+	for _, f := range s.Files {
+		if f.For == use {
+			out = append(out, f)
+		}
+	}
+	return out
+}
