@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -241,5 +245,72 @@ run: {timeout: 5s}
 	}
 	if total != cases || rep.Targets[0].Primary.N != cases {
 		t.Errorf("after resume: tier slices cover %d cases, primary %d; want %d each (%+v)", total, rep.Targets[0].Primary.N, cases, rep.Targets[0].Slices)
+	}
+}
+
+// kill -9 in the middle of a real rescore (a slow judge, so the kill lands
+// after the first batch of scores is committed): the partial scoring stays
+// pending and the report keeps reading scoring 1.
+func TestKill9MidRescore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := assayBinary(t)
+	_, candURL := startMock(t, mock.Options{})
+	_, judgeURL := startMock(t, mock.Options{Latency: 20 * time.Millisecond, Rules: []mock.Rule{
+		{Match: "RUBRIC", Reply: `{"verdict": "fail", "reason": "no"}`},
+	}})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	const cases = 1500
+	path := echoTask(t, dir, cases, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1, limits: {concurrency: 16}}
+  - {name: grader, provider: openai, model: judge-1, base_url: %s/v1, limits: {concurrency: 8}}`, candURL, judgeURL))
+	e := cliEnv{env: map[string]string{"ASSAY_DB": db}}
+	run := runJSON(t, e, "run", path, "--targets", "oa", "--no-cache")
+	if run.Status != "complete" {
+		t.Fatalf("run: %+v", run)
+	}
+	before := readAtomicReport(t, e, run.RunID)
+
+	b := readFileT(t, path)
+	writeFile(t, path, strings.Replace(b, "run: {", "  - {name: quality, type: judge, target: grader, rubric: \"RUBRIC: the word\", primary: true}\nrun: {", 1))
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "rescore", run.RunID, "--db", db, "--no-cache", "--workers", "8")
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	scored := func() int {
+		h, err := sql.Open("sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(2000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		var n int
+		_ = h.QueryRow(`SELECT count(*) FROM scores WHERE scoring = 2`).Scan(&n)
+		return n
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for scored() == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the rescore stored nothing: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if n := scored(); n >= 2*cases {
+		t.Fatalf("the rescore finished before the kill (%d scores)", n)
+	}
+
+	after := readAtomicReport(t, e, run.RunID)
+	if after.Run.Scoring != 1 || after.Targets[0].Primary != before.Targets[0].Primary {
+		t.Errorf("report after a killed rescore: scoring %d, primary %+v; want scoring 1, %+v", after.Run.Scoring, after.Targets[0].Primary, before.Targets[0].Primary)
+	}
+	if inv := runCLI(t, e, "report", run.RunID, "--scoring", "2"); inv.code != ExitErr || !strings.Contains(inv.stderr, "incomplete") {
+		t.Errorf("report --scoring 2 after the kill: exit %d, %q; want exit 1 (incomplete)", inv.code, inv.stderr)
 	}
 }
