@@ -143,6 +143,9 @@ type Target struct {
 	ErrorCost float64 `json:"error_cost"`
 	// Epochs describes the repeats when cases ran more than once.
 	Epochs *EpochStats `json:"epochs,omitempty"`
+	// Redactions is the number of secrets replaced in this target's stored
+	// outputs and errors (a target that echoed a key it was given).
+	Redactions int `json:"redactions,omitempty"`
 }
 
 // EpochStats summarises repeated runs of the same cases.
@@ -334,6 +337,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			a.t.Tokens.Output += r.OutputTokens
 			a.t.Tokens.Cached += r.CachedTokens
 			a.t.CostUSD.Total += r.CostUSD
+			a.t.Redactions += r.Redactions
 			if r.FirstTokenMS > 0 {
 				a.ttft = append(a.ttft, r.FirstTokenMS)
 			}

@@ -69,8 +69,9 @@ func candidateTargets(sp *spec.Spec, names []string, g *Globals, st store.Store,
 	return targets, problems, nil
 }
 
-// buildProvider makes target i's provider and wraps it with its time-out,
-// limits, retries and (for hosted models) the response cache. A provider
+// buildProvider makes target i's provider and wraps it with the redaction
+// of every secret the spec names (specRedactor), its time-out, limits,
+// retries and (for hosted models) the response cache. A provider
 // that holds resources (replay keeps its file open) is added to closers.
 func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.Store, noCache bool, retries int, closers *[]io.Closer) (provider.Provider, error) {
 	t := &sp.Targets[i]
@@ -110,6 +111,7 @@ func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.St
 		Timeout: sp.TargetTimeout(t),
 		Limits:  t.Limits,
 		Retry:   provider.RetryOptions{Max: retries},
+		Redact:  specRedactor(sp, getenv),
 	}
 	if cacheable && !noCache {
 		o.Cache = st

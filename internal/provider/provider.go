@@ -57,6 +57,8 @@ type Response struct {
 	Attempts int `json:"attempts"`
 	// Cached is true when the response came from the response cache.
 	Cached bool `json:"cached,omitempty"`
+	// Redactions is the number of secrets WithRedaction replaced in the reply.
+	Redactions int `json:"redactions,omitempty"`
 }
 
 // Provider makes one call. Implementations are safe for concurrent use.
@@ -98,6 +100,9 @@ type Error struct {
 	RetryAfter time.Duration // from Retry-After, when the server sent it
 	Msg        string
 	Err        error
+	// redactions is the number of secrets WithRedaction replaced in the
+	// message (see Redactions).
+	redactions int
 }
 
 func (e *Error) Error() string {

@@ -25,12 +25,17 @@ type WrapOptions struct {
 	Scope CacheScope
 	// Logger receives cache diagnostics (nil = slog.Default()).
 	Logger *slog.Logger
+	// Redact, when non-nil, replaces secrets in every reply and error
+	// before any other wrapper sees them (see WithRedaction).
+	Redact *Redactor
 }
 
 // Wrap puts the standard wrappers around p, in this order from the outside in:
 //
-//	WithCache(WithRetry(WithLimits(WithTimeout(p))))
+//	WithCache(WithRetry(WithLimits(WithTimeout(WithRedaction(p)))))
 //
+// Redaction is innermost, so no secret reaches the cache, a retry's error
+// or anything the caller stores or prints.
 // The cache is outermost, so a hit costs no attempt, no rate-limit token and
 // no retry. Retry is outside the limiter, so every attempt, the first and
 // each retry, waits its turn for a concurrency slot and for RPM/TPM tokens: a
@@ -38,6 +43,7 @@ type WrapOptions struct {
 // innermost, so each attempt gets its own deadline and time spent queuing for
 // the limiter does not eat into it.
 func Wrap(p Provider, o WrapOptions) Provider {
+	p = WithRedaction(p, o.Redact)
 	p = WithTimeout(p, o.Timeout)
 	p = WithLimits(p, o.Limits, o.Estimate)
 	p = WithRetry(p, o.Retry)

@@ -188,6 +188,9 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 	for _, w := range rep.Warnings {
 		p.Warnings = append(p.Warnings, visible(w, false))
 	}
+	for _, n := range redactionNotes(rep, func(s string) string { return s }) {
+		p.Warnings = append(p.Warnings, visible(n, false))
+	}
 	for _, c := range rep.Comparisons {
 		p.Comparisons = append(p.Comparisons, htmlComparison{
 			A: c.A, B: c.B, N: units.Count(c.N), Delta: deltaCI(c), P: units.PValue(c.PValue), PAdj: units.PValue(c.PAdjusted),

@@ -42,6 +42,12 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 		mdHeadline(b, rep)
 	}
 	mdNoise(b, rep)
+	if notes := redactionNotes(rep, mdText); len(notes) > 0 {
+		b.WriteString("\n**Secrets redacted**\n\n")
+		for _, n := range notes {
+			b.WriteString("- " + n + "\n")
+		}
+	}
 	if len(rep.Warnings) > 0 {
 		b.WriteString("\n**Warnings**\n\n")
 		for _, wn := range rep.Warnings {

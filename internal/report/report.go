@@ -73,6 +73,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, n := range redactionNotes(rep, term) {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
 	if err := textNoise(w, rep); err != nil {
 		return err
 	}

@@ -243,6 +243,7 @@ func (o *Options) call(ctx context.Context, t *Target, j job) (item, bool) {
 			r.ErrorKind = string(kind)
 			r.Error = err.Error()
 			r.Attempts = provider.Attempts(err)
+			r.Redactions = provider.Redactions(err)
 			r.LatencyMS = ms(o.Now().Sub(start))
 		} else {
 			r.Raw = resp.Text
@@ -257,6 +258,7 @@ func (o *Options) call(ctx context.Context, t *Target, j job) (item, bool) {
 			r.Model = resp.Model
 			r.Fingerprint = resp.SystemFingerprint
 			r.FromCache = resp.Cached
+			r.Redactions = resp.Redactions
 		}
 	}
 	r.CreatedAt = o.Now().UTC()

@@ -92,6 +92,10 @@ type Result struct {
 	Fingerprint  string    `json:"system_fingerprint,omitempty"`
 	FromCache    bool      `json:"from_cache,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
+
+	// Redactions is the number of secrets replaced in Raw or Error before
+	// they were stored (see provider.WithRedaction).
+	Redactions int `json:"redactions,omitempty"`
 }
 
 // Key returns the result's key.

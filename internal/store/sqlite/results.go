@@ -90,10 +90,10 @@ func (d *DB) Cases(ctx context.Context, runID string, fn func(store.Case) error)
 const (
 	resultColumns = `run_id, case_id, target, epoch, raw, parsed, parse_error, finish_reason,
 	input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, first_token_ms, attempts,
-	error_kind, error, model, fingerprint, from_cache, created_at`
+	error_kind, error, model, fingerprint, from_cache, created_at, redactions`
 	resultColumnsR = `r.run_id, r.case_id, r.target, r.epoch, r.raw, r.parsed, r.parse_error, r.finish_reason,
 	r.input_tokens, r.output_tokens, r.cached_tokens, r.cost_usd, r.latency_ms, r.first_token_ms, r.attempts,
-	r.error_kind, r.error, r.model, r.fingerprint, r.from_cache, r.created_at`
+	r.error_kind, r.error, r.model, r.fingerprint, r.from_cache, r.created_at, r.redactions`
 	scoreColumns = `run_id, scoring, case_id, target, epoch, scorer, is_primary, pass, value,
 	shape, kind, reason, error_cost, judge_cost`
 	scoreColumnsS = `s.run_id, s.scoring, s.case_id, s.target, s.epoch, s.scorer, s.is_primary, s.pass, s.value,
@@ -153,7 +153,7 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 	}
 	return d.write(ctx, "storing results", func(tx *sql.Tx) error {
 		insR, err := tx.PrepareContext(ctx, `INSERT INTO results (`+resultColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (run_id, case_id, target, epoch) DO NOTHING`)
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 			k := resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}
 			res, err := insR.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
 				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
-				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt))
+				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions)
 			if err != nil {
 				return fmt.Errorf("%s: %w", describeResult(k), explain(err, "the run does not exist"))
 			}
@@ -259,7 +259,7 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(store.Result) er
 				var created sql.NullInt64
 				if err := rows.Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 					&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created); err != nil {
+					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions); err != nil {
 					return err
 				}
 				r.CreatedAt = fromMicros(created)
@@ -285,7 +285,7 @@ func (d *DB) Result(ctx context.Context, runID string, key store.Key) (*store.Re
 		WHERE run_id = ? AND case_id = ? AND target = ? AND epoch = ?`, runID, key.CaseID, key.Target, key.Epoch).
 		Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 			&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created)
+			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("result (case %q, target %q, epoch %d) of run %s: %w", key.CaseID, key.Target, key.Epoch, runID, store.ErrNotFound)
 	}
