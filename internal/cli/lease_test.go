@@ -123,3 +123,36 @@ func TestLeaseOfDeadProcessTakenOver(t *testing.T) {
 		t.Errorf("resume --force: exit %d\n%s", inv.code, inv.stderr)
 	}
 }
+
+// A rescore of a run that a live process is still writing is refused: it
+// would score a run whose results are still arriving.
+func TestRescoreRefusesRunBeingWritten(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	spec := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
+	if inv := runCLI(t, cliEnv{}, "run", spec, "--db", db); inv.code != 0 {
+		t.Fatal(inv.stderr)
+	}
+	h, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(2000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixMicro()
+	if _, err := h.Exec(`INSERT INTO leases (run_id, holder, pid, host, acquired, heartbeat) SELECT id, 'writer', 4242, 'build-7', ?, ? FROM runs`, now, now); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	inv := runCLI(t, cliEnv{}, "rescore", "latest", "--db", db)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "pid 4242 on build-7") {
+		t.Errorf("rescore of a run being written: exit %d\n%s", inv.code, inv.stderr)
+	}
+	// Once the writer is gone (its heartbeat stale), the rescore runs.
+	h, _ = sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(2000)")
+	if _, err := h.Exec(`UPDATE leases SET heartbeat = ?`, time.Now().Add(-2*leaseTTL).UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if inv := runCLI(t, cliEnv{}, "rescore", "latest", "--db", db); inv.code != 0 {
+		t.Errorf("rescore after the writer went stale: exit %d\n%s", inv.code, inv.stderr)
+	}
+}

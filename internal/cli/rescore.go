@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -59,6 +60,9 @@ complete scoring unless --scoring says otherwise.`,
 	return cmd
 }
 
+// errStopped ends a stream of results early after an interrupt.
+var errStopped = errors.New("stopped")
+
 type rescoreSummary struct {
 	RunID        string                 `json:"run_id"`
 	Scoring      int                    `json:"scoring"`
@@ -108,6 +112,9 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	// rescores at once get distinct numbers, and only completed after every
 	// score is stored: a rescore killed halfway leaves a pending scoring that
 	// report, gate and baseline export never read.
+	if err := requireNoWriter(ctx, g, st, "rescore "+run.ID, run); err != nil {
+		return err
+	}
 	scoring, err := st.ReserveScoring(ctx, run.ID)
 	if err != nil {
 		return fmt.Errorf("rescore %s: %w", run.ID, err)
@@ -133,6 +140,12 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 		w.add(scores)
 	}
 
+	// The first Ctrl-C stops handing out results (judge calls in flight
+	// finish and are stored); the second cancels the calls in flight.
+	runCtx, stop, unwatch := watchInterrupts(ctx, g)
+	defer unwatch()
+	interrupted := false
+
 	jobs := make(chan store.Result, o.Workers)
 	var wg sync.WaitGroup
 	for range o.Workers {
@@ -140,7 +153,7 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 		go func() {
 			defer wg.Done()
 			for r := range jobs {
-				record(set.Score(ctx, cases[r.CaseID], &r))
+				record(set.Score(runCtx, cases[r.CaseID], &r))
 			}
 		}()
 	}
@@ -148,18 +161,41 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 		if cases[r.CaseID] == nil {
 			return fmt.Errorf("result for case %q, which the dataset does not have", r.CaseID)
 		}
+		select {
+		case <-stop:
+			interrupted = true
+			return errStopped
+		default:
+		}
 		sum.Results++
 		select {
 		case jobs <- r:
 			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-stop:
+			sum.Results--
+			interrupted = true
+			return errStopped
+		case <-runCtx.Done():
+			return runCtx.Err()
 		}
 	})
 	close(jobs)
 	wg.Wait()
-	if err == nil && len(set.Pairwise()) > 0 {
-		err = scoreRunPairs(ctx, st, set, cases, run.ID, o.Workers, record)
+	if errors.Is(err, errStopped) {
+		err = nil
+	}
+	if err == nil && !interrupted && len(set.Pairwise()) > 0 {
+		err = scoreRunPairs(runCtx, st, set, cases, run.ID, o.Workers, record)
+	}
+	if err == nil && runCtx.Err() != nil {
+		interrupted, err = true, nil // a second Ctrl-C: the calls in flight were dropped
+	}
+	if err == nil && interrupted {
+		if werr := w.close(ctx); werr != nil {
+			return fmt.Errorf("rescore %s: %w", run.ID, werr)
+		}
+		return fmt.Errorf("%w: rescore %s stopped after %d results; scoring %d stays pending and is never read (reports keep using the previous scoring); rescore again to score the run whole",
+			ErrInterrupted, run.ID, sum.Results, scoring)
 	}
 	if werr := w.close(ctx); err == nil {
 		err = werr
