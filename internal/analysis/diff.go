@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -83,11 +84,15 @@ type SpecDiff struct {
 	Scorers []FieldChange `json:"scorers,omitempty"`
 	Dataset []FieldChange `json:"dataset,omitempty"`
 	Other   []FieldChange `json:"other,omitempty"`
+	// Files lists the files read for the prompt or the scorers (a JSON
+	// schema, a file it $refs, a file:// rubric or prompt) whose content
+	// changed, or that only one run read, by path relative to the spec.
+	Files []spec.FileChange `json:"files,omitempty"`
 }
 
 // Empty reports whether no field changed.
 func (d *SpecDiff) Empty() bool {
-	return len(d.TargetsAdded)+len(d.TargetsRemoved)+len(d.Targets)+len(d.Prompt)+len(d.Scorers)+len(d.Dataset)+len(d.Other) == 0
+	return len(d.TargetsAdded)+len(d.TargetsRemoved)+len(d.Targets)+len(d.Prompt)+len(d.Scorers)+len(d.Dataset)+len(d.Other)+len(d.Files) == 0
 }
 
 // TargetChange lists the changed fields of one target defined in both specs
@@ -720,6 +725,8 @@ func diffSpecs(before, after []byte) (*SpecDiff, error) {
 			d.Scorers = append(d.Scorers, fc)
 		case "dataset":
 			d.Dataset = append(d.Dataset, fc)
+		case "files":
+			continue // compared by file below
 		default:
 			d.Other = append(d.Other, fc)
 		}
@@ -728,6 +735,11 @@ func diffSpecs(before, after []byte) (*SpecDiff, error) {
 		if cs := byTarget[n]; len(cs) > 0 {
 			d.Targets = append(d.Targets, TargetChange{Name: n, Changes: cs})
 		}
+	}
+	filesB, okB := spec.ConfigFiles(before)
+	filesA, okA := spec.ConfigFiles(after)
+	if okB && okA {
+		d.Files = spec.ChangedFiles(filesB, filesA)
 	}
 	return d, nil
 }

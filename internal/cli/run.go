@@ -126,9 +126,8 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		if err != nil {
 			return fmt.Errorf("resuming %s: %w", o.Resume, err)
 		}
-		if run.SpecHash != sp.Hash || run.DatasetHash != t.Dataset.Hash {
-			return fmt.Errorf("resuming %s: the spec or dataset changed since the run started (spec %s → %s, dataset %s → %s); start a new run instead",
-				run.ID, short(run.SpecHash), short(sp.Hash), short(run.DatasetHash), short(t.Dataset.Hash))
+		if err := resumeChanged(run, sp, t.Dataset.Hash); err != nil {
+			return err
 		}
 		if run.Status == store.StatusComplete {
 			fmt.Fprintf(g.Stderr, "run %s is already complete\n", run.ID)

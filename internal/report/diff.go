@@ -130,6 +130,9 @@ func RunDiffText(w io.Writer, d *analysis.RunDiff) error {
 				diffTextFields(w, g.cs)
 			}
 		}
+		for _, f := range s.Files {
+			fmt.Fprintf(w, "  file %s %s (read by the %s)\n", oneLine(f.Path), oneLine(f.Change), oneLine(f.For))
+		}
 	}
 
 	c := d.Cases
@@ -358,6 +361,9 @@ func RunDiffMarkdown(w io.Writer, d *analysis.RunDiff) error {
 			for _, c := range cs {
 				fmt.Fprintf(&b, "- %s\n", diffMDField(c))
 			}
+		}
+		for _, f := range s.Files {
+			fmt.Fprintf(&b, "- file %s %s (read by the %s)\n", mdText(f.Path), mdText(f.Change), mdText(f.For))
 		}
 	}
 	c := d.Cases

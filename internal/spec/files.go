@@ -3,6 +3,7 @@ package spec
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"path/filepath"
 	"sort"
 )
@@ -88,4 +89,53 @@ func (s *Spec) filesFor(use string) []FileDigest {
 		}
 	}
 	return out
+}
+
+// FileChange is a file read for the prompt or the scorers that differs
+// between two specs: Change is "changed", "added" or "removed".
+type FileChange struct {
+	Path   string `json:"path"`
+	For    string `json:"for"`
+	Change string `json:"change"`
+}
+
+// ChangedFiles compares two lists of file digests (Spec.Files, as two runs
+// recorded them) by use and path, in the order of after's list then the
+// removed ones.
+func ChangedFiles(before, after []FileDigest) []FileChange {
+	key := func(f FileDigest) string { return f.For + "\x00" + f.Path }
+	old := map[string]string{}
+	for _, f := range before {
+		old[key(f)] = f.SHA256
+	}
+	seen := map[string]bool{}
+	var out []FileChange
+	for _, f := range after {
+		k := key(f)
+		seen[k] = true
+		switch h, ok := old[k]; {
+		case !ok:
+			out = append(out, FileChange{Path: f.Path, For: f.For, Change: "added"})
+		case h != f.SHA256:
+			out = append(out, FileChange{Path: f.Path, For: f.For, Change: "changed"})
+		}
+	}
+	for _, f := range before {
+		if !seen[key(f)] {
+			out = append(out, FileChange{Path: f.Path, For: f.For, Change: "removed"})
+		}
+	}
+	return out
+}
+
+// ConfigFiles returns the file digests a resolved spec stored as JSON (a
+// run's config) carries; ok is false when the JSON does not decode.
+func ConfigFiles(config []byte) (files []FileDigest, ok bool) {
+	var c struct {
+		Files []FileDigest `json:"files"`
+	}
+	if err := json.Unmarshal(config, &c); err != nil {
+		return nil, false
+	}
+	return c.Files, true
 }

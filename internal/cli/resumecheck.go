@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// resumeChanged refuses to resume a run when anything that decides its
+// verdicts changed since it started: the spec, the dataset, the prompt, or
+// the definition of correct (the scorers hash, which covers a JSON schema,
+// the files it $refs and a file:// rubric by content). Results scored two
+// ways would be mixed in one run. The error names each hash that changed
+// and, from the run's stored resolved spec, each file.
+func resumeChanged(run *store.Run, sp *spec.Spec, datasetHash string) error {
+	var what []string
+	for _, h := range []struct{ name, before, now string }{
+		{"spec", run.SpecHash, sp.Hash},
+		{"dataset", run.DatasetHash, datasetHash},
+		{"prompt", run.PromptHash, sp.PromptHash()},
+		{"scorers", run.ScorersHash, sp.ScorersHash()},
+	} {
+		// A run recorded before a hash existed has "" for it: nothing to
+		// compare with.
+		if h.before != "" && h.before != h.now {
+			what = append(what, fmt.Sprintf("%s %s → %s", h.name, short(h.before), short(h.now)))
+		}
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("resuming %s: what decides its verdicts changed since the run started (%s)", run.ID, strings.Join(what, ", "))
+	if before, ok := spec.ConfigFiles(run.Config); ok {
+		var files []string
+		for _, c := range spec.ChangedFiles(before, sp.Files) {
+			files = append(files, fmt.Sprintf("%s %s (read by the %s)", quotePath(c.Path), c.Change, c.For))
+		}
+		if len(files) > 0 {
+			msg += ": " + strings.Join(files, ", ")
+		}
+	}
+	return fmt.Errorf("%s; start a new run instead", msg)
+}
+
+// quotePath quotes a path only when it needs it (spaces, control
+// characters), so the usual path reads as written.
+func quotePath(p string) string {
+	q := fmt.Sprintf("%q", p)
+	if q[1:len(q)-1] == p && !strings.ContainsAny(p, " ") {
+		return p
+	}
+	return q
+}
