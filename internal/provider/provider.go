@@ -1,7 +1,7 @@
 // Package provider owns the one narrow interface every model backend
 // implements — one call in, one response out — and the wrappers that add
-// behaviour around it while returning the same interface: rate limits,
-// retries with backoff, and the response cache. Backends live in
+// behaviour around it while returning the same interface: redaction of
+// secrets, rate limits, retries with backoff, and the response cache. Backends live in
 // sub-packages (openai, anthropic, exec, replay); the conformance suite every
 // backend passes is providertest. This package must not import the runner,
 // scorer or store.
