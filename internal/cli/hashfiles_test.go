@@ -79,8 +79,21 @@ func TestEditedScorerFileRefusesResumeAndShowsInDiff(t *testing.T) {
 		t.Fatalf("resume with nothing changed: exit %d\n%s", inv.code, inv.stderr)
 	}
 
+	validateHash := func() string {
+		t.Helper()
+		inv := runCLI(t, cliEnv{}, "validate", path, "--format", "json")
+		var v struct{ Hashes map[string]string }
+		if err := json.Unmarshal([]byte(inv.stdout), &v); err != nil || v.Hashes["scorers"] == "" {
+			t.Fatalf("validate --format json: %v\n%s%s", err, inv.stdout, inv.stderr)
+		}
+		return v.Hashes["scorers"]
+	}
+	hashBefore := validateHash()
 	for _, e := range edits {
 		writeFile(t, filepath.Join(dir, e.file), e.body)
+	}
+	if validateHash() == hashBefore {
+		t.Errorf("validate shows the same scorers hash after the edits")
 	}
 	second := runJSON(t, cliEnv{}, "run", path, "--db", db, "--targets", "oa", "--no-cache")
 

@@ -123,7 +123,7 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 			rep.Cases = t.Dataset.Count
 		}
 		if len(problems) == 0 {
-			rep.Hashes = map[string]string{"spec": sp.Hash, "dataset": t.Dataset.Hash, "prompt": sp.PromptHash()}
+			rep.Hashes = map[string]string{"spec": sp.Hash, "dataset": t.Dataset.Hash, "prompt": sp.PromptHash(), "scorers": sp.ScorersHash()}
 		}
 		if t.Dataset != nil {
 			for _, p := range t.Dataset.Warnings {
@@ -195,7 +195,7 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 	if len(problems) == 0 {
 		fmt.Fprintf(g.Stdout, "%s: ok — spec %q, %d cases, %d targets, %d scorers\n",
 			o.Spec, sp.Name, t.Dataset.Count, len(sp.Targets), len(sp.Scorers))
-		fmt.Fprintf(g.Stdout, "  spec %s\n  dataset %s\n  prompt %s\n", sp.Hash, t.Dataset.Hash, sp.PromptHash())
+		fmt.Fprintf(g.Stdout, "  spec %s\n  dataset %s\n  prompt %s\n  scorers %s\n", sp.Hash, t.Dataset.Hash, sp.PromptHash(), sp.ScorersHash())
 	}
 	if rep.Health != nil {
 		if len(problems) == 0 {

@@ -1,11 +1,15 @@
 package task
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
 )
 
 // hashFixture writes a task whose scorers read a JSON schema (which $refs a
@@ -120,5 +124,42 @@ func TestRubricFileIsRead(t *testing.T) {
 	sc := sp.Scorers[1]
 	if sc.Rubric != "The reply is polite." || sc.RubricFile != "rubrics/polite.md" {
 		t.Fatalf("rubric %q from %q", sc.Rubric, sc.RubricFile)
+	}
+}
+
+// TestSecondCompileUsesHashedSchema: run.go compiles the scorers a second
+// time (with live judges) after the run record took the scorers hash; a
+// schema edited in between must not be what scores, or the hash would name
+// a schema the run never used.
+func TestSecondCompileUsesHashedSchema(t *testing.T) {
+	dir := hashFixture(t)
+	sp, hash, _ := loadHashes(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "schemas/defs/money.json"), []byte(`{"type": "string"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, probs := scorer.Compile(sp)
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	if got := sp.ScorersHash(); got != hash {
+		t.Errorf("a second compile changed the scorers hash: %s → %s", hash, got)
+	}
+	// Under the hashed schema a number total is valid; under the edited one
+	// it is not.
+	found := false
+	for _, sc := range set.Score(context.Background(), &dataset.Case{ID: "c1"}, &store.Result{Raw: `{"total": 5}`}) {
+		if sc.Scorer == "valid" {
+			found = true
+			if !sc.Pass {
+				t.Errorf("the second compile used the edited schema: %s", sc.Reason)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no score from the json_schema scorer")
+	}
+	// A fresh load reads the edit (and so hashes differently).
+	if _, h2, _ := loadHashes(t, dir); h2 == hash {
+		t.Error("a fresh load did not see the edit")
 	}
 }
