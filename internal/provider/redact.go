@@ -204,10 +204,10 @@ type redacting struct {
 func (w *redacting) Complete(ctx context.Context, req *Request) (*Response, error) {
 	resp, err := w.p.Complete(ctx, req)
 	if err != nil {
-		return resp, w.r.redactError(err)
+		err = w.r.redactError(err)
 	}
 	if resp == nil {
-		return nil, nil
+		return nil, err
 	}
 	out := *resp
 	var n, c int
@@ -220,7 +220,7 @@ func (w *redacting) Complete(ctx context.Context, req *Request) (*Response, erro
 	out.SystemFingerprint, c = w.r.Redact(out.SystemFingerprint)
 	n += c
 	out.Redactions += n
-	return &out, nil
+	return &out, err
 }
 
 // redactError returns err itself when its message holds no secret, and
