@@ -744,6 +744,30 @@ func diffSpecs(before, after []byte) (*SpecDiff, error) {
 	return d, nil
 }
 
+// scorerFilesNote names the files read by the scorers whose content
+// differs between two runs' resolved specs ("; files: schemas/invoice.json
+// changed"), or "" when none does or a run lacks its resolved spec.
+func scorerFilesNote(before, after []byte) string {
+	if len(before) == 0 || len(after) == 0 {
+		return ""
+	}
+	fb, okB := spec.ConfigFiles(before)
+	fa, okA := spec.ConfigFiles(after)
+	if !okB || !okA {
+		return ""
+	}
+	var out []string
+	for _, c := range spec.ChangedFiles(fb, fa) {
+		if c.For == spec.FileForScorers {
+			out = append(out, c.Path+" "+c.Change)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; files: " + strings.Join(out, ", ")
+}
+
 // splitKeyed splits "targets[name].params.temperature" into the name and
 // the rest ("params.temperature"; "" for the whole entry).
 func splitKeyed(p string) (name, field string, ok bool) {

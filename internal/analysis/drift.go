@@ -262,8 +262,12 @@ func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) 
 			ShortHash(bs.Run.PromptHash), ShortHash(as.Run.PromptHash)))
 	}
 	if bs.Run.ScorersHash != "" && as.Run.ScorersHash != "" && bs.Run.ScorersHash != as.Run.ScorersHash {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the scorer configuration changed (scorers %s before, %s after): verdicts may flip with no change in the outputs",
-			ShortHash(bs.Run.ScorersHash), ShortHash(as.Run.ScorersHash)))
+		var note string
+		if before.Run != nil && after.Run != nil {
+			note = scorerFilesNote(before.Run.Config, after.Run.Config)
+		}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the scorer configuration changed (scorers %s before, %s after%s): verdicts may flip with no change in the outputs",
+			ShortHash(bs.Run.ScorersHash), ShortHash(as.Run.ScorersHash), note))
 	}
 	var targetChanges map[string][]FieldChange
 	if before.Run != nil && after.Run != nil && len(before.Run.Config) > 0 && len(after.Run.Config) > 0 {

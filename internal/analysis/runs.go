@@ -130,8 +130,8 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 		}
 	}
 	if before.ScorersHash != "" && after.ScorersHash != "" && before.ScorersHash != after.ScorersHash {
-		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the scorer configuration differs (scorers %s before, %s after): the runs use two definitions of correct, so a verdict may have flipped with no change in the outputs",
-			ShortHash(before.ScorersHash), ShortHash(after.ScorersHash)))
+		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the scorer configuration differs (scorers %s before, %s after%s): the runs use two definitions of correct, so a verdict may have flipped with no change in the outputs",
+			ShortHash(before.ScorersHash), ShortHash(after.ScorersHash), scorerFilesNote(before.Config, after.Config)))
 	}
 	if sa != sb {
 		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the primary scorer differs (%q before, %q after): the comparison mixes two definitions of correct", sb, sa))

@@ -127,6 +127,14 @@ func TestEditedScorerFileRefusesResumeAndShowsInDiff(t *testing.T) {
 			t.Errorf("diff spec.files[%s] = %q, want %q (all: %+v)", e.file, got[e.file], e.hash+" changed", d.Spec.Files)
 		}
 	}
+	// compare and drift warn that the definition of correct changed, and
+	// name the files.
+	for _, cmd := range []string{"compare", "drift"} {
+		inv := runCLI(t, cliEnv{}, cmd, first.RunID, second.RunID, "--db", db)
+		if !strings.Contains(inv.stdout+inv.stderr, "files: rubrics/polite.md changed, schemas/defs/money.json changed, schemas/invoice.json changed") {
+			t.Errorf("%s does not name the changed scorer files:\n%s%s", cmd, inv.stdout, inv.stderr)
+		}
+	}
 	text := runCLI(t, cliEnv{}, "diff", first.RunID, second.RunID, "--db", db)
 	if !strings.Contains(text.stdout, "file schemas/invoice.json changed (read by the scorers)") {
 		t.Errorf("text diff does not name the schema file:\n%s", text.stdout)
