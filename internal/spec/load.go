@@ -33,7 +33,8 @@ import (
 // spec (long prompts belong in file:// references) but keeps parsing short.
 const MaxSpecBytes = 256 << 10
 
-// MaxPromptBytes bounds a file:// prompt.
+// MaxPromptBytes bounds a file read for the prompt or the scorers (a
+// file:// prompt or rubric, a JSON schema and each file it $refs).
 const MaxPromptBytes = 4 << 20
 
 // maxFlowDepth bounds [ and { nesting, on which the YAML parser is slowest.
@@ -825,7 +826,8 @@ func (v *validator) checkScorers() {
 }
 
 // hash is "sha256:<hex>" over the spec bytes and the content of every
-// file:// prompt, so the same files give the same hash on any machine.
+// file:// prompt and rubric, so the same files give the same hash on any
+// machine.
 func (v *validator) hash(src []byte) string {
 	h := sha256.New()
 	writeField(h, "spec", src)

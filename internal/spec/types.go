@@ -14,8 +14,9 @@ type Spec struct {
 	// File is the path the spec was loaded from (as given); Dir is its directory.
 	File string `yaml:"-" json:"-"`
 	Dir  string `yaml:"-" json:"-"`
-	// Hash is "sha256:<hex>" over the spec bytes and the prompt files it
-	// references, so the same spec gives the same hash on any machine.
+	// Hash is "sha256:<hex>" over the spec bytes and the file:// prompts and
+	// rubrics it references, so the same spec gives the same hash on any
+	// machine.
 	Hash string `yaml:"-" json:"-"`
 
 	Name    string     `yaml:"name" json:"name"`
