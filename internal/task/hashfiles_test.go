@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/assay-eval/assay/internal/dataset"
@@ -161,5 +162,19 @@ func TestSecondCompileUsesHashedSchema(t *testing.T) {
 	// A fresh load reads the edit (and so hashes differently).
 	if _, h2, _ := loadHashes(t, dir); h2 == hash {
 		t.Error("a fresh load did not see the edit")
+	}
+}
+
+// TestSchemaRefBounded: a file a schema $refs is read bounded, like a
+// prompt file; a huge one is a problem at the scorer, not a read of it all.
+func TestSchemaRefBounded(t *testing.T) {
+	dir := hashFixture(t)
+	big := `{"type": "number", "description": "` + strings.Repeat("x", spec.MaxPromptBytes) + `"}`
+	if err := os.WriteFile(filepath.Join(dir, "schemas/defs/money.json"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(filepath.Join(dir, "assay.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "schema does not compile") || !strings.Contains(err.Error(), "larger than 4 MiB") {
+		t.Fatalf("want a schema problem saying the file is too large, got %v", err)
 	}
 }
