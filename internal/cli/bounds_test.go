@@ -82,4 +82,10 @@ func TestEpochsOutOfRange(t *testing.T) {
 	if inv.code != ExitUsage || !strings.Contains(inv.stderr, "--epochs must be between 1 and 1000 (got 9223372036854775807)") {
 		t.Errorf("--epochs: exit %d, stderr %s", inv.code, inv.stderr)
 	}
+	for _, w := range []string{"0", "1025", "9223372036854775807"} {
+		inv = runCLI(t, e, "rescore", "latest", "--workers", w)
+		if inv.code != ExitUsage || !strings.Contains(inv.stderr, "--workers must be between 1 and 1024") {
+			t.Errorf("rescore --workers %s: exit %d, stderr %s", w, inv.code, inv.stderr)
+		}
+	}
 }

@@ -46,8 +46,8 @@ score is stored (an interrupted rescore is never read); reports use the latest
 complete scoring unless --scoring says otherwise.`,
 		Args: rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if o.Workers < 1 {
-				return usageError{fmt.Errorf("--workers must be at least 1 (got %d)", o.Workers)}
+			if o.Workers < 1 || o.Workers > spec.MaxConcurrency {
+				return usageError{fmt.Errorf("--workers must be between 1 and %d (got %d)", spec.MaxConcurrency, o.Workers)}
 			}
 			return nil
 		},
