@@ -196,13 +196,28 @@ func WithRedaction(p Provider, r *Redactor) Provider {
 	return &redacting{p: p, r: r}
 }
 
+// withCachedRedaction is WithRedaction for replies served from the cache
+// only (Response.Cached): put around the cache, it redacts what an older
+// assay cached unredacted, without a second pass over the fresh replies the
+// inner WithRedaction already redacted.
+func withCachedRedaction(p Provider, r *Redactor) Provider {
+	if r.Empty() {
+		return p
+	}
+	return &redacting{p: p, r: r, cachedOnly: true}
+}
+
 type redacting struct {
-	p Provider
-	r *Redactor
+	p          Provider
+	r          *Redactor
+	cachedOnly bool
 }
 
 func (w *redacting) Complete(ctx context.Context, req *Request) (*Response, error) {
 	resp, err := w.p.Complete(ctx, req)
+	if w.cachedOnly && (resp == nil || !resp.Cached) {
+		return resp, err // a fresh reply or error: redacted inside the cache
+	}
 	if err != nil {
 		err = w.r.redactError(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/assay-eval/assay/internal/spec"
 )
 
 // Every encoding the Redactor documents is replaced in replies and errors,
@@ -81,4 +83,50 @@ func TestRedactorLargeOutput(t *testing.T) {
 		t.Errorf("redacting 16 MiB took %v", d)
 	}
 	t.Logf("16 MiB redacted in %v", time.Since(start))
+}
+
+// leaky echoes a secret in every reply.
+type leaky struct{ secret string }
+
+func (l leaky) Complete(ctx context.Context, req *Request) (*Response, error) {
+	return &Response{Text: "the key is " + l.secret, Attempts: 1}, nil
+}
+
+// Through Wrap with a cache: a fresh reply is redacted before the cache
+// stores it, and a reply an older assay cached unredacted is redacted as it
+// is served.
+func TestWrapRedactsFreshAndCachedReplies(t *testing.T) {
+	const secret = "sk-cached-0123456789abcdef"
+	ctx := context.Background()
+	r := NewRedactor([]Secret{{"KEY", secret}})
+	wrapped := func(c Cache, redact *Redactor) Provider {
+		return Wrap(leaky{secret}, WrapOptions{Timeout: time.Second, Limits: spec.Limits{Concurrency: 1}, Cache: c, Scope: testScope, Logger: discardLog(), Redact: redact})
+	}
+
+	fresh := newMemCache()
+	resp, err := wrapped(fresh, r).Complete(ctx, baseRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(resp.Text, secret) || resp.Redactions != 1 || resp.Cached {
+		t.Errorf("fresh reply: %+v; want the key redacted once", resp)
+	}
+	for k, v := range fresh.m {
+		if strings.Contains(string(v), secret) {
+			t.Errorf("the cache stored the key under %s", k)
+		}
+	}
+
+	// An entry cached without redaction (an older assay).
+	old := newMemCache()
+	if _, err := wrapped(old, nil).Complete(ctx, baseRequest()); err != nil {
+		t.Fatal(err)
+	}
+	hit, err := wrapped(old, r).Complete(ctx, baseRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hit.Cached || strings.Contains(hit.Text, secret) || hit.Redactions != 1 {
+		t.Errorf("old cached reply: %+v; want a hit with the key redacted", hit)
+	}
 }

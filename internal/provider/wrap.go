@@ -35,9 +35,9 @@ type WrapOptions struct {
 //	WithCache(WithRetry(WithLimits(WithTimeout(WithRedaction(p)))))
 //
 // Redaction is innermost, so no secret reaches the cache, a retry's error
-// or anything the caller stores or prints; with a cache it is also put
-// around the cache, so that a reply cached before redaction (by an older
-// assay) is redacted when served.
+// or anything the caller stores or prints; with a cache, cache hits are
+// redacted once more as they are served, so that a reply cached before
+// redaction (by an older assay) is redacted too.
 // The cache is outermost, so a hit costs no attempt, no rate-limit token and
 // no retry. Retry is outside the limiter, so every attempt, the first and
 // each retry, waits its turn for a concurrency slot and for RPM/TPM tokens: a
@@ -55,7 +55,7 @@ func Wrap(p Provider, o WrapOptions) Provider {
 			log = slog.Default()
 		}
 		p = withCache(p, o.Cache, o.Scope, log)
-		p = WithRedaction(p, o.Redact)
+		p = withCachedRedaction(p, o.Redact)
 	}
 	return p
 }
