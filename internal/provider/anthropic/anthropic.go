@@ -34,7 +34,7 @@ type Provider struct {
 	maxTokens int64 // when the request sets none
 	stream    bool
 	key       string // only to redact it from error text
-	limit     int64  // bytes read from a response body at most
+	limit     int64  // bytes read from a response body at most (0: httpcall.DefaultMaxReplyBytes)
 	svc       sdk.MessageService
 }
 
@@ -77,7 +77,7 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 	if apiKey != "" {
 		opts = append(opts, option.WithAPIKey(apiKey))
 	}
-	p := &Provider{model: t.Model, maxTokens: DefaultMaxTokens, stream: t.Stream, key: apiKey, limit: replyLimit(t), svc: sdk.NewClient(opts...).Messages}
+	p := &Provider{model: t.Model, maxTokens: DefaultMaxTokens, stream: t.Stream, key: apiKey, limit: t.MaxOutputBytes, svc: sdk.NewClient(opts...).Messages}
 	if mt := t.Params.MaxTokens; mt != nil {
 		if *mt < 1 {
 			return nil, fmt.Errorf("anthropic: target %q sets params.max_tokens to %d; the Messages API needs at least 1", t.Name, *mt)
@@ -277,13 +277,4 @@ func streamError(err error) (provider.ErrorKind, string) {
 		msg += ": " + ae.Message
 	}
 	return httpcall.KindForErrorType(string(ae.Type())), msg
-}
-
-// replyLimit is the bound on one response body: the target's
-// max_output_bytes, else httpcall.DefaultMaxReplyBytes.
-func replyLimit(t *spec.Target) int64 {
-	if t.MaxOutputBytes > 0 {
-		return t.MaxOutputBytes
-	}
-	return httpcall.DefaultMaxReplyBytes
 }

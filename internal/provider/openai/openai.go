@@ -32,7 +32,7 @@ type Provider struct {
 	model  string
 	stream bool
 	key    string // only to redact it from error text
-	limit  int64  // bytes read from a response body at most
+	limit  int64  // bytes read from a response body at most (0: httpcall.DefaultMaxReplyBytes)
 	svc    sdk.ChatCompletionService
 }
 
@@ -72,7 +72,7 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 		model:  t.Model,
 		stream: t.Stream,
 		key:    apiKey,
-		limit:  replyLimit(t),
+		limit:  t.MaxOutputBytes,
 		// The service alone, not sdk.NewClient: the client would add
 		// OPENAI_* settings from the environment.
 		svc: sdk.NewChatCompletionService(opts...),
@@ -261,13 +261,4 @@ func usage(u sdk.CompletionUsage) provider.Usage {
 		Output: int(u.CompletionTokens),
 		Cached: int(u.PromptTokensDetails.CachedTokens),
 	}
-}
-
-// replyLimit is the bound on one response body: the target's
-// max_output_bytes, else httpcall.DefaultMaxReplyBytes.
-func replyLimit(t *spec.Target) int64 {
-	if t.MaxOutputBytes > 0 {
-		return t.MaxOutputBytes
-	}
-	return httpcall.DefaultMaxReplyBytes
 }
