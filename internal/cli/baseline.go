@@ -78,9 +78,6 @@ func runBaselineExport(ctx context.Context, g *Globals, o *baselineExportOptions
 	if err := requireComplete("baseline export: run", run, o.AllowIncomplete); err != nil {
 		return err
 	}
-	if err := requireCases(ctx, st, "baseline export", run); err != nil {
-		return err
-	}
 	snap, err := gate.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("baseline export: %w", err)

@@ -133,9 +133,6 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 	if err := requireComplete("gate: the candidate run", run, o.AllowIncomplete); err != nil {
 		return err
 	}
-	if err := requireCases(ctx, st, "gate: the candidate run", run); err != nil {
-		return err
-	}
 	cand, err := gate.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("gate: candidate: %w", err)
@@ -217,14 +214,11 @@ func loadBaseline(ctx context.Context, g *Globals, st store.Store, ref string) (
 		}
 		return s, nil
 	}
-	run, err := st.GetRun(ctx, ref)
+	run, err := getRun(ctx, st, "gate: baseline "+ref, ref)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("gate: --baseline %s: no such file, and no run with that ID in %s", ref, g.DB)
 	case err != nil:
-		return nil, fmt.Errorf("gate: baseline %s: %w", ref, err)
-	}
-	if err := requireCases(ctx, st, "gate: the baseline run", run); err != nil {
 		return nil, err
 	}
 	s, err := gate.FromStore(ctx, st, run)

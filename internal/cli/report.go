@@ -74,9 +74,6 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 		return err
 	}
 	defer st.Close()
-	if err := requireCases(ctx, st, "report", run); err != nil {
-		return err
-	}
 	if err := requireScoring(ctx, st, "report", run, o.Scoring); err != nil {
 		return err
 	}

@@ -227,6 +227,11 @@ run: {timeout: 5s}
 		{"report", run.RunID},
 		{"baseline", "export", run.RunID, "--allow-incomplete"},
 		{"gate", run.RunID, "--baseline", run.RunID, "--allow-incomplete", "--rule", "primary max_drop=5%"},
+		// Every command that reads runs resolves them the same way.
+		{"compare", run.RunID, run.RunID},
+		{"diff", run.RunID, run.RunID},
+		{"drift", run.RunID, run.RunID},
+		{"plan", run.RunID},
 	} {
 		inv := runCLI(t, e, args...)
 		if inv.code != ExitErr || !strings.Contains(inv.stderr, "21 results whose cases were never recorded") || !strings.Contains(inv.stderr, "--resume "+run.RunID) {

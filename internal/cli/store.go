@@ -36,12 +36,34 @@ func openRun(ctx context.Context, g *Globals, what, ref string) (store.Store, *s
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	run, err := st.GetRun(ctx, ref)
+	run, err := getRun(ctx, st, what, ref)
 	if err != nil {
 		st.Close()
-		return nil, nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, err
 	}
 	return st, run, nil
+}
+
+// getRun resolves a run reference for a command that reads the run, and
+// refuses a run some of whose results reference a case the store has no
+// row for (a run killed while recording its cases): slices, expected values
+// and weights come from the case rows, so anything read from it would cover
+// only part of the cases without saying so. `assay run --resume` records
+// the missing cases. Errors are prefixed with what.
+func getRun(ctx context.Context, st store.Store, what, ref string) (*store.Run, error) {
+	run, err := st.GetRun(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	n, err := st.ResultsWithoutCase(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if n > 0 {
+		return nil, fmt.Errorf("%s: run %s has %d results whose cases were never recorded (the run was stopped while storing its cases); record them with: assay run %s --resume %s",
+			what, run.ID, n, run.SpecPath, run.ID)
+	}
+	return run, nil
 }
 
 // openRunPair is openRun for the commands that take two runs, before and
@@ -51,10 +73,10 @@ func openRunPair(ctx context.Context, g *Globals, what, before, after string) (s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	b, err := st.GetRun(ctx, after)
+	b, err := getRun(ctx, st, what, after)
 	if err != nil {
 		st.Close()
-		return nil, nil, nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, nil, err
 	}
 	return st, a, b, nil
 }
@@ -67,23 +89,6 @@ func requireComplete(what string, run *store.Run, allow bool) error {
 		return nil
 	}
 	return fmt.Errorf("%s %s is %s, not complete: it did not measure every case; finish it (assay run SPEC --resume %s) or pass --allow-incomplete to use the results it stored", what, run.ID, run.Status, run.ID)
-}
-
-// requireCases refuses a run some of whose results reference a case the
-// store has no row for (a run killed while recording its cases): slices,
-// expected values and weights come from the case rows, so a report, gate or
-// baseline of it would cover only part of the cases without saying so.
-// `assay run --resume` records the missing cases.
-func requireCases(ctx context.Context, st store.Store, what string, run *store.Run) error {
-	n, err := st.ResultsWithoutCase(ctx, run.ID)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if n > 0 {
-		return fmt.Errorf("%s: run %s has %d results whose cases were never recorded (the run was stopped while storing its cases); record them with: assay run %s --resume %s",
-			what, run.ID, n, run.SpecPath, run.ID)
-	}
-	return nil
 }
 
 // requireScoring refuses an explicitly chosen scoring that is pending: a
