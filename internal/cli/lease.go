@@ -43,7 +43,9 @@ func takeLease(ctx context.Context, g *Globals, st store.Store, runID string, fo
 	err := st.AcquireLease(ctx, l, now.Add(-leaseTTL), force)
 	var held *store.LeaseHeldError
 	if errors.As(err, &held) {
-		if held.Lease.Host == host && !processAlive(held.Lease.PID) {
+		// The store already took over a stale lease; a fresh one whose
+		// process died on this host is taken over here.
+		if holderGone(held.Lease, now, host) {
 			fmt.Fprintf(g.Stderr, "run %s: taking over the lease of pid %d on %s, which is no longer running\n", runID, held.Lease.PID, host)
 			err = st.AcquireLease(ctx, l, now.Add(-leaseTTL), true)
 		} else {
@@ -96,8 +98,15 @@ func requireNoWriter(ctx context.Context, g *Globals, st store.Store, what strin
 		return err
 	}
 	host, _ := os.Hostname()
-	if l.Heartbeat.Before(g.Now().Add(-leaseTTL)) || (l.Host == host && !processAlive(l.PID)) {
-		return nil // stale: its writer is gone
+	if holderGone(*l, g.Now(), host) {
+		return nil
 	}
 	return fmt.Errorf("%s: %w; wait for it to finish", what, &store.LeaseHeldError{Lease: *l})
+}
+
+// holderGone reports whether a lease's writer is gone: its heartbeat is
+// older than leaseTTL, or it ran on this host and its process is not
+// running.
+func holderGone(l store.Lease, now time.Time, host string) bool {
+	return l.Heartbeat.Before(now.Add(-leaseTTL)) || (l.Host == host && !processAlive(l.PID))
 }
