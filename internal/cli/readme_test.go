@@ -121,3 +121,28 @@ func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
 		}
 	}
 }
+
+// The README and docs/ are all a user has: they never send the reader to
+// files outside the repository (the developers' ../shared notes).
+func TestDocsStayInTheRepository(t *testing.T) {
+	root := repoRoot(t)
+	files := []string{filepath.Join(root, "README.md")}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".sh")) {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := regexp.MustCompile(`\.\./shared|DESIGN\.md|ENGINE\.md|STYLE\.md`)
+	for _, f := range files {
+		for i, line := range strings.Split(readFileT(t, f), "\n") {
+			if m := bad.FindString(line); m != "" {
+				rel, _ := filepath.Rel(root, f)
+				t.Errorf("%s:%d points users at %s, which they do not have: %s", rel, i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
+}
