@@ -11,6 +11,7 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
 
+	"github.com/assay-eval/assay/internal/celbound"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -47,7 +48,7 @@ func isField(expr string, header []string) bool {
 
 // newCELEnv declares `case` as a map of the row's fields, with the standard
 // strings, math and lists extensions.
-// Replace, join, format and split refuse to build over MaxCELString bytes.
+// Replace, join, format and split refuse to build over celbound.MaxString bytes.
 func newCELEnv() (*cel.Env, error) {
 	env, err := cel.NewEnv(
 		cel.Variable("case", cel.MapType(cel.StringType, cel.DynType)),
@@ -58,7 +59,7 @@ func newCELEnv() (*cel.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return BoundStrings(env, MaxCELString)
+	return celbound.Strings(env, celbound.MaxString)
 }
 
 // compileTags builds the taggers; an expression that does not compile is a

@@ -13,6 +13,7 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
 
+	"github.com/assay-eval/assay/internal/celbound"
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -23,7 +24,7 @@ import (
 // size of what they build, and the environment offers no accumulator
 // (cel.bind, reduce) through which a value could grow geometrically.
 // Replace, join, format and split, whose result can be far larger than their
-// inputs, measure it first and refuse one over dataset.MaxCELString (the
+// inputs, measure it first and refuse one over celbound.MaxString (the
 // cost is charged only after a result is built), and the output itself is
 // refused over that size before evaluation.
 // cel.MemoryLimit is not used: its size calculator saturates on any JSON
@@ -76,7 +77,7 @@ func newCELEnv() (*cel.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dataset.BoundStrings(env, dataset.MaxCELString)
+	return celbound.Strings(env, celbound.MaxString)
 }
 
 // compileCEL compiles and type-checks expr and builds its bounded program.
@@ -118,11 +119,11 @@ func (s *celScorer) Score(ctx context.Context, in *Input) Verdict {
 	if !ok {
 		return v
 	}
-	if len(in.Raw) > dataset.MaxCELString {
-		return loud(KindScorerError, "the output is %d bytes; a CEL scorer reads at most %d", len(in.Raw), dataset.MaxCELString)
+	if len(in.Raw) > celbound.MaxString {
+		return loud(KindScorerError, "the output is %d bytes; a CEL scorer reads at most %d", len(in.Raw), celbound.MaxString)
 	}
-	if o, isStr := out.(string); isStr && len(o) > dataset.MaxCELString {
-		return loud(KindScorerError, "the parsed output is %d bytes; a CEL scorer reads at most %d", len(o), dataset.MaxCELString)
+	if o, isStr := out.(string); isStr && len(o) > celbound.MaxString {
+		return loud(KindScorerError, "the parsed output is %d bytes; a CEL scorer reads at most %d", len(o), celbound.MaxString)
 	}
 	ctx, cancel := context.WithTimeout(ctx, celTimeout)
 	defer cancel()

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/celbound"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -154,11 +154,11 @@ func TestCELSplitIsBounded(t *testing.T) {
 	}
 }
 
-// TestCELOutputTooLargeIsLoud: an output over dataset.MaxCELString is
+// TestCELOutputTooLargeIsLoud: an output over celbound.MaxString is
 // refused before evaluation, loudly.
 func TestCELOutputTooLargeIsLoud(t *testing.T) {
 	set := mustCompile(t, newSpec(spec.Output{}, spec.Scorer{Type: "cel", Expr: `size(raw) > 0`}))
-	s := call{raw: strings.Repeat("x", dataset.MaxCELString+1)}.one(t, set)
+	s := call{raw: strings.Repeat("x", celbound.MaxString+1)}.one(t, set)
 	loudKind(KindScorerError).check(t, s)
 	if !strings.Contains(s.Reason, "a CEL scorer reads at most 16777216") {
 		t.Errorf("reason %q", s.Reason)

@@ -1,4 +1,7 @@
-package dataset
+// Package celbound bounds what a CEL expression may build: the scorers'
+// expressions (scorer) and the dataset's tag expressions (dataset) compile
+// in environments it guards. It imports only cel-go.
+package celbound
 
 import (
 	"strings"
@@ -10,20 +13,20 @@ import (
 	"cel.dev/cel-go/common/types/traits"
 )
 
-// MaxCELString bounds the strings a CEL expression (a scorer or a tag) may
+// MaxString bounds the strings a CEL expression (a scorer or a tag) may
 // build. CEL's cost limit charges a function by the size of its result only
 // after the result exists, so functions of the strings extension whose
 // result can be far larger than their inputs — replace, join and format,
 // and split, whose list holds a 16-byte header per piece — would allocate
 // gigabytes before the limit is checked (raw.replace("a", raw) on 100 KB
-// of output asks for 10 GB). BoundStrings makes them measure the result
+// of output asks for 10 GB). Strings makes them measure the result
 // first and refuse.
-const MaxCELString = 16 << 20
+const MaxString = 16 << 20
 
-// BoundStrings returns env with replace, join, format and split guarded: a
+// Strings returns env with replace, join, format and split guarded: a
 // call whose result would exceed max bytes is an evaluation error saying
 // so, raised before the result is built.
-func BoundStrings(env *cel.Env, max int) (*cel.Env, error) {
+func Strings(env *cel.Env, max int) (*cel.Env, error) {
 	guards := map[string]func(args []ref.Val, max int) (int, bool){
 		"replace": replacedSize,
 		"join":    joinedSize,
