@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/assay-eval/assay/internal/store/storetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,26 +29,7 @@ func TestReadOnlyStoreIsReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Make it read-only: a read-only bind mount for root (whom permissions
-	// do not stop), permissions otherwise.
-	ro := db
-	if os.Geteuid() == 0 {
-		mnt := t.TempDir()
-		if err := bindReadOnly(dir, mnt); err != nil {
-			t.Skipf("cannot make a read-only bind mount here: %v", err)
-		}
-		t.Cleanup(func() { _ = unmount(mnt) })
-		ro = filepath.Join(mnt, "assay.db")
-	} else {
-		if err := os.Chmod(db, 0o444); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(dir, 0o555); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
-	}
-
+	ro := filepath.Join(storetest.ReadOnly(t, dir), "assay.db")
 	if f, err := os.OpenFile(ro, os.O_WRONLY, 0); err == nil {
 		f.Close()
 		t.Fatalf("%s is still writable", ro)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/storetest"
 )
 
 // A command that only reads never creates a store: where there is none it
@@ -118,27 +119,12 @@ func TestOpenExistingReadOnlyOldSchema(t *testing.T) {
 	}
 }
 
-// On a real read-only mount (root can make one with a bind mount; a
-// non-root user gets the same from permissions) the store reads.
+// On a real read-only mount (a bind mount for root, permissions for
+// anyone else) the store reads.
 func TestOpenExistingOnReadOnlyMount(t *testing.T) {
 	path := seedStore(t)
 	dir := filepath.Dir(path)
-	if os.Geteuid() == 0 {
-		mnt := t.TempDir()
-		if err := bindReadOnly(dir, mnt); err != nil {
-			t.Skipf("cannot make a read-only bind mount here: %v", err)
-		}
-		t.Cleanup(func() { _ = unmount(mnt) })
-		path = filepath.Join(mnt, "assay.db")
-	} else {
-		if err := os.Chmod(path, 0o444); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(dir, 0o555); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
-	}
+	path = filepath.Join(storetest.ReadOnly(t, dir), "assay.db")
 	if writable(path) {
 		t.Fatalf("%s is still writable", path)
 	}

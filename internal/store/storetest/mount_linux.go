@@ -1,4 +1,4 @@
-package cli
+package storetest
 
 import "golang.org/x/sys/unix"
 
