@@ -217,6 +217,7 @@ func cells(row string) []string {
 func TestMarkdownHostile(t *testing.T) {
 	rep := hostileReport()
 	rep.Warnings = append(rep.Warnings, hostMarkdown, "pay at https://evil.example/pay or www.evil.example")
+	rep.Targets[0].Redactions = 3 // its note is in the document too
 	for i := range rep.Targets {
 		rep.Targets[i].Slices["tier"][hostMarkdown] = analysis.Rate{Passed: 1, N: 2, Rate: 0.5, CI: [2]float64{0.1, 0.9}}
 	}
