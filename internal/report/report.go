@@ -66,8 +66,13 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tn\tpassed\trate\t95% CI\tloud\tsilent\tp50 ms\tp95 ms\tcost $\t")
 	for _, t := range rep.Targets {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t[%.1f, %.1f]\t%d\t%d\t%.0f\t%.0f\t%.4f\t\n",
-			term(t.Name), t.N, t.Primary.Passed, 100*t.Primary.Rate, 100*t.Primary.CI[0], 100*t.Primary.CI[1],
+		// A target with no result yet has no rate (not 0%) and no interval.
+		rate, ci := units.Missing, units.Missing
+		if t.Primary.N > 0 {
+			rate, ci = units.Pct(t.Primary.Rate), ciPct(t.Primary.CI)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.4f\t\n",
+			term(t.Name), t.N, t.Primary.Passed, rate, ci,
 			t.Failures.Loud, t.Failures.Silent, t.LatencyMS.P50, t.LatencyMS.P95, t.CostUSD.Total)
 	}
 	if err := tw.Flush(); err != nil {

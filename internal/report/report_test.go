@@ -26,3 +26,21 @@ func TestTextEscapesControlCharacters(t *testing.T) {
 		t.Errorf("the escaped name is not shown: %q", b.String())
 	}
 }
+
+// A target with no result yet (a run killed before its first call) has no
+// rate: every format shows "—", never 0.0% with the interval [0.0, 0.0].
+func TestNoResultsIsNoRate(t *testing.T) {
+	rep := &analysis.Report{Targets: []analysis.Target{{Name: "early", Primary: analysis.Rate{Scorer: "correct"}}}}
+	for name, render := range map[string]func(*strings.Builder) error{
+		"text":     func(b *strings.Builder) error { return Text(b, rep) },
+		"markdown": func(b *strings.Builder) error { return Markdown(b, rep) },
+	} {
+		var b strings.Builder
+		if err := render(&b); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "0.0%") || strings.Contains(b.String(), "[0.0, 0.0]") {
+			t.Errorf("%s shows a rate for a target with no results:\n%s", name, b.String())
+		}
+	}
+}
