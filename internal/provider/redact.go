@@ -61,6 +61,9 @@ const FragmentLen = 12
 type fragments struct {
 	value, repl string
 	grams       map[string]int
+	// in marks the bytes value holds: a window with any other byte cannot
+	// be a run of it, which lets the scan skip most of ordinary text.
+	in [256]bool
 }
 
 type pattern struct{ find, repl string }
@@ -105,6 +108,9 @@ func NewRedactor(secrets []Secret) *Redactor {
 			continue
 		}
 		f := fragments{value: s.Value, repl: "[REDACTED:" + s.Name + "]", grams: map[string]int{}}
+		for i := 0; i < len(s.Value); i++ {
+			f.in[s.Value[i]] = true
+		}
 		for i := 0; i+FragmentLen <= len(s.Value); i++ {
 			if _, ok := f.grams[s.Value[i:i+FragmentLen]]; !ok {
 				f.grams[s.Value[i:i+FragmentLen]] = i
@@ -121,6 +127,19 @@ func (f *fragments) redact(s string) (string, int) {
 	var b strings.Builder
 	n, last := 0, 0
 	for i := 0; i+FragmentLen <= len(s); {
+		// A byte the value lacks rules out every window that holds it:
+		// look for the last one in this window and start after it.
+		skip := -1
+		for k := i + FragmentLen - 1; k >= i; k-- {
+			if !f.in[s[k]] {
+				skip = k
+				break
+			}
+		}
+		if skip >= 0 {
+			i = skip + 1
+			continue
+		}
 		j, ok := f.grams[s[i:i+FragmentLen]]
 		if !ok {
 			i++
