@@ -25,3 +25,29 @@ func BenchmarkRedact(b *testing.B) {
 		})
 	}
 }
+
+// FuzzRedact: whatever a model sends, a run of FragmentLen bytes of a
+// secret never survives redaction, and the byte-set skip finds every run
+// the plain window scan would.
+func FuzzRedact(f *testing.F) {
+	const secret = "sk-fuzz-0123456789abcdefXYZ"
+	f.Add("the key is sk-fuzz-0123456789abcdefXYZ, ok")
+	f.Add("0123456789abcdef0123456789abcdef")
+	f.Add("sk-fuzz-0123 456789abcdefXYZ")
+	r := NewRedactor([]Secret{{"K", secret}})
+	f.Fuzz(func(t *testing.T, s string) {
+		out, n := r.Redact(s)
+		found := false
+		for i := 0; i+FragmentLen <= len(secret); i++ {
+			if strings.Contains(s, secret[i:i+FragmentLen]) {
+				found = true
+			}
+			if strings.Contains(out, secret[i:i+FragmentLen]) {
+				t.Fatalf("Redact(%q) = %q keeps %q", s, out, secret[i:i+FragmentLen])
+			}
+		}
+		if found && n == 0 {
+			t.Fatalf("Redact(%q) replaced nothing, but it holds a run of the secret", s)
+		}
+	})
+}
