@@ -50,6 +50,9 @@ type Run struct {
 	// Config is the resolved spec as JSON (no secrets: specs name env vars,
 	// never keys), so a run can be re-analysed without the spec file.
 	Config []byte `json:"-"`
+	// Host is what the run saw of its host, as JSON (cores and load
+	// samples; "" when not recorded), written with the run's status.
+	Host string `json:"-"`
 }
 
 // Case is a case as the run measured it.
@@ -96,6 +99,10 @@ type Result struct {
 	// Redactions is the number of secrets replaced in Raw or Error before
 	// they were stored (see provider.WithRedaction).
 	Redactions int `json:"redactions,omitempty"`
+
+	// Retries counts how many times `run --retry-errors` re-called this
+	// result after a loud provider failure (0 for a first call).
+	Retries int `json:"retries,omitempty"`
 }
 
 // Key returns the result's key.
@@ -118,6 +125,19 @@ type Score struct {
 	Reason    string  `json:"reason,omitempty"`
 	ErrorCost float64 `json:"error_cost,omitempty"`
 	JudgeCost float64 `json:"judge_cost_usd,omitempty"`
+	// ParseNote says what the scoring's parser tolerated around the value
+	// ("fenced", "prose"; "" when the output was the value alone or was not
+	// parsed). The Set sets it on every score of a result.
+	ParseNote string `json:"parse_note,omitempty"`
+	// Fields is a field scorer's per-field outcome, in the scorer's field
+	// order (nil for other scorers).
+	Fields []FieldVerdict `json:"fields,omitempty"`
+}
+
+// FieldVerdict is one field's outcome in a field scorer's verdict.
+type FieldVerdict struct {
+	Field  string `json:"field"`
+	Status string `json:"status"` // ok | wrong | missing
 }
 
 // Twin is one case's twin in a twin set: the same question written anew

@@ -90,18 +90,18 @@ func (d *DB) Cases(ctx context.Context, runID string, fn func(store.Case) error)
 const (
 	resultColumns = `run_id, case_id, target, epoch, raw, parsed, parse_error, finish_reason,
 	input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, first_token_ms, attempts,
-	error_kind, error, model, fingerprint, from_cache, created_at, redactions`
+	error_kind, error, model, fingerprint, from_cache, created_at, redactions, retries`
 	resultColumnsR = `r.run_id, r.case_id, r.target, r.epoch, r.raw, r.parsed, r.parse_error, r.finish_reason,
 	r.input_tokens, r.output_tokens, r.cached_tokens, r.cost_usd, r.latency_ms, r.first_token_ms, r.attempts,
-	r.error_kind, r.error, r.model, r.fingerprint, r.from_cache, r.created_at, r.redactions`
+	r.error_kind, r.error, r.model, r.fingerprint, r.from_cache, r.created_at, r.redactions, r.retries`
 	scoreColumns = `run_id, scoring, case_id, target, epoch, scorer, is_primary, pass, value,
-	shape, kind, reason, error_cost, judge_cost`
+	shape, kind, reason, error_cost, judge_cost, parse_note, fields`
 	scoreColumnsS = `s.run_id, s.scoring, s.case_id, s.target, s.epoch, s.scorer, s.is_primary, s.pass, s.value,
-	s.shape, s.kind, s.reason, s.error_cost, s.judge_cost`
+	s.shape, s.kind, s.reason, s.error_cost, s.judge_cost, s.parse_note, s.fields`
 )
 
 const insertScore = `INSERT INTO scores (` + scoreColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (run_id, scoring, case_id, target, epoch, scorer) DO NOTHING`
 
 // The streaming queries. Each stream is two queries, so that both walk
@@ -153,7 +153,7 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 	}
 	return d.write(ctx, "storing results", func(tx *sql.Tx) error {
 		insR, err := tx.PrepareContext(ctx, `INSERT INTO results (`+resultColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (run_id, case_id, target, epoch) DO NOTHING`)
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 			k := resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}
 			res, err := insR.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
 				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
-				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions)
+				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries)
 			if err != nil {
 				return fmt.Errorf("%s: %w", describeResult(k), explain(err, "the run does not exist"))
 			}
@@ -236,8 +236,11 @@ func (d *DB) PutScores(ctx context.Context, scores []store.Score) error {
 }
 
 func execScore(ctx context.Context, st *sql.Stmt, s *store.Score) error {
-	_, err := st.ExecContext(ctx, s.RunID, s.Scoring, s.CaseID, s.Target, s.Epoch, s.Scorer, s.Primary, s.Pass, s.Value,
-		s.Shape, s.Kind, s.Reason, s.ErrorCost, s.JudgeCost)
+	fields, err := encodeFields(s.Fields)
+	if err == nil {
+		_, err = st.ExecContext(ctx, s.RunID, s.Scoring, s.CaseID, s.Target, s.Epoch, s.Scorer, s.Primary, s.Pass, s.Value,
+			s.Shape, s.Kind, s.Reason, s.ErrorCost, s.JudgeCost, s.ParseNote, fields)
+	}
 	if err != nil {
 		k := resultKey{s.RunID, s.CaseID, s.Target, s.Epoch}
 		return fmt.Errorf("score %q of %s: %w", s.Scorer, describeResult(k), explain(err, "no such result is stored"))
@@ -259,7 +262,7 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(store.Result) er
 				var created sql.NullInt64
 				if err := rows.Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 					&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions); err != nil {
+					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries); err != nil {
 					return err
 				}
 				r.CreatedAt = fromMicros(created)
@@ -285,7 +288,7 @@ func (d *DB) Result(ctx context.Context, runID string, key store.Key) (*store.Re
 		WHERE run_id = ? AND case_id = ? AND target = ? AND epoch = ?`, runID, key.CaseID, key.Target, key.Epoch).
 		Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 			&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions)
+			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("result (case %q, target %q, epoch %d) of run %s: %w", key.CaseID, key.Target, key.Epoch, runID, store.ErrNotFound)
 	}
@@ -329,9 +332,15 @@ func (d *DB) Scores(ctx context.Context, runID string, scoring int, fn func(stor
 			}
 			err = each(ctx, rows, func() error {
 				var s store.Score
+				var fields string
 				if err := rows.Scan(&s.RunID, &s.Scoring, &s.CaseID, &s.Target, &s.Epoch, &s.Scorer, &s.Primary, &s.Pass, &s.Value,
-					&s.Shape, &s.Kind, &s.Reason, &s.ErrorCost, &s.JudgeCost); err != nil {
+					&s.Shape, &s.Kind, &s.Reason, &s.ErrorCost, &s.JudgeCost, &s.ParseNote, &fields); err != nil {
 					return err
+				}
+				if fields != "" {
+					if err := json.Unmarshal([]byte(fields), &s.Fields); err != nil {
+						return fmt.Errorf("score %q of %s: fields: %w", s.Scorer, describeResult(resultKey{s.RunID, s.CaseID, s.Target, s.Epoch}), err)
+					}
 				}
 				return fn(s)
 			})
@@ -419,6 +428,15 @@ func checkScore(s *store.Score) error {
 		}
 	}
 	return nil
+}
+
+// encodeFields is a score's per-field verdicts as stored: "" for none.
+func encodeFields(f []store.FieldVerdict) (string, error) {
+	if len(f) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(f)
+	return string(b), err
 }
 
 func describeResult(k resultKey) string {

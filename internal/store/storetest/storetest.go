@@ -99,6 +99,7 @@ func newRun(id string, started time.Time) *store.Run {
 		Status:       store.StatusRunning,
 		Started:      started,
 		Config:       []byte(`{"name":"triage","targets":[{"name":"gpt-small"}]}`),
+		Host:         `{"cores":2}`,
 	}
 }
 
@@ -120,7 +121,7 @@ func result(run, caseID, target string, epoch int) store.Result {
 		InputTokens:  120, OutputTokens: 7, CachedTokens: 64,
 		CostUSD: 0.00042, LatencyMS: 812.5, FirstTokenMS: 301.25,
 		Attempts: 1, Model: "gpt-small-2026-01-01", Fingerprint: "fp_1",
-		CreatedAt: t0(),
+		CreatedAt: t0(), Retries: 1,
 	}
 }
 
@@ -133,6 +134,8 @@ func score(r store.Result, scoring int, scorer string, pass bool) store.Score {
 		s.Value = 1
 	} else {
 		s.Shape, s.Kind, s.Reason, s.ErrorCost = "loud", "wrong", "expected billing, got refund", 2.5
+		s.ParseNote = "fenced"
+		s.Fields = []store.FieldVerdict{{Field: "label", Status: "wrong"}, {Field: "a.b", Status: "ok"}}
 	}
 	return s
 }
@@ -311,6 +314,7 @@ func testUpdateRun(t *testing.T, s store.Store) {
 	upd.Cases = 1319
 	upd.Targets = []string{"gpt-small"}
 	upd.Epochs = 5
+	upd.Host = `{"cores":2,"load_max":3.5}`
 	// Fields UpdateRun does not own are left as created.
 	upd.Spec, upd.SpecHash, upd.Config, upd.Started = "changed", "changed", []byte("{}"), t0().Add(time.Hour)
 	if err := s.UpdateRun(ctx, &upd); err != nil {
@@ -322,6 +326,7 @@ func testUpdateRun(t *testing.T, s store.Store) {
 	}
 	want := *r
 	want.Status, want.Ended, want.Cases, want.Targets, want.Epochs = store.StatusComplete, upd.Ended, 1319, []string{"gpt-small"}, 5
+	want.Host = upd.Host
 	if d := diffFields(want, *got); d != nil {
 		t.Errorf("after UpdateRun:\n%s", strings.Join(d, "\n"))
 	}
