@@ -18,7 +18,7 @@ func execEnvProblems(sp *spec.Spec, i int, getenv func(string) string) spec.Prob
 		if getenv(name) == "" {
 			ps = append(ps, sp.Problemf(fmt.Sprintf("targets[%d].env[%d]", i, j),
 				"export it before running assay, or remove it from env",
-				"target %s: environment variable %s is not set", t.Name, name))
+				"target %s: environment variable %s is not set", t.Name, showEnvName(name)))
 		}
 	}
 	return ps

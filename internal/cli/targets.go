@@ -41,9 +41,18 @@ func apiKey(sp *spec.Spec, i int, getenv func(string) string) (string, error) {
 			path = fmt.Sprintf("targets[%d]", i)
 		}
 		return "", spec.Problems{sp.Problemf(path, "export it, or set api_key_env to the variable that holds the key",
-			"target %s: environment variable %s is not set", t.Name, name)}
+			"target %s: environment variable %s is not set", t.Name, showEnvName(name))}
 	}
 	return key, nil
+}
+
+// showEnvName is a variable name for a message; one that looks like a
+// pasted secret (spec.Load reports it) is masked, never shown.
+func showEnvName(name string) string {
+	if spec.LooksLikeSecret(name) {
+		return spec.MaskSecret(name)
+	}
+	return name
 }
 
 // candidateTargets builds the provider of each named target of sp (every

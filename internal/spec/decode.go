@@ -186,8 +186,12 @@ func kindName(n ast.Node) string {
 }
 
 // shortQuote quotes s when it is short; longer values are not repeated in
-// messages (they may be pasted secrets or whole prompts).
+// messages (they may be pasted secrets or whole prompts), and a short one
+// that looks like a secret is masked.
 func shortQuote(s string) string {
+	if LooksLikeSecret(s) {
+		return MaskSecret(s)
+	}
 	if len(s) <= 24 && !strings.ContainsAny(s, "\n\r") {
 		return strconv.Quote(s)
 	}
@@ -489,7 +493,7 @@ func (d *decoder) eachKey(m *ast.MappingNode, path string, fn func(key string, k
 			}
 			if first, dup := seen[key]; dup {
 				if depth == 0 {
-					d.problem(at, "", "duplicate key %q in %s (first at line %d)", key, orTop(path), first.Line)
+					d.problem(at, "", "duplicate key %s in %s (first at line %d)", quoteName(key), orTop(path), first.Line)
 				}
 				continue
 			}
@@ -567,7 +571,7 @@ func (d *decoder) decodeStruct(n ast.Node, path string, v reflect.Value) {
 		if path != "" {
 			where = " in " + path
 		}
-		d.problem(nodeLoc(kv.Key), hint, "unknown key %q%s", key, where)
+		d.problem(nodeLoc(kv.Key), hint, "unknown key %s%s", quoteName(key), where)
 	})
 }
 

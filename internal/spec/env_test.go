@@ -25,7 +25,7 @@ targets:
 `
 	_, ps := parse(t, src)
 	want := []string{
-		`s.yaml:9:20: targets[0].env[1] must name an environment variable, not hold a value (write the variable's name (letters, digits and _, not starting with a digit), e.g. MY_API_KEY, and export it in the environment)`,
+		`s.yaml:9:20: targets[0].env[1] looks like a secret value (OPENAI_API_KEY=sk-… (16 characters)) pasted where a variable NAME belongs (write the variable's name, e.g. MY_API_KEY, export the key in the environment, and rotate the key if this spec was shared or committed)`,
 		`s.yaml:9:55: targets[0].env[2] must name an environment variable, not hold a value (write the variable's name (letters, digits and _, not starting with a digit), e.g. MY_API_KEY, and export it in the environment)`,
 		`s.yaml:9:63: targets[0].env[3]: RAG_KEY is already named at env[0] (name each variable once)`,
 		`s.yaml:9:72: targets[0].env[4]: ASSAY_SPEC_DIR cannot be named (assay sets it to the spec's directory; remove it from env)`,

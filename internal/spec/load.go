@@ -661,7 +661,10 @@ func (v *validator) checkTargets() {
 		if t.Provider != "exec" && len(t.Command) > 0 && contains(Providers, t.Provider) {
 			v.at(p+".command", "command applies to provider exec only", "%s.command is set but the provider is %s", p, t.Provider)
 		}
-		if t.APIKeyEnv != "" && !envName.MatchString(t.APIKeyEnv) {
+		switch {
+		case LooksLikeSecret(t.APIKeyEnv):
+			v.at(p+".api_key_env", pastedSecretHint("OPENAI_API_KEY"), "%s.api_key_env looks like a secret value (%s) pasted where a variable NAME belongs", p, MaskSecret(t.APIKeyEnv))
+		case t.APIKeyEnv != "" && !envName.MatchString(t.APIKeyEnv):
 			// Never echo the value: it may be the key itself.
 			v.at(p+".api_key_env", "write the variable's name, e.g. OPENAI_API_KEY, and export the key in the environment", "%s.api_key_env must name an environment variable, not hold the key", p)
 		}
@@ -689,6 +692,8 @@ func (v *validator) checkTargetEnv(t *Target, p string) {
 	for j, name := range t.Env {
 		ep := fmt.Sprintf("%s.env[%d]", p, j)
 		switch {
+		case LooksLikeSecret(name):
+			v.at(ep, pastedSecretHint("MY_API_KEY"), "%s looks like a secret value (%s) pasted where a variable NAME belongs", ep, MaskSecret(name))
 		case !envName.MatchString(name):
 			v.at(ep, "write the variable's name (letters, digits and _, not starting with a digit), e.g. MY_API_KEY, and export it in the environment", "%s must name an environment variable, not hold a value", ep)
 		case name == SpecDirVar:
@@ -701,6 +706,12 @@ func (v *validator) checkTargetEnv(t *Target, p string) {
 			seen[name] = j
 		}
 	}
+}
+
+// pastedSecretHint is the advice for a secret written where a variable
+// name belongs: the example is a name of the right kind.
+func pastedSecretHint(example string) string {
+	return "write the variable's name, e.g. " + example + ", export the key in the environment, and rotate the key if this spec was shared or committed"
 }
 
 func (v *validator) checkTargetNumbers(t *Target, p string) {
