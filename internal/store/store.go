@@ -187,6 +187,24 @@ type Store interface {
 	// DoneKeys returns the keys of every stored result of a run.
 	DoneKeys(ctx context.Context, runID string) (map[Key]struct{}, error)
 
+	// ReplaceResults stores results and their scores in one transaction
+	// (all or none), replacing a stored result with the same key: `run
+	// --retry-errors` re-calls a result that failed and keeps the new call.
+	// The replaced result's scores in every scoring are deleted (they
+	// judged an output that is gone) and the given scores stored; a result
+	// not stored yet is inserted. Until the transaction commits, readers
+	// see the old result. Every score must belong to a result of the call.
+	ReplaceResults(ctx context.Context, results []Result, scores []Score) error
+	// DeleteRun deletes the run with this exact ID and everything stored
+	// under it: cases, results, scores, scorings and its lease. The
+	// response cache, shared by every run, is left as it is. It returns
+	// what it deleted, or an error wrapping ErrNotFound (nothing deleted)
+	// when there is no such run.
+	DeleteRun(ctx context.Context, runID string) (Deleted, error)
+	// ScorerNames returns the names of the scorers with scores in one
+	// scoring of a run, sorted (nil when the scoring has none).
+	ScorerNames(ctx context.Context, runID string, scoring int) ([]string, error)
+
 	// PutScores stores scores of a later scoring (rescore).
 	PutScores(ctx context.Context, scores []Score) error
 	// ReserveScoring reserves the next scoring number of a run (above every
@@ -240,6 +258,15 @@ type Store interface {
 	CachePut(ctx context.Context, key string, response []byte) error
 
 	Close() error
+}
+
+// Deleted counts what DeleteRun removed.
+type Deleted struct {
+	Cases    int  `json:"cases"`
+	Results  int  `json:"results"`
+	Scores   int  `json:"scores"`
+	Scorings int  `json:"scorings"` // distinct scoring numbers with scores
+	Lease    bool `json:"lease"`    // a lease was held on the run
 }
 
 // Lease says which process may write a run's results: one writer per run,

@@ -70,6 +70,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentWritersAndReaders", testConcurrent},
 		{"ContextCancelled", testContextCancelled},
 		{"CallbackError", testCallbackError},
+		{"DeleteRun", testDeleteRun},
+		{"ReplaceResults", testReplaceResults},
+		{"ScorerNames", testScorerNames},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
