@@ -11,11 +11,13 @@
 // Isolation below). It writes one JSON object, followed by a newline, on the
 // program's stdin and closes it:
 //
-//	{"case_id": "17", "epoch": 0, "model": "my-rag",
+//	{"case_id": "17", "epoch": 1, "model": "my-rag",
 //	 "messages": [{"role": "system", "content": "..."}, {"role": "user", "content": "..."}],
 //	 "params": {"temperature": 0, "max_tokens": 512},
 //	 "vars": {"question": "..."}}
 //
+// "epoch" numbers the repetitions of a case from 1 (the first, and the only
+// one with one epoch) to run.epochs: the runner's numbering, passed as is.
 // "messages" is the rendered prompt and "vars" the case's own fields, so the
 // program can use either; fields withheld by the caller (assay withholds the
 // dataset's expected field: the answer key) are left out of "vars". The program prints one JSON object on stdout and
@@ -28,7 +30,8 @@
 // value (an object, an array, a number) becomes its compact JSON text. Unknown
 // fields are ignored. A non-empty "error" reports that the pipeline failed on
 // this case; the call then fails with kind exec_error. Diagnostics belong on
-// stderr, which is kept (its last 2 KiB) for error messages.
+// stderr, which is kept (its last 2 KiB) for error messages. docs/spec.md
+// documents the protocol for users, with an example program its test runs.
 //
 // Failures are classified:
 //   - the program exits non-zero (or is killed by a signal): exec_error, with
