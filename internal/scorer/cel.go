@@ -2,7 +2,6 @@ package scorer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,8 +45,11 @@ const (
 //	meta      latency_ms, first_token_ms, cost_usd, tokens (input + output),
 //	          input_tokens, output_tokens, cached_tokens, finish_reason, model
 //
-// JSON numbers are int when integral and double otherwise, in output,
-// expected and case alike; write double(x) to mix them in arithmetic. The
+// JSON numbers are exact: int when whole and in int64 range, uint beyond
+// it up to 2^64, double otherwise, in output, expected and case alike (see
+// celValue); comparisons across int, uint and double are by value, and a
+// number no CEL type holds exactly fails the expression loudly rather than
+// being rounded. Write double(x) to mix them in arithmetic. The
 // standard CEL extensions for strings, math, lists and sets are available. The expression must be a bool (or dyn that is a bool at run
 // time). Evaluation is bounded by a cost limit and a time-out, and
 // lists.range is capped; exceeding a bound, or any evaluation error, is a
@@ -184,7 +186,14 @@ func celVars(in *Input, out any) map[string]any {
 }
 
 // celValue converts a decoded JSON value to what CEL's default adapter
-// takes: integral numbers become int, others double.
+// takes. A number becomes what holds it exactly: an int when it is a whole
+// number in int64 range (12442.0 is the int 12442), else a uint when in
+// uint64 range, else a double when the double's shortest form is the
+// number itself (1.50 is the double 1.5). A number none of them holds
+// (12345678901234567890123, or 0.30000000000000001, which a double would
+// round) becomes an error value: an expression that reads it fails loudly
+// instead of comparing a rounded number, while the rest of the output stays
+// readable.
 func celValue(v any) any {
 	switch x := v.(type) {
 	case nil:
@@ -195,37 +204,33 @@ func celValue(v any) any {
 			out[k] = celValue(e)
 		}
 		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = celValue(e)
+		}
+		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = celValue(e)
 		}
 		return out
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-		return x.String()
-	case float64:
-		if x == float64(int64(x)) && x >= -(1<<53) && x <= 1<<53 {
-			return int64(x)
-		}
+	case string, bool:
 		return x
-	case int:
-		return int64(x)
 	}
-	return canonicalScalar(v)
-}
-
-// canonicalScalar passes strings and bools through and turns other scalars
-// into float64 via canonical.
-func canonicalScalar(v any) any {
-	switch v.(type) {
-	case string, bool, int64, uint64, float64:
+	d, ok := numberOf(v)
+	if !ok {
 		return v
 	}
-	return canonical(v)
+	if n, ok := d.int64Value(); ok {
+		return n
+	}
+	if n, ok := d.uint64Value(); ok {
+		return n
+	}
+	if f, ok := d.float64Value(); ok {
+		return f
+	}
+	return types.NewErr("the number %s has no exact CEL int, uint or double; compare it with the equals scorer, or as text through raw", clip(d.String(), 40))
 }

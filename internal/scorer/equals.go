@@ -34,5 +34,5 @@ func (s *equals) Score(_ context.Context, in *Input) Verdict {
 	if valuesEqual(out, exp, s.norm) {
 		return pass("equals " + quote(exp))
 	}
-	return wrong("got %s, expected %s", quote(out), quote(exp))
+	return wrong("%s", mismatch(out, exp, s.norm))
 }

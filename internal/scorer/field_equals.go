@@ -118,7 +118,7 @@ func (s *fieldEquals) Score(_ context.Context, in *Input) Verdict {
 			missing++
 			parts = append(parts, fr.Path+" missing")
 		default:
-			parts = append(parts, fmt.Sprintf("%s wrong (got %s, expected %s)", fr.Path, quote(fr.Got), quote(fr.Expected)))
+			parts = append(parts, fmt.Sprintf("%s wrong (%s)", fr.Path, mismatch(fr.Got, fr.Expected, s.norm)))
 		}
 	}
 	reason := strings.Join(parts, "; ")

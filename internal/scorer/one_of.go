@@ -8,7 +8,8 @@ import (
 )
 
 // oneOf passes when the parsed output (normalised) is one of its values
-// (normalised alike). An output outside the set is a loud invalid_format: a
+// (normalised alike); a JSON number output is compared by value with the
+// values that spell numbers. An output outside the set is a loud invalid_format: a
 // label off the list is a detectable failure, not a plausible wrong answer.
 type oneOf struct {
 	name       string
@@ -44,6 +45,15 @@ func (s *oneOf) Score(_ context.Context, in *Input) Verdict {
 	}
 	if s.values[s.norm.apply(text)] {
 		return pass("is " + quote(text))
+	}
+	if _, isNum := numberOf(out); isNum {
+		// A JSON number is one of the values when one of them spells it
+		// (2.50 is the value "2.5").
+		for _, w := range s.shown {
+			if valuesEqual(out, w, s.norm) {
+				return pass("is " + quote(out) + " (" + quote(w) + ")")
+			}
+		}
 	}
 	return loud(KindInvalidFormat, "%s is not one of %s", quote(text), strings.Join(s.shown, ", "))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -75,9 +74,9 @@ func scalarString(v any) (string, bool) {
 	return "", false
 }
 
-// canonical rewrites a decoded value so equal JSON values compare equal with
-// reflect.DeepEqual: numbers become float64 (or stay json.Number when they do
-// not fit), maps get string keys.
+// canonical rewrites a decoded value for encoding as JSON: maps get string
+// keys, json.Number keeps its written form and other integer and float types
+// become json.Number. (Equality is valuesEqual's, in compare.go.)
 func canonical(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -99,17 +98,18 @@ func canonical(v any) any {
 		}
 		return out
 	case json.Number:
-		if f, err := x.Float64(); err == nil && !math.IsInf(f, 0) {
-			return f
+		// Kept as written, so printing it shows the digits the model or
+		// the dataset wrote (a float64 would print 9007199254740993 as
+		// 9007199254740992).
+		if _, ok := parseDecimal(string(x)); ok {
+			return x
 		}
-		return x
+		return string(x)
 	case nil, string, bool, float64:
 		return x
 	}
-	if s, ok := scalarString(v); ok {
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return f
-		}
+	if d, ok := numberOf(v); ok {
+		return json.Number(d.String())
 	}
 	return v
 }
@@ -133,24 +133,6 @@ func mapStrings(v any, f func(string) string) any {
 		return out
 	}
 	return v
-}
-
-// valuesEqual compares an output value with an expected value after
-// normalising both. Two scalars compare as text (so the number 18 equals the
-// string "18"); objects and arrays compare structurally, with their strings
-// normalised.
-func valuesEqual(out, exp any, n normChain) bool {
-	os, oOK := scalarString(out)
-	es, eOK := scalarString(exp)
-	if oOK && eOK {
-		return n.apply(os) == n.apply(es)
-	}
-	if oOK != eOK {
-		return false
-	}
-	a := canonical(mapStrings(canonical(out), n.apply))
-	b := canonical(mapStrings(canonical(exp), n.apply))
-	return reflect.DeepEqual(a, b)
 }
 
 // isEmptyValue reports whether a parsed value carries no answer: nil, a blank
