@@ -59,6 +59,9 @@ type Reader struct {
 	// UTF-8; badRows counts them all.
 	badUTF8 []spec.Problem
 	badRows int
+	// tagFails (Scan only) gathers tag expressions' evaluation errors, to
+	// report each tag's once rather than once per case.
+	tagFails *tagFailures
 }
 
 // Open opens the dataset sp names. Problems that stop reading altogether —
@@ -325,6 +328,7 @@ func (r *Reader) build(row *row) (*Case, []spec.Problem) {
 		}
 	}
 
+	tagFailed := false
 	for i := range r.tags {
 		t := &r.tags[i]
 		v, ok, errMsg := t.eval(c.Vars)
@@ -332,6 +336,11 @@ func (r *Reader) build(row *row) (*Case, []spec.Problem) {
 			hint := ""
 			if strings.Contains(errMsg, "no such key") {
 				hint = "use has(case.FIELD) ? … : … for fields some cases lack"
+			}
+			if r.tagFails != nil {
+				r.tagFails.add(t.key, spec.Problem{File: r.file, Line: row.line, Col: 1, Msg: fmt.Sprintf("tag %q: %s", t.key, errMsg), Hint: hint})
+				tagFailed = true
+				continue
 			}
 			at("", hint, "tag %q: %s", t.key, errMsg)
 			continue
@@ -343,7 +352,7 @@ func (r *Reader) build(row *row) (*Case, []spec.Problem) {
 			c.Tags[t.key] = v
 		}
 	}
-	if len(probs) > 0 {
+	if len(probs) > 0 || tagFailed {
 		return nil, probs
 	}
 	return c, nil
@@ -480,6 +489,7 @@ func (r *Reader) scan(info *Info, probs spec.Problems) (*Info, error) {
 	sp := r.sp
 	stats := &fieldStats{m: map[string]*FieldStat{}}
 	r.stats = stats
+	r.tagFails = &tagFailures{}
 
 	var rowProbs []spec.Problem
 	missingID := fmt.Sprintf("missing id field %q", sp.Dataset.ID)
@@ -578,6 +588,8 @@ func (r *Reader) scan(info *Info, probs spec.Problems) (*Info, error) {
 			}
 		}
 	}
+	// Never cut among the rows' problems: one per failing tag expression.
+	probs = append(probs, r.tagFails.problems()...)
 	if info.Cases == 0 && stats.rows == 0 && len(rowProbs) == 0 && !hasFileProblem(probs, r.file) {
 		rowProbs = append(rowProbs, spec.Problem{File: r.file, Line: 1, Col: 1, Msg: "the dataset has no cases", Hint: "write one case per line in JSONL, or one per row under a header in CSV"})
 	}

@@ -162,3 +162,45 @@ func celString(v ref.Val) (string, bool) {
 	}
 	return "", false
 }
+
+// tagFailures gathers the evaluation errors of tag expressions over a whole
+// dataset: an expression that fails on one case usually fails on many (a
+// field most rows lack), and one problem per tag, with how many cases it
+// hit and where the first is, says it better than a screenful of copies.
+type tagFailures struct {
+	order []string
+	by    map[string]*tagFailure
+}
+
+type tagFailure struct {
+	first spec.Problem // at the first case it failed on
+	cases int
+}
+
+func (f *tagFailures) add(key string, p spec.Problem) {
+	if f.by == nil {
+		f.by = map[string]*tagFailure{}
+	}
+	tf, ok := f.by[key]
+	if !ok {
+		tf = &tagFailure{first: p}
+		f.by[key] = tf
+		f.order = append(f.order, key)
+	}
+	tf.cases++
+}
+
+// problems is one problem per failing tag, in the order they first failed,
+// located at the first case.
+func (f *tagFailures) problems() []spec.Problem {
+	var out []spec.Problem
+	for _, key := range f.order {
+		tf := f.by[key]
+		p := tf.first
+		if tf.cases > 1 {
+			p.Msg += fmt.Sprintf(" (on %d cases; this is the first)", tf.cases)
+		}
+		out = append(out, p)
+	}
+	return out
+}
