@@ -80,7 +80,8 @@ func candidateTargets(sp *spec.Spec, names []string, g *Globals, st store.Store,
 
 // buildProvider makes target i's provider and wraps it with the redaction
 // of every secret the spec names (specRedactor), its time-out, limits,
-// retries and (for hosted models) the response cache. A provider
+// retries and (for hosted models) the response cache (refreshed, not read,
+// under noCache). A provider
 // that holds resources (replay keeps its file open) is added to closers.
 func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.Store, noCache bool, retries int, closers *[]io.Closer) (provider.Provider, error) {
 	t := &sp.Targets[i]
@@ -122,9 +123,12 @@ func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.St
 		Retry:   provider.RetryOptions{Max: retries},
 		Redact:  specRedactor(sp, getenv),
 	}
-	if cacheable && !noCache {
+	if cacheable {
+		// --no-cache skips the read but stores the fresh reply, so a later
+		// cached call gets it rather than the stale one it bypassed.
 		o.Cache = st
-		o.Scope = provider.CacheScope{Provider: t.Provider, BaseURL: t.BaseURL, Model: t.Model}
+		o.CacheRefresh = noCache
+		o.Scope = provider.CacheScope{Provider: t.Provider, BaseURL: t.BaseURL, Model: t.Model, Target: t.Name}
 	}
 	if t.Provider == "replay" {
 		// Recorded outputs answer at once and never fail transiently.

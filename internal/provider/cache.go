@@ -10,10 +10,13 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
-// Cache stores replies by key. The SQLite store implements it.
+// Cache stores replies by key. The SQLite store implements it. CachePut
+// records the target whose reply it stores (CacheScope.Target), so a user
+// can count or clear one target's entries; the target is not part of the
+// key.
 type Cache interface {
 	CacheGet(ctx context.Context, key string) ([]byte, bool, error)
-	CachePut(ctx context.Context, key string, response []byte) error
+	CachePut(ctx context.Context, key, target string, response []byte) error
 }
 
 // CacheScope names the target whose replies are cached: with the request's
@@ -22,6 +25,10 @@ type CacheScope struct {
 	Provider string // openai | anthropic | ...
 	BaseURL  string // the endpoint, so a local server's replies are not served as the vendor's
 	Model    string // used when the request names no model
+	// Target is the spec's name for the target, recorded beside each
+	// stored reply; it is not in the key (two targets that send the same
+	// request to the same model share the reply).
+	Target string
 }
 
 // cacheKeyDoc is the canonical form hashed into a cache key. Field order and
@@ -94,21 +101,30 @@ func CacheKey(scope CacheScope, req *Request) string {
 // Cache a target only when its reply depends on nothing but the key: not exec
 // targets (the program and the case's vars decide the reply) and not replay.
 func WithCache(p Provider, c Cache, scope CacheScope) Provider {
-	return withCache(p, c, scope, slog.Default())
+	return withCache(p, c, scope, false, slog.Default())
 }
 
-func withCache(p Provider, c Cache, scope CacheScope, log *slog.Logger) Provider {
+// WithCacheRefresh is WithCache that never reads the cache: every request
+// calls the target, and every successful reply replaces what the cache held
+// under its key (--no-cache). A later cached call then gets the fresh reply,
+// not the one the refresh bypassed.
+func WithCacheRefresh(p Provider, c Cache, scope CacheScope) Provider {
+	return withCache(p, c, scope, true, slog.Default())
+}
+
+func withCache(p Provider, c Cache, scope CacheScope, refresh bool, log *slog.Logger) Provider {
 	if c == nil {
 		return p
 	}
-	return &cacher{p: p, c: c, scope: scope, log: log}
+	return &cacher{p: p, c: c, scope: scope, refresh: refresh, log: log}
 }
 
 type cacher struct {
-	p     Provider
-	c     Cache
-	scope CacheScope
-	log   *slog.Logger
+	p       Provider
+	c       Cache
+	scope   CacheScope
+	refresh bool // write only: never serve a stored reply
+	log     *slog.Logger
 }
 
 func (w *cacher) Complete(ctx context.Context, req *Request) (*Response, error) {
@@ -116,7 +132,12 @@ func (w *cacher) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if key == "" {
 		return w.p.Complete(ctx, req)
 	}
-	b, ok, err := w.c.CacheGet(ctx, key)
+	var b []byte
+	var ok bool
+	var err error
+	if !w.refresh {
+		b, ok, err = w.c.CacheGet(ctx, key)
+	}
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
@@ -142,7 +163,7 @@ func (w *cacher) Complete(ctx context.Context, req *Request) (*Response, error) 
 	stored.Cached = false
 	b, err = json.Marshal(&stored)
 	if err == nil {
-		err = w.c.CachePut(context.WithoutCancel(ctx), key, b)
+		err = w.c.CachePut(context.WithoutCancel(ctx), key, w.scope.Target, b)
 	}
 	if err != nil {
 		w.log.Warn("response cache: write failed; the reply is kept in the run but not cached", "key", key, "err", err)

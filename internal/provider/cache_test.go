@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +25,8 @@ type memCache struct {
 	puts    int
 	getErr  error
 	putErr  error
-	putCtxs []error // ctx.Err() seen by each put
+	putCtxs []error  // ctx.Err() seen by each put
+	targets []string // the target named by each put
 }
 
 func newMemCache() *memCache { return &memCache{m: map[string][]byte{}} }
@@ -40,10 +42,11 @@ func (c *memCache) CacheGet(ctx context.Context, key string) ([]byte, bool, erro
 	return b, ok, nil
 }
 
-func (c *memCache) CachePut(ctx context.Context, key string, b []byte) error {
+func (c *memCache) CachePut(ctx context.Context, key, target string, b []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.puts++
+	c.targets = append(c.targets, target)
 	c.putCtxs = append(c.putCtxs, ctx.Err())
 	if c.putErr != nil {
 		return c.putErr
@@ -180,7 +183,7 @@ func TestCacheKeyNaN(t *testing.T) {
 	// WithCache calls the target without caching.
 	c := newMemCache()
 	be := &script{}
-	p := withCache(be, c, testScope, discardLog())
+	p := withCache(be, c, testScope, false, discardLog())
 	p.Complete(context.Background(), r)
 	p.Complete(context.Background(), r)
 	if be.n() != 2 || c.puts != 0 {
@@ -193,7 +196,7 @@ func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func TestCacheHitAndMiss(t *testing.T) {
 	c := newMemCache()
 	be := &script{}
-	p := withCache(be, c, testScope, discardLog())
+	p := withCache(be, c, testScope, false, discardLog())
 	ctx := context.Background()
 
 	first, err := p.Complete(ctx, baseRequest())
@@ -232,7 +235,7 @@ func TestCacheHitAndMiss(t *testing.T) {
 func TestCacheNeverStoresErrors(t *testing.T) {
 	c := newMemCache()
 	be := &script{errs: []error{httpErr(500), httpErr(400)}}
-	p := withCache(be, c, testScope, discardLog())
+	p := withCache(be, c, testScope, false, discardLog())
 	for i, want := range []ErrorKind{KindServer, KindBadRequest, ""} {
 		_, err := p.Complete(context.Background(), baseRequest())
 		if KindOf(err) != want {
@@ -250,7 +253,7 @@ func TestCacheFailuresNeverFailTheCall(t *testing.T) {
 		c := newMemCache()
 		c.getErr = errors.New("database is locked")
 		be := &script{}
-		resp, err := withCache(be, c, testScope, slog.New(slog.NewTextHandler(&logs, nil))).Complete(context.Background(), baseRequest())
+		resp, err := withCache(be, c, testScope, false, slog.New(slog.NewTextHandler(&logs, nil))).Complete(context.Background(), baseRequest())
 		if err != nil || resp.Text != "reply" || be.n() != 1 {
 			t.Errorf("got %v, %v after %d calls; want the backend's reply", resp, err, be.n())
 		}
@@ -262,7 +265,7 @@ func TestCacheFailuresNeverFailTheCall(t *testing.T) {
 		var logs bytes.Buffer
 		c := newMemCache()
 		c.putErr = errors.New("disk full")
-		resp, err := withCache(&script{}, c, testScope, slog.New(slog.NewTextHandler(&logs, nil))).Complete(context.Background(), baseRequest())
+		resp, err := withCache(&script{}, c, testScope, false, slog.New(slog.NewTextHandler(&logs, nil))).Complete(context.Background(), baseRequest())
 		if err != nil || resp.Text != "reply" {
 			t.Errorf("got %v, %v; want the backend's reply", resp, err)
 		}
@@ -274,7 +277,7 @@ func TestCacheFailuresNeverFailTheCall(t *testing.T) {
 		c := newMemCache()
 		c.m[CacheKey(testScope, baseRequest())] = []byte("{not json")
 		be := &script{}
-		p := withCache(be, c, testScope, discardLog())
+		p := withCache(be, c, testScope, false, discardLog())
 		resp, err := p.Complete(context.Background(), baseRequest())
 		if err != nil || resp.Cached || be.n() != 1 {
 			t.Fatalf("got %v, %v after %d calls; want a fresh call", resp, err, be.n())
@@ -289,7 +292,7 @@ func TestCacheFailuresNeverFailTheCall(t *testing.T) {
 		c := newMemCache()
 		c.getErr = context.Canceled
 		be := &script{}
-		_, err := withCache(be, c, testScope, discardLog()).Complete(ctx, baseRequest())
+		_, err := withCache(be, c, testScope, false, discardLog()).Complete(ctx, baseRequest())
 		if KindOf(err) != KindCanceled || be.n() != 0 {
 			t.Errorf("err %v after %d calls; want canceled without a call", err, be.n())
 		}
@@ -301,7 +304,7 @@ func TestCacheStoresAReplyPaidForJustBeforeCancel(t *testing.T) {
 	defer cancel()
 	c := newMemCache()
 	be := &script{before: func(context.Context, int) { cancel() }}
-	if _, err := withCache(be, c, testScope, discardLog()).Complete(ctx, baseRequest()); err != nil {
+	if _, err := withCache(be, c, testScope, false, discardLog()).Complete(ctx, baseRequest()); err != nil {
 		t.Fatal(err)
 	}
 	if c.puts != 1 || c.putCtxs[0] != nil {
@@ -313,7 +316,7 @@ func TestCacheStoresOnlyTheResponse(t *testing.T) {
 	c := newMemCache()
 	r := baseRequest()
 	r.Messages[1].Content = "secret-looking prompt sk-test-123"
-	withCache(&script{}, c, testScope, discardLog()).Complete(context.Background(), r)
+	withCache(&script{}, c, testScope, false, discardLog()).Complete(context.Background(), r)
 	for k, v := range c.m {
 		if strings.Contains(k, "sk-test") || bytes.Contains(v, []byte("sk-test")) || bytes.Contains(v, []byte("case-1")) {
 			t.Errorf("stored %s = %s: the request leaked into the cache", k, v)
@@ -354,4 +357,56 @@ func FuzzCacheKeyDistinct(f *testing.F) {
 			t.Errorf("role not in the key for %q", a)
 		}
 	})
+}
+
+// answers replies with the next of its texts on each call.
+type answers struct {
+	mu    sync.Mutex
+	texts []string
+	calls int
+}
+
+func (a *answers) Complete(ctx context.Context, req *Request) (*Response, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	text := a.texts[min(a.calls, len(a.texts)-1)]
+	a.calls++
+	return &Response{Text: text, Usage: Usage{Input: 10, Output: 2}, Attempts: 1}, nil
+}
+
+// --no-cache refreshes what it bypasses: the refresh calls the target even
+// though a reply is stored, and stores the fresh reply under the same key
+// with the target's name, so a later cached call gets the fresh reply, not
+// the stale one.
+func TestCacheRefreshReplacesWhatItBypasses(t *testing.T) {
+	c := newMemCache()
+	be := &answers{texts: []string{"old verdict", "new verdict"}}
+	scope := testScope
+	scope.Target = "grader"
+	ctx := context.Background()
+
+	if r, err := withCache(be, c, scope, false, discardLog()).Complete(ctx, baseRequest()); err != nil || r.Text != "old verdict" {
+		t.Fatalf("first call = %+v, %v", r, err)
+	}
+	gets := c.gets
+	r, err := withCache(be, c, scope, true, discardLog()).Complete(ctx, baseRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Text != "new verdict" || r.Cached || be.calls != 2 {
+		t.Errorf("refresh = %q (cached %v) after %d calls; want the target's new reply, called again", r.Text, r.Cached, be.calls)
+	}
+	if c.gets != gets {
+		t.Errorf("refresh read the cache %d times; it must skip the read", c.gets-gets)
+	}
+	hit, err := withCache(be, c, scope, false, discardLog()).Complete(ctx, baseRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hit.Cached || hit.Text != "new verdict" || be.calls != 2 {
+		t.Errorf("after the refresh a cached call got %q (cached %v, %d calls); want the refreshed reply from the cache", hit.Text, hit.Cached, be.calls)
+	}
+	if want := []string{"grader", "grader"}; !slices.Equal(c.targets, want) {
+		t.Errorf("puts named targets %q, want %q", c.targets, want)
+	}
 }

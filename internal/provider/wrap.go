@@ -19,10 +19,12 @@ type WrapOptions struct {
 	// Retry configures retries with backoff.
 	Retry RetryOptions
 	// Cache, when non-nil, serves repeated requests without calling the
-	// target; nil (for example under --no-cache) disables it. Scope says
-	// which target the replies belong to.
-	Cache Cache
-	Scope CacheScope
+	// target; nil disables it. Scope says which target the replies belong
+	// to. CacheRefresh (--no-cache) skips the read but still stores every
+	// successful reply, so the cache holds the fresh one afterwards.
+	Cache        Cache
+	Scope        CacheScope
+	CacheRefresh bool
 	// Logger receives cache diagnostics (nil = slog.Default()).
 	Logger *slog.Logger
 	// Redact, when non-nil, replaces secrets in every reply and error
@@ -54,7 +56,7 @@ func Wrap(p Provider, o WrapOptions) Provider {
 		if log == nil {
 			log = slog.Default()
 		}
-		p = withCache(p, o.Cache, o.Scope, log)
+		p = withCache(p, o.Cache, o.Scope, o.CacheRefresh, log)
 		p = withCachedRedaction(p, o.Redact)
 	}
 	return p

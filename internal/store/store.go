@@ -85,7 +85,7 @@ type Result struct {
 	InputTokens  int       `json:"input_tokens"`
 	OutputTokens int       `json:"output_tokens"`
 	CachedTokens int       `json:"cached_tokens"`
-	CostUSD      float64   `json:"cost_usd"`
+	CostUSD      float64   `json:"cost_usd"` // paid by this call: 0 when FromCache
 	LatencyMS    float64   `json:"latency_ms"`
 	FirstTokenMS float64   `json:"first_token_ms,omitempty"`
 	Attempts     int       `json:"attempts"`
@@ -103,7 +103,17 @@ type Result struct {
 	// Retries counts how many times `run --retry-errors` re-called this
 	// result after a loud provider failure (0 for a first call).
 	Retries int `json:"retries,omitempty"`
+
+	// SavedUSD is what a reply served from the cache (FromCache) would have
+	// cost at the target's price: spend avoided, never billed. CostUSD is 0
+	// for such a reply; a reply's price is CostUSD + SavedUSD.
+	SavedUSD float64 `json:"saved_usd,omitempty"`
 }
+
+// Price is what the result's reply costs at the target's price, paid in
+// this run or served from the cache: the cost of the model, whatever the
+// cache saved.
+func (r *Result) Price() float64 { return r.CostUSD + r.SavedUSD }
 
 // Key returns the result's key.
 func (r *Result) Key() Key { return Key{r.CaseID, r.Target, r.Epoch} }
@@ -124,7 +134,11 @@ type Score struct {
 	Kind      string  `json:"kind,omitempty"` // failure kind: wrong, empty, unparseable, timeout, ...
 	Reason    string  `json:"reason,omitempty"`
 	ErrorCost float64 `json:"error_cost,omitempty"`
-	JudgeCost float64 `json:"judge_cost_usd,omitempty"`
+	// JudgeCost is what the judge calls behind this score cost (0 for a
+	// verdict served from the cache); JudgeSaved is what such cached
+	// verdicts would have cost: spend avoided, never billed.
+	JudgeCost  float64 `json:"judge_cost_usd,omitempty"`
+	JudgeSaved float64 `json:"judge_saved_usd,omitempty"`
 	// ParseNote says what the scoring's parser tolerated around the value
 	// ("fenced", "prose"; "" when the output was the value alone or was not
 	// parsed). The Set sets it on every score of a result.
@@ -158,6 +172,15 @@ type Twin struct {
 type CachedResponse struct {
 	Key      string
 	Response []byte // JSON of provider.Response
+}
+
+// CacheStats describes one target's entries in the response cache.
+type CacheStats struct {
+	Target  string    `json:"target"` // "" for entries stored before targets were recorded
+	Entries int64     `json:"entries"`
+	Bytes   int64     `json:"bytes"` // of the stored replies
+	Oldest  time.Time `json:"oldest"`
+	Newest  time.Time `json:"newest"`
 }
 
 // Store persists runs and results. Implementations are safe for concurrent use.
@@ -255,7 +278,16 @@ type Store interface {
 	GetLease(ctx context.Context, runID string) (*Lease, error)
 
 	CacheGet(ctx context.Context, key string) ([]byte, bool, error)
-	CachePut(ctx context.Context, key string, response []byte) error
+	// CachePut stores response under key (replacing what was there) with
+	// the name of the target whose reply it is.
+	CachePut(ctx context.Context, key, target string, response []byte) error
+	// CacheStats counts the cache's entries per target, sorted by target
+	// (entries stored before targets were recorded have target ""). With
+	// only set, it counts the entries of target alone.
+	CacheStats(ctx context.Context, target string, only bool) ([]CacheStats, error)
+	// CacheClear deletes every cache entry (with only set, the entries of
+	// target alone) and returns how many it deleted.
+	CacheClear(ctx context.Context, target string, only bool) (int64, error)
 
 	Close() error
 }

@@ -54,7 +54,7 @@ func (d *DB) ReplaceResults(ctx context.Context, results []store.Result, scores 
 		}
 		defer delR.Close()
 		insR, err := tx.PrepareContext(ctx, `INSERT INTO results (`+resultColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (d *DB) ReplaceResults(ctx context.Context, results []store.Result, scores 
 			}
 			if _, err := insR.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
 				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
-				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries); err != nil {
+				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries, r.SavedUSD); err != nil {
 				return fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), explain(err, "the run does not exist"))
 			}
 		}

@@ -90,18 +90,18 @@ func (d *DB) Cases(ctx context.Context, runID string, fn func(store.Case) error)
 const (
 	resultColumns = `run_id, case_id, target, epoch, raw, parsed, parse_error, finish_reason,
 	input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, first_token_ms, attempts,
-	error_kind, error, model, fingerprint, from_cache, created_at, redactions, retries`
+	error_kind, error, model, fingerprint, from_cache, created_at, redactions, retries, saved_usd`
 	resultColumnsR = `r.run_id, r.case_id, r.target, r.epoch, r.raw, r.parsed, r.parse_error, r.finish_reason,
 	r.input_tokens, r.output_tokens, r.cached_tokens, r.cost_usd, r.latency_ms, r.first_token_ms, r.attempts,
-	r.error_kind, r.error, r.model, r.fingerprint, r.from_cache, r.created_at, r.redactions, r.retries`
+	r.error_kind, r.error, r.model, r.fingerprint, r.from_cache, r.created_at, r.redactions, r.retries, r.saved_usd`
 	scoreColumns = `run_id, scoring, case_id, target, epoch, scorer, is_primary, pass, value,
-	shape, kind, reason, error_cost, judge_cost, parse_note, fields`
+	shape, kind, reason, error_cost, judge_cost, parse_note, fields, judge_saved`
 	scoreColumnsS = `s.run_id, s.scoring, s.case_id, s.target, s.epoch, s.scorer, s.is_primary, s.pass, s.value,
-	s.shape, s.kind, s.reason, s.error_cost, s.judge_cost, s.parse_note, s.fields`
+	s.shape, s.kind, s.reason, s.error_cost, s.judge_cost, s.parse_note, s.fields, s.judge_saved`
 )
 
 const insertScore = `INSERT INTO scores (` + scoreColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (run_id, scoring, case_id, target, epoch, scorer) DO NOTHING`
 
 // The streaming queries. Each stream is two queries, so that both walk
@@ -153,7 +153,7 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 	}
 	return d.write(ctx, "storing results", func(tx *sql.Tx) error {
 		insR, err := tx.PrepareContext(ctx, `INSERT INTO results (`+resultColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (run_id, case_id, target, epoch) DO NOTHING`)
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 			k := resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}
 			res, err := insR.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
 				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
-				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries)
+				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries, r.SavedUSD)
 			if err != nil {
 				return fmt.Errorf("%s: %w", describeResult(k), explain(err, "the run does not exist"))
 			}
@@ -239,7 +239,7 @@ func execScore(ctx context.Context, st *sql.Stmt, s *store.Score) error {
 	fields, err := encodeFields(s.Fields)
 	if err == nil {
 		_, err = st.ExecContext(ctx, s.RunID, s.Scoring, s.CaseID, s.Target, s.Epoch, s.Scorer, s.Primary, s.Pass, s.Value,
-			s.Shape, s.Kind, s.Reason, s.ErrorCost, s.JudgeCost, s.ParseNote, fields)
+			s.Shape, s.Kind, s.Reason, s.ErrorCost, s.JudgeCost, s.ParseNote, fields, s.JudgeSaved)
 	}
 	if err != nil {
 		k := resultKey{s.RunID, s.CaseID, s.Target, s.Epoch}
@@ -262,7 +262,7 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(store.Result) er
 				var created sql.NullInt64
 				if err := rows.Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 					&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries); err != nil {
+					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD); err != nil {
 					return err
 				}
 				r.CreatedAt = fromMicros(created)
@@ -288,7 +288,7 @@ func (d *DB) Result(ctx context.Context, runID string, key store.Key) (*store.Re
 		WHERE run_id = ? AND case_id = ? AND target = ? AND epoch = ?`, runID, key.CaseID, key.Target, key.Epoch).
 		Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 			&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries)
+			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("result (case %q, target %q, epoch %d) of run %s: %w", key.CaseID, key.Target, key.Epoch, runID, store.ErrNotFound)
 	}
@@ -334,7 +334,7 @@ func (d *DB) Scores(ctx context.Context, runID string, scoring int, fn func(stor
 				var s store.Score
 				var fields string
 				if err := rows.Scan(&s.RunID, &s.Scoring, &s.CaseID, &s.Target, &s.Epoch, &s.Scorer, &s.Primary, &s.Pass, &s.Value,
-					&s.Shape, &s.Kind, &s.Reason, &s.ErrorCost, &s.JudgeCost, &s.ParseNote, &fields); err != nil {
+					&s.Shape, &s.Kind, &s.Reason, &s.ErrorCost, &s.JudgeCost, &s.ParseNote, &fields, &s.JudgeSaved); err != nil {
 					return err
 				}
 				if fields != "" {
@@ -406,7 +406,7 @@ func checkResult(r *store.Result) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"cost_usd", r.CostUSD}, {"latency_ms", r.LatencyMS}, {"first_token_ms", r.FirstTokenMS}} {
+	}{{"cost_usd", r.CostUSD}, {"latency_ms", r.LatencyMS}, {"first_token_ms", r.FirstTokenMS}, {"saved_usd", r.SavedUSD}} {
 		if math.IsNaN(f.v) {
 			return fmt.Errorf("%s: %s is NaN", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), f.name)
 		}
@@ -422,7 +422,7 @@ func checkScore(s *store.Score) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"value", s.Value}, {"error_cost", s.ErrorCost}, {"judge_cost_usd", s.JudgeCost}} {
+	}{{"value", s.Value}, {"error_cost", s.ErrorCost}, {"judge_cost_usd", s.JudgeCost}, {"judge_saved_usd", s.JudgeSaved}} {
 		if math.IsNaN(f.v) {
 			return fmt.Errorf("score %q of %s: %s is NaN", s.Scorer, describeResult(k), f.name)
 		}

@@ -38,7 +38,7 @@ func testDeleteRun(t *testing.T, s store.Store) {
 	if err := s.AcquireLease(ctx, store.Lease{RunID: "gone", Holder: "h", PID: 1, Host: "x", Acquired: now, Heartbeat: now}, now.Add(-time.Minute), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CachePut(ctx, "cache-key", []byte(`{"text":"kept"}`)); err != nil {
+	if err := s.CachePut(ctx, "cache-key", "", []byte(`{"text":"kept"}`)); err != nil {
 		t.Fatal(err)
 	}
 

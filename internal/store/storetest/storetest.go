@@ -66,6 +66,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExperimentRuns", testExperimentRuns},
 		{"Twins", testTwins},
 		{"Cache", testCache},
+		{"CacheStatsAndClear", testCacheStatsAndClear},
+		{"CachedCostSaved", testCachedCostSaved},
 		{"WriteWhileStreaming", testWriteWhileStreaming},
 		{"ConcurrentWritersAndReaders", testConcurrent},
 		{"ContextCancelled", testContextCancelled},
@@ -1019,11 +1021,11 @@ func testCache(t *testing.T, s store.Store) {
 		t.Fatalf("CacheGet miss = %q, %v, %v; want nil, false, nil", b, ok, err)
 	}
 	v1 := []byte(`{"text":"A: 42","usage":{"input":10}}`)
-	if err := s.CachePut(ctx, "k1", v1); err != nil {
+	if err := s.CachePut(ctx, "k1", "", v1); err != nil {
 		t.Fatalf("CachePut: %v", err)
 	}
 	big := []byte(strings.Repeat("é", 600_000))
-	if err := s.CachePut(ctx, "k2", big); err != nil {
+	if err := s.CachePut(ctx, "k2", "", big); err != nil {
 		t.Fatalf("CachePut: %v", err)
 	}
 	if b, ok, err := s.CacheGet(ctx, "k1"); err != nil || !ok || string(b) != string(v1) {
@@ -1033,7 +1035,7 @@ func testCache(t *testing.T, s store.Store) {
 		t.Errorf("CacheGet(k2) = %d bytes, %v, %v; want %d bytes", len(b), ok, err, len(big))
 	}
 	v2 := []byte(`{"text":"A: 43"}`)
-	if err := s.CachePut(ctx, "k1", v2); err != nil {
+	if err := s.CachePut(ctx, "k1", "", v2); err != nil {
 		t.Fatalf("CachePut replace: %v", err)
 	}
 	if b, ok, err := s.CacheGet(ctx, "k1"); err != nil || !ok || string(b) != string(v2) {
@@ -1104,7 +1106,7 @@ func testConcurrent(t *testing.T, s store.Store) {
 					errs <- fmt.Errorf("writer %d batch %d: %w", w, b, err)
 					return
 				}
-				if err := s.CachePut(ctx, fmt.Sprintf("w%d-%d", w, b), []byte("x")); err != nil {
+				if err := s.CachePut(ctx, fmt.Sprintf("w%d-%d", w, b), "", []byte("x")); err != nil {
 					errs <- err
 					return
 				}
