@@ -325,9 +325,11 @@ type planEstimate struct {
 	CasesForObservedDelta *int `json:"cases_for_observed_delta"`
 	// CasesForDelta: the same for --delta.
 	CasesForDelta *int `json:"cases_for_delta"`
-	// TooSmall: the observed difference is non-zero and the set cannot
-	// separate it: the MDD is above it, there is no MDD at all, or too few
-	// cases are discordant for the exact McNemar test to reach alpha.
+	// TooSmall: the observed difference is non-zero, the report's verdict
+	// is inconclusive, and the set cannot separate it: the MDD is above
+	// it, there is no MDD at all, or too few cases are discordant for the
+	// exact McNemar test to reach alpha. (A difference the report's test
+	// did find is never too small, though it may lie below the MDD.)
 	TooSmall bool     `json:"too_small"`
 	Notes    []string `json:"notes"`
 }
@@ -534,6 +536,12 @@ func planEstimateOf(c analysis.Comparison, o *planOptions) planEstimate {
 			e.Notes = append(e.Notes, fmt.Sprintf("only %d discordant cases: the report's exact McNemar test cannot reach p < %v with fewer than %d, however they split",
 				disc, o.Alpha, planMinDiscordant(o.Alpha)))
 		}
+		// The MDD is at the chosen power: a difference below it is still
+		// found sometimes. When the report's test found it, the cases were
+		// enough, and "too few cases" beside a verdict would contradict it.
+		if c.Verdict != "" && c.Verdict != stats.VerdictInconclusive {
+			e.TooSmall = false
+		}
 	}
 	if o.set["delta"] {
 		if o.Delta > pDisc {
@@ -624,7 +632,8 @@ func writeRunText(w io.Writer, d *planRunDoc, bySlice bool) error {
 		}
 		flag := ""
 		if e.TooSmall {
-			flag = "too few cases"
+			// No verdict beside it: "too few cases" is why there is none.
+			verdict, flag = "-", "too few cases"
 		}
 		cells = append(cells, verdict, flag)
 		return strings.Join(cells, "\t") + "\n"
@@ -668,7 +677,7 @@ func writeRunText(w io.Writer, d *planRunDoc, bySlice bool) error {
 		legend := "OBSERVED is the first target's pass rate minus the second's, in points. " +
 			"MDD is the smallest difference these cases detect with this power at their discordance (none: not even a difference as large as the discordance). " +
 			"CASES FOR ... are the paired cases needed at the observed discordance (-: no difference observed, or the difference exceeds the discordance, so it cannot occur). " +
-			fmt.Sprintf("\"too few cases\": the observed difference is below the MDD, or fewer than %d cases are discordant, too few for the exact test at alpha %v.", planMinDiscordant(d.Alpha), d.Alpha)
+			fmt.Sprintf("\"too few cases\" (in place of a verdict): the report found no difference, and the observed one is below the MDD, or fewer than %d cases are discordant, too few for the exact test at alpha %v.", planMinDiscordant(d.Alpha), d.Alpha)
 		if bySlice {
 			legend += " Each slice's reasons are in --json."
 		}
