@@ -31,8 +31,12 @@ type Report struct {
 	Pareto []string `json:"pareto,omitempty"`
 	// Warnings say where the evidence is thin (coverage, slice sizes, epochs).
 	Warnings []string `json:"warnings,omitempty"`
-	// Worst are the failures most worth reading, with their outputs.
+	// Worst are the failures most worth reading, with their outputs: the
+	// costliest first (ErrorCost), silent before loud at equal cost.
 	Worst []FailureExample `json:"worst,omitempty"`
+	// FailureCount is how many primary-scorer failures the run has in all
+	// (Worst lists at most Options.Worst of them).
+	FailureCount int `json:"failure_count"`
 	// Spec is the resolved spec the run was made with (JSON).
 	Spec json.RawMessage `json:"spec_config,omitempty"`
 	// Ledger counts the variants tried in the run's experiment and corrects
@@ -56,6 +60,10 @@ type RunInfo struct {
 	Epochs       int    `json:"epochs"`
 	Status       string `json:"status"`
 	Scoring      int    `json:"scoring"`
+	// ScoringScorersHash is the scorers hash the reported scoring was made
+	// with, when it is known and differs from how the run was made
+	// (a rescore under changed scorers).
+	ScoringScorersHash string `json:"scoring_scorers_hash,omitempty"`
 	Started      string `json:"started"`
 	Ended        string `json:"ended,omitempty"`
 }
@@ -109,9 +117,16 @@ type Tokens struct {
 	Cached int `json:"cached"`
 }
 
-// Cost is in USD.
+// Cost is in USD. Total is what the target's calls cost in this run: a
+// reply served from the response cache is never billed again (it costs 0)
+// and its price is counted in SavedUSD instead. The per-case figures are at
+// the target's price whether a reply was paid or served from the cache
+// ((Total + SavedUSD) / N): what the model costs, which a cache does not
+// change.
 type Cost struct {
-	Total    float64  `json:"total"`
+	Total float64 `json:"total"`
+	// SavedUSD is what the replies served from the cache would have cost.
+	SavedUSD float64  `json:"saved_usd"`
 	PerCase  float64  `json:"per_case"`
 	PerMonth *float64 `json:"per_month,omitempty"`
 	// PerCorrect is the inference cost per passing answer.
@@ -136,6 +151,14 @@ type Target struct {
 	// JudgeCostUSD is what grading this target's outputs cost (judge calls),
 	// kept apart from the target's own cost.
 	JudgeCostUSD float64 `json:"judge_cost_usd"`
+	// JudgeSavedUSD is what the judge verdicts served from the cache would
+	// have cost (never billed again; not in JudgeCostUSD).
+	JudgeSavedUSD float64 `json:"judge_saved_usd"`
+	// Judges are the judge scorers' errors and cost on this target.
+	Judges []JudgeStats `json:"judges,omitempty"`
+	// Fields are the per-field rates of each field scorer (field_equals),
+	// scorer → fields in the scorer's order.
+	Fields map[string][]FieldRate `json:"fields,omitempty"`
 	// Slices are the primary scorer's rates per tag: key → value → rate.
 	Slices map[string]map[string]Rate `json:"slices,omitempty"`
 	// ErrorCost is the priced cost of the primary scorer's failures (the
@@ -182,7 +205,8 @@ type Options struct {
 	RequestsPerMonth float64
 	// Scoring selects a scoring of the run; 0 means the latest.
 	Scoring int
-	// Worst is how many failures to show with their outputs (default 20).
+	// Worst is how many failures to show with their outputs (default 20;
+	// negative: all of them).
 	Worst int
 	// Margin is the equivalence margin of the paired verdicts (default 0.02).
 	Margin float64
@@ -204,7 +228,13 @@ type acc struct {
 	// the case index).
 	slices map[string][][][2]int
 	// pass holds the primary verdicts, for paired comparisons.
-	pass    *verdicts
+	pass *verdicts
+	// byScorer holds every scorer's verdicts, for their intervals.
+	byScorer map[string]*verdicts
+	// fields holds the field scorers' per-field verdicts: scorer → field.
+	fields map[string]map[string]*fieldAcc
+	// judge counts each scorer's judge errors and cost.
+	judge   map[string]*judgeAcc
 	ttft    []float64
 	order   []string
 	primary string // the first scorer flagged primary
@@ -236,7 +266,8 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		if a == nil {
 			a = &acc{t: Target{Name: name, Scorers: map[string]Rate{}, Failures: Failures{ByKind: map[string]int{}}},
 				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}, errCost: map[string]float64{},
-				slices: map[string][][][2]int{}, pass: newVerdicts(run.Epochs)}
+				slices: map[string][][][2]int{}, pass: newVerdicts(run.Epochs),
+				byScorer: map[string]*verdicts{}, judge: map[string]*judgeAcc{}}
 			accs[name] = a
 		}
 		return a
@@ -245,6 +276,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		get(name)
 	}
 	worst := newWorstList(o.Worst)
+	var fo fieldOrder // read by the scores pass only
 	// The cases, numbered densely, with their tags for the per-slice tables.
 	ci := newCaseIndex()
 	err := st.Cases(ctx, run.ID, func(c store.Case) error {
@@ -273,6 +305,24 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			if s.Pass {
 				c[0]++
 			}
+			ix := ci.add(s.CaseID, nil)
+			vs := a.byScorer[s.Scorer]
+			if vs == nil {
+				vs = newVerdicts(run.Epochs)
+				a.byScorer[s.Scorer] = vs
+			}
+			vs.set(ix, s.Epoch, s.Pass)
+			a.addFields(&fo, &s, ix, run.Epochs)
+			j := a.judge[s.Scorer]
+			if j == nil {
+				j = &judgeAcc{}
+				a.judge[s.Scorer] = j
+			}
+			j.n++
+			j.cost += s.JudgeCost
+			if s.Kind == "judge_error" {
+				j.errors++
+			}
 			f := a.fails[s.Scorer]
 			if f == nil {
 				f = &Failures{ByKind: map[string]int{}}
@@ -297,6 +347,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 				}
 			}
 			a.t.JudgeCostUSD += s.JudgeCost
+			a.t.JudgeSavedUSD += s.JudgeSaved
 			a.errCost[s.Scorer] += s.ErrorCost
 			if len(ci.keys) > 0 {
 				i := ci.add(s.CaseID, nil)
@@ -337,6 +388,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			a.t.Tokens.Output += r.OutputTokens
 			a.t.Tokens.Cached += r.CachedTokens
 			a.t.CostUSD.Total += r.CostUSD
+			a.t.CostUSD.SavedUSD += r.SavedUSD
 			a.t.Redactions += r.Redactions
 			if r.FirstTokenMS > 0 {
 				a.ttft = append(a.ttft, r.FirstTokenMS)
@@ -355,6 +407,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	if err := worst.fillResults(ctx, st, run.ID); err != nil {
 		return nil, err
 	}
+	judgeTypes := judgeScorers(run.Config)
 	passByTarget := map[string]*verdicts{}
 	names := slices.Clone(run.Targets)
 	for name := range accs {
@@ -367,8 +420,13 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		t := a.t
 		for _, s := range a.order {
 			c := a.scorers[s]
-			t.Scorers[s] = rate(s, c[0], c[1], o.Alpha)
+			r := rate(s, c[0], c[1], o.Alpha)
+			r.CIMethod = "wilson"
+			primaryInterval(&r, a.byScorer[s], ci, o.Alpha)
+			t.Scorers[s] = r
 		}
+		t.Fields = a.fieldRates(&fo, ci, o.Alpha, run.Epochs)
+		t.Judges = a.judges(judgeTypes)
 		// A run with several primary scorers also stores their combination
 		// under the name "primary"; it is then the primary score.
 		if _, ok := a.scorers["primary"]; ok {
@@ -406,13 +464,13 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		}
 		if t.N > 0 {
 			c := &t.CostUSD
-			c.PerCase = c.Total / float64(t.N)
+			c.PerCase = (c.Total + c.SavedUSD) / float64(t.N)
 			if o.RequestsPerMonth > 0 {
 				m := c.PerCase * o.RequestsPerMonth
 				c.PerMonth = &m
 			}
 			if t.Primary.Passed > 0 {
-				pc := c.Total / float64(t.Primary.Passed)
+				pc := (c.Total + c.SavedUSD) / float64(t.Primary.Passed)
 				c.PerCorrect = &pc
 			}
 			c.ErrorsPerCase = t.ErrorCost / float64(t.N)
@@ -425,6 +483,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		return nil, err
 	}
 	rep.Worst = worst.list()
+	rep.FailureCount = worst.next
 	if len(rep.Targets) > 0 && rep.Targets[0].Primary.Scorer != "" {
 		rep.Comparisons = comparePairs(names, passByTarget, ci, rep.Targets[0].Primary.Scorer, o)
 		rep.Ranking = rank(names, rep.Comparisons)
@@ -432,6 +491,8 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	rep.Pareto = pareto(rep.Targets)
 	rep.Spec = json.RawMessage(run.Config)
 	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
+	rep.Warnings = append(rep.Warnings, judgeWarnings(rep.Targets)...)
+	rep.Warnings = append(rep.Warnings, hostWarnings(run)...)
 	if run.Experiment != "" && !o.NoLedger {
 		if rep.Ledger, err = selectionLedger(ctx, st, run, rep, passByTarget, ci, o); err != nil {
 			return nil, err

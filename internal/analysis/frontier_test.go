@@ -34,8 +34,7 @@ func TestPareto(t *testing.T) {
 	}
 }
 
-func TestWorstListKeepsSilentAndCostlyFirst(t *testing.T) {
-	w := newWorstList(3)
+func TestWorstListKeepsCostlyThenSilentFirst(t *testing.T) {
 	offers := []FailureExample{
 		{CaseID: "1", Shape: "loud", Kind: "timeout", ErrorCost: 9},
 		{CaseID: "2", Shape: "silent", Kind: "wrong", ErrorCost: 1},
@@ -44,17 +43,24 @@ func TestWorstListKeepsSilentAndCostlyFirst(t *testing.T) {
 		{CaseID: "5", Shape: "silent", Kind: "wrong", ErrorCost: 1},
 		{CaseID: "6", Shape: "loud", Kind: "refusal", ErrorCost: 50},
 	}
-	for _, f := range offers {
-		f.Target = "a"
-		w.offer(f)
-	}
-	var ids []string
-	for _, f := range w.list() {
-		ids = append(ids, f.CaseID)
-	}
-	// Silent before loud; costlier first; among equals, the earlier stored.
-	if want := []string{"4", "2", "5"}; !slices.Equal(ids, want) {
-		t.Errorf("worst = %v, want %v", ids, want)
+	// Costlier first (expected error cost); at equal cost silent before
+	// loud; among equals, the earlier stored. -1 keeps them all.
+	for n, want := range map[int][]string{3: {"6", "1", "4"}, -1: {"6", "1", "4", "2", "5", "3"}} {
+		w := newWorstList(n)
+		for _, f := range offers {
+			f.Target = "a"
+			w.offer(f)
+		}
+		var ids []string
+		for _, f := range w.list() {
+			ids = append(ids, f.CaseID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("worst of %d = %v, want %v", n, ids, want)
+		}
+		if w.next != len(offers) {
+			t.Errorf("worst of %d counted %d failures, want %d", n, w.next, len(offers))
+		}
 	}
 }
 

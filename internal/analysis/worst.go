@@ -13,33 +13,44 @@ import (
 // maxRawShown bounds an output kept for display.
 const maxRawShown = 4000
 
-// worstList keeps the failures most worth reading: silent ones (confidently
-// wrong) before loud ones, costlier before cheaper, and then in the order
-// they were stored. It holds at most n, so memory does not grow with a run.
+// worstList keeps the failures most worth reading: the costliest first (the
+// expected cost of the error, from the spec's error_costs and the case's
+// weight), then silent ones (confidently wrong) before loud ones, and then
+// in the order they were stored. It holds at most n (all of them when n is
+// negative), so memory does not grow with a run unless asked to; next
+// counts every failure offered.
 type worstList struct {
-	n     int
+	n     int // -1: keep all
 	items []FailureExample
 	seq   []int
 	next  int
 }
 
+// DefaultWorst is how many failures a report lists when not told.
+const DefaultWorst = 20
+
 func newWorstList(n int) *worstList {
-	if n <= 0 {
-		n = 20
+	switch {
+	case n < 0:
+		n = -1
+	case n == 0:
+		n = DefaultWorst
 	}
 	return &worstList{n: n}
 }
 
+// worse orders failures by expected error cost, then by shape: a silent
+// failure is worse than a loud one of the same cost.
 func worse(a, b FailureExample) bool {
-	if (a.Shape == "silent") != (b.Shape == "silent") {
-		return a.Shape == "silent"
+	if a.ErrorCost != b.ErrorCost {
+		return a.ErrorCost > b.ErrorCost
 	}
-	return a.ErrorCost > b.ErrorCost
+	return a.Shape == "silent" && b.Shape != "silent"
 }
 
 func (w *worstList) offer(f FailureExample) {
 	w.next++
-	if len(w.items) < w.n {
+	if w.n < 0 || len(w.items) < w.n {
 		w.items = append(w.items, f)
 		w.seq = append(w.seq, w.next)
 		return
@@ -57,8 +68,25 @@ func (w *worstList) offer(f FailureExample) {
 	}
 }
 
+// streamAbove is the number of kept failures above which their outputs are
+// read in one pass over the run's results rather than one lookup each.
+const streamAbove = 200
+
 // fillResults reads the stored output of every kept failure.
 func (w *worstList) fillResults(ctx context.Context, st store.Store, runID string) error {
+	if len(w.items) > streamAbove {
+		want := make(map[store.Key][]int, len(w.items))
+		for i, f := range w.items {
+			k := store.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch}
+			want[k] = append(want[k], i)
+		}
+		return st.Results(ctx, runID, func(r store.Result) error {
+			for _, i := range want[r.Key()] {
+				w.setRaw(i, &r)
+			}
+			return nil
+		})
+	}
 	for i, f := range w.items {
 		r, err := st.Result(ctx, runID, store.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch})
 		if errors.Is(err, store.ErrNotFound) {

@@ -1,0 +1,219 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/units"
+)
+
+// FieldRate is one field of a field scorer (field_equals) on one target:
+// the outputs whose field was right (Passed, "ok") out of every output the
+// scorer scored (N), with the interval the target's rates use. An output the
+// scorer could not compare field by field (unparseable, a failed call) is
+// not ok for any field; it is counted in Unscored.
+type FieldRate struct {
+	Field string `json:"field"`
+	Rate
+	Wrong    int `json:"wrong"`
+	Missing  int `json:"missing"`
+	Unscored int `json:"unscored"`
+}
+
+// JudgeStats is one judge scorer's health on one target: how many of its
+// verdicts were judge errors (the judge gave no usable verdict, which
+// counts as a failure of the output) and what its calls cost.
+type JudgeStats struct {
+	Scorer string `json:"scorer"`
+	N      int    `json:"n"`
+	Errors int    `json:"errors"`
+	// ErrorRate is Errors/N.
+	ErrorRate float64 `json:"error_rate"`
+	CostUSD   float64 `json:"cost_usd"`
+}
+
+// NotEvidence reports whether so many of the judge's verdicts failed that
+// the scorer's rate measures the judge rather than the target.
+func (j JudgeStats) NotEvidence() bool { return j.N > 0 && 2*j.Errors >= j.N }
+
+// fieldAcc accumulates one field of a field scorer on one target.
+type fieldAcc struct {
+	vs             *verdicts
+	wrong, missing int
+}
+
+// fieldOrder keeps each field scorer's fields in the order its verdicts
+// list them (first seen across targets).
+type fieldOrder struct {
+	scorers []string
+	fields  map[string][]string
+}
+
+func (fo *fieldOrder) add(scorer, field string) {
+	if fo.fields == nil {
+		fo.fields = map[string][]string{}
+	}
+	fs, ok := fo.fields[scorer]
+	if !ok {
+		fo.scorers = append(fo.scorers, scorer)
+	}
+	if !slices.Contains(fs, field) {
+		fo.fields[scorer] = append(fs, field)
+	}
+}
+
+// addFields records a score's per-field verdicts (case i of the index).
+func (a *acc) addFields(fo *fieldOrder, s *store.Score, i, epochs int) {
+	if len(s.Fields) == 0 {
+		return
+	}
+	if a.fields == nil {
+		a.fields = map[string]map[string]*fieldAcc{}
+	}
+	byField := a.fields[s.Scorer]
+	if byField == nil {
+		byField = map[string]*fieldAcc{}
+		a.fields[s.Scorer] = byField
+	}
+	for _, f := range s.Fields {
+		fo.add(s.Scorer, f.Field)
+		fa := byField[f.Field]
+		if fa == nil {
+			fa = &fieldAcc{vs: newVerdicts(epochs)}
+			byField[f.Field] = fa
+		}
+		fa.vs.set(i, s.Epoch, f.Status == "ok")
+		switch f.Status {
+		case "wrong":
+			fa.wrong++
+		case "missing":
+			fa.missing++
+		}
+	}
+}
+
+// fieldRates are a target's per-field rates for every field scorer, each
+// field over every output its scorer scored on the target.
+func (a *acc) fieldRates(fo *fieldOrder, ci *caseIndex, alpha float64, epochs int) map[string][]FieldRate {
+	var out map[string][]FieldRate
+	for _, scorer := range fo.scorers {
+		all := a.byScorer[scorer]
+		if all == nil {
+			continue // the target has no score of this scorer
+		}
+		for _, field := range fo.fields[scorer] {
+			fa := a.fields[scorer][field]
+			if fa == nil {
+				fa = &fieldAcc{vs: newVerdicts(epochs)}
+			}
+			fr := FieldRate{Field: field, Wrong: fa.wrong, Missing: fa.missing}
+			// An output scored without per-field verdicts is not ok.
+			for j, x := range all.v {
+				if x < 0 {
+					continue
+				}
+				i, epoch := j/all.epochs, j%all.epochs+1
+				if fa.vs.get(i, epoch) < 0 {
+					fa.vs.set(i, epoch, false)
+					fr.Unscored++
+				}
+			}
+			passed, n := fa.vs.count()
+			fr.Rate = rate("", passed, n, alpha)
+			fr.CIMethod = "wilson"
+			primaryInterval(&fr.Rate, fa.vs, ci, alpha)
+			if out == nil {
+				out = map[string][]FieldRate{}
+			}
+			out[scorer] = append(out[scorer], fr)
+		}
+	}
+	return out
+}
+
+// get returns case i's verdict in an epoch: -1 when not scored, 0 fail,
+// 1 pass.
+func (vs *verdicts) get(i, epoch int) int8 {
+	if epoch < 1 || epoch > vs.epochs || (i+1)*vs.epochs > len(vs.v) {
+		return -1
+	}
+	return vs.v[i*vs.epochs+epoch-1]
+}
+
+// count returns how many verdicts passed and how many were scored.
+func (vs *verdicts) count() (passed, n int) {
+	for _, x := range vs.v {
+		if x >= 0 {
+			n++
+			passed += int(x)
+		}
+	}
+	return passed, n
+}
+
+// judgeAcc accumulates one scorer's judge errors and judge cost.
+type judgeAcc struct {
+	n, errors int
+	cost      float64
+}
+
+// judges are the target's judge scorers (typed judge in the run's spec, or
+// with a judge error or a judge cost), in the scorers' order.
+func (a *acc) judges(judgeTypes map[string]bool) []JudgeStats {
+	var out []JudgeStats
+	for _, s := range a.order {
+		j := a.judge[s]
+		if j == nil || (!judgeTypes[s] && j.errors == 0 && j.cost == 0) {
+			continue
+		}
+		js := JudgeStats{Scorer: s, N: j.n, Errors: j.errors, CostUSD: j.cost}
+		if j.n > 0 {
+			js.ErrorRate = round4(float64(j.errors) / float64(j.n))
+		}
+		out = append(out, js)
+	}
+	return out
+}
+
+// judgeScorers names the scorers of type judge in a run's resolved spec.
+func judgeScorers(config []byte) map[string]bool {
+	var sp struct {
+		Scorers []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		} `json:"scorers"`
+	}
+	out := map[string]bool{}
+	if len(config) == 0 || json.Unmarshal(config, &sp) != nil {
+		return out
+	}
+	for _, s := range sp.Scorers {
+		if s.Type == "judge" {
+			out[s.Name] = true
+		}
+	}
+	return out
+}
+
+// judgeWarnings say loudly, for every judge scorer that gave judge errors
+// on a target, how many: those verdicts count as failures of the output.
+func judgeWarnings(targets []Target) []string {
+	var out []string
+	for _, t := range targets {
+		for _, j := range t.Judges {
+			if j.Errors == 0 {
+				continue
+			}
+			w := fmt.Sprintf("target %s, scorer %s: judge errors: %d of %d (%s)", t.Name, j.Scorer, j.Errors, j.N, units.Pct(j.ErrorRate))
+			if j.NotEvidence() {
+				w += " — this scorer's rate is not evidence (the judge, not the target, failed)"
+			} else {
+				w += " — counted as failures, so this scorer's rate understates the target"
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
