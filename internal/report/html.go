@@ -18,9 +18,6 @@ import (
 //go:embed templates/*.tmpl
 var htmlTemplates embed.FS
 
-// htmlMaxWorst bounds the failures shown with their outputs.
-const htmlMaxWorst = 25
-
 // HTML writes the report as one self-contained HTML page: no scripts, no
 // fetches (a Content-Security-Policy forbids them besides), inline CSS,
 // charts drawn as inline SVG. It is rendered with html/template from
@@ -75,6 +72,14 @@ type htmlPage struct {
 	Noise       []htmlNoise
 	NoiseNote   string
 	Ledger      *htmlLedger
+	// Rescored names the scoring read when it is not the run's own, with
+	// its scorers hash.
+	Rescored                    string
+	Scorers                     []htmlScorer
+	ScorerMethods, ScorerJudges bool
+	Fields                      []htmlFieldTable
+	FieldNote                   string
+	FailuresHint                string
 }
 
 type htmlNoise struct {
@@ -221,8 +226,11 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 		p.Cost, p.Latency = &cc, &lc
 	}
 	p.Kinds = kindsTable(rep)
-	p.WorstTotal = len(rep.Worst)
-	for _, f := range rep.Worst[:min(len(rep.Worst), htmlMaxWorst)] {
+	p.WorstTotal = failureCount(rep)
+	p.FailuresHint = visible(failuresHint(rep), false)
+	p.Rescored = visible(rescoredLine(rep.Run), false)
+	htmlScorersAndFields(&p, rep)
+	for _, f := range rep.Worst {
 		h := htmlFailure{Target: f.Target, CaseID: visible(f.CaseID, false), Shape: f.Shape, Kind: visible(f.Kind, false),
 			Reason: visible(f.Reason, true), Expected: visible(f.Expected, true), Raw: visible(f.Raw, true)}
 		if f.Epoch > 1 {
@@ -253,7 +261,7 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 
 func visibleRun(r analysis.RunInfo) analysis.RunInfo {
 	for _, s := range []*string{&r.ID, &r.Spec, &r.SpecHash, &r.DatasetHash, &r.PromptHash, &r.GitCommit,
-		&r.Status, &r.Started, &r.Ended} {
+		&r.Status, &r.Started, &r.Ended, &r.ScorersHash, &r.ScoringScorersHash} {
 		*s = visible(*s, false)
 	}
 	return r

@@ -14,7 +14,6 @@ import (
 // takes 65,536 characters).
 const (
 	mdMaxSliceValues = 40
-	mdMaxWorst       = 5
 	mdMaxOutput      = 1200 // characters of a failure's output shown
 )
 
@@ -36,11 +35,16 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	if s := primaryScorer(rep); s != "" {
 		line = append(line, "primary scorer "+mdText(s))
 	}
+	if l := rescoredLine(r); l != "" {
+		line = append(line, "**"+mdText(l)+"**")
+	}
 	b.WriteString(strings.Join(line, " · ") + "\n\n")
 
 	if len(rep.Targets) > 0 {
 		mdHeadline(b, rep)
 	}
+	mdScorers(b, rep)
+	mdFields(b, rep)
 	mdNoise(b, rep)
 	if notes := redactionNotes(rep, mdText); len(notes) > 0 {
 		b.WriteString("\n**Secrets redacted**\n\n")
@@ -71,7 +75,7 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	}
 	mdSlices(b, rep)
 	if len(rep.Worst) > 0 {
-		mdWorst(b, rep.Worst)
+		mdWorst(b, rep)
 	}
 	mdMeasured(b, r)
 	_, err := io.WriteString(w, b.String())
@@ -248,10 +252,12 @@ func mdSlices(b *strings.Builder, rep *analysis.Report) {
 	}
 }
 
-func mdWorst(b *strings.Builder, worst []analysis.FailureExample) {
-	n := min(len(worst), mdMaxWorst)
-	fmt.Fprintf(b, "\n<details><summary>Worst failures (%d of %d)</summary>\n\n", n, len(worst))
-	for _, f := range worst[:n] {
+// mdWorst lists the failures the report carries (--failures), costliest
+// first, and says how to list them all.
+func mdWorst(b *strings.Builder, rep *analysis.Report) {
+	fmt.Fprintf(b, "\n<details><summary>Worst failures (%s of %s)</summary>\n\n", units.Count(len(rep.Worst)), units.Count(failureCount(rep)))
+	b.WriteString("Costliest first (expected error cost), then silent before loud.\n\n")
+	for _, f := range rep.Worst {
 		head := []string{"**" + mdText(f.Target) + "**", "case " + mdText(f.CaseID)}
 		if f.Epoch > 1 {
 			head = append(head, fmt.Sprintf("epoch %d", f.Epoch))
@@ -272,6 +278,9 @@ func mdWorst(b *strings.Builder, worst []analysis.FailureExample) {
 		} else {
 			b.WriteString(mdFence(truncate(f.Raw, mdMaxOutput)) + "\n\n")
 		}
+	}
+	if h := failuresHint(rep); h != "" {
+		b.WriteString(mdText(h) + "\n\n")
 	}
 	b.WriteString("</details>\n")
 }
@@ -294,6 +303,14 @@ func mdMeasured(b *strings.Builder, r analysis.RunInfo) {
 	row("ended", r.Ended)
 	if r.Scoring > 0 {
 		row("scoring", fmt.Sprint(r.Scoring))
+	}
+	row("scorers hash", r.ScorersHash)
+	if r.Scoring > 1 {
+		h := r.ScoringScorersHash
+		if h == "" {
+			h = "not recorded"
+		}
+		row(fmt.Sprintf("scorers hash of scoring %d", r.Scoring), h)
 	}
 	b.WriteString("\n</details>\n")
 }

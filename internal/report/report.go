@@ -62,6 +62,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	if r.GitCommit != "" {
 		fmt.Fprintf(w, "  git %s\n", r.GitCommit)
 	}
+	if l := rescoredLine(r); l != "" {
+		fmt.Fprintf(w, "  %s\n", term(l))
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tn\tpassed\trate\t95% CI\tloud\tsilent\tp50 ms\tp95 ms\tcost $\t")
@@ -80,6 +83,12 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	}
 	for _, n := range redactionNotes(rep, term) {
 		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	if err := textScorers(w, rep); err != nil {
+		return err
+	}
+	if err := textFields(w, rep); err != nil {
+		return err
 	}
 	if err := textNoise(w, rep); err != nil {
 		return err
@@ -107,6 +116,10 @@ func Text(w io.Writer, rep *analysis.Report) error {
 			parts[i] = fmt.Sprintf("%s %d", term(k), t.Failures.ByKind[k])
 		}
 		fmt.Fprintf(w, "\n%s failures: %s", term(t.Name), strings.Join(parts, ", "))
+	}
+	if len(rep.Worst) > 0 {
+		fmt.Fprintln(w)
+		textWorst(w, rep)
 	}
 	if len(rep.Targets) > 0 {
 		fmt.Fprintf(w, "\n\nprimary scorer: %s; rates are passed/n with Wilson 95%% intervals\n", term(rep.Targets[0].Primary.Scorer))
