@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,8 +71,8 @@ func TestJSONLValues(t *testing.T) {
 	if c.ID != "12345678901234567890" {
 		t.Errorf("a numeric id keeps its written digits, got %q", c.ID)
 	}
-	if c.Vars["n"] != 3.0 || c.Vars["x"] != 0.5 || c.Vars["ok"] != true {
-		t.Errorf("JSON numbers become float64: %#v", c.Vars)
+	if c.Vars["n"] != json.Number("3") || c.Vars["x"] != json.Number("0.5") || c.Vars["ok"] != true {
+		t.Errorf("JSON numbers keep their written form as json.Number: %#v", c.Vars)
 	}
 	if !reflect.DeepEqual(c.Expected, map[string]any{"team": "billing"}) {
 		t.Errorf("expected keeps any JSON value: %#v", c.Expected)
@@ -352,5 +353,88 @@ func TestOverlongRowsAreBounded(t *testing.T) {
 	info, err = r.scan(&Info{}, nil)
 	if !errors.As(err, &ps) || len(ps) != 1 || ps[0].Line != 2 || !strings.Contains(ps[0].Msg, "longer than 64 MiB") || info.Cases != 1 {
 		t.Errorf("csv: %v, %+v", err, info)
+	}
+}
+
+// A JSONL line whose object repeats a key is a problem at the repeated
+// key, naming it and the object that holds it; the lines around it are
+// still cases.
+func TestJSONLDuplicateKeys(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "bad", "duplicate_keys.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	col := func(line int, key string) int { return strings.LastIndex(lines[line-1], key) + 1 }
+	sp := specFor(t, "d.jsonl", string(data), "  id: id\n")
+	want := []string{
+		fmt.Sprintf(`d.jsonl:2:%d: duplicate key "total"`, col(2, `"total"`)),
+		fmt.Sprintf(`d.jsonl:3:%d: duplicate key "sku" in the object at inv.items[1]`, col(3, `"sku"`)),
+		fmt.Sprintf(`d.jsonl:4:%d: duplicate key "total"`, col(4, `"total"`)), // "\u0074otal" is "total"
+	}
+	got := problems(t, sp)
+	if len(got) != len(want) {
+		t.Fatalf("problems %q, want %d", got, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]+":") {
+			t.Errorf("problem %q, want it to start %q", got[i], want[i])
+		}
+	}
+	var ids []string
+	r, err := Open(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		c, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if c != nil {
+			ids = append(ids, c.ID)
+		}
+	}
+	if strings.Join(ids, ",") != "a" {
+		t.Errorf("cases %v, want only a (the others repeat a key)", ids)
+	}
+}
+
+// Numbers reach Expected and Vars as written, so 9007199254740993 (which
+// float64 rounds to …992) is still itself; CEL tags read them as numbers.
+func TestJSONLNumbersStayExact(t *testing.T) {
+	data := `{"id": 1, "answer": 9007199254740993, "big": 12345678901234567891, "x": 1.50}` + "\n"
+	sp := specFor(t, "d.jsonl", data, "  id: id\n  expected: answer\n  tags: {odd: 'case.answer % 2 == 1 ? \"odd\" : \"even\"', big: 'string(case.big)', x: 'case.x > 1.4 ? \"hi\" : \"lo\"'}\n")
+	cs := collect(t, sp)
+	if len(cs) != 1 {
+		t.Fatalf("%d cases", len(cs))
+	}
+	c := cs[0]
+	if c.Expected != json.Number("9007199254740993") || c.Vars["big"] != json.Number("12345678901234567891") || c.Vars["x"] != json.Number("1.50") {
+		t.Errorf("expected %#v, vars %#v", c.Expected, c.Vars)
+	}
+	if want := map[string]string{"odd": "odd", "big": "12345678901234567891", "x": "hi"}; !reflect.DeepEqual(c.Tags, want) {
+		t.Errorf("tags %v, want %v", c.Tags, want)
+	}
+}
+
+// DuplicateKey agrees with a decoder that records every key it sees.
+func TestDuplicateKey(t *testing.T) {
+	for _, c := range []struct {
+		in, key, path string
+	}{
+		{`{"a": 1, "b": {"a": 2}}`, "", ""},
+		{`{"a": "b", "b": 1}`, "", ""},
+		{`{"a": 1, "a": 2}`, "a", ""},
+		{`[{"x": [{"k": 1, "k": 2}]}]`, "k", "[0].x[0]"},
+		{`{"a\"b": 1, "a\u0022b": 2}`, `a"b`, ""},
+		{`{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"10":10,"3":0}`, "3", ""},
+		{`{"s": "{\"a\": 1, \"a\": 2}"}`, "", ""},
+	} {
+		key, _, path, found := DuplicateKey([]byte(c.in))
+		if found != (c.key != "") || key != c.key || path != c.path {
+			t.Errorf("DuplicateKey(%s) = %q at %q (found %v), want %q at %q", c.in, key, path, found, c.key, c.path)
+		}
 	}
 }

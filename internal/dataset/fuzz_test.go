@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -84,4 +85,75 @@ func FuzzCSV(f *testing.F) {
 		}
 		checkScan(t, "csv", src)
 	})
+}
+
+// FuzzDuplicateKey checks DuplicateKey against a token-by-token decoder that
+// records each object's keys: on valid JSON they find the same first
+// repeated key, and neither panics on anything.
+func FuzzDuplicateKey(f *testing.F) {
+	for _, s := range []string{`{"a": 1, "a": 2}`, `[{"x": {"k": 1}}, {"k": 1, "k": [1]}]`, `{"a\u0062": 1, "ab": 2}`,
+		`{"s": "\"a\": 1, \"a\": 2"}`, `"x"`, `{}`, `[[],{"":1,"":2}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		key, off, _, found := DuplicateKey(b)
+		if !json.Valid(b) {
+			return
+		}
+		wantKey, wantFound := referenceDuplicate(b)
+		if found != wantFound || key != wantKey {
+			t.Fatalf("DuplicateKey(%q) = %q %v, reference %q %v", b, key, found, wantKey, wantFound)
+		}
+		if found && (off < 0 || off >= len(b) || b[off] != '"') {
+			t.Fatalf("DuplicateKey(%q): offset %d is not a key's quote", b, off)
+		}
+	})
+}
+
+// referenceDuplicate finds the first repeated key with json.Decoder.Token.
+func referenceDuplicate(b []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type frame struct {
+		obj       bool
+		expectKey bool
+		seen      map[string]bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.expectKey {
+			if k, ok := tok.(string); ok {
+				if top.seen[k] {
+					return k, true
+				}
+				top.seen[k] = true
+				top.expectKey = false
+				continue
+			}
+		}
+		if top != nil && top.obj {
+			top.expectKey = true // the value is read; a key comes next
+		}
+		switch tok {
+		case json.Delim('{'):
+			if top != nil && top.obj {
+				top.expectKey = false
+			}
+			stack = append(stack, &frame{obj: true, expectKey: true, seen: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].obj {
+				stack[len(stack)-1].expectKey = true
+			}
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -142,6 +144,11 @@ func (s *jsonlSource) parse(line []byte) (*row, []rowProblem) {
 		col := runeCol(line, leadingSpace(line))
 		return nil, []rowProblem{{line: s.line, col: col, msg: fmt.Sprintf("line holds %s, not a JSON object", jsonKind(v)), hint: jsonlHint}}
 	}
+	if key, off, path, dup := DuplicateKey(line); dup {
+		return nil, []rowProblem{{line: s.line, col: runeCol(line, off),
+			msg:  DuplicateKeyMessage(key, path) + ": a reader keeping the last value would change the case silently",
+			hint: "each key may appear once per object; remove or rename one"}}
+	}
 	text := line
 	if len(text) > 1<<20 {
 		text = nil // locating fields in huge lines is not worth the memory
@@ -197,4 +204,111 @@ func (r *row) fieldCol(name string) int {
 		return runeCol(r.text, i)
 	}
 	return 1
+}
+
+// DuplicateKey finds the first key of a JSON object in b that repeats an
+// earlier key of the same object, comparing keys as decoded ("a" and
+// "\u0061" are one key). b must hold valid JSON (decode it first): the scan
+// only tracks strings and brackets. It returns the key, the byte offset of
+// its repetition's opening quote, and the path of the object that holds it
+// ("" for the top level, else e.g. items[2].address); found is false when
+// every object's keys are unique. encoding/json keeps the last of repeated
+// keys without a word, so the JSONL reader and the scorers' JSON parser
+// call this to report them instead.
+func DuplicateKey(b []byte) (key string, offset int, path string, found bool) {
+	type frame struct {
+		obj       bool
+		expectKey bool
+		key       string // the current key (objects)
+		index     int    // the current element (arrays)
+		keys      []string
+		set       map[string]bool // once keys grows past a few
+	}
+	var stack []frame
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{':
+			stack = append(stack, frame{obj: true, expectKey: true})
+		case '[':
+			stack = append(stack, frame{})
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case ',':
+			if len(stack) > 0 {
+				if top := &stack[len(stack)-1]; top.obj {
+					top.expectKey = true
+				} else {
+					top.index++
+				}
+			}
+		case '"':
+			start, escaped := i, false
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+					escaped = true
+				}
+			}
+			if len(stack) == 0 || !stack[len(stack)-1].obj || !stack[len(stack)-1].expectKey {
+				continue
+			}
+			top := &stack[len(stack)-1]
+			top.expectKey = false
+			var k string
+			if escaped && i < len(b) {
+				if json.Unmarshal(b[start:i+1], &k) != nil {
+					k = string(b[start+1 : i])
+				}
+			} else {
+				k = string(b[start+1 : min(i, len(b))])
+			}
+			dup := false
+			if top.set != nil {
+				dup = top.set[k]
+				top.set[k] = true
+			} else {
+				for _, seen := range top.keys {
+					if seen == k {
+						dup = true
+						break
+					}
+				}
+				top.keys = append(top.keys, k)
+				if len(top.keys) > 8 {
+					top.set = make(map[string]bool, 2*len(top.keys))
+					for _, s := range top.keys {
+						top.set[s] = true
+					}
+					top.keys = nil
+				}
+			}
+			if dup {
+				var p strings.Builder
+				for _, f := range stack[:len(stack)-1] {
+					if f.obj {
+						if p.Len() > 0 {
+							p.WriteByte('.')
+						}
+						p.WriteString(f.key)
+					} else {
+						fmt.Fprintf(&p, "[%d]", f.index)
+					}
+				}
+				return k, start, p.String(), true
+			}
+			top.key = k
+		}
+	}
+	return "", 0, "", false
+}
+
+// DuplicateKeyMessage describes a repeated key found by DuplicateKey.
+func DuplicateKeyMessage(key, path string) string {
+	msg := fmt.Sprintf("duplicate key %s", strconv.Quote(key))
+	if path != "" {
+		msg += " in the object at " + path
+	}
+	return msg
 }

@@ -36,7 +36,14 @@ import (
 //
 // Values: IDs, tags and expected_extract read a value as text (Stringify):
 // numbers as written, so the JSON id 12345678901234567890 keeps its digits.
-// In Vars and Expected, JSON numbers are float64.
+// In Vars and Expected, JSON numbers are json.Number, their written form,
+// so a scorer compares 9007199254740993 exactly (a float64 would round it)
+// and a prompt shows 1.50 as the file wrote it. A CEL tag expression sees
+// them as int, uint or double.
+//
+// A JSONL line whose object repeats a key ({"total": 1, "total": 2}) is a
+// problem at the repeated key's FILE:LINE:COL: a reader that kept the last
+// value would change the case without a word.
 //
 // A Reader assumes a spec that spec.Load accepted: settings spec.Load rejects
 // (an expected_extract that does not compile, say) are ignored here rather
@@ -319,7 +326,7 @@ func (r *Reader) build(row *row) (*Case, []spec.Problem) {
 		}
 	}
 
-	c.Vars = plain(row.fields).(map[string]any)
+	c.Vars = row.fields
 	if ds.Expected != "" {
 		if extracted != nil {
 			c.Expected = *extracted
@@ -329,9 +336,17 @@ func (r *Reader) build(row *row) (*Case, []spec.Problem) {
 	}
 
 	tagFailed := false
+	var celVars map[string]any // the values as CEL tags read them, made once
 	for i := range r.tags {
 		t := &r.tags[i]
-		v, ok, errMsg := t.eval(c.Vars)
+		vars := c.Vars
+		if t.prg != nil {
+			if celVars == nil {
+				celVars = celNumbers(c.Vars).(map[string]any)
+			}
+			vars = celVars
+		}
+		v, ok, errMsg := t.eval(vars)
 		if errMsg != "" {
 			hint := ""
 			if strings.Contains(errMsg, "no such key") {

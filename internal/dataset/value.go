@@ -10,7 +10,7 @@ import (
 
 // Stringify renders a case value as text: strings as they are, numbers as
 // written in the file, booleans as true/false, null as "", and objects and
-// arrays as compact JSON. IDs, tags and expected_extract use it.
+// arrays as compact JSON (their numbers as written too). IDs, tags and expected_extract use it.
 func Stringify(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -33,34 +33,43 @@ func Stringify(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	}
-	b, err := json.Marshal(plain(v))
+	b, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}
 	return string(b)
 }
 
-// plain converts json.Number values (kept while reading so IDs keep their
-// written form) to float64, the usual Go form of a JSON number, recursively.
-func plain(v any) any {
+// celNumbers copies a row's values for a CEL tag expression, whose adapter
+// would read a json.Number as a string: a whole number becomes an int (or a
+// uint beyond int64), any other number a double, and a number no double
+// holds (out of range) stays its written text.
+func celNumbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:
-		f, err := x.Float64()
-		if err != nil {
-			// Out of float64 range: keep the text rather than lose it.
-			return x.String()
+		s := x.String()
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n
 		}
-		return f
+		if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return n
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) {
+			return f
+		}
+		return s
 	case map[string]any:
+		out := make(map[string]any, len(x))
 		for k, e := range x {
-			x[k] = plain(e)
+			out[k] = celNumbers(e)
 		}
-		return x
+		return out
 	case []any:
+		out := make([]any, len(x))
 		for i, e := range x {
-			x[i] = plain(e)
+			out[i] = celNumbers(e)
 		}
-		return x
+		return out
 	}
 	return v
 }
