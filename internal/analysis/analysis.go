@@ -60,12 +60,11 @@ type RunInfo struct {
 	Epochs       int    `json:"epochs"`
 	Status       string `json:"status"`
 	Scoring      int    `json:"scoring"`
-	// ScoringScorersHash is the scorers hash the reported scoring was made
-	// with, when it is known and differs from how the run was made
-	// (a rescore under changed scorers).
+	// ScoringScorersHash is the scorers hash a rescore (Scoring > 1) was
+	// made with ("" for the run's own scoring, or when not recorded).
 	ScoringScorersHash string `json:"scoring_scorers_hash,omitempty"`
-	Started      string `json:"started"`
-	Ended        string `json:"ended,omitempty"`
+	Started            string `json:"started"`
+	Ended              string `json:"ended,omitempty"`
 }
 
 // Rate is passed out of n with its interval.
@@ -257,6 +256,13 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		}
 	}
 	rep := &Report{Run: runInfo(run, scoring)}
+	if scoring > 1 {
+		h, err := st.ScoringScorersHash(ctx, run.ID, scoring)
+		if err != nil {
+			return nil, err
+		}
+		rep.Run.ScoringScorersHash = h
+	}
 	accs := map[string]*acc{}
 	var mu sync.Mutex // guards accs: the results and scores passes run at once
 	get := func(name string) *acc {

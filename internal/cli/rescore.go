@@ -119,6 +119,10 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	if err != nil {
 		return fmt.Errorf("rescore %s: %w", run.ID, err)
 	}
+	// The report of a rescored run names the definition of correct it read.
+	if err := st.SetScoringScorersHash(ctx, run.ID, scoring, t.Spec.ScorersHash()); err != nil {
+		return fmt.Errorf("rescore %s: %w", run.ID, err)
+	}
 
 	sum := rescoreSummary{RunID: run.ID, Scoring: scoring, Scorers: map[string]scorerCount{}}
 	var mu sync.Mutex

@@ -249,6 +249,14 @@ type Store interface {
 	// ScoringPending reports whether a scoring of a run is reserved and not
 	// completed.
 	ScoringPending(ctx context.Context, runID string, scoring int) (bool, error)
+	// SetScoringScorersHash records the scorers hash (Spec.ScorersHash) a
+	// reserved scoring is made with; it is an error for a scoring that was
+	// never reserved.
+	SetScoringScorersHash(ctx context.Context, runID string, scoring int, hash string) error
+	// ScoringScorersHash returns the scorers hash a scoring was made with:
+	// the run's own (Run.ScorersHash) for scoring 1, the recorded one for a
+	// rescore, "" when none was recorded.
+	ScoringScorersHash(ctx context.Context, runID string, scoring int) (string, error)
 	// ResultsWithoutCase counts a run's results whose case is not recorded
 	// (PutCases), the sign of a run killed before its cases were stored.
 	ResultsWithoutCase(ctx context.Context, runID string) (int, error)

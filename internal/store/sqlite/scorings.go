@@ -120,3 +120,35 @@ func (d *DB) ResultsWithoutCase(ctx context.Context, runID string) (int, error) 
 	}
 	return n, nil
 }
+
+// SetScoringScorersHash records the scorers hash of a reserved scoring.
+func (d *DB) SetScoringScorersHash(ctx context.Context, runID string, scoring int, hash string) error {
+	return d.write(ctx, fmt.Sprintf("recording the scorers hash of scoring %d of run %s", scoring, runID), func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE scorings SET scorers_hash = ? WHERE run_id = ? AND scoring = ?`, hash, runID, scoring)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("the scoring was never reserved (ReserveScoring)")
+		}
+		return nil
+	})
+}
+
+// ScoringScorersHash returns the scorers hash a scoring was made with: the
+// run's for scoring 1, the recorded one for a rescore ("" when none was).
+func (d *DB) ScoringScorersHash(ctx context.Context, runID string, scoring int) (string, error) {
+	var h string
+	row := d.r.QueryRowContext(ctx, `SELECT coalesce((SELECT scorers_hash FROM scorings WHERE run_id = ? AND scoring = ?), '')`, runID, scoring)
+	if scoring == 1 {
+		row = d.r.QueryRowContext(ctx, `SELECT coalesce((SELECT scorers_hash FROM runs WHERE id = ?), '')`, runID)
+	}
+	if err := row.Scan(&h); err != nil {
+		return "", fmt.Errorf("reading the scorers hash of scoring %d of run %s: %w", scoring, runID, err)
+	}
+	return h, nil
+}

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Scorings", testScorings},
 		{"PendingScoringInvisible", testPendingScoringInvisible},
 		{"ConcurrentReservations", testConcurrentReservations},
+		{"ScoringScorersHash", testScoringScorersHash},
 		{"ResultsWithoutCase", testResultsWithoutCase},
 		{"Lease", testLease},
 		{"LeaseRace", testLeaseRace},
