@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/host"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/spec"
@@ -257,6 +258,9 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	defer unwatch()
 
 	start := g.Now()
+	// The host's load while calls are made: the report warns when it was
+	// above the cores (latency then measures the machine too).
+	sampler := host.Start()
 	sum, runErr := runner.Run(runCtx, runner.Options{
 		RunID:       run.ID,
 		Targets:     targets,
@@ -270,8 +274,10 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		Progress:    prog.add,
 		CommitEvery: o.CommitEvery,
 		Now:         g.Now,
+		Sequential:  sp.Run.Schedule == spec.ScheduleSequential,
 	})
 	prog.finish()
+	seen := sampler.Stop()
 	if runErr == nil && !sum.Interrupted && len(set.Pairwise()) > 0 {
 		// Pairwise judges compare each candidate with the baseline's output,
 		// so they run once every result of the run exists.
@@ -296,6 +302,11 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	default:
 		run.Status = store.StatusComplete
 		run.Ended = g.Now().UTC()
+	}
+	if prev, err := host.Decode(run.Host); err == nil {
+		run.Host = prev.Merge(seen).Encode() // a resume adds to what the run saw before
+	} else {
+		run.Host = seen.Encode()
 	}
 	if err := st.UpdateRun(wctx, run); err != nil {
 		runErr = errors.Join(runErr, err)

@@ -1,5 +1,6 @@
 // Package runner owns the fan-out of a run: cases × targets × epochs, each
-// target with its own workers, every call through the target's wrapped
+// target with its own workers (all targets at once, or one after another
+// with run.schedule sequential), every call through the target's wrapped
 // provider, every result scored and handed to a single writer that commits
 // to the store in small batches (so a result is durable a fraction of a
 // second after it completes). It skips the keys a resumed run already has,
@@ -58,6 +59,12 @@ type Options struct {
 	CommitEvery time.Duration
 	CommitBatch int
 	Now         func() time.Time
+	// Sequential runs the targets one after another (run.schedule
+	// sequential): each target's calls, with its own concurrency, all
+	// finish before the next target's start, so no two targets' calls are
+	// ever in flight at once and a local target's latency is not measured
+	// on a machine the others keep busy. False runs every target at once.
+	Sequential bool
 }
 
 // Summary counts what a run did.
@@ -112,8 +119,8 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	var wg sync.WaitGroup
 	var issueErr error
 	var issueErrOnce sync.Once
-	for i := range o.Targets {
-		t := &o.Targets[i]
+	// start starts one target's workers and issuer, counted in wg.
+	start := func(t *Target, wg *sync.WaitGroup) {
 		workers := t.Workers
 		if workers <= 0 {
 			workers = t.Spec.Limits.Concurrency
@@ -156,6 +163,19 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 				issueErrOnce.Do(func() { issueErr = fmt.Errorf("target %s: %w", t.Spec.Name, err) })
 			}
 		}()
+	}
+	for i := range o.Targets {
+		t := &o.Targets[i]
+		if !o.Sequential {
+			start(t, &wg)
+			continue
+		}
+		// One target at a time: its calls all finish before the next
+		// target's first is issued. After an interrupt the later targets
+		// issue nothing (their issuers see stop at once).
+		var one sync.WaitGroup
+		start(t, &one)
+		one.Wait()
 	}
 	wg.Wait()
 	close(out)

@@ -442,6 +442,13 @@ func (v *validator) check() {
 	} else if s.Run.Retries > MaxRetries {
 		v.at("run.retries", "", "run.retries must be between 0 and %d, got %d", MaxRetries, s.Run.Retries)
 	}
+	if s.Run.Schedule != "" && !contains(Schedules, s.Run.Schedule) {
+		hint := "run.schedule is " + strings.Join(Schedules, " or ")
+		if near := nearest(s.Run.Schedule, Schedules); near != "" {
+			hint = fmt.Sprintf("did you mean %q? %s", near, hint)
+		}
+		v.at("run.schedule", hint, "unknown run.schedule %s", shortQuote(s.Run.Schedule))
+	}
 	if s.Run.Timeout <= 0 {
 		v.at("run.timeout", "write a duration like 30s, 1m30s or 250ms", "run.timeout must be greater than 0")
 	}

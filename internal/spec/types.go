@@ -209,7 +209,21 @@ type RunConfig struct {
 	Epochs  int      `yaml:"epochs,omitempty" json:"epochs,omitempty"`   // default 1
 	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"` // per request, default 60s
 	Retries int      `yaml:"retries,omitempty" json:"retries,omitempty"` // default 6
+	// Schedule says how targets share the machine: parallel (default, ""
+	// too) runs every target at once; sequential runs them one after
+	// another, each with its own concurrency, so an exec target's latency
+	// is not measured on a host the other targets saturate.
+	Schedule string `yaml:"schedule,omitempty" json:"schedule,omitempty"`
 }
+
+// Run schedules (run.schedule).
+const (
+	ScheduleParallel   = "parallel"
+	ScheduleSequential = "sequential"
+)
+
+// Schedules are the accepted values of run.schedule.
+var Schedules = []string{ScheduleParallel, ScheduleSequential}
 
 // Volume prices the score at the team's volume.
 type Volume struct {

@@ -29,6 +29,12 @@ var badCases = []struct {
 	{"bad/unknown_key_no_suggestion.yaml", []string{
 		`bad/unknown_key_no_suggestion.yaml:3:3: unknown key "colour" in dataset (valid keys are: expected, expected_extract, format, id, limit, path, tags, weight)`,
 	}},
+	{"bad/bad_schedule.yaml", []string{
+		`bad/bad_schedule.yaml:9:28: unknown run.schedule "sequental" (did you mean "sequential"? run.schedule is parallel or sequential)`,
+	}},
+	{"bad/bad_schedule_list.yaml", []string{
+		`bad/bad_schedule_list.yaml:10:13: run.schedule must be a string, got a list`,
+	}},
 	{"bad/wrong_types.yaml", []string{
 		`bad/wrong_types.yaml:3:10: dataset.limit must be a whole number, got the string "ten"`,
 		`bad/wrong_types.yaml:10:13: targets[0].stream must be true or false, got the string "yes" (write true or false)`,
