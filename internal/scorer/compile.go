@@ -102,7 +102,7 @@ func CompileWith(sp *spec.Spec, opts Options) (*Set, spec.Problems) {
 	b := &builder{sp: sp, opts: opts}
 	set := &Set{combine: "all"}
 
-	p, err := NewParser(sp.Output.Format, sp.Output.Extract)
+	p, err := NewStrictParser(sp.Output.Format, sp.Output.Extract, sp.Output.Strict)
 	if err != nil {
 		b.outputProblem(err)
 	}
@@ -225,6 +225,8 @@ func (b *builder) problemf(i int, field, hint, format string, args ...any) {
 
 func (b *builder) outputProblem(err error) {
 	switch {
+	case strings.HasPrefix(err.Error(), "output.strict"):
+		b.probs = append(b.probs, b.sp.Problemf("output.strict", "set output.format: json, or remove strict", "%v", err))
 	case strings.HasPrefix(err.Error(), "unknown output format"):
 		hint := "supported formats: " + strings.Join(Formats(), ", ")
 		if n := nearest(b.sp.Output.Format, Formats()); n != "" {

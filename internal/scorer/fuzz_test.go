@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -21,6 +22,7 @@ import (
 // whenever the whole input is valid JSON.
 func FuzzExtractJSON(f *testing.F) {
 	for _, s := range []string{
+		`{"a":1,"a":2}`, "Sure:\n```json\n{\"t\": 1, \"t\": 2}\n```", `x {"o": {"k": 1}, "o": 2} y`,
 		`{"a":1}`, "```json\n{\"a\": [1,2]}\n```", `Sure! {"team":"x"} hope it helps`,
 		`[1, {"b": null}]`, `{"a": "}"}`, `{{{{`, "```\n```", `"str"`, `42`, ` null `,
 		`see [1] then {"ok":true}`, `{"a":1}}`, "```json{\"a\":1}```", `{"a":"\u00e9\ud800"}`,
@@ -43,6 +45,12 @@ func FuzzExtractJSON(f *testing.F) {
 		}
 		trimmed := strings.TrimSpace(s)
 		if json.Valid([]byte(trimmed)) && utf8.ValidString(trimmed) {
+			if key, _, _, dup := dataset.DuplicateKey([]byte(trimmed)); dup {
+				if err == nil || !strings.Contains(err.Error(), "repeats the key") {
+					t.Fatalf("JSON %q repeats key %q, but extracting gave %#v, %v", trimmed, key, v, err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("valid JSON %q not extracted: %v", trimmed, err)
 			}
@@ -294,6 +302,55 @@ func FuzzPairVerdict(f *testing.F) {
 		}
 		if w != "A" && w != "B" && w != "tie" {
 			t.Fatalf("winner %q", w)
+		}
+	})
+}
+
+// FuzzStrictJSON: output.strict accepts exactly the outputs the tolerant
+// parser takes whole (note ""), with the same value; whatever the tolerant
+// parser needed a fence or prose for, strict refuses and says which. The
+// note is one of the three it may be.
+func FuzzStrictJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1}`, "```json\n{\"a\": 1}\n```", `Here: {"a": 1}`, `{"a": 1} done`, ` [1] `,
+		`{"a":1,"a":2}`, `nope`, "```\n{\"a\":1,\"a\":1}\n```", `{"a": 1}{"b": 2}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lv, note, lerr := extractJSON(s, false)
+		sv, snote, serr := extractJSON(s, true)
+		if snote != "" {
+			t.Fatalf("strict parse noted %q", snote)
+		}
+		switch note {
+		case "", NoteFenced, NoteProse:
+		default:
+			t.Fatalf("note %q", note)
+		}
+		if lerr != nil && note != "" {
+			t.Fatalf("a failed parse noted %q", note)
+		}
+		switch {
+		case lerr == nil && note == "":
+			if serr != nil || !reflect.DeepEqual(lv, sv) {
+				t.Fatalf("strict gave %#v, %v where the whole output %q is one value %#v", sv, serr, s, lv)
+			}
+		case lerr == nil:
+			if serr == nil {
+				t.Fatalf("strict accepted %q, which needed %s tolerance", s, note)
+			}
+			want := "text before or after it"
+			if note == NoteFenced {
+				want = "fence"
+			}
+			if !strings.Contains(serr.Error(), want) {
+				t.Fatalf("strict error %q on a %s output does not say %q", serr, note, want)
+			}
+		default:
+			if serr == nil {
+				t.Fatalf("strict accepted %q, which the tolerant parser refused (%v)", s, lerr)
+			}
 		}
 	})
 }

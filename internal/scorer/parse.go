@@ -31,7 +31,10 @@ var lastNumberText = regexp.MustCompile(`[-−]?[$€£¥]?(?:\d{1,3}(?:,\d{3})+
 //     multi-line mode, so ^ and $ match at line boundaries (use \A and \z for
 //     the ends of the text). The last match is used because answers come
 //     last: a model that writes "A:" twice is graded on its final answer.
-//   - json: the JSON value found by ExtractJSON (fences and prose tolerated).
+//   - json: the JSON value found by ExtractJSON (fences and prose tolerated,
+//     and noted: see ParseWithNote); with output.strict, the whole output
+//     must be one JSON value. An object that repeats a key fails the parse,
+//     naming the key.
 //   - last_number: the last number in the text, with commas, currency signs
 //     and a leading + removed and trailing fractional zeros dropped
 //     ("$1,234.50" → "1234.5"), as a string.
@@ -40,6 +43,7 @@ var lastNumberText = regexp.MustCompile(`[-−]?[$€£¥]?(?:\d{1,3}(?:,\d{3})+
 type Parser struct {
 	format  string
 	extract *regexp.Regexp
+	strict  bool
 }
 
 // NewParser builds a parser. format is one of Formats() ("" means text, or
@@ -73,12 +77,47 @@ func NewParser(format, extract string) (*Parser, error) {
 	return p, nil
 }
 
+// NewStrictParser is NewParser for output.strict: the json format then
+// accepts only an output that is one JSON value (no fence, no prose).
+// strict applies only to the json format.
+func NewStrictParser(format, extract string, strict bool) (*Parser, error) {
+	p, err := NewParser(format, extract)
+	if err != nil || !strict {
+		return p, err
+	}
+	if p.format != FormatJSON {
+		return nil, fmt.Errorf("output.strict applies only to output format json, not %s", p.format)
+	}
+	p.strict = true
+	return p, nil
+}
+
+// Strict reports whether the parser is strict (output.strict).
+func (p *Parser) Strict() bool { return p.strict }
+
 // Format is the parser's output format.
 func (p *Parser) Format() string { return p.format }
 
 // Parse parses raw. The result is a string for text, regex and last_number
 // and a JSON value (json.Number for numbers) for json.
 func (p *Parser) Parse(raw string) (any, error) {
+	v, _, err := p.ParseWithNote(raw)
+	return v, err
+}
+
+// ParseWithNote is Parse that also says how much the json format had to
+// tolerate: NoteFenced when the value was the body of a ``` fence,
+// NoteProse when it was found among other text, "" when the output was one
+// JSON value (and always for the other formats, and on failure).
+func (p *Parser) ParseWithNote(raw string) (any, string, error) {
+	if p.format == FormatJSON {
+		return extractJSON(raw, p.strict)
+	}
+	v, err := p.parse(raw)
+	return v, "", err
+}
+
+func (p *Parser) parse(raw string) (any, error) {
 	switch p.format {
 	case FormatRegex:
 		ms := p.extract.FindAllStringSubmatch(raw, -1)
@@ -90,8 +129,6 @@ func (p *Parser) Parse(raw string) (any, error) {
 			return strings.TrimSpace(m[1]), nil
 		}
 		return strings.TrimSpace(m[0]), nil
-	case FormatJSON:
-		return ExtractJSON(raw)
 	case FormatLastNumber:
 		return lastNumber(raw)
 	}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/spec"
 )
 
 func TestParser(t *testing.T) {
@@ -102,6 +104,95 @@ func TestIsEmptyRaw(t *testing.T) {
 	for _, s := range []string{"0", "false", "no", `{"a":1}`, "[0]", `" "x`, "```json\n{\"a\":1}\n```"} {
 		if isEmptyRaw(s) {
 			t.Errorf("isEmptyRaw(%q) = true", s)
+		}
+	}
+}
+
+// The json parser says what it tolerated: nothing, a fence, or prose; with
+// output.strict the output must be one JSON value and the error says what
+// was around it.
+func TestJSONParseNotesAndStrict(t *testing.T) {
+	loose, err := NewStrictParser("json", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict, err := NewStrictParser("json", "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, raw string
+		note      string // loose parser's note
+		strictErr string // "" when strict accepts
+	}{
+		{"whole", " {\"a\": 1}\n", "", ""},
+		{"scalar", "42", "", ""},
+		{"fenced", "```json\n{\"a\": 1}\n```", NoteFenced, "a ``` fence around it"},
+		{"fenced with prose", "Sure!\n```json\n{\"a\": 1}\n```\nBye", NoteFenced, "a ``` fence around it"},
+		{"prose before", `The answer: {"a": 1}`, NoteProse, "text before or after it"},
+		{"prose after", `{"a": 1} Hope this helps.`, NoteProse, "text before or after it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v, note, err := loose.ParseWithNote(c.raw)
+			if err != nil || note != c.note {
+				t.Fatalf("loose: %#v note %q err %v, want note %q", v, note, err, c.note)
+			}
+			sv, snote, serr := strict.ParseWithNote(c.raw)
+			switch {
+			case c.strictErr == "" && (serr != nil || !reflect.DeepEqual(sv, v) || snote != ""):
+				t.Errorf("strict: %#v %q %v, want %#v", sv, snote, serr, v)
+			case c.strictErr != "" && (serr == nil || !strings.Contains(serr.Error(), c.strictErr) || !strings.Contains(serr.Error(), "output.strict")):
+				t.Errorf("strict error %v, want one saying %q and naming output.strict", serr, c.strictErr)
+			}
+		})
+	}
+	if _, err := NewStrictParser("text", "", true); err == nil || !strings.Contains(err.Error(), "only to output format json") {
+		t.Errorf("strict text parser: %v", err)
+	}
+}
+
+// An object that repeats a key fails the parse, naming the key, however the
+// value was found; a nested object is never taken in its place.
+func TestJSONDuplicateKeysFailTheParse(t *testing.T) {
+	p, _ := NewParser("json", "")
+	for _, c := range []struct{ raw, has string }{
+		{`{"total": 12442, "total": 1}`, `repeats the key "total"`},
+		{"```json\n{\"a\": {\"x\": 1}, \"a\": 2}\n```", `repeats the key "a"`},
+		{`Here: {"a": {"x": 1}, "a": 2} ok`, `repeats the key "a"`},
+		{`{"items": [{"sku": 1, "sku": 2}]}`, `repeats the key "sku" in the object at items[0]`},
+	} {
+		v, err := p.Parse(c.raw)
+		if err == nil || !strings.Contains(err.Error(), c.has) {
+			t.Errorf("Parse(%q) = %#v, %v; want an error containing %q", c.raw, v, err, c.has)
+		}
+	}
+	set := mustCompile(t, newSpec(spec.Output{Format: "json"}, spec.Scorer{Type: "equals"}, spec.Scorer{Name: "j", Type: "is_json"}))
+	for _, s := range (call{raw: `{"total": 1, "total": 1}`, expected: map[string]any{"total": json.Number("1")}}).score(t, set) {
+		if s.Pass || !strings.Contains(s.Reason, `"total"`) {
+			t.Errorf("%s: pass %v (%s); a repeated key must fail loudly, naming it", s.Scorer, s.Pass, s.Reason)
+		}
+	}
+}
+
+// Every score of a result records what the parser tolerated.
+func TestSetRecordsParseNote(t *testing.T) {
+	set := mustCompile(t, newSpec(spec.Output{Format: "json"},
+		spec.Scorer{Type: "equals", Primary: true}, spec.Scorer{Name: "f", Type: "field_equals", Field: "a", Primary: true}, spec.Scorer{Name: "len", Type: "max_length", Max: 1000}))
+	exp := map[string]any{"a": json.Number("1")}
+	for raw, want := range map[string]string{
+		`{"a": 1}`:                 "",
+		"```json\n{\"a\": 1}\n```": "fenced",
+		`Answer: {"a": 1}`:         "prose",
+		`no json here`:             "",
+	} {
+		ss := call{raw: raw, expected: exp}.score(t, set)
+		if len(ss) != 4 {
+			t.Fatalf("%d scores", len(ss))
+		}
+		for _, s := range ss {
+			if s.ParseNote != want {
+				t.Errorf("%q: score %s has ParseNote %q, want %q", raw, s.Scorer, s.ParseNote, want)
+			}
 		}
 	}
 }

@@ -43,9 +43,12 @@ type Input struct {
 	Raw      string // the model's raw text
 	Parsed   any    // the parsed output (string for text/regex/last_number, JSON value for json)
 	ParseErr error  // non-nil when the parser failed
-	Expected any    // the case's expected value
-	Case     *dataset.Case
-	Result   *store.Result // latency, cost, tokens, error kind
+	// ParseNote says what the json parser tolerated around the value
+	// (NoteFenced, NoteProse), "" when nothing.
+	ParseNote string
+	Expected  any // the case's expected value
+	Case      *dataset.Case
+	Result    *store.Result // latency, cost, tokens, error kind
 }
 
 // Verdict is one scorer's judgement of one result.
@@ -58,7 +61,13 @@ type Verdict struct {
 	// Cost is what judging this result cost in USD (judge calls: the judge
 	// target's price × usage); 0 for scorers that call no model. It is
 	// stored as the score's JudgeCost, never added to the candidate's cost.
-	Cost float64
+	// A judge reply served from the response cache costs 0: its price is
+	// Saved (the score's JudgeSaved), spend avoided.
+	Cost  float64
+	Saved float64
+	// Fields are a field scorer's per-field verdicts, in field order
+	// (field_equals sets them whenever it compares; nil otherwise).
+	Fields []store.FieldVerdict
 }
 
 // Scorer judges one result.

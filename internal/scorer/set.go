@@ -113,7 +113,8 @@ func (s *Set) JudgeTargets() []string {
 func (s *Set) Combine() string { return s.combine }
 
 // Score parses r.Raw (setting r.Parsed to the JSON-encoded parsed value and
-// r.ParseError) and returns one score per scorer, plus the combined score
+// r.ParseError; every score's ParseNote says what the json parser tolerated
+// around the value, "fenced" or "prose") and returns one score per scorer, plus the combined score
 // when several scorers are primary. Pairwise judges are skipped: they need
 // the baseline's result too and are scored by ScorePairs. RunID, CaseID,
 // Target and Epoch come from r; Scoring is left for the caller. Exactly one
@@ -155,10 +156,10 @@ func (s *Set) score(ctx context.Context, c *dataset.Case, r *store.Result, parse
 		}
 		v := sanitize(s.verdict(ctx, e, in, g))
 		verdicts[i] = v
-		scores = append(scores, s.newScore(c, r, e.name, v))
+		scores = append(scores, s.newScore(c, r, in, e.name, v))
 	}
 	if len(s.primaries) > 1 {
-		scores = append(scores, s.newScore(c, r, CombinedName, sanitize(s.combined(verdicts))))
+		scores = append(scores, s.newScore(c, r, in, CombinedName, sanitize(s.combined(verdicts))))
 	}
 	for i := range scores {
 		scores[i].Primary = scores[i].Scorer == s.Headline()
@@ -178,7 +179,7 @@ func (s *Set) prepare(c *dataset.Case, r *store.Result, parsed *any) (*Input, ga
 		if parsed != nil {
 			in.Parsed = *parsed
 		} else {
-			in.Parsed, in.ParseErr = s.parser.Parse(r.Raw)
+			in.Parsed, in.ParseNote, in.ParseErr = s.parser.ParseWithNote(r.Raw)
 		}
 		if in.ParseErr != nil {
 			r.ParseError = in.ParseErr.Error()
@@ -239,7 +240,7 @@ func (s *Set) ScorePairs(ctx context.Context, c *dataset.Case, results []store.R
 			in, g := s.prepare(c, &r, nil)
 			pe := e
 			pe.s = pairScorer{j: e.pair, base: base, epoch: r.Epoch}
-			scores = append(scores, s.newScore(c, &r, e.name, sanitize(s.verdict(ctx, pe, in, g))))
+			scores = append(scores, s.newScore(c, &r, in, e.name, sanitize(s.verdict(ctx, pe, in, g))))
 		}
 	}
 	return scores
@@ -371,19 +372,25 @@ func (s *Set) combined(vs []Verdict) Verdict {
 	return v
 }
 
-func (s *Set) newScore(c *dataset.Case, r *store.Result, name string, v Verdict) store.Score {
+// newScore makes the stored score of verdict v. Every score of a result
+// carries the parser's note (what the json parser tolerated), so a report
+// can count the outputs that needed tolerance by any scorer.
+func (s *Set) newScore(c *dataset.Case, r *store.Result, in *Input, name string, v Verdict) store.Score {
 	return store.Score{
-		RunID:     r.RunID,
-		CaseID:    r.CaseID,
-		Target:    r.Target,
-		Epoch:     r.Epoch,
-		Scorer:    name,
-		Pass:      v.Pass,
-		Value:     v.Value,
-		Shape:     v.Shape,
-		Kind:      v.Kind,
-		Reason:    v.Reason,
-		ErrorCost: errorCost(s.costs, c, v),
-		JudgeCost: v.Cost,
+		ParseNote:  in.ParseNote,
+		Fields:     v.Fields,
+		RunID:      r.RunID,
+		CaseID:     r.CaseID,
+		Target:     r.Target,
+		Epoch:      r.Epoch,
+		Scorer:     name,
+		Pass:       v.Pass,
+		Value:      v.Value,
+		Shape:      v.Shape,
+		Kind:       v.Kind,
+		Reason:     v.Reason,
+		ErrorCost:  errorCost(s.costs, c, v),
+		JudgeCost:  v.Cost,
+		JudgeSaved: v.Saved,
 	}
 }

@@ -428,6 +428,8 @@ func (v *validator) check() {
 	v.checkDataset()
 	v.checkPrompt()
 	v.checkTargets()
+	v.checkCandidates()
+	v.checkJudgesOnly()
 	v.checkOutput()
 	v.checkScorers()
 	v.checkGate()
@@ -820,6 +822,9 @@ func (v *validator) checkOutput() {
 		v.at("output.format", `add output.extract, e.g. 'A:\s*(.+)$'`, "output.format regex needs output.extract")
 	case o.Format != "regex" && o.Extract != "":
 		v.at("output.extract", "remove output.format or set it to regex", "output.extract applies only to output.format regex, but the format is %s", o.Format)
+	}
+	if o.Strict && o.Format != "json" {
+		v.at("output.strict", "set output.format: json, or remove strict", "output.strict applies only to output.format json, but the format is %s", o.Format)
 	}
 }
 

@@ -231,3 +231,16 @@ func TestTagsKeepWrittenOrder(t *testing.T) {
 		t.Errorf("tags = %v", keys)
 	}
 }
+
+// output.strict is read for format json and is a problem, located, with any
+// other format.
+func TestOutputStrict(t *testing.T) {
+	sp, ps := parse(t, base+"output: {format: json, strict: true}\n")
+	if len(ps) != 0 || !sp.Output.Strict {
+		t.Fatalf("strict json: %v, strict %v", ps, sp.Output.Strict)
+	}
+	_, ps = parse(t, base+"output:\n  format: last_number\n  strict: true\n")
+	if len(ps) != 1 || ps[0].Line != 11 || !strings.Contains(ps[0].Msg, "output.strict applies only to output.format json, but the format is last_number") {
+		t.Fatalf("strict last_number: %v", ps)
+	}
+}

@@ -41,6 +41,9 @@ type Spec struct {
 	// Gate holds the regression gate's rules (assay gate); nil when the
 	// spec has no gate: section.
 	Gate *Gate `yaml:"gate,omitempty" json:"gate,omitempty"`
+	// Candidates names the targets under test when it is set; otherwise
+	// every target that is not only a judge is one (see CandidateNames).
+	Candidates []string `yaml:"candidates,omitempty" json:"candidates,omitempty"`
 
 	// Files lists every file read for the prompt or the scorers (file://
 	// prompts and rubrics, JSON schemas and every file they $ref), each with
@@ -166,6 +169,10 @@ type Replay struct {
 type Output struct {
 	Format  string `yaml:"format,omitempty" json:"format,omitempty"`   // text (default) | regex | json | last_number
 	Extract string `yaml:"extract,omitempty" json:"extract,omitempty"` // regex; first group (implies format regex)
+	// Strict (format json) requires the whole output to be one JSON value:
+	// a ``` fence or prose around it fails the parse. Without it such
+	// outputs parse, and each score records what was tolerated.
+	Strict bool `yaml:"strict,omitempty" json:"strict,omitempty"`
 }
 
 // Scorer is one scorer's configuration; which fields apply depends on Type.
