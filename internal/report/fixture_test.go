@@ -215,10 +215,24 @@ func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 // hostileReport is the fixture with every outside string carrying markup
 // that would run or restructure the page if it were not escaped.
 func hostileReport() *analysis.Report {
-	return fixtureReport(fixtureOptions{
+	rep := fixtureReport(fixtureOptions{
 		names:  [3]string{"gpt" + hostScript, "claude" + hostImg, "llama" + hostTextarea},
 		inject: hostile,
 	})
+	// Scorer and field names come from the spec: a field scorer and a
+	// judge whose names carry markup, with judge errors.
+	for i := range rep.Targets {
+		t := &rep.Targets[i]
+		scorer, judge := "extract"+hostile[i], "judge"+hostile[(i+1)%3]
+		t.Scorers[scorer] = analysis.Rate{Scorer: scorer, Passed: 30, N: 40, Rate: 0.75, CI: [2]float64{0.5981, 0.8581}}
+		t.Scorers[judge] = analysis.Rate{Scorer: judge, Passed: 2, N: 40, Rate: 0.05, CI: [2]float64{0.0138, 0.1650}}
+		t.Fields = map[string][]analysis.FieldRate{scorer: {
+			{Field: "vendor" + hostile[(i+2)%3], Rate: analysis.Rate{Passed: 35, N: 40, Rate: 0.875, CI: [2]float64{0.7389, 0.9454}}, Wrong: 4, Unscored: 1},
+			{Field: "total" + hostile[i], Rate: analysis.Rate{Passed: 31, N: 40, Rate: 0.775, CI: [2]float64{0.625, 0.8768}}, Wrong: 8, Unscored: 1},
+		}}
+		t.Judges = []analysis.JudgeStats{{Scorer: judge, N: 40, Errors: 37, ErrorRate: 0.925, CostUSD: 0.0185}}
+	}
+	return rep
 }
 
 func cleanReport() *analysis.Report { return fixtureReport(fixtureOptions{names: cleanNames}) }

@@ -207,7 +207,7 @@ func textScorers(w io.Writer, rep *analysis.Report) error {
 			cost = fmt.Sprintf("%.4f", r.judge.CostUSD)
 			errs = "0"
 			if e := judgeErrText(r.judge); e != "" {
-				errs = strings.ToUpper(e[:1]) + e[1:]
+				errs = e
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s", term(r.target), name, r.rate.Passed, r.rate.N, rate, ci)
@@ -387,7 +387,7 @@ func mdFields(b *strings.Builder, rep *analysis.Report) {
 				}
 				cell := rateCI(fr.Rate) + " (" + units.Count(fr.Passed) + "/" + units.Count(fr.N) + ")"
 				if c := fieldCounts(fr); c != "" {
-					cell += "<br>" + c
+					cell += " · " + c
 				}
 				b.WriteString(" " + cell + " |")
 			}
