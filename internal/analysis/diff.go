@@ -103,10 +103,14 @@ type TargetChange struct {
 }
 
 // FieldChange is one changed field: its dotted path and both values as JSON.
+// A prompt text changed on both sides also carries its line diff (Lines,
+// bounded; LinesOmitted counts the changed lines past the bound).
 type FieldChange struct {
-	Field  string `json:"field"`
-	Before string `json:"before"`
-	After  string `json:"after"`
+	Field        string     `json:"field"`
+	Before       string     `json:"before"`
+	After        string     `json:"after"`
+	Lines        []DiffLine `json:"lines,omitempty"`
+	LinesOmitted int        `json:"lines_omitted,omitempty"`
 }
 
 // ModelCount is one model/fingerprint pair a provider reported serving, and
@@ -720,6 +724,9 @@ func diffSpecs(before, after []byte) (*SpecDiff, error) {
 			fc.Field = field
 			byTarget[name] = append(byTarget[name], fc)
 		case "prompt":
+			if vb != "" && va != "" {
+				fc.Lines, fc.LinesOmitted = lineDiffJSON(vb, va)
+			}
 			d.Prompt = append(d.Prompt, fc)
 		case "output", "scorers", "refusal", "error_costs", "combine":
 			d.Scorers = append(d.Scorers, fc)

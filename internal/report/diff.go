@@ -201,6 +201,11 @@ func diffTextFields(w io.Writer, cs []analysis.FieldChange) {
 	v := func(s string) string { return oneLine(diffCut(s, outputShown)) }
 	for _, c := range cs {
 		switch {
+		case len(c.Lines) > 0:
+			fmt.Fprintf(w, "    %s:\n", oneLine(c.Field))
+			for _, l := range diffLines(c) {
+				fmt.Fprintf(w, "      %s\n", l)
+			}
 		case c.Before == "":
 			fmt.Fprintf(w, "    %s: added %s\n", oneLine(c.Field), v(c.After))
 		case c.After == "":
@@ -359,6 +364,10 @@ func RunDiffMarkdown(w io.Writer, d *analysis.RunDiff) error {
 		}
 		for _, cs := range [][]analysis.FieldChange{s.Prompt, s.Scorers, s.Dataset, s.Other} {
 			for _, c := range cs {
+				if len(c.Lines) > 0 {
+					fmt.Fprintf(&b, "- %s changed:\n\n%s\n\n", mdText(c.Field), diffFence(diffLines(c)))
+					continue
+				}
 				fmt.Fprintf(&b, "- %s\n", diffMDField(c))
 			}
 		}
@@ -421,6 +430,41 @@ func RunDiffMarkdown(w io.Writer, d *analysis.RunDiff) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// diffLines renders a field's line diff, unified-style, one line each
+// (a line's control characters and line breaks made visible), and says
+// how many changed lines were left out.
+func diffLines(c analysis.FieldChange) []string {
+	out := make([]string, 0, len(c.Lines)+1)
+	for _, l := range c.Lines {
+		if l.Op == "@@" {
+			out = append(out, oneLine(l.Text))
+			continue
+		}
+		out = append(out, l.Op+oneLine(l.Text))
+	}
+	if c.LinesOmitted > 0 {
+		out = append(out, fmt.Sprintf("… and %d more changed lines", c.LinesOmitted))
+	}
+	return out
+}
+
+// diffFence is a Markdown code block of a line diff: its fence is longer
+// than any run of backticks inside, so no line can close it.
+func diffFence(lines []string) string {
+	s := strings.Join(lines, "\n")
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "diff\n" + s + "\n" + fence
 }
 
 func diffMDField(c analysis.FieldChange) string {
