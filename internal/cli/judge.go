@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
 
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -33,5 +35,47 @@ func judgeProviders(sp *spec.Spec, g *Globals, st store.Store, noCache bool, clo
 		}
 		built[name] = p
 		return p, sp.Targets[i], nil
+	}
+}
+
+// judgeErrorWarning is the loud line for a judge scorer most of whose
+// verdicts failed (judge_error: the judge's call failed, or its reply was
+// no verdict): its rate measures the judge, not the targets.
+func judgeErrorWarning(scorerName string, errs, n int, runID string) string {
+	return fmt.Sprintf("WARNING: judge scorer %s failed on %d of %d verdicts (judge_error): its rate measures the judge, not the targets. "+
+		"See why with: assay report %s; fix the judge, then: assay rescore %s --no-cache", scorerName, errs, n, runID, runID)
+}
+
+// judgeErrorCounts counts, per judge scorer of sp, a scoring's verdicts and
+// those that are judge_errors. It reads nothing when sp has no judge.
+func judgeErrorCounts(ctx context.Context, st store.Store, sp *spec.Spec, runID string, scoring int) (map[string]*[2]int, error) {
+	counts := map[string]*[2]int{} // judge_errors, verdicts
+	for _, sc := range sp.Scorers {
+		if sc.Type == "judge" {
+			counts[sc.Name] = &[2]int{}
+		}
+	}
+	if len(counts) == 0 {
+		return counts, nil
+	}
+	err := st.Scores(ctx, runID, scoring, func(s store.Score) error {
+		if c := counts[s.Scorer]; c != nil {
+			c[1]++
+			if s.Kind == scorer.KindJudgeError {
+				c[0]++
+			}
+		}
+		return nil
+	})
+	return counts, err
+}
+
+// warnJudgeErrors writes judgeErrorWarning to w for every judge scorer
+// more than half of whose verdicts failed, in the spec's scorer order.
+func warnJudgeErrors(w io.Writer, sp *spec.Spec, counts map[string]*[2]int, runID string) {
+	for _, sc := range sp.Scorers {
+		if c := counts[sc.Name]; sc.Type == "judge" && c != nil && c[1] > 0 && 2*c[0] > c[1] {
+			fmt.Fprintln(w, judgeErrorWarning(sc.Name, c[0], c[1], runID))
+		}
 	}
 }

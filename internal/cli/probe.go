@@ -77,7 +77,7 @@ func (o *probeOptions) AddFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.MinDrop, "min-drop", 0.05, "smallest drop (a fraction: 0.05 is 5 points) worth flagging")
 	f.Float64Var(&o.Alpha, "alpha", 0.05, "false-positive rate: the chance of flagging any target when none drops")
 	f.StringVar(&o.Format, "format", "text", "output format: text or json")
-	f.BoolVar(&o.NoCache, "no-cache", false, "bypass the response cache (every call is made and paid)")
+	f.BoolVar(&o.NoCache, "no-cache", false, "call every target anew (every call is made and paid) and store the fresh replies in the response cache")
 	f.DurationVar(&o.CommitEvery, "commit-every", 100*time.Millisecond, "longest time a finished result waits before it is committed")
 	_ = f.MarkHidden("commit-every")
 }
@@ -409,14 +409,16 @@ func probeCandidates(sp *spec.Spec, want []string, rewriter string) ([]string, e
 	if len(want) > 0 {
 		return selectTargets(sp, want)
 	}
+	// The spec's candidates: a target that is only a judge, or the
+	// rewriter, is not under test.
 	var out []string
-	for _, t := range sp.Targets {
-		if t.Name != rewriter {
-			out = append(out, t.Name)
+	for _, name := range sp.CandidateNames() {
+		if name != rewriter {
+			out = append(out, name)
 		}
 	}
 	if len(out) == 0 {
-		return nil, usageError{fmt.Errorf("no target to probe: the spec's only target is the rewriter %s", rewriter)}
+		return nil, usageError{fmt.Errorf("no target to probe: the spec's only candidate is the rewriter %s (name others with --targets)", rewriter)}
 	}
 	return out, nil
 }

@@ -42,9 +42,7 @@ func (p *progress) add(r *store.Result) {
 	if r.ErrorKind != "" {
 		p.errors++
 	}
-	if !r.FromCache {
-		p.spend += r.CostUSD
-	}
+	p.spend += r.CostUSD // 0 for a reply served from the cache
 	if p.bar == nil {
 		return
 	}

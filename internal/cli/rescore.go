@@ -29,7 +29,7 @@ func (o *rescoreOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Spec, "spec", "", "spec whose scorers to apply (default: the spec the run was started with)")
 	f.BoolVar(&o.JSON, "json", false, "print a JSON summary")
-	f.BoolVar(&o.NoCache, "no-cache", false, "bypass the response cache for judge calls")
+	f.BoolVar(&o.NoCache, "no-cache", false, "call every judge anew and store the fresh verdicts in the response cache")
 	f.IntVar(&o.Workers, "workers", 8, "results scored at once (judge calls are further bounded by the judge's limits)")
 }
 
@@ -69,11 +69,17 @@ type rescoreSummary struct {
 	Results      int                    `json:"results"`
 	Scorers      map[string]scorerCount `json:"scorers"`
 	JudgeCostUSD float64                `json:"judge_cost_usd"`
+	// JudgeSavedUSD is what the judge verdicts served from the response
+	// cache would have cost: never billed again, so not in JudgeCostUSD.
+	JudgeSavedUSD float64 `json:"judge_saved_usd"`
 }
 
 type scorerCount struct {
 	Passed int `json:"passed"`
 	N      int `json:"n"`
+	// JudgeErrors counts a judge scorer's verdicts that failed
+	// (judge_error).
+	JudgeErrors int `json:"judge_errors,omitempty"`
 }
 
 func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
@@ -137,8 +143,12 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 			if s.Pass {
 				c.Passed++
 			}
+			if s.Kind == scorer.KindJudgeError {
+				c.JudgeErrors++
+			}
 			sum.Scorers[s.Scorer] = c
 			sum.JudgeCostUSD += s.JudgeCost
+			sum.JudgeSavedUSD += s.JudgeSaved
 		}
 		mu.Unlock()
 		w.add(scores)
@@ -211,19 +221,33 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 		return fmt.Errorf("rescore %s: %w (scoring %d stays pending; reports keep using the previous scoring)", run.ID, err, scoring)
 	}
 
+	// A judge that mostly failed makes its scorer's rate meaningless: say
+	// so on stderr whatever the output format.
+	counts := map[string]*[2]int{}
+	for name, c := range sum.Scorers {
+		counts[name] = &[2]int{c.JudgeErrors, c.N}
+	}
+	warnJudgeErrors(g.Stderr, t.Spec, counts, run.ID)
 	if o.JSON {
 		enc := json.NewEncoder(g.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}
 	fmt.Fprintf(g.Stdout, "run %s: scoring %d of %d results", run.ID, scoring, sum.Results)
-	if sum.JudgeCostUSD > 0 {
+	if sum.JudgeCostUSD > 0 || sum.JudgeSavedUSD > 0 {
 		fmt.Fprintf(g.Stdout, ", judge $%.4f", sum.JudgeCostUSD)
+	}
+	if sum.JudgeSavedUSD > 0 {
+		fmt.Fprintf(g.Stdout, " ($%.4f saved by the response cache)", sum.JudgeSavedUSD)
 	}
 	fmt.Fprintln(g.Stdout)
 	for _, name := range set.Names() {
 		c := sum.Scorers[name]
-		fmt.Fprintf(g.Stdout, "  %-20s %d/%d passed\n", name, c.Passed, c.N)
+		fmt.Fprintf(g.Stdout, "  %-20s %d/%d passed", name, c.Passed, c.N)
+		if c.JudgeErrors > 0 {
+			fmt.Fprintf(g.Stdout, ", %d judge errors", c.JudgeErrors)
+		}
+		fmt.Fprintln(g.Stdout)
 	}
 	return nil
 }

@@ -173,6 +173,7 @@ reviewer or a CI pipeline can act on.
 		newSelftestCommand(g),
 		newProbeCommand(g),
 		newInitCommand(g),
+		newCacheCommand(g),
 	)
 	return root
 }

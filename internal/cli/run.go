@@ -44,7 +44,7 @@ func (o *runOptions) AddFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.Targets, "targets", nil, "run only these targets (comma-separated names)")
 	f.IntVar(&o.Limit, "limit", 0, "run only the first N cases")
 	f.IntVar(&o.Epochs, "epochs", 0, "repeat every case K times (overrides run.epochs)")
-	f.BoolVar(&o.NoCache, "no-cache", false, "bypass the response cache (every call is made and paid)")
+	f.BoolVar(&o.NoCache, "no-cache", false, "call every target anew (every call is made and paid) and store the fresh replies in the response cache")
 	f.BoolVar(&o.JSON, "json", false, "print a JSON summary (with run_id) instead of text")
 	f.StringVar(&o.Experiment, "experiment", "", "the experiment this run belongs to (overrides the spec's experiment:); reports count the variants tried in it")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run (RUN_ID or latest) without repeating completed calls")
@@ -101,6 +101,13 @@ type runSummary struct {
 	Errors      int      `json:"errors"`
 	SpendUSD    float64  `json:"spend_usd"`
 	DurationSec float64  `json:"duration_s"`
+
+	// Judges are the spec's judge targets that the run did not call as
+	// candidates: they grade the targets and are not ranked with them.
+	Judges []string `json:"judges,omitempty"`
+	// SavedUSD is what the replies served from the response cache would
+	// have cost: never billed again, so not in SpendUSD.
+	SavedUSD float64 `json:"saved_usd"`
 }
 
 func runRun(ctx context.Context, g *Globals, o *runOptions) error {
@@ -240,6 +247,10 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	}
 	if !o.JSON {
 		fmt.Fprintf(g.Stderr, "run %s: %d cases × %d targets × %d epochs\n", run.ID, run.Cases, len(run.Targets), run.Epochs)
+		fmt.Fprintf(g.Stderr, "candidates: %s\n", strings.Join(run.Targets, ", "))
+		if js := runJudges(sp, run.Targets); len(js) > 0 {
+			fmt.Fprintf(g.Stderr, "judges (grade, not ranked): %s\n", strings.Join(js, ", "))
+		}
 	}
 
 	total := run.Cases * len(run.Targets) * run.Epochs
@@ -313,10 +324,10 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	}
 
 	s := runSummary{
-		RunID: run.ID, Status: run.Status, Spec: run.Spec, Targets: run.Targets,
+		RunID: run.ID, Status: run.Status, Spec: run.Spec, Targets: run.Targets, Judges: runJudges(sp, run.Targets),
 		Cases: run.Cases, Epochs: run.Epochs, Total: total,
 		Stored: sum.Stored, Skipped: sum.Skipped, Errors: sum.Errors,
-		SpendUSD: sum.SpendUSD, DurationSec: g.Now().Sub(start).Seconds(),
+		SpendUSD: sum.SpendUSD, SavedUSD: sum.SavedUSD, DurationSec: g.Now().Sub(start).Seconds(),
 	}
 	if o.JSON {
 		enc := json.NewEncoder(g.Stdout)
@@ -326,8 +337,19 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		}
 	} else {
 		fmt.Fprintln(g.Stdout, run.ID)
-		fmt.Fprintf(g.Stderr, "%s: %d results stored (%d errors), %d already done, $%.4f spent, %.1fs\n",
-			run.Status, s.Stored, s.Errors, s.Skipped, s.SpendUSD, s.DurationSec)
+		saved := ""
+		if s.SavedUSD > 0 {
+			saved = fmt.Sprintf(" ($%.4f saved by the response cache)", s.SavedUSD)
+		}
+		fmt.Fprintf(g.Stderr, "%s: %d results stored (%d errors), %d already done, $%.4f spent%s, %.1fs\n",
+			run.Status, s.Stored, s.Errors, s.Skipped, s.SpendUSD, saved, s.DurationSec)
+	}
+	if runErr == nil && run.Status == store.StatusComplete {
+		// A judge that mostly failed makes its scorer's rate meaningless:
+		// say so on stderr whatever the output format.
+		if counts, err := judgeErrorCounts(wctx, st, sp, run.ID, 1); err == nil {
+			warnJudgeErrors(g.Stderr, sp, counts, run.ID)
+		}
 	}
 	if runErr != nil {
 		return runErr
@@ -377,13 +399,17 @@ func relayInterrupts(g *Globals, stop chan struct{}, cancel context.CancelFunc, 
 	}
 }
 
+// selectTargets returns the targets a run calls: the ones --targets names
+// (any target of the spec, a judge too: naming it is asking for it), or
+// else the spec's candidates (a target that is only a judge grades them and
+// is not run, ranked or counted as one of them).
 func selectTargets(sp *spec.Spec, want []string) ([]string, error) {
 	var all []string
 	for _, t := range sp.Targets {
 		all = append(all, t.Name)
 	}
 	if len(want) == 0 {
-		return all, nil
+		return sp.CandidateNames(), nil
 	}
 	var out []string
 	for _, w := range want {
@@ -396,6 +422,18 @@ func selectTargets(sp *spec.Spec, want []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// runJudges are the spec's judge targets that are not among the run's
+// targets.
+func runJudges(sp *spec.Spec, targets []string) []string {
+	var out []string
+	for _, j := range sp.JudgeNames() {
+		if !slices.Contains(targets, j) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // eachCase streams the first limit cases (all when limit is 0).

@@ -305,6 +305,11 @@ func TestFromStore(t *testing.T) {
 					r.Raw, r.Error, r.ErrorKind = "", "401 from https://api?key="+secret, "auth"
 				}
 				r.FromCache = i == 3
+				if r.FromCache {
+					// Served from the cache: not billed, its price saved.
+					// The snapshot still carries the price (k3's 0.003).
+					r.CostUSD, r.SavedUSD = 0, r.CostUSD
+				}
 				results = append(results, r)
 				pass := i == 1
 				shape := "silent"

@@ -166,7 +166,9 @@ type Target struct {
 	Shape []byte
 	Kind  []int32
 	Kinds []string
-	// CostUSD and LatencyMS are NaN where there is no result.
+	// CostUSD and LatencyMS are NaN where there is no result. CostUSD is
+	// the reply's price, paid in the run or served from the cache alike
+	// (store.Result.Price): a cost gate compares models, not caches.
 	CostUSD   []float64
 	LatencyMS []float64
 	// OutputHash is a short hash of the raw output (OutputSum; 0 where
@@ -329,7 +331,7 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 	}
 	err = st.Results(ctx, run.ID, func(r store.Result) error {
 		t, j := b.slot(r.Target, r.CaseID, r.Epoch)
-		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.CostUSD), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputSum(r.Raw)
+		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.Price()), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputSum(r.Raw)
 		t.Errored[j], t.Cached[j] = r.ErrorKind != "", r.FromCache
 		// A failed call reports no model: it says nothing of which model
 		// answered, so it is not counted as one.

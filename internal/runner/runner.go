@@ -73,7 +73,8 @@ type Summary struct {
 	Errors      int     // of them, with an error kind
 	Skipped     int     // keys already done (resume)
 	Discarded   int     // calls aborted by cancellation, not stored
-	SpendUSD    float64 // cost of calls actually paid (cache hits excluded)
+	SpendUSD    float64 // cost of calls actually paid (cache hits cost 0)
+	SavedUSD    float64 // what the cache hits would have cost
 	Interrupted bool    // Stop was closed or ctx cancelled before all work was issued
 }
 
@@ -271,7 +272,13 @@ func (o *Options) call(ctx context.Context, t *Target, j job) (item, bool) {
 			r.InputTokens = resp.Usage.Input
 			r.OutputTokens = resp.Usage.Output
 			r.CachedTokens = resp.Usage.Cached
-			r.CostUSD = t.Spec.Price.Cost(resp.Usage.Input, resp.Usage.Output, resp.Usage.Cached)
+			// A reply served from the cache is not billed again: it costs 0
+			// and its price is kept apart as saved spend.
+			if price := t.Spec.Price.Cost(resp.Usage.Input, resp.Usage.Output, resp.Usage.Cached); resp.Cached {
+				r.SavedUSD = price
+			} else {
+				r.CostUSD = price
+			}
 			r.LatencyMS = ms(resp.Latency)
 			r.FirstTokenMS = ms(resp.FirstToken)
 			r.Attempts = resp.Attempts
@@ -319,9 +326,8 @@ func (o *Options) write(in <-chan item, sum *Summary, abort context.CancelCauseF
 				if r.ErrorKind != "" {
 					sum.Errors++
 				}
-				if !r.FromCache {
-					sum.SpendUSD += r.CostUSD
-				}
+				sum.SpendUSD += r.CostUSD
+				sum.SavedUSD += r.SavedUSD
 				if o.Progress != nil {
 					o.Progress(r)
 				}

@@ -336,3 +336,41 @@ func (s *scoreStore) PutResults(ctx context.Context, rs []store.Result, sc []sto
 	s.put(sc)
 	return s.memStore.PutResults(ctx, rs, sc)
 }
+
+// halfCached serves odd cases as cache hits (Cached set, as the cache
+// wrapper does), even ones as paid calls.
+type halfCached struct{}
+
+func (halfCached) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	var n int
+	fmt.Sscan(req.CaseID, &n)
+	return &provider.Response{Text: "x", Usage: provider.Usage{Input: 1_000_000, Output: 500_000}, Cached: n%2 == 1}, nil
+}
+
+// A reply served from the cache is never billed again: its result costs 0
+// and keeps the price it avoided as saved; the summary's spend counts only
+// the calls paid. At $1/Mtok in and $2/Mtok out each reply is priced $2.
+func TestCacheHitsCostNothing(t *testing.T) {
+	st := newMemStore()
+	sum, err := Run(context.Background(), Options{
+		RunID: "r1", Targets: []Target{target("a", halfCached{}, 2)},
+		Epochs: 1, Cases: cases(10), Render: render, Score: noScore, Store: st,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range st.results {
+		var n int
+		fmt.Sscan(k.CaseID, &n)
+		cost, saved := 2.0, 0.0
+		if n%2 == 1 {
+			cost, saved = 0, 2
+		}
+		if r.FromCache != (n%2 == 1) || r.CostUSD != cost || r.SavedUSD != saved || r.Price() != 2 {
+			t.Errorf("case %d: from cache %v, cost %v, saved %v; want cost %v saved %v", n, r.FromCache, r.CostUSD, r.SavedUSD, cost, saved)
+		}
+	}
+	if sum.SpendUSD != 10 || sum.SavedUSD != 10 {
+		t.Errorf("spend %v, saved %v; want 10 paid (5 calls × $2) and 10 saved", sum.SpendUSD, sum.SavedUSD)
+	}
+}

@@ -168,7 +168,7 @@ func celVars(in *Input, out any) map[string]any {
 	if r := in.Result; r != nil {
 		meta["latency_ms"] = r.LatencyMS
 		meta["first_token_ms"] = r.FirstTokenMS
-		meta["cost_usd"] = r.CostUSD
+		meta["cost_usd"] = r.Price() // paid now or served from the cache alike
 		meta["tokens"] = int64(r.InputTokens + r.OutputTokens)
 		meta["input_tokens"] = int64(r.InputTokens)
 		meta["output_tokens"] = int64(r.OutputTokens)

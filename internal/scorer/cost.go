@@ -34,7 +34,9 @@ func (s *cost) Score(_ context.Context, in *Input) Verdict {
 	if in.Result == nil {
 		return loud(KindScorerError, "no call measurements to judge cost")
 	}
-	c := in.Result.CostUSD
+	// The reply's price, whether paid now or served from the cache (where
+	// it cost 0 this time): the budget is on the model, not on the cache.
+	c := in.Result.Price()
 	if math.IsNaN(c) || c < 0 {
 		return loud(KindScorerError, "the call's recorded cost %v is invalid", c)
 	}

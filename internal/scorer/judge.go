@@ -206,24 +206,21 @@ func (j *judge) Score(ctx context.Context, in *Input) Verdict {
 
 	text, cost, fail, ok := j.ask(ctx, in, j.singleSystem(), u.String())
 	if !ok {
-		fail.Cost = cost
-		return fail
+		return cost.on(fail)
 	}
 	jv, err := parseJudgeVerdict(text, j.threshold)
 	if err != nil {
-		v := j.unusable(text, err)
-		v.Cost = cost
-		return v
+		return cost.on(j.unusable(text, err))
 	}
 	reason := "judge: " + clip(jv.reason, 500)
 	if jv.hasScore {
 		reason = fmt.Sprintf("judge score %v (pass at %v): %s", jv.value, j.threshold, clip(jv.reason, 500))
 	}
-	v := Verdict{Pass: jv.pass, Value: jv.value, Shape: ShapeSilent, Kind: KindWrong, Reason: reason, Cost: cost}
+	v := Verdict{Pass: jv.pass, Value: jv.value, Shape: ShapeSilent, Kind: KindWrong, Reason: reason}
 	if jv.pass {
 		v.Shape, v.Kind = ShapePass, ""
 	}
-	return v
+	return cost.on(v)
 }
 
 // scorePair compares the candidate's output (in) with the baseline's raw
@@ -258,24 +255,23 @@ func (j *judge) scorePair(ctx context.Context, in *Input, baseRaw string) Verdic
 		return u.String()
 	}
 
-	var cost float64
+	var cost spend
 	var winners, reasons [2]string
 	for k, user := range []string{
 		prompt(in.Raw, candWho, baseRaw, baseWho), // candidate is A
 		prompt(baseRaw, baseWho, in.Raw, candWho), // candidate is B
 	} {
 		text, c, fail, ok := j.ask(ctx, in, j.pairSystem(), user)
-		cost += c
+		cost.Cost += c.Cost
+		cost.Saved += c.Saved
 		if !ok {
-			fail.Cost = cost
-			return fail
+			return cost.on(fail)
 		}
 		w, reason, err := parsePairVerdict(text)
 		if err != nil {
 			v := j.unusable(text, err)
 			v.Reason = fmt.Sprintf("order %d of 2: %s", k+1, v.Reason)
-			v.Cost = cost
-			return v
+			return cost.on(v)
 		}
 		winners[k], reasons[k] = w, clip(reason, 300)
 	}
@@ -293,24 +289,34 @@ func (j *judge) scorePair(ctx context.Context, in *Input, baseRaw string) Verdic
 	detail := fmt.Sprintf("candidate first: %s wins (%s); baseline first: %s wins (%s)", winners[0], reasons[0], winners[1], reasons[1])
 	switch {
 	case first == "cand" && second == "cand":
-		return Verdict{Pass: true, Value: 1, Shape: ShapePass, Cost: cost,
-			Reason: fmt.Sprintf("better than baseline %s in both orders; %s", j.baseline, detail)}
+		return cost.on(Verdict{Pass: true, Value: 1, Shape: ShapePass,
+			Reason: fmt.Sprintf("better than baseline %s in both orders; %s", j.baseline, detail)})
 	case first == "base" && second == "base":
-		return Verdict{Shape: ShapeSilent, Kind: KindWorseThanBaseline, Cost: cost,
-			Reason: fmt.Sprintf("worse than baseline %s in both orders; %s", j.baseline, detail)}
+		return cost.on(Verdict{Shape: ShapeSilent, Kind: KindWorseThanBaseline,
+			Reason: fmt.Sprintf("worse than baseline %s in both orders; %s", j.baseline, detail)})
 	case first == winnerTie || second == winnerTie:
-		return Verdict{Shape: ShapeSilent, Kind: KindTie, Value: 0.5, Cost: cost,
-			Reason: fmt.Sprintf("tie with baseline %s; %s", j.baseline, detail)}
+		return cost.on(Verdict{Shape: ShapeSilent, Kind: KindTie, Value: 0.5,
+			Reason: fmt.Sprintf("tie with baseline %s; %s", j.baseline, detail)})
 	default:
-		return Verdict{Shape: ShapeSilent, Kind: KindTie, Value: 0.5, Cost: cost,
-			Reason: fmt.Sprintf("tie with baseline %s: the verdict follows the order, not the outputs (position bias); %s", j.baseline, detail)}
+		return cost.on(Verdict{Shape: ShapeSilent, Kind: KindTie, Value: 0.5,
+			Reason: fmt.Sprintf("tie with baseline %s: the verdict follows the order, not the outputs (position bias); %s", j.baseline, detail)})
 	}
 }
 
-// ask makes one judge call. It returns the reply text and the call's cost,
-// or a loud judge_error when the call failed or the judge refused by finish
-// reason.
-func (j *judge) ask(ctx context.Context, in *Input, system, user string) (string, float64, Verdict, bool) {
+// spend is what judge calls cost (paid) and what those served from the
+// response cache would have cost (saved, never billed again).
+type spend struct{ Cost, Saved float64 }
+
+// on puts the spend on a verdict.
+func (s spend) on(v Verdict) Verdict {
+	v.Cost, v.Saved = s.Cost, s.Saved
+	return v
+}
+
+// ask makes one judge call. It returns the reply text and the call's cost
+// (a reply served from the cache costs 0; its price is saved), or a loud
+// judge_error when the call failed or the judge refused by finish reason.
+func (j *judge) ask(ctx context.Context, in *Input, system, user string) (string, spend, Verdict, bool) {
 	req := &provider.Request{
 		Model:    j.jt.Model,
 		Messages: []provider.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
@@ -321,12 +327,17 @@ func (j *judge) ask(ctx context.Context, in *Input, system, user string) (string
 	}
 	resp, err := j.p.Complete(ctx, req)
 	if err != nil {
-		return "", 0, loud(KindJudgeError, "judge %s: the call failed: %s", j.target, clip(err.Error(), 300)), false
+		return "", spend{}, loud(KindJudgeError, "judge %s: the call failed: %s", j.target, clip(err.Error(), 300)), false
 	}
 	if resp == nil {
-		return "", 0, loud(KindJudgeError, "judge %s: the provider returned no response", j.target), false
+		return "", spend{}, loud(KindJudgeError, "judge %s: the provider returned no response", j.target), false
 	}
-	cost := j.jt.Price.Cost(resp.Usage.Input, resp.Usage.Output, resp.Usage.Cached)
+	var cost spend
+	if price := j.jt.Price.Cost(resp.Usage.Input, resp.Usage.Output, resp.Usage.Cached); resp.Cached {
+		cost.Saved = price
+	} else {
+		cost.Cost = price
+	}
 	if by, refused := j.refusal.detect("", resp.FinishReason, false); refused {
 		return "", cost, loud(KindJudgeError, "judge %s refused (%s)", j.target, by), false
 	}
