@@ -1,6 +1,7 @@
 // Package examples holds the bundled example evals as files, so the binary
-// carries them: `assay init` scaffolds a new eval from the quickstart. It
-// holds data only and imports nothing of assay.
+// carries them: `assay init` scaffolds a new eval from the quickstart, or
+// (--template) from one of the templates, which share the quickstart's
+// cases and prompt. It holds data only and imports nothing of assay.
 package examples
 
 import "embed"
@@ -11,3 +12,10 @@ import "embed"
 //
 //go:embed quickstart
 var Quickstart embed.FS
+
+// Templates holds what each `assay init --template` kind adds to (or
+// replaces in) the quickstart's files: "templates/<kind>/" holds its spec
+// and the files only it needs (exec: app.py; judge: the rubric).
+//
+//go:embed templates
+var Templates embed.FS

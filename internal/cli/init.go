@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,28 +16,75 @@ import (
 )
 
 type initOptions struct {
-	Dir   string
-	Force bool
+	Dir      string
+	Force    bool
+	Template string
 }
 
 func (o *initOptions) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.Force, "force", false, "overwrite files that already exist")
+	cmd.Flags().StringVar(&o.Template, "template", "", "scaffold one kind of eval: "+strings.Join(initTemplateNames(), ", ")+" (default: the quickstart)")
+}
+
+// initTemplate is one kind of eval `assay init --template` writes: the
+// quickstart's files it shares (its cases and prompt), then the files of
+// templates/<name>/ (its spec, and what only it needs).
+type initTemplate struct {
+	shared []string // quickstart files, relative to quickstart/
+	about  string   // what it is, for the message after writing it
+	next   string   // what to do before `assay run`, if anything
+}
+
+var initTemplates = map[string]initTemplate{
+	"replay": {about: "two models' recorded answers, replayed (no key, no network)"},
+	"openai": {shared: []string{"cases.jsonl", "prompts/system.txt"},
+		about: "two OpenAI models, called live", next: "export OPENAI_API_KEY=... (the spec names the variable, never the key)"},
+	"exec": {shared: []string{"cases.jsonl", "prompts/system.txt"},
+		about: "your own program as a target (app.py: JSON on stdin and stdout; needs python3), runs offline"},
+	"judge": {shared: []string{"cases.jsonl", "prompts/system.txt", "recorded.jsonl"},
+		about: "an LLM judge grading two replayed models", next: "export OPENAI_API_KEY=... for the grader (or point its base_url at `assay mock`)"},
+}
+
+func initTemplateNames() []string {
+	names := make([]string, 0, len(initTemplates))
+	for n := range initTemplates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func newInitCommand(g *Globals) *cobra.Command {
 	o := &initOptions{}
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
-		Short: "Scaffold a working example eval (spec, cases, prompt, recorded outputs)",
-		Long: `Write a working example eval into DIR (default: the current directory):
-assay.yaml, cases.jsonl, prompts/system.txt and recorded.jsonl — two models'
-recorded answers to 26 support tickets, replayed, so it runs at once with no
-API key and no network. Edit it into your own: your cases, your prompt, your
-parser and scorers, and live targets (provider: openai, anthropic or exec).
+		Short: "Scaffold a working eval (spec, cases, prompt; recorded outputs, a program or a judge)",
+		Long: `Write a working eval into DIR (default: the current directory).
+
+Without --template: assay.yaml, cases.jsonl, prompts/system.txt and
+recorded.jsonl — two models' recorded answers to 26 support tickets,
+replayed, so it runs at once with no API key and no network.
+
+--template picks a kind, each on the same 26 tickets:
+  replay   that same example: recorded outputs, replayed (offline)
+  openai   two OpenAI models called live (needs OPENAI_API_KEY to run)
+  exec     your own program as a target: app.py reads the case as JSON on
+           stdin and prints its reply as JSON (offline; needs python3)
+  judge    an LLM judge grading two replayed models (the grader needs
+           OPENAI_API_KEY, or assay mock)
+
+Edit it into your own: your cases, your prompt, your parser and scorers, and
+your targets. docs/spec.md in the assay repository documents every key.
 
 Existing files are never overwritten unless --force; nothing is written when
 any would be.`,
 		Args: rangeArgs(0, 1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if _, ok := initTemplates[o.Template]; o.Template != "" && !ok {
+				return usageError{fmt.Errorf("unknown --template %q (templates are: %s)", o.Template, strings.Join(initTemplateNames(), ", "))}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Dir = "."
 			if len(args) == 1 {
@@ -49,23 +97,62 @@ any would be.`,
 	return cmd
 }
 
-func runInit(_ context.Context, g *Globals, o *initOptions) error {
+// initFile is one file to write: its path under the target directory, and
+// where it comes from.
+type initFile struct {
+	rel string
+	src fs.FS
+	at  string
+}
+
+// initFiles lists what a template writes (the quickstart without one).
+func initFiles(template string) ([]initFile, error) {
 	const root = "quickstart"
-	var files []string
+	var quick []string
 	err := fs.WalkDir(examples.Quickstart, root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			files = append(files, strings.TrimPrefix(p, root+"/"))
+			quick = append(quick, strings.TrimPrefix(p, root+"/"))
 		}
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("init: reading the bundled example: %w", err)
+		return nil, fmt.Errorf("init: reading the bundled example: %w", err)
+	}
+	tpl, ok := initTemplates[template]
+	if template == "" || (ok && tpl.shared == nil) {
+		files := make([]initFile, 0, len(quick))
+		for _, f := range quick {
+			files = append(files, initFile{rel: f, src: examples.Quickstart, at: root + "/" + f})
+		}
+		return files, nil
+	}
+	var files []initFile
+	for _, f := range tpl.shared {
+		files = append(files, initFile{rel: f, src: examples.Quickstart, at: root + "/" + f})
+	}
+	dir := "templates/" + template
+	err = fs.WalkDir(examples.Templates, dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, initFile{rel: strings.TrimPrefix(p, dir+"/"), src: examples.Templates, at: p})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("init: reading the bundled template %s: %w", template, err)
+	}
+	return files, nil
+}
+
+func runInit(_ context.Context, g *Globals, o *initOptions) error {
+	files, err := initFiles(o.Template)
+	if err != nil {
+		return err
 	}
 	if !o.Force {
 		var exist []string
 		for _, f := range files {
-			if _, err := os.Lstat(filepath.Join(o.Dir, f)); err == nil {
-				exist = append(exist, filepath.Join(o.Dir, f))
+			if _, err := os.Lstat(filepath.Join(o.Dir, f.rel)); err == nil {
+				exist = append(exist, filepath.Join(o.Dir, f.rel))
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("init: %w", err)
 			}
@@ -75,11 +162,11 @@ func runInit(_ context.Context, g *Globals, o *initOptions) error {
 		}
 	}
 	for _, f := range files {
-		b, err := fs.ReadFile(examples.Quickstart, root+"/"+f)
+		b, err := fs.ReadFile(f.src, f.at)
 		if err != nil {
 			return fmt.Errorf("init: reading the bundled example: %w", err)
 		}
-		dst := filepath.Join(o.Dir, filepath.FromSlash(f))
+		dst := filepath.Join(o.Dir, filepath.FromSlash(f.rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return fmt.Errorf("init: %w", err)
 		}
@@ -88,11 +175,14 @@ func runInit(_ context.Context, g *Globals, o *initOptions) error {
 		}
 	}
 	spec := filepath.Join(o.Dir, "assay.yaml")
-	fmt.Fprintf(g.Stdout, `Wrote an example eval to %s (%d files).
-Next:
-  assay validate %s
-  assay run %s
-  assay report latest
-`, o.Dir, len(files), spec, spec)
+	what := "an example eval"
+	if o.Template != "" {
+		what = fmt.Sprintf("the %s template (%s)", o.Template, initTemplates[o.Template].about)
+	}
+	fmt.Fprintf(g.Stdout, "Wrote %s to %s (%d files).\nNext:\n  assay validate %s\n", what, o.Dir, len(files), spec)
+	if next := initTemplates[o.Template].next; next != "" {
+		fmt.Fprintf(g.Stdout, "  %s\n", next)
+	}
+	fmt.Fprintf(g.Stdout, "  assay run %s\n  assay report latest\n", spec)
 	return nil
 }

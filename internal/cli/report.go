@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,9 @@ type reportOptions struct {
 	// Baseline, when set, is a baseline file or run the report checks the
 	// targets' reported models against.
 	Baseline string
+	// Failures is how many of the worst failures to list: a count or "all".
+	Failures string
+	worst    int // parsed from Failures; -1: all
 }
 
 func (o *reportOptions) AddFlags(cmd *cobra.Command) {
@@ -37,6 +41,7 @@ func (o *reportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVarP(&o.Output, "output", "o", "", "write to FILE instead of stdout")
 	f.IntVar(&o.Scoring, "scoring", 0, "which scoring of the run (default: the latest)")
 	f.StringVar(&o.Baseline, "baseline", "", "a baseline file (assay baseline export) or run: warn about every target whose reported model or fingerprint changed since it")
+	f.StringVar(&o.Failures, "failures", strconv.Itoa(analysis.DefaultWorst), "how many of the worst failures to list (costliest first), N or all")
 	f.StringVar(&o.Reference, "reference", "", "the selection ledger's reference variant, RUN or RUN:TARGET, a run of the experiment (default: the experiment's first variant)")
 }
 
@@ -50,6 +55,11 @@ func newReportCommand(g *Globals) *cobra.Command {
 			if err := checkFormat(o.Format, report.Formats); err != nil {
 				return err
 			}
+			n, err := parseFailures(o.Failures)
+			if err != nil {
+				return usageError{err}
+			}
+			o.worst = n
 			if cmd.Flags().Changed("reference") {
 				ref, err := analysis.ParseVariantRef(o.Reference)
 				if err != nil {
@@ -85,7 +95,7 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 	if !o.reference.IsZero() && run.Experiment == "" {
 		return usageError{fmt.Errorf("--reference: run %s belongs to no experiment, so it has no selection ledger (assay run --experiment NAME records one)", run.ID)}
 	}
-	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, RequestsPerMonth: volume, Reference: o.reference})
+	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, RequestsPerMonth: volume, Reference: o.reference, Worst: o.worst})
 	if errors.Is(err, analysis.ErrUnknownReference) {
 		return usageError{err}
 	}
@@ -124,6 +134,18 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 		return f.Close()
 	}
 	return nil
+}
+
+// parseFailures reads --failures: a positive count, or "all" (-1).
+func parseFailures(s string) (int, error) {
+	if s == "all" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("--failures %q: give a number of failures from 1, or all", s)
+	}
+	return n, nil
 }
 
 // fingerprintWarnings compares the models each target reported in the run
