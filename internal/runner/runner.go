@@ -3,7 +3,9 @@
 // with run.schedule sequential), every call through the target's wrapped
 // provider, every result scored and handed to a single writer that commits
 // to the store in small batches (so a result is durable a fraction of a
-// second after it completes). It skips the keys a resumed run already has,
+// second after it completes). It skips the keys a resumed run already has
+// (and, for `run --retry-errors`, calls the failed ones again, replacing
+// each stored result atomically),
 // stops issuing work on the first interrupt and keeps what finished.
 //
 // The runner knows the provider, scorer and store interfaces, not their
@@ -49,6 +51,15 @@ type Options struct {
 	Store store.Store
 	// Done holds the keys already stored (a resumed run); they are skipped.
 	Done map[store.Key]struct{}
+	// Retry, when not nil, holds stored results to call again (`run
+	// --resume RUN --retry-errors`: results that failed loudly for a
+	// provider reason), each with the stored result's Retries. Such a key
+	// must not be in Done. Every result of the run is then committed with
+	// store.ReplaceResults: a retried result replaces the stored one (with
+	// Retries one more), atomically with its scoring-1 scores, and the old
+	// result stays until the new one is written; keys in neither map are
+	// called as a resume calls them.
+	Retry map[store.Key]int
 	// Stop, when closed, stops issuing new calls; calls in flight finish and
 	// are kept. Cancelling ctx aborts calls in flight (they are not stored).
 	Stop <-chan struct{}
@@ -76,6 +87,10 @@ type Summary struct {
 	SpendUSD    float64 // cost of calls actually paid (cache hits cost 0)
 	SavedUSD    float64 // what the cache hits would have cost
 	Interrupted bool    // Stop was closed or ctx cancelled before all work was issued
+	// Retried counts the stored results that replaced a failed one
+	// (Options.Retry); RetriedErrors those of them that failed again.
+	Retried       int
+	RetriedErrors int
 }
 
 type item struct {
@@ -288,6 +303,9 @@ func (o *Options) call(ctx context.Context, t *Target, j job) (item, bool) {
 			r.Redactions = resp.Redactions
 		}
 	}
+	if n, ok := o.Retry[r.Key()]; ok {
+		r.Retries = n + 1
+	}
 	r.CreatedAt = o.Now().UTC()
 	scores := o.Score(ctx, j.c, &r)
 	for i := range scores {
@@ -311,7 +329,11 @@ func (o *Options) write(in <-chan item, sum *Summary, abort context.CancelCauseF
 		}
 		// Writes use their own context: a cancelled run still keeps what finished.
 		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := o.Store.PutResults(wctx, results, scores)
+		put := o.Store.PutResults
+		if o.Retry != nil {
+			put = o.Store.ReplaceResults
+		}
+		err := put(wctx, results, scores)
 		cancel()
 		if err != nil {
 			slog.Error("committing results", "err", err, "n", len(results))
@@ -325,6 +347,12 @@ func (o *Options) write(in <-chan item, sum *Summary, abort context.CancelCauseF
 				sum.Stored++
 				if r.ErrorKind != "" {
 					sum.Errors++
+				}
+				if _, ok := o.Retry[r.Key()]; ok {
+					sum.Retried++
+					if r.ErrorKind != "" {
+						sum.RetriedErrors++
+					}
 				}
 				sum.SpendUSD += r.CostUSD
 				sum.SavedUSD += r.SavedUSD
