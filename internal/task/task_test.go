@@ -20,7 +20,17 @@ var badCases = []struct {
 	want []string
 }{
 	{"bad/unknown_top_key.yaml", []string{
-		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: combine, dataset, error_costs, experiment, gate, name, output, prompt, refusal, run, scorers, targets, volume)`,
+		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: candidates, combine, dataset, error_costs, experiment, gate, name, output, prompt, refusal, run, scorers, targets, volume)`,
+	}},
+	{"bad/bad_candidates.yaml", []string{
+		`bad/bad_candidates.yaml:8:21: candidates: no target named "gradr" (did you mean "grader"? defined targets: model, grader)`,
+		`bad/bad_candidates.yaml:8:28: candidates: "model" is listed twice (list each candidate once)`,
+	}},
+	{"bad/empty_candidates.yaml", []string{
+		`bad/empty_candidates.yaml:7:1: candidates must list at least one target (name the targets under test, or drop candidates: to test every target that is not a judge)`,
+	}},
+	{"bad/only_judges.yaml", []string{
+		`bad/only_judges.yaml:5:1: every target is a judge (grader): there is no candidate to test (list the targets under test in candidates: (a judge may be one), or add a target that is not a judge)`,
 	}},
 	{"bad/unknown_target_key.yaml", []string{
 		`bad/unknown_target_key.yaml:6:5: targets[0].model is required for provider openai (the model name the server expects)`,
