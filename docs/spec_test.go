@@ -113,8 +113,9 @@ func elemStruct(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct
 }
 
-// diffSets reports what one side has that the other lacks.
-func diffSets(t *testing.T, what string, code, doc []string) {
+// diffSets reports what one side has that the other lacks; add says how
+// to document a missing one.
+func diffSets(t *testing.T, what, add string, code, doc []string) {
 	t.Helper()
 	inCode := map[string]bool{}
 	for _, k := range code {
@@ -141,7 +142,7 @@ func diffSets(t *testing.T, what string, code, doc []string) {
 	sort.Strings(missing)
 	sort.Strings(extra)
 	for _, k := range missing {
-		t.Errorf("%s %q is accepted by assay but not documented in docs/spec.md: add a row for it", what, k)
+		t.Errorf("%s %q is accepted by assay but not documented in docs/spec.md: %s", what, k, add)
 	}
 	for _, k := range extra {
 		t.Errorf("docs/spec.md documents %s %q, which assay does not accept", what, k)
@@ -157,7 +158,7 @@ func TestSpecKeysDocumented(t *testing.T) {
 	if !slices.Contains(code, "targets[].limits.rpm") || !slices.Contains(code, "gate.rules[].max_drop") {
 		t.Fatalf("the walk of the spec types missed nested keys: %v", code)
 	}
-	diffSets(t, "spec key", code, tableKeys(section(t, readSpecDoc(t), "Spec keys")))
+	diffSets(t, "spec key", "add a row for it under \"## Spec keys\" (key, type, default, meaning)", code, tableKeys(section(t, readSpecDoc(t), "Spec keys")))
 }
 
 // writtenKeys are really accepted by the loader (so the list above is not
@@ -213,7 +214,7 @@ func TestScorerTypesDocumented(t *testing.T) {
 	for k := range doc {
 		docTypes = append(docTypes, k)
 	}
-	diffSets(t, "scorer type", codeTypes, docTypes)
+	diffSets(t, "scorer type", "add a \"### `TYPE`\" heading under \"## Scorers\" with a \"Parameters:\" line and when it passes", codeTypes, docTypes)
 	for typ, params := range code {
 		got, ok := doc[typ]
 		if !ok {
@@ -223,7 +224,7 @@ func TestScorerTypesDocumented(t *testing.T) {
 			t.Errorf("scorer %s: no \"Parameters:\" line under its heading (write \"Parameters: none.\" when it takes none)", typ)
 			continue
 		}
-		diffSets(t, "parameter of scorer "+typ+":", params, got)
+		diffSets(t, "parameter of scorer "+typ+":", "name it on the \"Parameters:\" line under its heading (and give it a scorers[] row under \"## Spec keys\" if it is a new key)", params, got)
 	}
 }
 
@@ -239,7 +240,7 @@ func TestCELVariablesDocumented(t *testing.T) {
 	for _, k := range meta {
 		code = append(code, "meta."+k)
 	}
-	diffSets(t, "CEL variable", code, tableKeys(section(t, readSpecDoc(t), "CEL variables")))
+	diffSets(t, "CEL variable", "add a row for it under \"## CEL variables\"", code, tableKeys(section(t, readSpecDoc(t), "CEL variables")))
 }
 
 func python(t *testing.T) string {
@@ -334,7 +335,7 @@ func TestExecRequestDocumented(t *testing.T) {
 	}
 	_, req, _ := strings.Cut(readSpecDoc(t), "### Request")
 	req, _, _ = strings.Cut(req, "### Reply")
-	diffSets(t, "exec request key", keys, tableKeys(strings.Split(req, "\n")))
+	diffSets(t, "exec request key", "add a row for it to the request table under \"### Request\"", keys, tableKeys(strings.Split(req, "\n")))
 	if got["epoch"] != 2.0 {
 		t.Errorf("epoch %v, want 2 as sent", got["epoch"])
 	}
