@@ -168,6 +168,15 @@ type Target struct {
 	// Redactions is the number of secrets replaced in this target's stored
 	// outputs and errors (a target that echoed a key it was given).
 	Redactions int `json:"redactions,omitempty"`
+	// Attempts counts the calls behind the target's stored results,
+	// provider retries included.
+	Attempts int `json:"attempts"`
+	// Retried counts results that `run --retry-errors` called again.
+	Retried int `json:"retried,omitempty"`
+	// RateLimited counts results that failed as rate_limited once every
+	// retry was spent: the harness asked too fast (a warning says so), not
+	// the model's failure.
+	RateLimited int `json:"rate_limited,omitempty"`
 }
 
 // EpochStats summarises repeated runs of the same cases.
@@ -396,6 +405,13 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			a.t.CostUSD.Total += r.CostUSD
 			a.t.CostUSD.SavedUSD += r.SavedUSD
 			a.t.Redactions += r.Redactions
+			a.t.Attempts += r.Attempts
+			if r.Retries > 0 {
+				a.t.Retried++
+			}
+			if r.ErrorKind == rateLimitedKind {
+				a.t.RateLimited++
+			}
 			if r.FirstTokenMS > 0 {
 				a.ttft = append(a.ttft, r.FirstTokenMS)
 			}
@@ -499,6 +515,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
 	rep.Warnings = append(rep.Warnings, judgeWarnings(rep.Targets)...)
 	rep.Warnings = append(rep.Warnings, hostWarnings(run)...)
+	rep.Warnings = append(rep.Warnings, rateLimitWarnings(run, rep.Targets)...)
 	if run.Experiment != "" && !o.NoLedger {
 		if rep.Ledger, err = selectionLedger(ctx, st, run, rep, passByTarget, ci, o); err != nil {
 			return nil, err
