@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/host"
 	"github.com/assay-eval/assay/internal/probe"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/runner"
@@ -697,6 +698,7 @@ func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.T
 	fmt.Fprintf(g.Stderr, "run %s (%s): %d cases × %d targets\n", run.ID, what, len(cases), len(targets))
 	total := len(cases) * len(targets)
 	prog := newProgress(g, total)
+	sampler := host.Start() // the host's load, for the report's saturation warning
 	sum, runErr := runner.Run(runCtx, runner.Options{
 		RunID:   run.ID,
 		Targets: targets,
@@ -716,8 +718,10 @@ func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.T
 		Progress:    prog.add,
 		CommitEvery: commitEvery,
 		Now:         g.Now,
+		Sequential:  t.Spec.Run.Schedule == spec.ScheduleSequential,
 	})
 	prog.finish()
+	seen := sampler.Stop()
 	if runErr == nil && !sum.Interrupted && len(set.Pairwise()) > 0 {
 		byID := make(map[string]*dataset.Case, len(cases))
 		for _, c := range cases {
@@ -742,6 +746,11 @@ func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.T
 	default:
 		run.Status = store.StatusComplete
 		run.Ended = g.Now().UTC()
+	}
+	if prev, err := host.Decode(run.Host); err == nil {
+		run.Host = prev.Merge(seen).Encode()
+	} else {
+		run.Host = seen.Encode()
 	}
 	if err := st.UpdateRun(wctx, run); err != nil {
 		runErr = errors.Join(runErr, err)

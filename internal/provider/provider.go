@@ -93,6 +93,14 @@ const (
 	KindInvalid     ErrorKind = "invalid_reply" // a reply that does not follow the protocol
 )
 
+// Kinds lists every kind a stored result's failed call can carry, in the
+// order above (KindCanceled is not one: a cancelled call is not stored).
+func Kinds() []ErrorKind {
+	return []ErrorKind{KindRateLimited, KindOverloaded, KindServer, KindTimeout, KindConflict, KindNetwork,
+		KindMalformed, KindTruncated, KindBadRequest, KindAuth, KindNotFound, KindExec, KindNoRecord,
+		KindOutputLimit, KindInvalid}
+}
+
 // Error is a classified provider failure. Message must never contain a secret.
 type Error struct {
 	Kind       ErrorKind
