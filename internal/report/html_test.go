@@ -186,6 +186,9 @@ func FuzzHTML(f *testing.F) {
 			Run: analysis.RunInfo{ID: value, Spec: name, Status: value},
 			Targets: []analysis.Target{{Name: name, N: 1,
 				Primary:  analysis.Rate{Scorer: value, Passed: 1, N: 2, Rate: 0.5, CI: [2]float64{0.1, 0.9}},
+				Scorers:  map[string]analysis.Rate{value: {Passed: 1, N: 2}, name: {Passed: 0, N: 2}},
+				Fields:   map[string][]analysis.FieldRate{name: {{Field: raw, Rate: analysis.Rate{Passed: 1, N: 2}}}},
+				Judges:   []analysis.JudgeStats{{Scorer: name, N: 2, Errors: 2, ErrorRate: 1}},
 				Failures: analysis.Failures{ByKind: map[string]int{value: 1}},
 				Slices:   map[string]map[string]analysis.Rate{value: {value: {Passed: 1, N: 2, Rate: 0.5}}}}},
 			Comparisons: []analysis.Comparison{{A: name, B: value, Verdict: value,
@@ -206,6 +209,9 @@ func FuzzHTML(f *testing.F) {
 		}
 		if !strings.Contains(text, visible(raw, true)) {
 			t.Fatalf("the output %q is not shown as text", raw)
+		}
+		if !strings.Contains(text, visible(raw, false)) {
+			t.Fatalf("the field name %q is not shown as text", raw)
 		}
 	})
 }

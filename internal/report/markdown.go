@@ -15,6 +15,7 @@ import (
 const (
 	mdMaxSliceValues = 40
 	mdMaxOutput      = 1200 // characters of a failure's output shown
+	mdMaxLine        = 400  // characters of a failure's reason or expected value shown
 )
 
 // Markdown writes the report for a pull-request comment (GitHub-flavoured
@@ -268,10 +269,10 @@ func mdWorst(b *strings.Builder, rep *analysis.Report) {
 		}
 		b.WriteString(strings.Join(head, " · ") + "\n\n")
 		if f.Reason != "" {
-			b.WriteString("Reason: " + mdText(f.Reason) + "\n\n")
+			b.WriteString("Reason: " + mdText(cutRunes(f.Reason, mdMaxLine)) + "\n\n")
 		}
 		if f.Expected != "" {
-			b.WriteString("Expected: " + mdText(f.Expected) + "\n\n")
+			b.WriteString("Expected: " + mdText(cutRunes(f.Expected, mdMaxLine)) + "\n\n")
 		}
 		if f.Raw == "" {
 			b.WriteString("*(empty output)*\n\n")

@@ -402,7 +402,7 @@ func mdFields(b *strings.Builder, rep *analysis.Report) {
 // htmlScorer is one row of the HTML scorers table, formatted.
 type htmlScorer struct {
 	Target, Scorer, Rate, CI, Passed, Method, Cost, Errors string
-	Primary, NotEvidence                                   bool
+	Primary, JudgeErrors                                   bool
 }
 
 // htmlFieldTable is one field scorer's table: a row per field.
@@ -427,7 +427,7 @@ func htmlScorersAndFields(p *htmlPage, rep *analysis.Report) {
 			if e := judgeErrText(r.judge); e != "" {
 				h.Errors = e
 			}
-			h.NotEvidence = r.judge.Errors > 0
+			h.JudgeErrors = r.judge.Errors > 0
 		}
 		p.Scorers = append(p.Scorers, h)
 	}
