@@ -52,8 +52,9 @@ func scorerTypes() map[string]typeInfo {
 		"is_json":         {reads: readsRaw, build: buildIsJSON},
 		"json_schema":     {reads: readsParsed, params: []string{"schema"}, allowEmpty: true, build: buildJSONSchema},
 		"required_fields": {reads: readsParsed, params: []string{"fields"}, build: buildRequiredFields},
-		"field_equals":    {reads: readsParsed, params: []string{"field", "fields", "normalize"}, build: buildFieldEquals},
-		"number":          {reads: readsParsed, params: []string{"tolerance", "relative"}, build: buildNumber},
+		"field_equals":    {reads: readsParsed, params: []string{"field", "fields", "normalize", "tolerance", "relative"}, build: buildFieldEquals},
+		"number":          {reads: readsParsed, params: []string{"tolerance", "relative", "field"}, build: buildNumber},
+		"similarity":      {reads: readsParsed, params: []string{"method", "threshold", "field", "normalize"}, build: buildSimilarity},
 		"one_of":          {reads: readsParsed, params: []string{"values", "normalize"}, allowEmpty: true, build: buildOneOf},
 		"max_length":      {reads: readsMeta, params: []string{"max"}, allowEmpty: true, build: buildMaxLength},
 		"latency":         {reads: readsMeta, params: []string{"max"}, allowEmpty: true, build: buildLatency},
@@ -63,12 +64,14 @@ func scorerTypes() map[string]typeInfo {
 	}
 }
 
-// readsJSONPaths reports whether a scorer type reads paths inside a JSON
+// readsJSONPaths reports whether a scorer reads paths inside a JSON
 // output, and so needs output.format json.
-func readsJSONPaths(typ string) bool {
-	switch typ {
+func readsJSONPaths(sc *spec.Scorer) bool {
+	switch sc.Type {
 	case "field_equals", "required_fields", "json_schema":
 		return true
+	case "number", "similarity":
+		return sc.Field != ""
 	}
 	return false
 }
@@ -152,8 +155,12 @@ func CompileWith(sp *spec.Spec, opts Options) (*Set, spec.Problems) {
 			continue
 		}
 		b.checkParams(i, sc, info)
-		if readsJSONPaths(sc.Type) && p != nil && p.Format() != FormatJSON {
-			b.problemf(i, "type", "set output: {format: json}", "%s reads fields of a JSON output, but the output format is %s", sc.Type, p.Format())
+		if readsJSONPaths(sc) && p != nil && p.Format() != FormatJSON {
+			at, what := "type", sc.Type
+			if sc.Type == "number" || sc.Type == "similarity" {
+				at, what = "field", sc.Type+" with field:"
+			}
+			b.problemf(i, at, "set output: {format: json}", "%s reads fields of a JSON output, but the output format is %s", what, p.Format())
 		}
 		named := *sc
 		named.Name = name
@@ -261,6 +268,7 @@ func (b *builder) checkParams(i int, sc *spec.Scorer, info typeInfo) {
 		"baseline":      sc.Baseline != "",
 		"threshold":     sc.Threshold != nil,
 		"reveal_target": sc.RevealTarget,
+		"method":        sc.Method != "",
 	}
 	allowed := map[string]bool{}
 	for _, p := range info.params {

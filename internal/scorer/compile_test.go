@@ -66,6 +66,14 @@ func TestCompileProblems(t *testing.T) {
 		{"unknown output format", spec.Output{Format: "jsn"}, []spec.Scorer{{Type: "equals"}}, `unknown output format "jsn"`, "did you mean json?"},
 		{"regex format without extract", spec.Output{Format: "regex"}, []spec.Scorer{{Type: "equals"}}, "needs extract", ""},
 		{"bad extract", spec.Output{Extract: "A:(("}, []spec.Scorer{{Type: "equals"}}, "not a valid regular expression", ""},
+		{"strict without json", spec.Output{Format: "text", Strict: true}, []spec.Scorer{{Type: "equals"}}, "output.strict applies only to output format json", "format: json"},
+		{"number field with text output", text, []spec.Scorer{{Type: "number", Field: "total"}}, "number with field: reads fields of a JSON output, but the output format is text", "format: json"},
+		{"number bad field", spec.Output{Format: "json"}, []spec.Scorer{{Type: "number", Field: "a..b"}}, "empty segment", ""},
+		{"field_equals negative tolerance", spec.Output{Format: "json"}, []spec.Scorer{{Type: "field_equals", Field: "a", Tolerance: -1}}, "tolerance -1 is invalid", ""},
+		{"similarity unknown method", text, []spec.Scorer{{Type: "similarity", Method: "token-set"}}, `unknown similarity method "token-set"`, "did you mean token_set?"},
+		{"similarity threshold above 1", text, []spec.Scorer{{Type: "similarity", Threshold: ptrFloat(85)}}, "threshold 85 is out of range", "(0, 1]"},
+		{"similarity field with text output", text, []spec.Scorer{{Type: "similarity", Field: "vendor"}}, "similarity with field: reads fields of a JSON output", ""},
+		{"method on another type", text, []spec.Scorer{{Type: "equals", Method: "edit"}}, "method does not apply to a equals scorer", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,3 +192,5 @@ scorers:
 		}
 	}
 }
+
+func ptrFloat(x float64) *float64 { return &x }

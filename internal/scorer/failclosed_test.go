@@ -10,6 +10,9 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
+// lowThreshold makes a similarity scorer pass nearly anything.
+var lowThreshold = 0.01
+
 // minimalScorers configures every built-in scorer type minimally, with the
 // output format it needs. Most are set up so that a sensible non-empty
 // answer would pass, so a failure on empty output is the gate's doing.
@@ -38,6 +41,7 @@ func minimalScorers() map[string]struct {
 		"cost":            {spec.Output{}, spec.Scorer{Type: "cost", Max: 100.0}},
 		"cel":             {spec.Output{}, spec.Scorer{Type: "cel", Expr: "true"}},
 		"judge":           {spec.Output{}, spec.Scorer{Type: "judge", Target: "grader", Rubric: "polite?"}},
+		"similarity":      {spec.Output{}, spec.Scorer{Type: "similarity", Threshold: &lowThreshold}},
 	}
 }
 

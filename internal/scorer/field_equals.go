@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
 )
 
 // fieldEquals compares fields of a JSON output with the expected value: for
@@ -18,10 +19,23 @@ import (
 // `team ok; priority wrong (got "low", expected "high"); customer.id missing`.
 // It passes only when every field matches. A missing field is a loud
 // invalid_format; a present but different field is a silent wrong.
+//
+// Values compare as what they are (see compare.go): numbers by their exact
+// value. With tolerance: (and relative:), a field whose output and
+// expected values both read as numbers matches within the tolerance, as in
+// the number scorer; other fields compare as usual.
+//
+// Every verdict the scorer reaches by comparing carries the per-field
+// outcomes (Verdict.Fields: field, ok | wrong | missing, in field order),
+// which the store keeps with the score for per-field reports. A result
+// failed before the scorer ran (a provider error, empty output, a refusal,
+// a parse failure) and a scorer error (the expected value lacks a field)
+// carry none.
 type fieldEquals struct {
 	name  string
 	paths []jsonPath
 	norm  normChain
+	tol   *tolerance // nil: no tolerance
 }
 
 func buildFieldEquals(b *builder, i int, sc *spec.Scorer) Scorer {
@@ -38,6 +52,13 @@ func buildFieldEquals(b *builder, i int, sc *spec.Scorer) Scorer {
 		return nil
 	}
 	s := &fieldEquals{name: sc.Name, norm: b.normalize(i, sc)}
+	if sc.Tolerance != 0 || sc.Relative {
+		tol, ok := buildTolerance(b, i, sc)
+		if !ok {
+			return nil
+		}
+		s.tol = &tol
+	}
 	for _, f := range fields {
 		p, err := parseJSONPath(f.path)
 		if err != nil {
@@ -84,7 +105,7 @@ func (s *fieldEquals) fieldResults(out, exp any) ([]fieldResult, error) {
 		switch {
 		case !ok:
 			fr.Status = "missing"
-		case valuesEqual(got, want, s.norm) && !(isEmptyValue(got) && !isEmptyValue(want)):
+		case s.matches(got, want):
 			fr.Status, fr.Got = "ok", got
 		default:
 			fr.Status, fr.Got = "wrong", got
@@ -92,6 +113,22 @@ func (s *fieldEquals) fieldResults(out, exp any) ([]fieldResult, error) {
 		res = append(res, fr)
 	}
 	return res, nil
+}
+
+// matches compares one field's output value with its expected value.
+func (s *fieldEquals) matches(got, want any) bool {
+	if isEmptyValue(got) && !isEmptyValue(want) {
+		return false
+	}
+	if s.tol != nil {
+		if g, err := toDecimal(got); err == nil {
+			if w, err := toDecimal(want); err == nil {
+				ok, _, _ := s.tol.within(g, w)
+				return ok
+			}
+		}
+	}
+	return valuesEqual(got, want, s.norm)
 }
 
 func (s *fieldEquals) Score(_ context.Context, in *Input) Verdict {
@@ -109,7 +146,9 @@ func (s *fieldEquals) Score(_ context.Context, in *Input) Verdict {
 	}
 	var parts []string
 	okN, missing := 0, 0
+	fields := make([]store.FieldVerdict, 0, len(res))
 	for _, fr := range res {
+		fields = append(fields, store.FieldVerdict{Field: fr.Path, Status: fr.Status})
 		switch fr.Status {
 		case "ok":
 			okN++
@@ -134,5 +173,6 @@ func (s *fieldEquals) Score(_ context.Context, in *Input) Verdict {
 	if !v.Pass {
 		v.Value = frac
 	}
+	v.Fields = fields
 	return v
 }

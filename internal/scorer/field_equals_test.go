@@ -1,9 +1,12 @@
 package scorer
 
 import (
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
 )
 
 func TestFieldEquals(t *testing.T) {
@@ -29,4 +32,42 @@ func TestFieldEquals(t *testing.T) {
 			t.Errorf("pass %v value %v; want a failure worth 0.5", s.Pass, s.Value)
 		}
 	})
+}
+
+// field_equals compares numbers by value, and within tolerance: when set.
+func TestFieldEqualsNumbers(t *testing.T) {
+	n := func(s string) json.Number { return json.Number(s) }
+	exp := map[string]any{"vendor": "Acme", "total": n("12442"), "rate": n("1.5"), "id": n("9007199254740993")}
+	runCases(t, spec.Output{Format: "json"}, spec.Scorer{Type: "field_equals", Fields: []string{"vendor", "total", "rate", "id"}}, []scoreCase{
+		{"written differently, same values", call{raw: `{"vendor": "Acme", "total": 12442.0, "rate": 1.50, "id": 9007199254740993}`, expected: exp}, passes, ""},
+		{"a neighbour beyond 2^53", call{raw: `{"vendor": "Acme", "total": 12442, "rate": 1.5, "id": 9007199254740992}`, expected: exp}, silent, "id wrong (got 9007199254740992, expected 9007199254740993)"},
+		{"a numeral string equals the number", call{raw: `{"vendor": "Acme", "total": "12442", "rate": "1.5", "id": "9007199254740993"}`, expected: exp}, passes, ""},
+	})
+	runCases(t, spec.Output{Format: "json"}, spec.Scorer{Type: "field_equals", Fields: []string{"vendor", "total"}, Tolerance: 0.01, Relative: true}, []scoreCase{
+		{"within 1% of the total", call{raw: `{"vendor": "Acme", "total": 12500}`, expected: exp}, passes, ""},
+		{"outside 1%", call{raw: `{"vendor": "Acme", "total": 12600}`, expected: exp}, silent, "total wrong"},
+		{"text fields still compare as text", call{raw: `{"vendor": "Acme Inc", "total": 12442}`, expected: exp}, silent, "vendor wrong"},
+	})
+}
+
+// Every field_equals verdict reached by comparing carries the per-field
+// outcomes in field order; a scorer error and a gated result carry none.
+func TestFieldEqualsRecordsFields(t *testing.T) {
+	set := mustCompile(t, newSpec(spec.Output{Format: "json"}, spec.Scorer{Type: "field_equals", Fields: []string{"vendor", "total", "currency"}}))
+	exp := map[string]any{"vendor": "Acme", "total": json.Number("10"), "currency": "EUR"}
+	for _, c := range []struct {
+		raw  string
+		exp  any
+		want []store.FieldVerdict
+	}{
+		{`{"vendor": "Acme", "total": 10.0, "currency": "EUR"}`, exp, []store.FieldVerdict{{Field: "vendor", Status: "ok"}, {Field: "total", Status: "ok"}, {Field: "currency", Status: "ok"}}},
+		{`{"vendor": "Acme", "total": 11}`, exp, []store.FieldVerdict{{Field: "vendor", Status: "ok"}, {Field: "total", Status: "wrong"}, {Field: "currency", Status: "missing"}}},
+		{`{"vendor": "Acme"}`, map[string]any{"vendor": "Acme"}, nil}, // the expected value lacks total: scorer error
+		{`not json`, exp, nil},                                         // failed by the parse gate, before the scorer
+	} {
+		s := call{raw: c.raw, expected: c.exp}.one(t, set)
+		if !reflect.DeepEqual(s.Fields, c.want) {
+			t.Errorf("%s: fields %v, want %v (%s)", c.raw, s.Fields, c.want, s.Reason)
+		}
+	}
 }

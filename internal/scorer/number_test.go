@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/assay-eval/assay/internal/spec"
@@ -32,5 +33,36 @@ func TestNumber(t *testing.T) {
 	runCases(t, spec.Output{Format: "json"}, spec.Scorer{Type: "number"}, []scoreCase{
 		{"JSON number", call{raw: `42`, expected: "42"}, passes, ""},
 		{"JSON object", call{raw: `{"n":42}`, expected: "42"}, loudKind(KindUnparseable), ""},
+	})
+}
+
+// number is exact on the written digits: whole numbers beyond 2^53 are not
+// rounded into each other, and a tolerance is held exactly.
+func TestNumberExact(t *testing.T) {
+	runCases(t, spec.Output{}, spec.Scorer{Type: "number"}, []scoreCase{
+		{"2^53+1 is itself", call{raw: "9007199254740993", expected: json.Number("9007199254740993")}, passes, ""},
+		{"2^53+1 is not 2^53", call{raw: "9007199254740992", expected: json.Number("9007199254740993")}, silent, "got 9007199254740992, expected 9007199254740993 (off by 1"},
+		{"beyond uint64", call{raw: "123456789012345678901234567890", expected: json.Number("123456789012345678901234567891")}, silent, "off by 1,"},
+		{"12442.0 is 12442", call{raw: "12442.0", expected: json.Number("12442")}, passes, ""},
+		{"an exponent bomb is out of range, not a hang", call{raw: "1e999999999", expected: json.Number("1")}, loudKind(KindUnparseable), "in range"},
+	})
+	runCases(t, spec.Output{}, spec.Scorer{Type: "number", Tolerance: 0.01}, []scoreCase{
+		// 1.01 − 1 is 0.01 exactly in decimal (in float64 it is
+		// 0.010000000000000009, over the tolerance).
+		{"at the bound exactly", call{raw: "1.01", expected: json.Number("1")}, passes, ""},
+		{"just over", call{raw: "1.0101", expected: json.Number("1")}, silent, ""},
+	})
+}
+
+// With field:, number reads the field of a JSON output and of an object
+// expected value.
+func TestNumberField(t *testing.T) {
+	runCases(t, spec.Output{Format: "json"}, spec.Scorer{Type: "number", Field: "total", Tolerance: 0.5}, []scoreCase{
+		{"object expected", call{raw: `{"vendor": "Acme", "total": 12442.4}`, expected: map[string]any{"total": json.Number("12442")}}, passes, "total: got 12442.4, expected 12442"},
+		{"scalar expected", call{raw: `{"total": "$12,442.00"}`, expected: json.Number("12442")}, passes, ""},
+		{"outside the tolerance", call{raw: `{"total": 12443}`, expected: json.Number("12442")}, silent, "total: got 12443, expected 12442 (off by 1, tolerance 0.5)"},
+		{"missing field is loud", call{raw: `{"sum": 1}`, expected: json.Number("1")}, loudKind(KindInvalidFormat), "field total is missing"},
+		{"expected lacks the field", call{raw: `{"total": 1}`, expected: map[string]any{"sum": json.Number("1")}}, loudKind(KindScorerError), "no field total"},
+		{"not a number", call{raw: `{"total": "n/a"}`, expected: json.Number("1")}, loudKind(KindUnparseable), "total: output is not a number"},
 	})
 }

@@ -178,10 +178,10 @@ func isEmptyRaw(raw string) bool {
 // read-only.
 var numberText = regexp.MustCompile(`^(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$`)
 
-// parseNumber reads a number written by a person or a model: surrounding
-// space, a leading + or -, a currency sign ($ € £ ¥), thousands commas and a
-// trailing % are accepted ("$1,234.50", "-3", "12%").
-func parseNumber(s string) (float64, error) {
+// readNumber reads a number written by a person or a model, exactly:
+// surrounding space, a leading + or -, a currency sign ($ € £ ¥), thousands
+// commas and a trailing % are accepted ("$1,234.50", "-3", "12%").
+func readNumber(s string) (decimal, error) {
 	t := strings.TrimSpace(s)
 	t = strings.TrimSuffix(t, "%")
 	neg := false
@@ -200,30 +200,47 @@ func parseNumber(s string) (float64, error) {
 	}
 	t = strings.TrimSpace(t)
 	if !numberText.MatchString(t) {
-		return 0, fmt.Errorf("%s is not a number", strconv.Quote(clip(s, 40)))
+		return decimal{}, fmt.Errorf("%s is not a number", strconv.Quote(clip(s, 40)))
 	}
-	f, err := strconv.ParseFloat(strings.ReplaceAll(t, ",", ""), 64)
+	d, ok := parseDecimal(strings.ReplaceAll(t, ",", ""))
+	if _, inRange := d.rat(); !ok || !inRange {
+		return decimal{}, fmt.Errorf("%s is not a number in range", strconv.Quote(clip(s, 40)))
+	}
+	if neg && !d.isZero() {
+		d.neg = true
+	}
+	return d, nil
+}
+
+// parseNumber is readNumber as a float64 (for limits such as max:).
+func parseNumber(s string) (float64, error) {
+	d, err := readNumber(s)
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(d.String(), 64)
 	if err != nil || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%s is not a number in range", strconv.Quote(clip(s, 40)))
-	}
-	if neg {
-		f = -f
 	}
 	return f, nil
 }
 
-// toNumber converts a parsed or expected value to a number.
-func toNumber(v any) (float64, error) {
+// toDecimal converts a parsed or expected value to an exact number: a JSON
+// number as written, a string as readNumber reads it.
+func toDecimal(v any) (decimal, error) {
 	switch x := v.(type) {
 	case nil:
-		return 0, errors.New("no value")
+		return decimal{}, errors.New("no value")
 	case bool:
-		return 0, fmt.Errorf("%v is a boolean, not a number", x)
+		return decimal{}, fmt.Errorf("%v is a boolean, not a number", x)
 	case string:
-		return parseNumber(x)
+		return readNumber(x)
 	}
-	if s, ok := scalarString(v); ok {
-		return parseNumber(s)
+	if d, ok := numberOf(v); ok {
+		if _, inRange := d.rat(); !inRange {
+			return decimal{}, fmt.Errorf("%s is not a number in range", clip(d.String(), 40))
+		}
+		return d, nil
 	}
-	return 0, fmt.Errorf("%s is not a number", quote(v))
+	return decimal{}, fmt.Errorf("%s is not a number", quote(v))
 }

@@ -206,7 +206,10 @@ type Scorer struct {
 	RevealTarget bool `yaml:"reveal_target,omitempty" json:"reveal_target,omitempty"`
 	// Threshold is the score at or above which a judge's numeric score
 	// passes; nil means 0.5 (judge, mode single).
-	Threshold  *float64       `yaml:"threshold,omitempty" json:"threshold,omitempty"`
+	Threshold *float64 `yaml:"threshold,omitempty" json:"threshold,omitempty"`
+	// Method is how a similarity scorer measures: edit (normalised edit
+	// distance, the default) or token_set (token-set ratio).
+	Method     string         `yaml:"method,omitempty" json:"method,omitempty"`
 	AllowEmpty bool           `yaml:"allow_empty,omitempty" json:"allow_empty,omitempty"`
 	Extra      map[string]any `yaml:"-" json:"-"`
 }
