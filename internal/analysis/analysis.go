@@ -177,6 +177,10 @@ type Target struct {
 	// retry was spent: the harness asked too fast (a warning says so), not
 	// the model's failure.
 	RateLimited int `json:"rate_limited,omitempty"`
+	// ParseTolerated counts the results whose headline score records that
+	// the json parser tolerated a ``` fence or prose around the value
+	// (store.Score.ParseNote); with output.strict those fail instead.
+	ParseTolerated int `json:"parse_tolerated"`
 }
 
 // EpochStats summarises repeated runs of the same cases.
@@ -354,6 +358,9 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			if s.Primary {
 				if a.primary == "" {
 					a.primary = s.Scorer
+				}
+				if s.ParseNote != "" {
+					a.t.ParseTolerated++
 				}
 				a.pass.set(ci.add(s.CaseID, nil), s.Epoch, s.Pass)
 				if !s.Pass {
