@@ -125,6 +125,10 @@ func TestJudgeTargetIsNotACandidate(t *testing.T) {
 		t.Errorf("run's text summary does not name the candidates and the judge apart (exit %d):\n%s", inv.code, inv.stderr)
 	}
 
+	if v := runCLI(t, cliEnv{}, "validate", path); !strings.Contains(v.stdout, "candidates oa, ob; judges grader") {
+		t.Errorf("validate does not name the candidates and the judge apart:\n%s", v.stdout)
+	}
+
 	// --targets naming the judge is asking for it.
 	s = runJSON(t, cliEnv{}, "run", path, "--db", db, "--targets", "grader", "--limit", "2")
 	if !slices.Equal(s.Targets, []string{"grader"}) || s.Stored != 2 {

@@ -104,6 +104,11 @@ type validateReport struct {
 	Problems spec.Problems     `json:"problems"`
 	Warnings []string          `json:"warnings"`
 	Health   *dataset.Health   `json:"health,omitempty"`
+
+	// Candidates are the targets a run calls by default; Judges the
+	// targets that only grade them.
+	Candidates []string `json:"candidates,omitempty"`
+	Judges     []string `json:"judges,omitempty"`
 }
 
 func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
@@ -119,6 +124,7 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 	}
 	if sp != nil {
 		rep.Name, rep.Targets, rep.Scorers = sp.Name, len(sp.Targets), len(sp.Scorers)
+		rep.Candidates, rep.Judges = sp.CandidateNames(), runJudges(sp, sp.CandidateNames())
 		if t.Dataset != nil {
 			rep.Cases = t.Dataset.Count
 		}
@@ -196,6 +202,9 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 		fmt.Fprintf(g.Stdout, "%s: ok — spec %q, %d cases, %d targets, %d scorers\n",
 			o.Spec, sp.Name, t.Dataset.Count, len(sp.Targets), len(sp.Scorers))
 		fmt.Fprintf(g.Stdout, "  spec %s\n  dataset %s\n  prompt %s\n  scorers %s\n", sp.Hash, t.Dataset.Hash, sp.PromptHash(), sp.ScorersHash())
+		if len(rep.Judges) > 0 {
+			fmt.Fprintf(g.Stdout, "  candidates %s; judges %s (they grade, they are not run or ranked)\n", strings.Join(rep.Candidates, ", "), strings.Join(rep.Judges, ", "))
+		}
 	}
 	if rep.Health != nil {
 		if len(problems) == 0 {
