@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/host"
+	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -134,5 +136,51 @@ func TestInitUnknownTemplate(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("an unknown template wrote %d files", len(entries))
+	}
+}
+
+// The judge template runs as its comment says against assay mock: the two
+// replayed models are the candidates, the grader only grades (it is not run
+// on the cases), and its verdicts score every candidate result it is asked
+// about.
+func TestInitJudgeTemplateRunsAgainstMock(t *testing.T) {
+	srv, url := startMock(t, mock.Options{Default: `{"verdict": "pass", "reason": "mock"}`})
+	db := filepath.Join(t.TempDir(), "a.db")
+	e := cliEnv{env: map[string]string{"ASSAY_DB": db, "OPENAI_API_KEY": "k-for-the-mock"}}
+	spec := initTemplateDir(t, e, "judge")
+	body := readFileT(t, spec)
+	edited := strings.Replace(body, "    api_key_env: OPENAI_API_KEY\n", "    api_key_env: OPENAI_API_KEY\n    base_url: "+url+"/v1\n", 1)
+	if edited == body {
+		t.Fatal("the judge template has no api_key_env line to add base_url after")
+	}
+	writeFile(t, spec, edited)
+	s := runJSON(t, e, "run", spec)
+	if s.Status != "complete" || s.Stored != 52 || strings.Join(s.Targets, ",") != "model-a,model-b" || strings.Join(s.Judges, ",") != "grader" {
+		t.Fatalf("judge template: %+v; want 52 results of the candidates model-a and model-b, grader named as a judge", s)
+	}
+	n := srv.Stats().Requests
+	if n == 0 || n > 52 {
+		t.Errorf("%d judge calls, want at most one per candidate result (1–52)", n)
+	}
+	r := runCLI(t, e, "report", s.RunID, "--format", "json")
+	var rep struct {
+		Targets []struct {
+			Name    string
+			Scorers map[string]struct{ Passed, N int }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report --format json: exit %d: %v: %s", r.code, err, r.stderr)
+	}
+	judged := 0
+	for _, tg := range rep.Targets {
+		judged += tg.Scorers["fits"].Passed
+	}
+	// The mock passes every verdict; identical judge prompts (the two
+	// models gave the same answer, and the judge is not told which model
+	// wrote it) are served from the response cache, so there are at least
+	// as many passing verdicts as calls.
+	if int64(judged) < n {
+		t.Errorf("%d judge verdicts passed in the report, want at least one per judge call (%d): the mock passes every one", judged, n)
 	}
 }
