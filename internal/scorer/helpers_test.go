@@ -42,13 +42,15 @@ type call struct {
 	finish   string
 	latency  float64 // ms
 	cost     float64
+	saved    float64 // a reply served from the cache: its price, not billed
 }
 
 func (c call) score(t testing.TB, set *Set) []store.Score {
 	t.Helper()
 	kase := &dataset.Case{ID: "c1", Line: 1, Vars: c.vars, Expected: c.expected, Tags: c.tags}
 	r := &store.Result{RunID: "run1", CaseID: "c1", Target: "t", Epoch: 1, Raw: c.raw,
-		ErrorKind: c.errKind, FinishReason: c.finish, LatencyMS: c.latency, CostUSD: c.cost}
+		ErrorKind: c.errKind, FinishReason: c.finish, LatencyMS: c.latency, CostUSD: c.cost,
+		SavedUSD: c.saved, FromCache: c.saved > 0}
 	if c.errKind != "" {
 		r.Error = "provider said no"
 	}
