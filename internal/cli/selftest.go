@@ -54,7 +54,7 @@ func (o *selftestOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.Examples, "examples", 3, "example cases shown for each null model that passes clearly above chance")
 	f.Int64Var(&o.Seed, "seed", 1, "seed of the shuffled null model's permutation")
 	f.StringVar(&o.JudgeVia, "judge-via", judgeViaSkip, "judge scorers: skip (no calls), mock (an in-process grader that passes everything) or target (the spec's configured judge; real calls)")
-	f.BoolVar(&o.NoCache, "no-cache", false, "with --judge-via target: call the judge anew and store its fresh verdicts in the response cache")
+	f.BoolVar(&o.NoCache, "no-cache", false, "with --judge-via target: bypass the response cache (the null outputs' verdicts are neither read from it nor stored)")
 }
 
 func newSelftestCommand(g *Globals) *cobra.Command {
