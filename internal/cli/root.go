@@ -175,6 +175,9 @@ reviewer or a CI pipeline can act on.
 		newInitCommand(g),
 		newCacheCommand(g),
 	)
+	// After every command is added: shell completion of runs, targets and
+	// formats (completion.go); `assay completion SHELL` is cobra's.
+	registerCompletions(root, g)
 	return root
 }
 
