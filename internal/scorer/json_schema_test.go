@@ -45,3 +45,15 @@ func TestJSONSchema(t *testing.T) {
 		{"allow_empty: the schema decides", call{raw: `{}`}, passes, ""},
 	})
 }
+
+// A schema bound is held exactly against a number beyond 2^53, from the
+// output and from a YAML schema alike.
+func TestJSONSchemaExactNumbers(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"id": map[string]any{"type": "integer", "maximum": uint64(9007199254740992)}}}
+	runCases(t, spec.Output{Format: "json"}, spec.Scorer{Type: "json_schema", Schema: schema}, []scoreCase{
+		{"at the maximum", call{raw: `{"id": 9007199254740992}`}, passes, ""},
+		{"one over, though the same float64", call{raw: `{"id": 9007199254740993}`}, loudKind(KindInvalidFormat), "at /id"},
+		{"12442.0 is an integer", call{raw: `{"id": 12442.0}`}, passes, ""},
+	})
+}
