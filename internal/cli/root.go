@@ -173,6 +173,8 @@ reviewer or a CI pipeline can act on.
 		newSelftestCommand(g),
 		newProbeCommand(g),
 		newInitCommand(g),
+		newRunsCommand(g),
+		newExportCommand(g),
 		newCacheCommand(g),
 	)
 	// After every command is added: shell completion of runs, targets and

@@ -37,6 +37,10 @@ type runOptions struct {
 	CommitEvery time.Duration
 	// Force takes the run's lease even from a live holder.
 	Force bool
+	// RetryErrors, with Resume, calls again the results that failed with
+	// one of Kinds (default: the retryable provider kinds).
+	RetryErrors bool
+	Kinds       []string
 }
 
 func (o *runOptions) AddFlags(cmd *cobra.Command) {
@@ -49,6 +53,8 @@ func (o *runOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Experiment, "experiment", "", "the experiment this run belongs to (overrides the spec's experiment:); reports count the variants tried in it")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run (RUN_ID or latest) without repeating completed calls")
 	f.BoolVar(&o.Force, "force", false, "with --resume: take the run over even if another process holds its lease (only when that process is gone)")
+	f.BoolVar(&o.RetryErrors, "retry-errors", false, "with --resume: call again the results that failed for a provider reason (--kinds), replacing each")
+	f.StringSliceVar(&o.Kinds, "kinds", nil, "with --retry-errors: the failure kinds to retry (comma-separated; default: the retryable ones, e.g. rate_limited,timeout,server_error)")
 	f.DurationVar(&o.CommitEvery, "commit-every", 100*time.Millisecond, "longest time a finished result waits before it is committed")
 	_ = f.MarkHidden("commit-every")
 }
@@ -64,6 +70,14 @@ The spec and dataset are validated first; nothing is called when they are
 invalid (exit 4). The first Ctrl-C stops issuing calls and keeps what finished
 (exit 130); a second exits at once. Resume with --resume RUN_ID|latest.
 
+--resume RUN --retry-errors calls again only the results that failed for a
+provider reason (by default the retryable kinds: rate_limited, overloaded,
+server_error, timeout, conflict, network, malformed_response,
+truncated_stream; --kinds picks others), replacing each result and its
+verdicts in one transaction; its retries count goes up by one. A run that
+was rescored keeps its later scorings without the retried results' verdicts:
+rescore it again.
+
 ` + exitCodesHelp,
 		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -75,6 +89,19 @@ invalid (exit 4). The first Ctrl-C stops issuing calls and keeps what finished
 			}
 			if o.Resume != "" && (len(o.Targets) > 0 || o.Limit > 0 || o.Epochs > 0 || o.Experiment != "") {
 				return usageError{errors.New("--resume takes the run's own targets, limit, epochs and experiment; drop --targets/--limit/--epochs/--experiment")}
+			}
+			if o.RetryErrors && o.Resume == "" {
+				return usageError{errors.New("--retry-errors works on a stored run: give it with --resume RUN")}
+			}
+			if len(o.Kinds) > 0 && !o.RetryErrors {
+				return usageError{errors.New("--kinds says which failures --retry-errors calls again: give --retry-errors too")}
+			}
+			if o.RetryErrors {
+				kinds, err := retryKinds(o.Kinds)
+				if err != nil {
+					return err
+				}
+				o.Kinds = kinds
 			}
 			return nil
 		},
@@ -108,6 +135,8 @@ type runSummary struct {
 	// SavedUSD is what the replies served from the response cache would
 	// have cost: never billed again, so not in SpendUSD.
 	SavedUSD float64 `json:"saved_usd"`
+	// Retry says what --retry-errors called again (absent without it).
+	Retry *retryReport `json:"retry_errors,omitempty"`
 }
 
 func runRun(ctx context.Context, g *Globals, o *runOptions) error {
@@ -128,6 +157,8 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 
 	var run *store.Run
 	var done map[store.Key]struct{}
+	var retry map[store.Key]int // --retry-errors: failed results to call again
+	var rr *retryReport
 	var leaseLost <-chan struct{}
 	if o.Resume != "" {
 		run, err = st.GetRun(ctx, o.Resume)
@@ -137,7 +168,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		if err := resumeChanged(run, sp, t.Dataset.Hash); err != nil {
 			return err
 		}
-		if run.Status == store.StatusComplete {
+		if run.Status == store.StatusComplete && !o.RetryErrors {
 			fmt.Fprintf(g.Stderr, "run %s is already complete\n", run.ID)
 		}
 		// One writer per run: the lease is taken before the stored results
@@ -152,6 +183,19 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		done, err = st.DoneKeys(ctx, run.ID)
 		if err != nil {
 			return err
+		}
+		if o.RetryErrors {
+			// The failed results are called again: they are not done.
+			if retry, err = retrySet(ctx, st, run.ID, o.Kinds); err != nil {
+				return err
+			}
+			for k := range retry {
+				delete(done, k)
+			}
+			rr = &retryReport{Kinds: o.Kinds, Selected: len(retry)}
+			if n, err := st.LatestScoring(ctx, run.ID); err == nil && n > 1 {
+				rr.LaterScorings = n - 1
+			}
 		}
 	} else {
 		names, err := selectTargets(sp, o.Targets)
@@ -281,6 +325,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		Score:       set.Score,
 		Store:       st,
 		Done:        done,
+		Retry:       retry,
 		Stop:        stop,
 		Progress:    prog.add,
 		CommitEvery: o.CommitEvery,
@@ -304,7 +349,8 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	// must not stop us from recording that the run was interrupted.
 	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer wcancel()
-	have := sum.Stored + len(done)
+	// A result being retried stays stored until its new call replaces it.
+	have := sum.Stored - sum.Retried + len(done) + len(retry)
 	switch {
 	case runErr != nil:
 		run.Status = store.StatusFailed
@@ -328,6 +374,11 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		Cases: run.Cases, Epochs: run.Epochs, Total: total,
 		Stored: sum.Stored, Skipped: sum.Skipped, Errors: sum.Errors,
 		SpendUSD: sum.SpendUSD, SavedUSD: sum.SavedUSD, DurationSec: g.Now().Sub(start).Seconds(),
+	}
+	if rr != nil {
+		rr.retryDone(sum)
+		s.Retry = rr
+		printRetry(g.Stderr, run.ID, rr)
 	}
 	if o.JSON {
 		enc := json.NewEncoder(g.Stdout)

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/store"
+)
+
+type runsOptions struct {
+	JSON  bool
+	Limit int
+}
+
+func newRunsCommand(g *Globals) *cobra.Command {
+	o := &runsOptions{}
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List the stored runs, newest first (runs rm deletes runs)",
+		Long: `List the runs in the store, newest first: ID, spec, targets, status, cases,
+epochs, when it was created and how many scorings it has (1 plus each
+rescore). --json prints them as a JSON array.
+
+` + exitCodesHelp,
+		Args: exactArgs(0),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if o.Limit < 0 {
+				return usageError{fmt.Errorf("--limit must not be negative (got %d; 0 lists every run)", o.Limit)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRuns(cmd.Context(), g, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the runs as a JSON array")
+	cmd.Flags().IntVar(&o.Limit, "limit", 20, "list at most N runs (0: all)")
+	cmd.AddCommand(newRunsRmCommand(g))
+	return cmd
+}
+
+// runListing is one run as `assay runs` shows it.
+type runListing struct {
+	ID         string    `json:"id"`
+	Spec       string    `json:"spec"`
+	SpecPath   string    `json:"spec_path"`
+	Experiment string    `json:"experiment,omitempty"`
+	Targets    []string  `json:"targets"`
+	Status     string    `json:"status"`
+	Cases      int       `json:"cases"`
+	Epochs     int       `json:"epochs"`
+	Created    time.Time `json:"created"`
+	Ended      time.Time `json:"ended,omitzero"`
+	// Scorings is the latest complete scoring: 1 for a run never
+	// rescored, 0 for one with no scores yet.
+	Scorings int `json:"scorings"`
+}
+
+func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
+	st, err := openExistingStore(ctx, g)
+	if err != nil {
+		return fmt.Errorf("runs: %w", err)
+	}
+	defer st.Close()
+	limit := o.Limit
+	if limit > 0 {
+		limit++ // one more tells whether there are more
+	}
+	runs, err := st.ListRuns(ctx, limit)
+	if err != nil {
+		return err
+	}
+	more := o.Limit > 0 && len(runs) > o.Limit
+	if more {
+		runs = runs[:o.Limit]
+	}
+	list := make([]runListing, 0, len(runs))
+	for _, r := range runs {
+		n, err := st.LatestScoring(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		list = append(list, runListing{ID: r.ID, Spec: r.Spec, SpecPath: r.SpecPath, Experiment: r.Experiment,
+			Targets: r.Targets, Status: r.Status, Cases: r.Cases, Epochs: r.Epochs,
+			Created: r.Started.UTC(), Ended: r.Ended.UTC(), Scorings: n})
+	}
+	if more {
+		defer fmt.Fprintf(g.Stderr, "showing the newest %d runs; --limit 0 lists them all\n", o.Limit)
+	}
+	if o.JSON {
+		enc := json.NewEncoder(g.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(g.Stderr, "no runs yet: assay run SPEC makes one")
+		return nil
+	}
+	tw := tabwriter.NewWriter(g.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSPEC\tTARGETS\tSTATUS\tCASES\tEPOCHS\tCREATED\tSCORINGS")
+	for _, r := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", termSafe(r.ID), termSafe(r.Spec), termSafe(strings.Join(r.Targets, ",")),
+			r.Status, r.Cases, r.Epochs, r.Created.Format("2006-01-02 15:04:05Z"), r.Scorings)
+	}
+	return tw.Flush()
+}
+
+type runsRmOptions struct {
+	IDs   []string
+	Force bool
+}
+
+func newRunsRmCommand(g *Globals) *cobra.Command {
+	o := &runsRmOptions{}
+	cmd := &cobra.Command{
+		Use:   "rm RUN...",
+		Short: "Delete runs with their cases, results, scores and scorings",
+		Long: `Delete runs from the store with everything recorded under them: cases,
+results, scores, scorings and the run's lease. The response cache is shared
+by every run and is left as it is, so running the spec again is served from
+it. Each RUN is a run ID or a unique prefix of one ("latest" is not taken
+here). Every RUN is checked before anything is deleted: an unknown ID, or a
+run that a live process is writing (a run or rescore in progress), deletes
+nothing; --force deletes a run whose writer is still alive. Nothing is
+asked; what was deleted is printed.
+
+` + exitCodesHelp,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("give the ID of at least one run to delete (assay runs lists them)")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.IDs = args
+			return runRunsRm(cmd.Context(), g, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.Force, "force", false, "delete a run even while a live process holds its lease (that process then fails)")
+	return cmd
+}
+
+// readOnlyStore is implemented by a store that can say it was opened
+// read-only.
+type readOnlyStore interface{ ReadOnly() bool }
+
+func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
+	st, err := openExistingStore(ctx, g)
+	if err != nil {
+		return fmt.Errorf("runs rm: %w", err)
+	}
+	defer st.Close()
+	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
+		return fmt.Errorf("runs rm: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): nothing was deleted", g.DB)
+	}
+	// Every run is resolved and checked before anything is deleted.
+	var runs []*store.Run
+	var problems []string
+	for _, id := range o.IDs {
+		if id == "latest" {
+			problems = append(problems, `"latest" is not taken by runs rm: give the run's ID (assay runs lists them)`)
+			continue
+		}
+		run, err := st.GetRun(ctx, id)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		if slices.ContainsFunc(runs, func(r *store.Run) bool { return r.ID == run.ID }) {
+			continue
+		}
+		if !o.Force {
+			if err := requireNoWriter(ctx, g, st, "run "+run.ID, run); err != nil {
+				problems = append(problems, err.Error()+", or pass --force")
+				continue
+			}
+		}
+		runs = append(runs, run)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("runs rm: nothing was deleted:\n  %s", strings.Join(problems, "\n  "))
+	}
+	for _, run := range runs {
+		del, err := st.DeleteRun(ctx, run.ID)
+		if err != nil {
+			return fmt.Errorf("runs rm: %w", err)
+		}
+		lease := ""
+		if del.Lease {
+			lease = " and its lease"
+		}
+		fmt.Fprintf(g.Stdout, "removed run %s (%s, %s): %d cases, %d results, %d scores in %d scorings%s\n",
+			run.ID, termSafe(run.Spec), run.Status, del.Cases, del.Results, del.Scores, del.Scorings, lease)
+	}
+	fmt.Fprintln(g.Stderr, "the response cache is kept: assay cache clear empties it")
+	return nil
+}
+
+// termSafe is s as a terminal shows it: s itself when every rune is
+// printable, else Go-quoted so no control or bidirectional character
+// reaches the terminal.
+func termSafe(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == unicode.ReplacementChar {
+			q := strconv.QuoteToASCII(s)
+			return q[1 : len(q)-1]
+		}
+	}
+	return s
+}
