@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -138,5 +139,100 @@ func TestReportNamesRescoredScoring(t *testing.T) {
 		if !strings.Contains(inv.stdout, "scoring 2") || !strings.Contains(inv.stdout, hash) {
 			t.Errorf("the %s report does not name scoring 2 and its scorers hash %s", f, hash)
 		}
+	}
+}
+
+// A four-field extraction run through the real binary path: field_equals
+// stores per-field verdicts and every report format shows the per-field
+// table with each field's ok/n and Wilson interval.
+func TestReportFieldTableEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	right := map[string]string{"vendor": `"Acme GmbH"`, "date": `"2026-02-01"`, "total": "12442", "currency": `"EUR"`}
+	var cases, recorded strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&cases, `{"id":"c%02d","text":"invoice %d","answer":{"vendor":"Acme GmbH","date":"2026-02-01","total":12442,"currency":"EUR"}}`+"\n", i, i)
+		// c08: vendor wrong; c09: total wrong; c10: currency missing;
+		// c11: no JSON at all. The rest are right.
+		out := fmt.Sprintf(`{"vendor":%s,"date":%s,"total":%s,"currency":%s}`, right["vendor"], right["date"], right["total"], right["currency"])
+		switch i {
+		case 8:
+			out = strings.Replace(out, `"Acme GmbH"`, `"ACME Holdings"`, 1)
+		case 9:
+			out = strings.Replace(out, "12442", "12244", 1)
+		case 10:
+			out = strings.Replace(out, `,"currency":"EUR"`, "", 1)
+		case 11:
+			out = "I could not read this invoice."
+		}
+		line, err := json.Marshal(map[string]string{"id": fmt.Sprintf("c%02d", i), "out": out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded.Write(append(line, '\n'))
+	}
+	writeFile(t, filepath.Join(dir, "cases.jsonl"), cases.String())
+	writeFile(t, filepath.Join(dir, "recorded.jsonl"), recorded.String())
+	spec := filepath.Join(dir, "assay.yaml")
+	writeFile(t, spec, `name: invoices
+dataset: {path: cases.jsonl, id: id, expected: answer}
+prompt: {user: "Extract vendor, date, total and currency as JSON: {{.text}}"}
+targets:
+  - {name: extractor, provider: replay, replay: {path: recorded.jsonl, join: id, output: out}}
+output: {format: json}
+scorers:
+  - {name: fields, type: field_equals, fields: [vendor, date, total, currency], primary: true}
+  - {name: valid, type: is_json}
+`)
+	db := filepath.Join(dir, "assay.db")
+	if inv := runCLI(t, cliEnv{}, "run", spec, "--db", db); inv.code != 0 {
+		t.Fatalf("run: exit %d: %s", inv.code, inv.stderr)
+	}
+	// By hand: 12 outputs; vendor and total each wrong once, currency
+	// missing once, and c11 unscored for every field. Wilson intervals
+	// from statsmodels proportion_confint(k, 12, method="wilson").
+	want := map[string]string{
+		"vendor":   "10/12 83.3% [55.2, 95.3]",
+		"date":     "11/12 91.7% [64.6, 98.5]",
+		"total":    "10/12 83.3% [55.2, 95.3]",
+		"currency": "10/12 83.3% [55.2, 95.3]",
+	}
+	text := runCLI(t, cliEnv{}, "report", "latest", "--db", db)
+	if text.code != 0 {
+		t.Fatalf("report: %s", text.stderr)
+	}
+	for field, cell := range want {
+		if !regexp.MustCompile(`(?m)^\s*` + field + `\s+` + regexp.QuoteMeta(cell) + `\s*$`).MatchString(text.stdout) {
+			t.Errorf("the text report has no row %s  %s:\n%s", field, cell, text.stdout)
+		}
+	}
+	md := runCLI(t, cliEnv{}, "report", "latest", "--db", db, "--format", "markdown").stdout
+	for _, row := range []string{
+		"| vendor | 83.3% [55.2, 95.3] (10/12) · 1 wrong, 1 unscored |",
+		"| date | 91.7% [64.6, 98.5] (11/12) · 1 unscored |",
+		"| total | 83.3% [55.2, 95.3] (10/12) · 1 wrong, 1 unscored |",
+		"| currency | 83.3% [55.2, 95.3] (10/12) · 1 missing, 1 unscored |",
+	} {
+		if !strings.Contains(md, row) {
+			t.Errorf("the Markdown report lacks %q:\n%s", row, md)
+		}
+	}
+	page := runCLI(t, cliEnv{}, "report", "latest", "--db", db, "--format", "html").stdout
+	if !strings.Contains(page, `<td>currency</td><td class="num">83.3%<span class="sub">[55.2, 95.3] · 10/12 · 1 missing, 1 unscored</span></td>`) {
+		t.Errorf("the HTML report lacks the currency row")
+	}
+	js := runCLI(t, cliEnv{}, "report", "latest", "--db", db, "--format", "json").stdout
+	var rep struct {
+		Targets []struct {
+			Fields map[string][]struct {
+				Field                               string
+				Passed, N, Wrong, Missing, Unscored int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if f := rep.Targets[0].Fields["fields"]; len(f) != 4 || f[3].Field != "currency" || f[3].Passed != 10 || f[3].Missing != 1 || f[3].Unscored != 1 {
+		t.Errorf("JSON fields = %+v", f)
 	}
 }
