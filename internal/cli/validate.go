@@ -326,6 +326,7 @@ func writeHealth(w io.Writer, sp *spec.Spec, h *dataset.Health, o *validateOptio
 			if l.Other > 0 {
 				fmt.Fprintf(w, "      … %d more case(s) with other values\n", l.Other)
 			}
+			writeFieldLabels(w, l)
 		}
 	}
 
@@ -375,6 +376,42 @@ func writeHealth(w io.Writer, sp *spec.Spec, h *dataset.Health, o *validateOptio
 	if ws := h.Warnings(); len(ws) > 0 && !o.Strict {
 		fmt.Fprintf(w, "  %d warning(s); --strict makes them fail validation\n", len(ws))
 	}
+}
+
+// writeFieldLabels prints the distribution of each field of object-valued
+// expected values: the top values of a text field, the range and median of
+// a numeric one (its values say little one by one).
+func writeFieldLabels(w io.Writer, l *dataset.Labels) {
+	if len(l.Fields) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "    by field (%d of the values are objects):\n", l.Objects)
+	for _, f := range l.Fields {
+		missing := ""
+		if f.Missing > 0 {
+			missing = fmt.Sprintf("; missing or null in %d", f.Missing)
+		}
+		if f.Numeric {
+			fmt.Fprintf(w, "      %s: numeric in %d case(s)%s: min %s, median %s, max %s\n", showText(f.Field, 40), f.Values, missing,
+				sixDigits(*f.Min), sixDigits(*f.Median), sixDigits(*f.Max))
+			continue
+		}
+		fmt.Fprintf(w, "      %s: %d distinct value(s) in %d case(s)%s\n", showText(f.Field, 40), f.Distinct, f.Values, missing)
+		writeCounts(w, "        ", f.Top)
+		if f.Other > 0 {
+			fmt.Fprintf(w, "        … %d more case(s) with other values\n", f.Other)
+		}
+	}
+	if l.FieldsOmitted > 0 {
+		fmt.Fprintf(w, "      … %d more field(s) not summarised (at most %d are)\n", l.FieldsOmitted, dataset.MaxLabelFields)
+	}
+}
+
+// sixDigits writes x to six significant digits, without an exponent
+// (12442, 1.5, 0.333333, 1234570).
+func sixDigits(x float64) string {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // writeCounts prints values with counts, shares and, for small tag values,

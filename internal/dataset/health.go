@@ -3,6 +3,7 @@ package dataset
 import (
 	"cmp"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -161,6 +162,38 @@ type Labels struct {
 	Top     []ValueCount `json:"top"`
 	// Other counts the values not in Top.
 	Other int `json:"other"`
+	// Fields are present when expected values are JSON objects (an
+	// extraction task's {"currency": "EUR", "total": 12}): the
+	// distribution of each field, by dotted path, in path order. A whole
+	// object rarely repeats, so Top says little about them; a field
+	// whose one value dominates is what a constant answer gets right.
+	Fields []FieldLabels `json:"fields,omitempty"`
+	// Objects counts the expected values that are objects; FieldsOmitted
+	// the field paths past MaxLabelFields, not summarised.
+	Objects       int `json:"objects,omitempty"`
+	FieldsOmitted int `json:"fields_omitted,omitempty"`
+}
+
+// MaxLabelFields bounds the fields of object-valued expected answers that
+// the health check summarises.
+const MaxLabelFields = 50
+
+// FieldLabels is the distribution of one field of object-valued expected
+// values. Numeric fields (every value a number) are summarised by their
+// range and median, not listed; others list their most frequent values.
+type FieldLabels struct {
+	Field string `json:"field"`
+	// Values counts the objects with a value (not null) at the field;
+	// Missing the objects without one.
+	Values   int          `json:"values"`
+	Missing  int          `json:"missing"`
+	Distinct int          `json:"distinct"`
+	Numeric  bool         `json:"numeric"`
+	Min      *float64     `json:"min,omitempty"`
+	Median   *float64     `json:"median,omitempty"`
+	Max      *float64     `json:"max,omitempty"`
+	Top      []ValueCount `json:"top,omitempty"`
+	Other    int          `json:"other,omitempty"`
 }
 
 // ValueCount is one value with its count and share.
@@ -269,6 +302,7 @@ func checkHealth(r *Reader, sp *spec.Spec, o HealthOptions) (*Health, error) {
 	}
 	labelCounts := map[string]int{}
 	numeric := true
+	fields := &fieldTally{by: map[string]*fieldCount{}}
 	var cases []healthCase
 
 	for {
@@ -300,6 +334,11 @@ func checkHealth(r *Reader, sp *spec.Spec, o HealthOptions) (*Health, error) {
 				labelCounts[exp]++
 				if numeric && !isNumber(exp) {
 					numeric = false
+				}
+				if extract == nil {
+					if obj, ok := expectedObject(c.Vars[ds.Expected]); ok {
+						fields.add(obj)
+					}
 				}
 			case shouldRefuse:
 				h.Expected.ShouldRefuseExempt++
@@ -335,6 +374,7 @@ func checkHealth(r *Reader, sp *spec.Spec, o HealthOptions) (*Health, error) {
 
 	if ds.Expected != "" {
 		h.Labels = labels(ds.Expected, labelCounts, numeric, o.TopLabels)
+		fields.summarise(h.Labels, o.TopLabels)
 	}
 	for i := range h.Tags {
 		vals := sortedCounts(tagCounts[i])
@@ -777,4 +817,136 @@ func tokenDiff(a, b []int32, names []string, max int) []string {
 		}
 	}
 	return out
+}
+
+// expectedObject is an expected value that is a JSON object: one written as
+// an object, or a string holding one ("{\"total\": 12}").
+func expectedObject(v any) (map[string]any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return x, true
+	case string:
+		t := strings.TrimSpace(x)
+		if !strings.HasPrefix(t, "{") {
+			return nil, false
+		}
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.UseNumber()
+		var m map[string]any
+		if dec.Decode(&m) != nil || dec.More() {
+			return nil, false
+		}
+		return m, true
+	}
+	return nil, false
+}
+
+// fieldTally counts the values of each field of object-valued expected
+// values (nested objects by dotted path; a list is one value, as JSON).
+type fieldTally struct {
+	objects int
+	order   []string
+	by      map[string]*fieldCount
+	omitted map[string]bool
+}
+
+type fieldCount struct {
+	counts  map[string]int
+	numbers []float64
+	numeric bool
+	values  int
+}
+
+func (f *fieldTally) add(obj map[string]any) {
+	f.objects++
+	f.walk("", obj)
+}
+
+func (f *fieldTally) walk(prefix string, obj map[string]any) {
+	for k, v := range obj {
+		path := k
+		if prefix != "" {
+			path = prefix + "." + k
+		}
+		if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
+			f.walk(path, sub)
+			continue
+		}
+		if v == nil {
+			continue // null: counted as missing
+		}
+		fc, ok := f.by[path]
+		if !ok {
+			if len(f.order) >= MaxLabelFields {
+				if f.omitted == nil {
+					f.omitted = map[string]bool{}
+				}
+				f.omitted[path] = true
+				continue
+			}
+			fc = &fieldCount{counts: map[string]int{}, numeric: true}
+			f.by[path] = fc
+			f.order = append(f.order, path)
+		}
+		fc.values++
+		if x, ok := numberValue(v); ok && fc.numeric {
+			fc.numbers = append(fc.numbers, x)
+		} else {
+			fc.numeric, fc.numbers = false, nil
+		}
+		fc.counts[Stringify(v)]++
+	}
+}
+
+// numberValue reads a JSON number however the reader kept it.
+func numberValue(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil && !math.IsInf(f, 0)
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// summarise puts the fields' distributions into l: numeric fields by
+// range and median, others by their top values.
+func (f *fieldTally) summarise(l *Labels, top int) {
+	if f.objects == 0 {
+		return
+	}
+	l.Objects, l.FieldsOmitted = f.objects, len(f.omitted)
+	paths := slices.Clone(f.order)
+	slices.Sort(paths)
+	for _, p := range paths {
+		fc := f.by[p]
+		fl := FieldLabels{Field: p, Values: fc.values, Missing: f.objects - fc.values, Distinct: len(fc.counts), Numeric: fc.numeric}
+		if fc.numeric {
+			xs := fc.numbers
+			slices.Sort(xs)
+			lo, hi := xs[0], xs[len(xs)-1]
+			med := xs[len(xs)/2]
+			if len(xs)%2 == 0 {
+				med = (xs[len(xs)/2-1] + med) / 2
+			}
+			fl.Min, fl.Median, fl.Max = &lo, &med, &hi
+		} else {
+			for i, vc := range sortedCounts(fc.counts) {
+				if i >= top {
+					fl.Other += vc.Count
+					continue
+				}
+				vc.Share = share(vc.Count, fc.values)
+				fl.Top = append(fl.Top, vc)
+			}
+		}
+		l.Fields = append(l.Fields, fl)
+	}
 }

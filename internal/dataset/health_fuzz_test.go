@@ -14,6 +14,7 @@ func FuzzHealth(f *testing.F) {
 	f.Add([]byte(`{"id": 1, "q": "a b c d e"}`+"\n"+`{"id": 2, "q": "a b c d f", "answer": null}`+"\n"+`{"id": 2}`+"\n"), 0.5)
 	f.Add([]byte(`{"id": "x", "q": "\u0000\u001f 3.5 ... ｆｕｌｌ", "answer": ""}`+"\n"+"not json\n"), 1.0)
 	f.Add([]byte(`{"id": "s", "q": ["list"], "k": "should-refuse", "answer": {"a": 1}}`+"\n"), 0.01)
+	f.Add([]byte(`{"id": "o1", "q": "a", "answer": {"cur": "EUR", "total": 12, "n": {"x": [1]}}}`+"\n"+`{"id": "o2", "q": "b", "answer": "{\"cur\": null, \"total\": \"12\"}"}`+"\n"+`{"id": "o3", "q": "c", "answer": {"total": 1e400, "": {}}}`+"\n"), 0.9)
 	f.Fuzz(func(t *testing.T, src []byte, threshold float64) {
 		if len(src) > 64<<10 {
 			return
@@ -63,6 +64,23 @@ func FuzzHealth(f *testing.F) {
 		e := h.Expected
 		if e.Missing+e.Unextractable+e.ShouldRefuseExempt+h.Labels.Values != n {
 			t.Fatalf("expected %+v and %d labels do not add up to %d cases", e, h.Labels.Values, n)
+		}
+		if len(h.Labels.Fields) > MaxLabelFields || h.Labels.Objects > h.Labels.Values {
+			t.Fatalf("%d fields of %d objects among %d answers", len(h.Labels.Fields), h.Labels.Objects, h.Labels.Values)
+		}
+		for _, fl := range h.Labels.Fields {
+			listed := fl.Other
+			for _, v := range fl.Top {
+				listed += v.Count
+			}
+			switch {
+			case fl.Values+fl.Missing != h.Labels.Objects, fl.Values < 1:
+				t.Fatalf("field %+v: values and missing do not add up to %d objects", fl, h.Labels.Objects)
+			case fl.Numeric && !(*fl.Min <= *fl.Median && *fl.Median <= *fl.Max):
+				t.Fatalf("numeric field %+v out of order", fl)
+			case !fl.Numeric && listed != fl.Values:
+				t.Fatalf("field %+v lists %d values", fl, listed)
+			}
 		}
 		tag := h.Tags[0]
 		sum := tag.Missing
