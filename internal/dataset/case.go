@@ -1,7 +1,9 @@
 // Package dataset owns the cases: streaming JSONL and CSV readers that turn
 // rows into Case values (stable ID, variables, expected value, tags, weight),
-// report malformed rows and duplicate IDs with their line numbers, and hash
-// the content so the dataset's version is its hash. It must not import the
+// report malformed rows, duplicate IDs and repeated keys with their line
+// numbers, and hash the content so the dataset's version is its hash. JSON
+// numbers keep their written form (json.Number) from the file to the
+// scorers. It must not import the
 // runner, providers, scorer or store.
 package dataset
 
@@ -12,7 +14,8 @@ type Case struct {
 	ID string `json:"id"`
 	// Line is the 1-based line in the file where the row starts.
 	Line int `json:"line"`
-	// Vars are the row's fields, as decoded (JSON values; CSV gives strings).
+	// Vars are the row's fields, as decoded (JSON values with numbers as
+	// json.Number; CSV gives strings).
 	Vars map[string]any `json:"vars"`
 	// Expected is the reference value (after expected_extract), or nil when
 	// the spec names no expected field.

@@ -63,6 +63,7 @@ func FuzzJSONL(f *testing.F) {
 	f.Add([]byte(`{"id": 1}` + "\n" + `{"id": 1}` + "\n\n"))
 	f.Add([]byte(`[1,2]` + "\n" + `{"id": "a"} x` + "\n" + `{"id": ` + "\n"))
 	f.Add([]byte(`{"id": {"a": 1}, "w": "NaN", "answer": null}`))
+	f.Add([]byte(`{"id": "a", "answer": 1, "answer": 2}` + "\n" + `{"id": "b", "x": {"k": 1, "\u006b": 2}}` + "\n"))
 	f.Add([]byte("\xef\xbb\xbf{\"id\": \"\xff\"}\r\n"))
 	f.Add([]byte(`{"id": "big", "answer": "` + strings.Repeat("a", 6000) + `"}` + "\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {

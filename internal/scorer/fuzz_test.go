@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/big"
 	"reflect"
 	"runtime"
 	"strings"
@@ -350,6 +351,48 @@ func FuzzStrictJSON(f *testing.F) {
 		default:
 			if serr == nil {
 				t.Fatalf("strict accepted %q, which the tolerant parser refused (%v)", s, lerr)
+			}
+		}
+	})
+}
+
+// FuzzParseDecimal: parseDecimal reads exactly the literals math/big reads
+// (for exponents big.Rat can afford), with the same value, and two
+// literals are equal as decimals exactly when big.Rat says so; a decimal
+// prints as a literal that reads back as itself.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range [][2]string{{"12442.0", "12442"}, {"1.50", "1.5"}, {"9007199254740993", "9007199254740992"},
+		{"-0", "0e5"}, {"1e3", "1000.000"}, {".5", "5e-1"}, {"+7", "7."}, {"1e", "x"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		da, okA := parseDecimal(a)
+		db, okB := parseDecimal(b)
+		for _, c := range []struct {
+			s  string
+			d  decimal
+			ok bool
+		}{{a, da, okA}, {b, db, okB}} {
+			if !c.ok {
+				continue
+			}
+			if back, ok := parseDecimal(c.d.String()); !ok || back != c.d {
+				t.Fatalf("%q reads as %+v, prints %q, reads back as %+v", c.s, c.d, c.d.String(), back)
+			}
+			if c.d.exp > 300 || c.d.exp < -300 || len(c.s) > 400 {
+				continue
+			}
+			r, ok := new(big.Rat).SetString(strings.TrimPrefix(c.s, "+"))
+			got, inRange := c.d.rat()
+			if !ok || !inRange || r.Cmp(got) != 0 {
+				t.Fatalf("%q: decimal %v, big.Rat %v (%v)", c.s, got, r, ok)
+			}
+		}
+		if okA && okB && da.exp < 300 && da.exp > -300 && db.exp < 300 && db.exp > -300 {
+			ra, _ := da.rat()
+			rb, _ := db.rat()
+			if (da == db) != (ra.Cmp(rb) == 0) {
+				t.Fatalf("%q == %q is %v as decimals, %v as rationals", a, b, da == db, ra.Cmp(rb) == 0)
 			}
 		}
 	})

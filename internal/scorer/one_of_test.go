@@ -17,3 +17,12 @@ func TestOneOf(t *testing.T) {
 		{"JSON object is not a single value", call{raw: `{"a":1}`}, loudKind(KindInvalidFormat), ""},
 	})
 }
+
+// A JSON number is one of the values when one of them spells its value.
+func TestOneOfNumbers(t *testing.T) {
+	runCases(t, spec.Output{Format: "json"}, spec.Scorer{Type: "one_of", Values: []string{"1.5", "9007199254740993"}}, []scoreCase{
+		{"written with a trailing zero", call{raw: "1.50"}, passes, ""},
+		{"beyond 2^53, exactly", call{raw: "9007199254740993"}, passes, ""},
+		{"the float64 neighbour is not in the set", call{raw: "9007199254740992"}, loudKind(KindInvalidFormat), "not one of"},
+	})
+}
