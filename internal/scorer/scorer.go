@@ -9,6 +9,13 @@
 // Set.Score parses a stored result and scores it; Set.ScorePairs scores the
 // pairwise judges once a case's results all exist.
 //
+// Values compare as what they are (compare.go): JSON numbers by the exact
+// value of their written form, never through float64, in equals,
+// field_equals, one_of, number and CEL alike; a failure says what differed.
+// The JSON parser records what it tolerated around the value (a fence or
+// prose) on every score, refuses it all under output.strict, and fails an
+// object that repeats a key.
+//
 // Every scorer fails closed: empty output, whitespace, `{}`, a parse failure,
 // a missing expected value or a scorer error never passes unless the scorer
 // is configured to allow it (allow_empty). Model output is hostile input: it
