@@ -8,20 +8,26 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// parquetRowGroup bounds the rows a Parquet writer buffers before it
-// writes a row group, so memory stays flat however large the run.
-const parquetRowGroup = 8192
+// A Parquet writer buffers a row group in memory before writing it: a
+// row group ends at parquetRowGroup rows or once its values reach
+// parquetGroupBytes, so memory stays flat however large the run and its
+// outputs.
+const (
+	parquetRowGroup   = 8192
+	parquetGroupBytes = 8 << 20
+)
 
 // parquetWriter writes a Parquet file whose schema is built from the
 // export's columns: strings (JSON columns as JSON-typed strings), int64,
-// double and boolean leaves, optional where a value may be null, Zstd
+// double and boolean leaves, optional where a value may be null, Snappy
 // compressed. Parquet orders a group's columns by name.
 type parquetWriter struct {
 	w     *parquet.GenericWriter[any]
 	cols  []column
 	index []int // column i's leaf index in the schema
-	row   parquet.Row
 	batch []parquet.Row
+	// bytes counts the string and JSON bytes of the row group so far.
+	bytes int
 }
 
 func newParquet(w io.Writer, c Columns) (*parquetWriter, error) {
@@ -52,7 +58,7 @@ func newParquet(w io.Writer, c Columns) (*parquetWriter, error) {
 	schema := parquet.NewSchema("assay_export", group)
 	pw := &parquetWriter{
 		w: parquet.NewGenericWriter[any](w, schema,
-			parquet.Compression(&parquet.Zstd),
+			parquet.Compression(&parquet.Snappy),
 			parquet.MaxRowsPerRowGroup(parquetRowGroup),
 			parquet.CreatedBy("assay", "", "")),
 		cols: cols,
@@ -79,8 +85,10 @@ func (p *parquetWriter) Write(r *Row) error {
 			continue
 		case json.RawMessage:
 			pv = parquet.ByteArrayValue(v)
+			p.bytes += len(v)
 		case string:
 			pv = parquet.ByteArrayValue([]byte(v))
+			p.bytes += len(v)
 		default:
 			pv = parquet.ValueOf(v)
 		}
@@ -91,8 +99,14 @@ func (p *parquetWriter) Write(r *Row) error {
 		row[ci] = pv.Level(0, def, ci)
 	}
 	p.batch = append(p.batch, row)
-	if len(p.batch) == 256 {
-		return p.flush()
+	if len(p.batch) == 256 || p.bytes >= parquetGroupBytes {
+		if err := p.flush(); err != nil {
+			return err
+		}
+	}
+	if p.bytes >= parquetGroupBytes {
+		p.bytes = 0
+		return p.w.Flush() // ends the row group
 	}
 	return nil
 }
