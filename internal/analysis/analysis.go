@@ -339,6 +339,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 			}
 			j.n++
 			j.cost += s.JudgeCost
+			j.saved += s.JudgeSaved
 			if s.Kind == "judge_error" {
 				j.errors++
 			}

@@ -32,6 +32,9 @@ type JudgeStats struct {
 	// ErrorRate is Errors/N.
 	ErrorRate float64 `json:"error_rate"`
 	CostUSD   float64 `json:"cost_usd"`
+	// SavedUSD is what this scorer's verdicts served from the response
+	// cache would have cost (never billed again; not in CostUSD).
+	SavedUSD float64 `json:"saved_usd"`
 }
 
 // NotEvidence reports whether so many of the judge's verdicts failed that
@@ -155,8 +158,8 @@ func (vs *verdicts) count() (passed, n int) {
 
 // judgeAcc accumulates one scorer's judge errors and judge cost.
 type judgeAcc struct {
-	n, errors int
-	cost      float64
+	n, errors   int
+	cost, saved float64
 }
 
 // judges are the target's judge scorers (typed judge in the run's spec, or
@@ -165,10 +168,10 @@ func (a *acc) judges(judgeTypes map[string]bool) []JudgeStats {
 	var out []JudgeStats
 	for _, s := range a.order {
 		j := a.judge[s]
-		if j == nil || (!judgeTypes[s] && j.errors == 0 && j.cost == 0) {
+		if j == nil || (!judgeTypes[s] && j.errors == 0 && j.cost == 0 && j.saved == 0) {
 			continue
 		}
-		js := JudgeStats{Scorer: s, N: j.n, Errors: j.errors, CostUSD: j.cost}
+		js := JudgeStats{Scorer: s, N: j.n, Errors: j.errors, CostUSD: j.cost, SavedUSD: j.saved}
 		if j.n > 0 {
 			js.ErrorRate = round4(float64(j.errors) / float64(j.n))
 		}

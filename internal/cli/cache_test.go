@@ -53,6 +53,11 @@ type reportTargets struct {
 			PerCase  float64 `json:"per_case"`
 		} `json:"cost_usd"`
 		Scorers map[string]struct{ Passed, N int }
+		Judges  []struct {
+			Scorer   string
+			CostUSD  float64 `json:"cost_usd"`
+			SavedUSD float64 `json:"saved_usd"`
+		}
 	}
 	Comparisons []struct{ A, B string }
 	Ranking     []struct{ Targets []string }
@@ -251,6 +256,9 @@ func TestRescoreNoCacheRefreshesJudgeVerdicts(t *testing.T) {
 		if tg.JudgeCostUSD != 0 || tg.JudgeSavedUSD <= 0 || tg.Scorers["quality"].Passed != 0 {
 			t.Errorf("report of the cached scoring, %s: judge cost %v saved %v, quality %+v; want $0 billed, the price saved, the refreshed verdicts",
 				tg.Name, tg.JudgeCostUSD, tg.JudgeSavedUSD, tg.Scorers["quality"])
+		}
+		if len(tg.Judges) != 1 || tg.Judges[0].Scorer != "quality" || tg.Judges[0].CostUSD != 0 || tg.Judges[0].SavedUSD != tg.JudgeSavedUSD {
+			t.Errorf("report of the cached scoring, %s: judges %+v; want quality at $0 with %v saved", tg.Name, tg.Judges, tg.JudgeSavedUSD)
 		}
 	}
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
@@ -71,10 +72,12 @@ func judgeErrorCounts(ctx context.Context, st store.Store, sp *spec.Spec, runID 
 }
 
 // warnJudgeErrors writes judgeErrorWarning to w for every judge scorer
-// more than half of whose verdicts failed, in the spec's scorer order.
+// whose verdicts are not evidence (half or more of them failed: the rule
+// the reports use, analysis.JudgeStats.NotEvidence), in the spec's scorer
+// order.
 func warnJudgeErrors(w io.Writer, sp *spec.Spec, counts map[string]*[2]int, runID string) {
 	for _, sc := range sp.Scorers {
-		if c := counts[sc.Name]; sc.Type == "judge" && c != nil && c[1] > 0 && 2*c[0] > c[1] {
+		if c := counts[sc.Name]; sc.Type == "judge" && c != nil && (analysis.JudgeStats{N: c[1], Errors: c[0]}).NotEvidence() {
 			fmt.Fprintln(w, judgeErrorWarning(sc.Name, c[0], c[1], runID))
 		}
 	}
