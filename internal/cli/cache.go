@@ -21,8 +21,8 @@ func newCacheCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache",
 		Short: "Count or clear the response cache, per target",
-		Long: `The response cache keeps every successful reply of a hosted target (openai,
-anthropic) and of a judge, keyed by everything that decides the reply
+		Long: `The response cache keeps every successful reply of an openai or anthropic
+target, candidate or judge alike, keyed by everything that decides the reply
 (provider, base URL, model, params, messages, epoch above 1), so a repeated
 call is served without being made or paid: a cached reply costs $0 and its
 price is reported as saved. 'run --no-cache' and 'rescore --no-cache' call
