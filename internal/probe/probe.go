@@ -12,6 +12,7 @@
 package probe
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -69,7 +70,11 @@ func (t *Twin) Record(set, source, datasetHash string, now time.Time) (store.Twi
 // FromRecord reads a stored twin.
 func FromRecord(r store.Twin) (*Twin, error) {
 	var f storedFields
-	if err := json.Unmarshal(r.Fields, &f); err != nil {
+	// Numbers come back as written (json.Number), as the dataset reader
+	// gives them: a twin's answer 9007199254740993 must not round to …992.
+	dec := json.NewDecoder(bytes.NewReader(r.Fields))
+	dec.UseNumber()
+	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("stored twin of case %s in set %s: %w", r.CaseID, r.Set, err)
 	}
 	if f.Vars == nil {

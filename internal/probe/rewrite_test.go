@@ -163,7 +163,7 @@ func TestRewriterSetID(t *testing.T) {
 func TestTwinRecordRoundTrip(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tw := range []*Twin{
-		{CaseID: "c1", Line: 3, Vars: map[string]any{"q": "x", "n": 2.5, "l": []any{"a"}}, Expected: "42", OwnExpected: true, Dataset: "sha256:d"},
+		{CaseID: "c1", Line: 3, Vars: map[string]any{"q": "x", "n": json.Number("2.5"), "l": []any{"a"}}, Expected: "42", OwnExpected: true, Dataset: "sha256:d"},
 		{CaseID: "c2", Vars: map[string]any{"q": "y"}, Dataset: "sha256:d"},
 	} {
 		r, err := tw.Record("sha256:s", "file:t.jsonl", "sha256:d", now)
