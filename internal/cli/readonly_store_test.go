@@ -45,6 +45,8 @@ func TestReadOnlyStoreIsReadable(t *testing.T) {
 		{"diff", "latest", "latest"},
 		{"drift", "latest", "latest"},
 		{"plan", "latest"},
+		{"runs", "--json"},
+		{"export", "latest", "-o", filepath.Join(t.TempDir(), "rows.parquet")},
 	} {
 		inv := runCLI(t, cliEnv{}, append(args, "--db", ro)...)
 		if inv.code != 0 {
