@@ -151,6 +151,7 @@ func TestReadsRawTextMatchesScorer(t *testing.T) {
 		"cost":            {Type: "cost", Max: 100.0},
 		"cel":             {Type: "cel", Expr: "true"},
 		"judge":           {Type: "judge", Target: "grader", Rubric: "polite?"},
+		"similarity":      {Type: "similarity"},
 	}
 	for _, typ := range scorer.Types() {
 		sc, ok := configs[typ]

@@ -110,7 +110,7 @@ func readsRawText(typ string) bool {
 // and of the call (latency, cost) may rightly pass junk.
 func roleOf(typ string) string {
 	switch typ {
-	case "equals", "field_equals", "number", "cel", "judge", "contains":
+	case "equals", "field_equals", "number", "similarity", "cel", "judge", "contains":
 		return RoleCorrectness
 	case "latency", "cost":
 		return RoleCall
