@@ -199,8 +199,12 @@ func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
 		if del.Lease {
 			lease = " and its lease"
 		}
-		fmt.Fprintf(g.Stdout, "removed run %s (%s, %s): %d cases, %d results, %d scores in %d scorings%s\n",
-			run.ID, termSafe(run.Spec), run.Status, del.Cases, del.Results, del.Scores, del.Scorings, lease)
+		scorings := "scorings"
+		if del.Scorings == 1 {
+			scorings = "scoring"
+		}
+		fmt.Fprintf(g.Stdout, "removed run %s (%s, %s): %d cases, %d results, %d scores in %d %s%s\n",
+			run.ID, termSafe(run.Spec), run.Status, del.Cases, del.Results, del.Scores, del.Scorings, scorings, lease)
 	}
 	fmt.Fprintln(g.Stderr, "the response cache is kept: assay cache clear empties it")
 	return nil
