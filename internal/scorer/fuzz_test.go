@@ -397,3 +397,43 @@ func FuzzParseDecimal(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValuesEqual: comparing decoded JSON values is symmetric, every value
+// equals itself and its re-encoding, and a failure message never panics and
+// never prints both sides alike without saying more.
+func FuzzValuesEqual(f *testing.F) {
+	for _, s := range [][2]string{{`12442.0`, `12442`}, {`{"a": [1.50, "x"]}`, `{"a": [1.5, "x"]}`},
+		{`9007199254740993`, `9007199254740992`}, {`"1.5"`, `1.5`}, {`true`, `"true"`}, {`null`, `"null"`}} {
+		f.Add(s[0], s[1])
+	}
+	decode := func(s string) (any, bool) {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var v any
+		return v, dec.Decode(&v) == nil
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		va, okA := decode(a)
+		vb, okB := decode(b)
+		if !okA || !okB {
+			return
+		}
+		if valuesEqual(va, vb, nil) != valuesEqual(vb, va, nil) {
+			t.Fatalf("valuesEqual(%s, %s) is not symmetric", a, b)
+		}
+		if !valuesEqual(va, va, nil) {
+			t.Fatalf("%s does not equal itself", a)
+		}
+		if enc, err := json.Marshal(canonical(va)); err == nil {
+			if back, ok := decode(string(enc)); !ok || !valuesEqual(va, back, nil) {
+				t.Fatalf("%s re-encoded as %s is another value", a, enc)
+			}
+		}
+		if !valuesEqual(va, vb, nil) {
+			msg := mismatch(va, vb, nil)
+			if quote(va) == quote(vb) && !strings.Contains(msg, "(") && !strings.Contains(msg, ";") {
+				t.Fatalf("%s vs %s: %q says nothing beyond two equal prints", a, b, msg)
+			}
+		}
+	})
+}
