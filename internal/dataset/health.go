@@ -512,13 +512,13 @@ const (
 
 // expectedText is a case's expected value as text, after expected_extract
 // when there is one. The raw value is the decoded JSON value, so a number
-// written 18.0 is matched as 18.
+// written 18.0 is matched as 18 (labelText).
 func expectedText(c *Case, field string, extract *regexp.Regexp) (string, expState) {
 	v, ok := c.Vars[field]
 	if !ok || v == nil {
 		return "", expMissing
 	}
-	s := Stringify(v)
+	s := labelText(v)
 	if extract != nil {
 		m := extract.FindStringSubmatch(s)
 		if m == nil {

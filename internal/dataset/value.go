@@ -40,6 +40,26 @@ func Stringify(v any) string {
 	return string(b)
 }
 
+// labelText is Stringify with a number in one spelling, for counting
+// expected values: 18.0 and 18 are one label, as are 1.50 and 1.5. A whole
+// number keeps every digit (9007199254740993 is not rounded); a number a
+// float64 holds only approximately stays as written.
+func labelText(v any) string {
+	n, ok := v.(json.Number)
+	if !ok {
+		return Stringify(v)
+	}
+	s := n.String()
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return s
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || (f == math.Trunc(f) && math.Abs(f) >= 1<<53) {
+		return s
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
 // celNumbers copies a row's values for a CEL tag expression, whose adapter
 // would read a json.Number as a string: a whole number becomes an int (or a
 // uint beyond int64), any other number a double, and a number no double
