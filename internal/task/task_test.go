@@ -87,7 +87,7 @@ var badCases = []struct {
 	{"bad/openai_problems.yaml", []string{
 		`bad/openai_problems.yaml:6:5: targets[0].model is required for provider openai (the model name the server expects)`,
 		`bad/openai_problems.yaml:8:15: targets[0].base_url must be an http:// or https:// URL (e.g. http://127.0.0.1:11434/v1)`,
-		`bad/openai_problems.yaml:9:18: targets[0].api_key_env must name an environment variable, not hold the key (write the variable's name, e.g. OPENAI_API_KEY, and export the key in the environment)`,
+		`bad/openai_problems.yaml:9:18: targets[0].api_key_env looks like a secret value (sk-proj-… (20 characters)) pasted where a variable NAME belongs (write the variable's name, e.g. OPENAI_API_KEY, export the key in the environment, and rotate the key if this spec was shared or committed)`,
 	}},
 	{"bad/negative_limits.yaml", []string{
 		`bad/negative_limits.yaml:3:10: dataset.limit must not be negative, got -1 (use 0 or leave it out to read every case)`,
@@ -221,7 +221,7 @@ var badCases = []struct {
 	}},
 	// Scorer misuse (issue 3): each message located at the offending value.
 	{"bad/scorer_unknown_type.yaml", []string{
-		`bad/scorer_unknown_type.yaml:9:27: unknown scorer type "equal" (did you mean equals? supported types: cel, contains, cost, equals, field_equals, is_json, json_schema, judge, latency, max_length, not_contains, number, one_of, regex, required_fields)`,
+		`bad/scorer_unknown_type.yaml:9:27: unknown scorer type "equal" (did you mean equals? supported types: cel, contains, cost, equals, field_equals, is_json, json_schema, judge, latency, max_length, not_contains, number, one_of, regex, required_fields, similarity)`,
 	}},
 	{"bad/scorer_bad_regex.yaml", []string{
 		"bad/scorer_bad_regex.yaml:9:42: pattern is not a valid regular expression: error parsing regexp: missing closing ]: `[0-9+` (Go RE2 syntax: https://pkg.go.dev/regexp/syntax)",
