@@ -193,7 +193,7 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 	for _, w := range rep.Warnings {
 		p.Warnings = append(p.Warnings, visible(w, false))
 	}
-	for _, n := range redactionNotes(rep, func(s string) string { return s }) {
+	for _, n := range targetNotes(rep, func(s string) string { return s }) {
 		p.Warnings = append(p.Warnings, visible(n, false))
 	}
 	for _, c := range rep.Comparisons {

@@ -47,8 +47,8 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	mdScorers(b, rep)
 	mdFields(b, rep)
 	mdNoise(b, rep)
-	if notes := redactionNotes(rep, mdText); len(notes) > 0 {
-		b.WriteString("\n**Secrets redacted**\n\n")
+	if notes := targetNotes(rep, mdText); len(notes) > 0 {
+		b.WriteString("\n**Notes**\n\n")
 		for _, n := range notes {
 			b.WriteString("- " + n + "\n")
 		}

@@ -81,7 +81,7 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, n := range redactionNotes(rep, term) {
+	for _, n := range targetNotes(rep, term) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	if err := textScorers(w, rep); err != nil {

@@ -1,0 +1,46 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
+)
+
+// targetNotes are the per-target facts every format states under the
+// target table, each only when it applies:
+//
+//   - secrets replaced in a target's stored outputs and errors (the target
+//     echoed a key it was given; its outputs now read [REDACTED:VARIABLE]);
+//   - outputs the json parser read only by tolerating a fence or prose
+//     around the value (a format failure in many workloads; output.strict
+//     makes it one);
+//   - spend the response cache saved (replies and judge verdicts served from
+//     it cost nothing; the cost column counts what was paid);
+//   - results `run --retry-errors` called again.
+//
+// esc escapes each note for the format: the whole of it, as its brackets
+// are markup in Markdown.
+func targetNotes(rep *analysis.Report, esc func(string) string) []string {
+	var notes []string
+	add := func(format string, a ...any) { notes = append(notes, esc(fmt.Sprintf(format, a...))) }
+	for _, t := range rep.Targets {
+		if t.Redactions > 0 {
+			add("target %s: %s replaced by [REDACTED:VARIABLE] (the variable the spec names) in its outputs and errors before they were stored",
+				t.Name, plural(t.Redactions, "secret"))
+		}
+		if t.ParseTolerated > 0 {
+			add("target %s: %d of %d outputs were JSON only after a code fence or prose around the value was dropped; with output: {strict: true} they fail as unparseable",
+				t.Name, t.ParseTolerated, t.N)
+		}
+		if t.CostUSD.SavedUSD > 0 || t.JudgeSavedUSD > 0 {
+			add("target %s: the response cache saved %s of replies and %s of judge verdicts (not billed again; cost columns count what was paid)",
+				t.Name, units.USD(t.CostUSD.SavedUSD), units.USD(t.JudgeSavedUSD))
+		}
+		if t.Retried > 0 {
+			add("target %s: %s called again by run --retry-errors (%d calls in all behind its %d results)",
+				t.Name, plural(t.Retried, "result"), t.Attempts, t.N)
+		}
+	}
+	return notes
+}
