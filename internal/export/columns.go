@@ -84,6 +84,7 @@ func (c Columns) columns() []column {
 		num("output_tokens", func(r *Row) int { return r.OutputTokens }),
 		num("cached_tokens", func(r *Row) int { return r.CachedTokens }),
 		flt("cost_usd", func(r *Row) float64 { return r.CostUSD }),
+		flt("saved_usd", func(r *Row) float64 { return r.SavedUSD }),
 		flt("latency_ms", func(r *Row) float64 { return r.LatencyMS }),
 		flt("first_token_ms", func(r *Row) float64 { return r.FirstTokenMS }),
 		column{name: "from_cache", kind: kBool, get: func(r *Row) any { return r.FromCache }},

@@ -58,6 +58,10 @@ func fixture(t *testing.T) (store.Store, *store.Run) {
 			if c == "b" && tg == "m2" {
 				r.Raw, r.Parsed, r.ErrorKind, r.Error, r.Attempts = "", "", "rate_limited", "rate_limited (HTTP 429)", 6
 			}
+			if c == "b" && tg == "m1" {
+				// Served from the cache: nothing paid, its price saved.
+				r.FromCache, r.CostUSD, r.SavedUSD = true, 0, 0.001
+			}
 			rs = append(rs, r)
 			s := store.Score{RunID: "run1", Scoring: 1, CaseID: c, Target: tg, Epoch: 1, Scorer: "exact", Primary: true, Pass: pass, Shape: "pass"}
 			if pass {
@@ -135,6 +139,9 @@ func TestExportFormatsAgree(t *testing.T) {
 		b := rows[2]
 		if b["case_id"] != "b" || b["pass"] != "false" || b["kind"] != "wrong" || b["score.exact.reason"] != "expected hi, got 4" {
 			t.Errorf("%s: wrong row %v", format, b)
+		}
+		if b["from_cache"] != "true" || b["cost_usd"] != "0" || b["saved_usd"] != "0.001" || r["saved_usd"] != "0" {
+			t.Errorf("%s: cached row cost %v saved %v (from_cache %v), uncached row saved %v; want 0, 0.001, true, 0", format, b["cost_usd"], b["saved_usd"], b["from_cache"], r["saved_usd"])
 		}
 		e := rows[3]
 		if e["error_kind"] != "rate_limited" || e["attempts"] != "6" || e["score.judge.pass"] != nil || e["parsed"] != nil {

@@ -57,7 +57,8 @@ type Row struct {
 	InputTokens  int
 	OutputTokens int
 	CachedTokens int
-	CostUSD      float64
+	CostUSD      float64 // paid: 0 for a reply served from the cache
+	SavedUSD     float64 // a cached reply's price, not billed again
 	LatencyMS    float64
 	FirstTokenMS float64
 	FromCache    bool
@@ -143,7 +144,7 @@ func Rows(ctx context.Context, src Source, fn func(*Row) error) error {
 			Raw: r.Raw, ParseError: r.ParseError, FinishReason: r.FinishReason,
 			Scores:      make([]*Verdict, len(src.Columns.Scorers)),
 			InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
-			CostUSD: r.CostUSD, LatencyMS: r.LatencyMS, FirstTokenMS: r.FirstTokenMS, FromCache: r.FromCache,
+			CostUSD: r.CostUSD, SavedUSD: r.SavedUSD, LatencyMS: r.LatencyMS, FirstTokenMS: r.FirstTokenMS, FromCache: r.FromCache,
 			Model: r.Model, ErrorKind: r.ErrorKind, Error: r.Error, Attempts: r.Attempts, Retries: r.Retries,
 		}
 		if r.Parsed != "" {
