@@ -77,20 +77,28 @@ func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, cases m
 }
 
 // storePairs runs the pairwise judges over a run and stores their scores
-// in the given scoring.
-func storePairs(ctx context.Context, st store.Store, set *scorer.Set, sp *spec.Spec, runID string, scoring, workers int) error {
+// in the given scoring. A stored verdict is kept, except on the cases in
+// redo: there a result was replaced (run --retry-errors), and a verdict
+// that compared with its old output, or found no baseline to compare with,
+// is overwritten.
+func storePairs(ctx context.Context, st store.Store, set *scorer.Set, sp *spec.Spec, runID string, scoring, workers int, redo map[string]bool) error {
 	cases, err := casesByID(sp)
 	if err != nil {
 		return err
 	}
-	w := newScoreWriter(st)
+	w, wr := newScoreWriter(st), newScoreWriter(st)
+	wr.replace = true
 	err = scoreRunPairs(ctx, st, set, cases, runID, workers, func(scores []store.Score) {
 		for i := range scores {
 			scores[i].RunID, scores[i].Scoring = runID, scoring
 		}
-		w.add(scores)
+		if redo[scores[0].CaseID] {
+			wr.add(scores)
+		} else {
+			w.add(scores)
+		}
 	})
-	return errors.Join(err, w.close(ctx))
+	return errors.Join(err, w.close(ctx), wr.close(ctx))
 }
 
 // casesByID reads the spec's dataset into memory by case ID: scoring stored

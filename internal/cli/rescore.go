@@ -266,10 +266,11 @@ func compileScorers(sp *spec.Spec, g *Globals, st store.Store, noCache bool, clo
 
 // scoreWriter commits scores in batches from many goroutines.
 type scoreWriter struct {
-	st    store.Store
-	mu    sync.Mutex
-	batch []store.Score
-	err   error
+	st      store.Store
+	replace bool // overwrite stored verdicts (Store.ReplaceScores)
+	mu      sync.Mutex
+	batch   []store.Score
+	err     error
 }
 
 func newScoreWriter(st store.Store) *scoreWriter { return &scoreWriter{st: st} }
@@ -287,7 +288,11 @@ func (w *scoreWriter) flushLocked(ctx context.Context) {
 	if len(w.batch) == 0 || w.err != nil {
 		return
 	}
-	if err := w.st.PutScores(ctx, w.batch); err != nil {
+	put := w.st.PutScores
+	if w.replace {
+		put = w.st.ReplaceScores
+	}
+	if err := put(ctx, w.batch); err != nil {
 		slog.Error("storing scores", "err", err)
 		w.err = err
 	}

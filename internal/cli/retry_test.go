@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -228,5 +230,81 @@ func TestRunRetryErrors(t *testing.T) {
 	}
 	if rep.Targets[0].Primary.Passed != 6 || rep.Targets[0].RateLimited != 0 || strings.Contains(strings.Join(rep.Warnings, "\n"), "rate limits") {
 		t.Errorf("after the retry the report says %+v, warnings %q; want 6 passed and no rate-limit warning", rep.Targets, rep.Warnings)
+	}
+}
+
+// A pairwise judge compares each candidate with the baseline's output.
+// When the baseline's call failed, the candidates' verdicts on that case
+// say there was nothing to compare with; once --retry-errors replaces the
+// baseline's result, those verdicts are judged again against the new
+// output, not kept from the failed one.
+func TestRetryErrorsRejudgesPairsOnReplacedBaseline(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	_, candURL := startMock(t, mock.Options{})
+	base := newRLServer(t, "word-3")
+	base.limiting.Store(true)
+	_, judgeURL := startMock(t, mock.Options{Rules: []mock.Rule{
+		{Match: "RUBRIC-PAIR", Reply: `{"winner": "tie", "reason": "identical"}`},
+	}})
+	writeFile(t, filepath.Join(dir, "cases.jsonl"),
+		`{"id":"c1","say":"word-1","expected":"word-1"}`+"\n"+
+			`{"id":"c2","say":"word-2","expected":"word-2"}`+"\n"+
+			`{"id":"c3","say":"word-3","expected":"word-3"}`+"\n")
+	specPath := filepath.Join(dir, "assay.yaml")
+	writeFile(t, specPath, `name: pairs
+dataset: {path: cases.jsonl, id: id, expected: expected}
+prompt: {user: "{{.say}}"}
+targets:
+  - {name: oa, provider: openai, model: m1, base_url: `+candURL+`/v1}
+  - {name: base, provider: openai, model: m2, base_url: `+base.url+`/v1}
+  - {name: grader, provider: openai, model: judge-1, base_url: `+judgeURL+`/v1}
+candidates: [oa, base]
+scorers:
+  - {name: correct, type: equals, normalize: [trim]}
+  - {name: vs_base, type: judge, mode: pairwise, target: grader, baseline: base, rubric: "RUBRIC-PAIR: which output is the requested word"}
+run: {timeout: 5s, retries: 1}
+`)
+	e := cliEnv{env: map[string]string{}}
+	first := runJSON(t, e, "run", specPath, "--db", db)
+	if first.Errors != 1 {
+		t.Fatalf("first run %+v; want the baseline's call on c3 to fail", first)
+	}
+	kinds := func() map[string]string {
+		out := map[string]string{}
+		ctx := context.Background()
+		st, err := sqlite.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		err = st.Scores(ctx, first.RunID, 1, func(s store.Score) error {
+			if s.Scorer == "vs_base" {
+				out[s.CaseID+"/"+s.Target] = s.Kind
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if k := kinds()["c3/oa"]; k != "no_baseline" {
+		t.Fatalf("before the retry, oa's pairwise verdict on c3 is %q; want no_baseline", k)
+	}
+
+	base.limiting.Store(false)
+	inv := runCLI(t, e, "run", specPath, "--db", db, "--resume", first.RunID, "--retry-errors")
+	if inv.code != 0 {
+		t.Fatalf("retry: exit %d: %s", inv.code, inv.stderr)
+	}
+	got := kinds()
+	for _, c := range []string{"c1", "c2", "c3"} {
+		if got[c+"/oa"] != "tie" {
+			t.Errorf("after the retry, oa's pairwise verdict on %s is %q; want tie (judged against the baseline's new output)", c, got[c+"/oa"])
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("pairwise verdicts %v; want one per case for oa only", got)
 	}
 }

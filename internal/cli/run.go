@@ -337,7 +337,12 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	if runErr == nil && !sum.Interrupted && len(set.Pairwise()) > 0 {
 		// Pairwise judges compare each candidate with the baseline's output,
 		// so they run once every result of the run exists.
-		runErr = storePairs(runCtx, st, set, t.Spec, run.ID, 1, 8)
+		// A case with a result --retry-errors replaced is judged again.
+		redo := map[string]bool{}
+		for k := range retry {
+			redo[k.CaseID] = true
+		}
+		runErr = storePairs(runCtx, st, set, t.Spec, run.ID, 1, 8, redo)
 	}
 
 	if errors.Is(context.Cause(leaseCtx), store.ErrLeaseLost) {

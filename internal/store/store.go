@@ -230,6 +230,11 @@ type Store interface {
 
 	// PutScores stores scores of a later scoring (rescore).
 	PutScores(ctx context.Context, scores []Score) error
+	// ReplaceScores stores scores like PutScores but overwrites a stored
+	// verdict with the same run, scoring, result and scorer: a pairwise
+	// judge's verdicts on a case whose baseline result --retry-errors
+	// replaced compared with the old output.
+	ReplaceScores(ctx context.Context, scores []Score) error
 	// ReserveScoring reserves the next scoring number of a run (above every
 	// stored or reserved one, and at least 2: scoring 1 is the run's own,
 	// written as results are stored) inside a write transaction, so concurrent

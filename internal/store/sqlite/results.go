@@ -104,6 +104,15 @@ const insertScore = `INSERT INTO scores (` + scoreColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (run_id, scoring, case_id, target, epoch, scorer) DO NOTHING`
 
+// upsertScore is insertScore that overwrites the stored verdict (ReplaceScores).
+const upsertScore = `INSERT INTO scores (` + scoreColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (run_id, scoring, case_id, target, epoch, scorer) DO UPDATE SET
+	is_primary = excluded.is_primary, pass = excluded.pass, value = excluded.value,
+	shape = excluded.shape, kind = excluded.kind, reason = excluded.reason,
+	error_cost = excluded.error_cost, judge_cost = excluded.judge_cost,
+	parse_note = excluded.parse_note, fields = excluded.fields, judge_saved = excluded.judge_saved`
+
 // The streaming queries. Each stream is two queries, so that both walk
 // indexes in order and nothing is sorted in a temporary table (whose size
 // would grow with the run): results of known cases in line order (CROSS JOIN
@@ -212,6 +221,16 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 // scorer are already stored is skipped. A score of a result that is not
 // stored is an error, and nothing of the call is stored.
 func (d *DB) PutScores(ctx context.Context, scores []store.Score) error {
+	return d.putScores(ctx, scores, insertScore)
+}
+
+// ReplaceScores stores scores like PutScores, overwriting a stored verdict
+// of the same run, scoring, result and scorer, in one transaction.
+func (d *DB) ReplaceScores(ctx context.Context, scores []store.Score) error {
+	return d.putScores(ctx, scores, upsertScore)
+}
+
+func (d *DB) putScores(ctx context.Context, scores []store.Score, query string) error {
 	if len(scores) == 0 {
 		return nil
 	}
@@ -221,7 +240,7 @@ func (d *DB) PutScores(ctx context.Context, scores []store.Score) error {
 		}
 	}
 	return d.write(ctx, "storing scores", func(tx *sql.Tx) error {
-		insS, err := tx.PrepareContext(ctx, insertScore)
+		insS, err := tx.PrepareContext(ctx, query)
 		if err != nil {
 			return err
 		}

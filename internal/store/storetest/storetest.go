@@ -76,6 +76,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DeleteRun", testDeleteRun},
 		{"ReplaceResults", testReplaceResults},
 		{"ScorerNames", testScorerNames},
+		{"ReplaceScores", testReplaceScores},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -1327,5 +1328,48 @@ func testTwins(t *testing.T, s store.Store) {
 	}
 	if err := s.PutTwins(ctx, []store.Twin{{CaseID: "x"}}); err == nil {
 		t.Errorf("PutTwins accepted a twin without a set")
+	}
+}
+
+// ReplaceScores overwrites a stored verdict (PutScores keeps it) and leaves
+// every other verdict as it was.
+func testReplaceScores(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newRun("rs", t0()))
+	rs, ss := batch("rs", 0, 2, []string{"gpt-small"}, 1)
+	mustPut(t, s, rs, ss)
+	before := allScores(t, s, "rs", 1)
+
+	// case-0000 failed "exact" (0 % 3 == 0); the new verdict passes it.
+	fresh := score(rs[0], 1, "exact", true)
+	if err := s.PutScores(ctx, []store.Score{fresh}); err != nil {
+		t.Fatalf("PutScores: %v", err)
+	}
+	for i, sc := range allScores(t, s, "rs", 1) {
+		if d := diffFields(before[i], sc); d != nil {
+			t.Fatalf("PutScores overwrote a stored verdict:\n%s", strings.Join(d, "\n"))
+		}
+	}
+	if err := s.ReplaceScores(ctx, []store.Score{fresh}); err != nil {
+		t.Fatalf("ReplaceScores: %v", err)
+	}
+	after := allScores(t, s, "rs", 1)
+	if len(after) != len(before) {
+		t.Fatalf("%d scores after ReplaceScores, want %d", len(after), len(before))
+	}
+	for i, sc := range after {
+		want := before[i]
+		if scoreKey(sc) == scoreKey(fresh) {
+			want = fresh
+		}
+		if d := diffFields(want, sc); d != nil {
+			t.Errorf("score %s:\n%s", scoreKey(sc), strings.Join(d, "\n"))
+		}
+	}
+	// A score of a result that is not stored is an error, as for PutScores.
+	ghost := fresh
+	ghost.CaseID = "nope"
+	if err := s.ReplaceScores(ctx, []store.Score{ghost}); err == nil {
+		t.Errorf("ReplaceScores of a score without a result succeeded")
 	}
 }
