@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/units"
@@ -33,9 +34,16 @@ func targetNotes(rep *analysis.Report, esc func(string) string) []string {
 			add("target %s: %d of %d outputs were JSON only after a code fence or prose around the value was dropped; with output: {strict: true} they fail as unparseable",
 				t.Name, t.ParseTolerated, t.N)
 		}
-		if t.CostUSD.SavedUSD > 0 || t.JudgeSavedUSD > 0 {
-			add("target %s: the response cache saved %s of replies and %s of judge verdicts (not billed again; cost columns count what was paid)",
-				t.Name, units.USD(t.CostUSD.SavedUSD), units.USD(t.JudgeSavedUSD))
+		var saved []string
+		if t.CostUSD.SavedUSD > 0 {
+			saved = append(saved, units.USD(t.CostUSD.SavedUSD)+" of replies")
+		}
+		if t.JudgeSavedUSD > 0 {
+			saved = append(saved, units.USD(t.JudgeSavedUSD)+" of judge verdicts")
+		}
+		if len(saved) > 0 {
+			add("target %s: the response cache saved %s (not billed again; cost columns count what was paid)",
+				t.Name, strings.Join(saved, " and "))
 		}
 		if t.Retried > 0 {
 			add("target %s: %s called again by run --retry-errors (%d calls in all behind its %d results)",

@@ -20,12 +20,14 @@ func TestTargetNotesInEveryFormat(t *testing.T) {
 				ParseTolerated: 12, Attempts: 47, Retried: 3,
 				CostUSD: analysis.Cost{Total: 0.5, SavedUSD: 0.25}, JudgeSavedUSD: 0.0125},
 			{Name: "clean", N: 40, Primary: analysis.Rate{Scorer: "fields", Passed: 36, N: 40, Rate: 0.9}, Attempts: 40},
+			{Name: "judged", N: 40, Primary: analysis.Rate{Scorer: "fields", Passed: 36, N: 40, Rate: 0.9}, Attempts: 40, JudgeSavedUSD: 0.002},
 		},
 	}
 	want := []string{
 		"target chatty: 12 of 40 outputs were JSON only after a code fence or prose",
 		"output: {strict: true}",
 		"target chatty: the response cache saved $0.25 of replies and $0.0125 of judge verdicts",
+		"target judged: the response cache saved $0.002 of judge verdicts (not billed",
 		"target chatty: 3 results called again by run --retry-errors (47 calls in all behind its 40 results)",
 	}
 	for _, f := range []struct {
@@ -46,6 +48,9 @@ func TestTargetNotesInEveryFormat(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s report lacks %q", f.name, w)
 			}
+		}
+		if strings.Contains(out, "$0 of") {
+			t.Errorf("%s report names a saving of $0", f.name)
 		}
 		if strings.Contains(out, "target clean:") {
 			t.Errorf("%s report has a note for a target with nothing to note", f.name)
