@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -187,7 +188,7 @@ reviewer or a CI pipeline can act on.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
+			return argsError(cmd, args, err)
 		}
 		return nil
 	}
@@ -196,10 +197,26 @@ func exactArgs(n int) cobra.PositionalArgs {
 func rangeArgs(lo, hi int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.RangeArgs(lo, hi)(cmd, args); err != nil {
-			return usageError{err}
+			return argsError(cmd, args, err)
 		}
 		return nil
 	}
+}
+
+// argsError is a usage error for the wrong number of arguments that shows
+// the command's usage line and, when a spec file was given as an argument
+// to a command that takes it as --spec, says so.
+func argsError(cmd *cobra.Command, args []string, err error) error {
+	msg := fmt.Sprintf("%v (usage: %s)", err, cmd.UseLine())
+	if cmd.Flags().Lookup("spec") != nil {
+		for _, a := range args {
+			if ext := strings.ToLower(filepath.Ext(a)); ext == ".yaml" || ext == ".yml" {
+				msg += fmt.Sprintf("; give a spec with --spec %s", a)
+				break
+			}
+		}
+	}
+	return usageError{errors.New(msg)}
 }
 
 // runArg is the optional RUN argument of a command: the newest run when absent.

@@ -26,6 +26,8 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"run", path, "--db", db, "--resume", "latest", "--limit", "3"}, ExitUsage, "--resume takes the run's own"},
 		{[]string{"run", path, "--db", db, "--resume", "nosuchrun"}, ExitErr, "nosuchrun"},
 		{[]string{"run", "--db", db}, ExitUsage, "accepts 1 arg"},
+		{[]string{"run", "--db", db}, ExitUsage, "(usage: assay run SPEC [flags])"},
+		{[]string{"rescore", "latest", path, "--db", db}, ExitUsage, "give a spec with --spec " + path},
 		{[]string{"run", path, "--db", db, "--bogus"}, ExitUsage, "unknown flag: --bogus"},
 		{[]string{"report", "latest", "--db", db}, ExitErr, "not found"},
 		{[]string{"report", "latest", "--db", db, "--format", "pdf"}, ExitUsage, "formats are"},
