@@ -25,8 +25,8 @@ type column struct {
 }
 
 // columns lists an export's columns in order: the result's identity and
-// data, the headline verdict, then five columns per scorer
-// (score.<name>.pass, .value, .shape, .kind, .reason).
+// data, the headline verdict, then six columns per scorer
+// (score.<name>.pass, .value, .shape, .kind, .reason, .fields).
 func (c Columns) columns() []column {
 	str := func(name string, f func(*Row) string) column {
 		return column{name: name, kind: kString, get: func(r *Row) any { return f(r) }}
@@ -62,6 +62,12 @@ func (c Columns) columns() []column {
 		js("parsed", func(r *Row) json.RawMessage { return r.Parsed }),
 		str("parse_error", func(r *Row) string { return r.ParseError }),
 		str("scorer", func(r *Row) string { return r.Scorer }),
+		str("parse_note", func(r *Row) string {
+			if r.Headline == nil {
+				return ""
+			}
+			return r.Headline.ParseNote
+		}),
 		verdictCol("pass", kBool, func(r *Row) *Verdict { return r.Headline }, func(v *Verdict) any { return v.Pass }),
 		verdictCol("value", kFloat, func(r *Row) *Verdict { return r.Headline }, func(v *Verdict) any { return v.Value }),
 		str("shape", func(r *Row) string {
@@ -101,6 +107,13 @@ func (c Columns) columns() []column {
 			verdictCol(p+"kind", kString, at, func(v *Verdict) any { return v.Kind }),
 			verdictCol(p+"reason", kString, at, func(v *Verdict) any { return v.Reason }),
 		)
+		// A field scorer's per-field outcomes (null for other scorers).
+		cols = append(cols, verdictCol(p+"fields", kJSON, at, func(v *Verdict) any {
+			if v.Fields == nil {
+				return nil
+			}
+			return v.Fields
+		}))
 	}
 	return cols
 }

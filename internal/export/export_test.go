@@ -68,6 +68,8 @@ func fixture(t *testing.T) (store.Store, *store.Run) {
 				s.Value = 1
 			} else {
 				s.Shape, s.Kind, s.Reason = "silent", "wrong", "expected hi, got 4"
+				s.ParseNote = "fenced"
+				s.Fields = []store.FieldVerdict{{Field: "a.b", Status: "ok"}, {Field: "say \"x\"", Status: "wrong"}}
 			}
 			ss = append(ss, s)
 			if tg == "m1" {
@@ -139,6 +141,9 @@ func TestExportFormatsAgree(t *testing.T) {
 		b := rows[2]
 		if b["case_id"] != "b" || b["pass"] != "false" || b["kind"] != "wrong" || b["score.exact.reason"] != "expected hi, got 4" {
 			t.Errorf("%s: wrong row %v", format, b)
+		}
+		if b["parse_note"] != "fenced" || b["score.exact.fields"] != `{"a.b":"ok","say \"x\"":"wrong"}` || r["score.exact.fields"] != nil || r["parse_note"] != nil {
+			t.Errorf("%s: parse note %v and per-field verdicts %v (first row %v, %v); want fenced, the fields in order as a JSON object, and nothing on a row without them", format, b["parse_note"], b["score.exact.fields"], r["parse_note"], r["score.exact.fields"])
 		}
 		if b["from_cache"] != "true" || b["cost_usd"] != "0" || b["saved_usd"] != "0.001" || r["saved_usd"] != "0" {
 			t.Errorf("%s: cached row cost %v saved %v (from_cache %v), uncached row saved %v; want 0, 0.001, true, 0", format, b["cost_usd"], b["saved_usd"], b["from_cache"], r["saved_usd"])

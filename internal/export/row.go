@@ -27,6 +27,12 @@ type Verdict struct {
 	Shape  string
 	Kind   string
 	Reason string
+	// Fields is a field scorer's per-field outcome as a JSON object, field
+	// → ok | wrong | missing (nil for other scorers).
+	Fields json.RawMessage
+	// ParseNote is what the scoring's parser tolerated around the value
+	// (fenced, prose; "" when nothing).
+	ParseNote string
 }
 
 // Row is one case × target × epoch of a run.
@@ -172,7 +178,8 @@ func Rows(ctx context.Context, src Source, fn func(*Row) error) error {
 			if pending.CaseID != r.CaseID || pending.Target != r.Target || pending.Epoch != r.Epoch {
 				break
 			}
-			v := &Verdict{Pass: pending.Pass, Value: pending.Value, Shape: pending.Shape, Kind: pending.Kind, Reason: pending.Reason}
+			v := &Verdict{Pass: pending.Pass, Value: pending.Value, Shape: pending.Shape, Kind: pending.Kind, Reason: pending.Reason,
+				Fields: fieldsObject(pending.Fields), ParseNote: pending.ParseNote}
 			if i, ok := index[pending.Scorer]; ok {
 				row.Scores[i] = v
 			}
@@ -214,4 +221,24 @@ func nullable(b []byte) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(b)
+}
+
+// fieldsObject is per-field verdicts as one JSON object in the scorer's
+// field order (nil for none), the shape a dataframe user expands into
+// columns.
+func fieldsObject(fs []store.FieldVerdict) json.RawMessage {
+	if len(fs) == 0 {
+		return nil
+	}
+	var b []byte
+	b = append(b, '{')
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(f.Field)
+		v, _ := json.Marshal(f.Status)
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}')
 }
