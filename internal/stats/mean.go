@@ -69,9 +69,16 @@ func meanVar(xs []float64) (mean, variance float64) {
 // fewer than two clusters the standard error is NaN (it cannot be
 // estimated). A NaN in xs makes both results NaN.
 func ClusteredMeanSE(xs []float64, clusters []string) (mean, se float64) {
+	mean, se, _ = clusteredMeanSE(xs, clusters)
+	return mean, se
+}
+
+// clusteredMeanSE is ClusteredMeanSE that also returns the number of
+// clusters G (0 when the input is empty or mismatched).
+func clusteredMeanSE(xs []float64, clusters []string) (mean, se float64, groups int) {
 	n := len(xs)
 	if n == 0 || len(clusters) != n {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), 0
 	}
 	mean = compensatedMean(xs)
 	// Cluster sums of residuals in order of first appearance, so the result
@@ -96,9 +103,9 @@ func ClusteredMeanSE(xs []float64, clusters []string) (mean, se float64) {
 		sizes[g]++
 		total.add(e)
 	}
-	groups := len(sums)
+	groups = len(sums)
 	if groups < 2 {
-		return mean, math.NaN()
+		return mean, math.NaN(), groups
 	}
 	// The residuals around the rounded mean sum to n·δ rather than 0; taking
 	// n_g·δ off each cluster sum removes that first-order error (the same
@@ -111,7 +118,7 @@ func ClusteredMeanSE(xs []float64, clusters []string) (mean, se float64) {
 	}
 	g := float64(groups)
 	nf := float64(n)
-	return mean, math.Sqrt(g / (g - 1) * meat.value() / (nf * nf))
+	return mean, math.Sqrt(g / (g - 1) * meat.value() / (nf * nf)), groups
 }
 
 // EpochMeans reduces repeated samples of the same cases (epochs) to one

@@ -28,25 +28,53 @@ type Paired struct {
 	// statsmodels' DescrStatsW.std_mean and SciPy's ttest_rel) over √n.
 	// NaN when N < 2.
 	SE float64
-	// CI is the confidence interval to report and to decide on: Newcombe's
-	// square-and-add interval for pass/fail (method 10 of Newcombe 1998,
+	// CI is the confidence interval to report and to decide on: for
+	// pass/fail, Tango's score interval (Tango 1998, Stat Med 17:891), the
+	// inversion of the McNemar score test, or under the exact test
+	// Newcombe's square-and-add interval (method 10 of Newcombe 1998,
 	// "Improved confidence intervals for the difference between binomial
-	// proportions based on paired data", Stat Med 17:2635), which keeps its
+	// proportions based on paired data", Stat Med 17:2635); both keep their
 	// coverage with few discordant cases where the Wald interval collapses
-	// to a point; Student's t interval for scores.
+	// to a point. Student's t interval for scores (n−1 df) and for clustered
+	// comparisons (CR1 SE, G−1 df).
 	CI       Interval
-	CIMethod string // "newcombe" or "t"
+	CIMethod string // "tango", "newcombe", "t" or "cr1_t"
 	// Wald is Delta ± z·SE, the normal interval from SE, for readers who
 	// want the interval that matches the standard error. Unreliable with
 	// few discordant cases (it is [0, 0] when there are none).
 	Wald   Interval
-	Test   string  // "mcnemar_exact" (pass/fail) or "paired_t" (scores)
+	Test   string  // one of the Test* names
 	PValue float64 // two-sided p-value of Test
 	MidP   float64 // McNemar mid-p (pass/fail); NaN for scores
 	// AOnly and BOnly are the discordant cases: passed by A only and by B
 	// only. For scores: cases where A scored higher, and where B did.
 	AOnly, BOnly int
+	// DF is the degrees of freedom of the t distribution behind CI and
+	// PValue: n−1 for the paired t-test, G−1 for the clustered one; 0 for
+	// the pass/fail tests, which are normal-based (score) or exact.
+	DF float64
+	// Clusters is the number of clusters G of a clustered comparison; 0
+	// when the cases were treated as independent.
+	Clusters int
+
+	// table and binary keep a pass/fail comparison's counts, which
+	// PValueBelow and PValueAbove need to test other differences than 0.
+	table  PairTable
+	binary bool
 }
+
+// Test names (Paired.Test): the test that produced PValue.
+const (
+	// TestMcNemarScore is the McNemar score test with Tango's interval.
+	TestMcNemarScore = "mcnemar_score"
+	// TestMcNemarExact is the exact McNemar test with Newcombe's interval.
+	TestMcNemarExact = "mcnemar_exact"
+	// TestPairedT is the paired t-test on per-case differences (n−1 df).
+	TestPairedT = "paired_t"
+	// TestClusterT is the t-test on per-case differences with a CR1
+	// cluster-robust standard error and G−1 df.
+	TestClusterT = "cluster_t"
+)
 
 // PairTable tallies a paired pass/fail comparison: each case counts once.
 type PairTable struct {
@@ -81,8 +109,33 @@ func PairedBinary(a, b []bool, alpha float64) (Paired, error) {
 }
 
 // PairedBinaryTable is PairedBinary from the four counts, for callers that
-// tally cases as they stream them.
+// tally cases as they stream them. It decides with the McNemar score test
+// (z = (b − c)/√(b + c), no continuity correction, two-sided normal p) and
+// reports Tango's score interval for Delta (TangoInterval), the inversion
+// of the same statistic: the interval excludes 0 exactly when PValue <
+// alpha, so a verdict never stands beside an interval that contradicts it.
+// Test is TestMcNemarScore, CIMethod "tango". PairedBinaryExact is the exact
+// McNemar test with Newcombe's interval.
 func PairedBinaryTable(t PairTable, alpha float64) (Paired, error) {
+	return PairedBinaryWith(t, alpha, TestMcNemarScore)
+}
+
+// PairedBinaryExact is PairedBinaryTable with the exact (conditional
+// binomial) McNemar test and Newcombe's square-and-add interval: Test
+// TestMcNemarExact, CIMethod "newcombe". The two are not inversions of each
+// other: a caller deciding on them must require both to agree (Verdict
+// does).
+func PairedBinaryExact(t PairTable, alpha float64) (Paired, error) {
+	return PairedBinaryWith(t, alpha, TestMcNemarExact)
+}
+
+// PairedBinaryWith is PairedBinaryTable with the test named: TestMcNemarScore
+// (score test, Tango interval) or TestMcNemarExact (exact test, Newcombe
+// interval). Any other name is an error that lists the valid ones.
+func PairedBinaryWith(t PairTable, alpha float64, test string) (Paired, error) {
+	if test != TestMcNemarScore && test != TestMcNemarExact {
+		return nanPaired(), fmt.Errorf("stats: unknown paired pass/fail test %q (valid: %s, %s)", test, TestMcNemarScore, TestMcNemarExact)
+	}
 	if t.Both < 0 || t.AOnly < 0 || t.BOnly < 0 || t.Neither < 0 {
 		return nanPaired(), fmt.Errorf("stats: negative count in paired table %+v", t)
 	}
@@ -100,18 +153,18 @@ func PairedBinaryTable(t PairTable, alpha float64) (Paired, error) {
 	nf := float64(n)
 	bf, cf := float64(t.AOnly), float64(t.BOnly)
 	p := Paired{
-		N:        n,
-		MeanA:    float64(t.Both+t.AOnly) / nf,
-		MeanB:    float64(t.Both+t.BOnly) / nf,
-		Delta:    (bf - cf) / nf,
-		SE:       math.NaN(),
-		Wald:     Interval{math.NaN(), math.NaN()},
-		CIMethod: "newcombe",
-		Test:     "mcnemar_exact",
-		PValue:   McNemarExact(t.AOnly, t.BOnly),
-		MidP:     McNemarMidP(t.AOnly, t.BOnly),
-		AOnly:    t.AOnly,
-		BOnly:    t.BOnly,
+		N:      n,
+		MeanA:  float64(t.Both+t.AOnly) / nf,
+		MeanB:  float64(t.Both+t.BOnly) / nf,
+		Delta:  (bf - cf) / nf,
+		SE:     math.NaN(),
+		Wald:   Interval{math.NaN(), math.NaN()},
+		Test:   test,
+		MidP:   McNemarMidP(t.AOnly, t.BOnly),
+		AOnly:  t.AOnly,
+		BOnly:  t.BOnly,
+		table:  t,
+		binary: true,
 	}
 	if n > 1 {
 		// Differences are +1 (A only), −1 (B only), 0: their sum of squared
@@ -121,7 +174,15 @@ func PairedBinaryTable(t PairTable, alpha float64) (Paired, error) {
 		z := distuv.UnitNormal.Quantile(1 - alpha/2)
 		p.Wald = Interval{p.Delta - z*p.SE, p.Delta + z*p.SE}
 	}
-	p.CI = newcombePaired(t, alpha)
+	if test == TestMcNemarExact {
+		p.CIMethod = "newcombe"
+		p.PValue = McNemarExact(t.AOnly, t.BOnly)
+		p.CI = newcombePaired(t, alpha)
+		return p, nil
+	}
+	p.CIMethod = "tango"
+	p.PValue = twoSidedNormalP(TangoZ(t, 0))
+	p.CI = tangoConsistent(t, alpha, p.PValue)
 	return p, nil
 }
 
@@ -174,7 +235,7 @@ func PairedMeans(a, b []float64, alpha float64) (Paired, error) {
 	n := len(a)
 	nf := float64(n)
 	var sumA, sumB, sumD float64
-	p := Paired{N: n, CIMethod: "t", Test: "paired_t", MidP: math.NaN()}
+	p := Paired{N: n, CIMethod: "t", Test: TestPairedT, MidP: math.NaN(), DF: nf - 1}
 	for i := range a {
 		sumA += a[i]
 		sumB += b[i]

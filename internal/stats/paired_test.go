@@ -37,10 +37,28 @@ func checkBinaryGolden(t *testing.T, name string, got Paired, want binaryGolden)
 	}
 }
 
-func TestPairedBinaryMatchesReference(t *testing.T) {
+// pairedExact is PairedBinary under the exact test (PairedBinaryExact).
+func pairedExact(a, b []bool, alpha float64) (Paired, error) {
+	var t PairTable
+	for i := range a {
+		switch {
+		case a[i] && b[i]:
+			t.Both++
+		case a[i]:
+			t.AOnly++
+		case b[i]:
+			t.BOnly++
+		default:
+			t.Neither++
+		}
+	}
+	return PairedBinaryExact(t, alpha)
+}
+
+func TestPairedBinaryExactMatchesReference(t *testing.T) {
 	g := loadPairedGolden(t)
 	for i, v := range g.Binary {
-		got, err := PairedBinary(boolsFromBits(v.A), boolsFromBits(v.B), v.Alpha)
+		got, err := pairedExact(boolsFromBits(v.A), boolsFromBits(v.B), v.Alpha)
 		if err != nil {
 			t.Fatalf("vector %d: %v", i, err)
 		}
@@ -56,7 +74,7 @@ func TestPairedBinaryMatchesReference(t *testing.T) {
 // estimate −0.0621, 95% CI −0.1186 to −0.0046; their Wald interval (with n
 // in the variance, ours has n−1) is −0.1184 to −0.0058.
 func TestNewcombePublished(t *testing.T) {
-	p, err := PairedBinaryTable(PairTable{Both: 59, AOnly: 6, BOnly: 16, Neither: 80}, 0.05)
+	p, err := PairedBinaryExact(PairTable{Both: 59, AOnly: 6, BOnly: 16, Neither: 80}, 0.05)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +132,7 @@ func TestPairedGSM8K(t *testing.T) {
 	}
 	var ps []float64
 	for _, want := range g.GSM8K.Pairs {
-		got, err := PairedBinary(cols[want.A], cols[want.B], g.GSM8K.Alpha)
+		got, err := pairedExact(cols[want.A], cols[want.B], g.GSM8K.Alpha)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +148,7 @@ func TestPairedGSM8K(t *testing.T) {
 	// Every pair differs by more than the 2-point margin except none: the
 	// verdicts follow the sign of the difference.
 	for i, want := range g.GSM8K.Pairs {
-		p, _ := PairedBinary(cols[want.A], cols[want.B], g.GSM8K.Alpha)
+		p, _ := pairedExact(cols[want.A], cols[want.B], g.GSM8K.Alpha)
 		v := Verdict(p.Delta, p.CI, holm[i], g.GSM8K.Alpha, DefaultEquivalenceMargin)
 		wantV := VerdictBBetter
 		if want.Delta > 0 {
@@ -211,8 +229,8 @@ func TestPairedInputErrors(t *testing.T) {
 func errorOnly[T any](_ T, err error) error { return err }
 
 // TestPairedBinaryNoDiscordance: two targets that agree on every case. The
-// Wald interval collapses to [0, 0] whatever n is; the Newcombe interval
-// stays honest: wide on 20 cases (inconclusive), narrow on 2,000
+// Wald interval collapses to [0, 0] whatever n is; Tango's interval stays
+// honest, ±z²/(n + z²): wide on 20 cases (inconclusive), narrow on 2,000
 // (equivalent within 2 points).
 func TestPairedBinaryNoDiscordance(t *testing.T) {
 	small, _ := PairedBinaryTable(PairTable{Both: 12, Neither: 8}, 0.05)
@@ -220,7 +238,7 @@ func TestPairedBinaryNoDiscordance(t *testing.T) {
 		t.Errorf("Wald with no discordance = %v, want [0, 0]", small.Wald)
 	}
 	if small.CI.Hi < 0.05 || small.CI.Lo > -0.05 {
-		t.Errorf("Newcombe on 20 agreeing cases = %v: too narrow to be honest", small.CI)
+		t.Errorf("Tango on 20 agreeing cases = %v: too narrow to be honest", small.CI)
 	}
 	if v := Verdict(small.Delta, small.CI, small.PValue, 0.05, DefaultEquivalenceMargin); v != VerdictInconclusive {
 		t.Errorf("20 agreeing cases: verdict %s, want inconclusive", v)
@@ -270,7 +288,7 @@ func TestNewcombeCoverage(t *testing.T) {
 					tab.Neither++
 				}
 			}
-			p, err := PairedBinaryTable(tab, 0.05)
+			p, err := PairedBinaryExact(tab, 0.05)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -408,7 +426,8 @@ func BenchmarkPairedBootstrap100k(b *testing.B) {
 
 // FuzzPairedBinaryTable: any counts and alpha give either an error or a
 // comparison whose numbers are in range: no panic, rates and p-values in
-// [0, 1], the CI inside [−1, 1] and containing Delta, mid-p ≤ exact p.
+// [0, 1], the CI inside [−1, 1] and containing Delta, mid-p ≤ exact p; the
+// score test's interval excludes 0 exactly when its p < alpha.
 func FuzzPairedBinaryTable(f *testing.F) {
 	f.Add(59, 6, 16, 80, 0.05)
 	f.Add(0, 0, 0, 0, 0.05)
@@ -420,13 +439,24 @@ func FuzzPairedBinaryTable(f *testing.F) {
 		if both > limit || aOnly > limit || bOnly > limit || neither > limit {
 			return
 		}
-		p, err := PairedBinaryTable(PairTable{both, aOnly, bOnly, neither}, alpha)
+		tab := PairTable{both, aOnly, bOnly, neither}
+		p, err := PairedBinaryExact(tab, alpha)
 		if err != nil {
 			return
 		}
 		in01 := func(x float64) bool { return x >= 0 && x <= 1 }
 		if !in01(p.MeanA) || !in01(p.MeanB) || !in01(p.PValue) || !in01(p.MidP) || p.MidP > p.PValue {
 			t.Fatalf("out of range: %+v", p)
+		}
+		s, err := PairedBinaryTable(tab, alpha)
+		if err != nil {
+			t.Fatalf("exact accepted %+v, score: %v", tab, err)
+		}
+		if !in01(s.PValue) || !(s.CI.Lo >= -1 && s.CI.Lo <= s.Delta && s.Delta <= s.CI.Hi && s.CI.Hi <= 1) || s.CI.Lo == s.CI.Hi {
+			t.Fatalf("score: p %v CI %v delta %v", s.PValue, s.CI, s.Delta)
+		}
+		if excl := s.CI.Lo > 0 || s.CI.Hi < 0; excl != (s.PValue < alpha) {
+			t.Fatalf("score: p %v at alpha %v but CI %v", s.PValue, alpha, s.CI)
 		}
 		if !(p.CI.Lo >= -1 && p.CI.Lo <= p.Delta+1e-12 && p.Delta <= p.CI.Hi+1e-12 && p.CI.Hi <= 1) {
 			t.Fatalf("CI %v does not hold delta %v inside [-1, 1]", p.CI, p.Delta)

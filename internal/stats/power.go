@@ -200,3 +200,63 @@ func ceilSampleSize(n float64) (int, error) {
 	}
 	return int(math.Ceil(n)), nil
 }
+
+// McNemarScorePower is the power of the two-sided McNemar score test
+// (PairedBinaryTable's) at level alpha on n cases to detect a difference
+// delta when a fraction pDisc of cases are discordant. Connor's (1987)
+// normal approximation (McNemarPower) is the asymptotic power of exactly
+// this statistic. Arguments as McNemarPower.
+func McNemarScorePower(n int, pDisc, delta, alpha float64) (float64, error) {
+	return McNemarPower(n, pDisc, delta, alpha)
+}
+
+// McNemarScoreSampleSize is the number of cases the two-sided McNemar score
+// test at level alpha needs to detect delta with the given power when a
+// fraction pDisc of cases are discordant. Arguments as McNemarSampleSize.
+func McNemarScoreSampleSize(pDisc, delta, alpha, power float64) (int, error) {
+	return McNemarSampleSize(pDisc, delta, alpha, power)
+}
+
+// NonInferiorityPower is the power of the gate's fail decision — the
+// one-sided score test of H0: Δ ≥ −limit against H1: Δ < −limit at level
+// alpha (Tango's statistic at d0 = −limit, PValueBelow) — to catch a true
+// change delta on n paired pass/fail cases of which a fraction pDisc are
+// discordant. It is the normal approximation (Nam 1997; Tango 1998 §4):
+//
+//	Φ((√n·(−limit − δ) − z₁₋α·√v₀) / √(ψ − δ²)),
+//
+// with v₀ the variance of a case's difference under H0 at the restricted
+// MLE the test uses, evaluated at the true cell probabilities. Errors name
+// the valid range: n ≥ 1, pDisc in (0, 1], |delta| ≤ pDisc, limit in
+// [0, 1), alpha in (0, 1).
+func NonInferiorityPower(n int, pDisc, delta, limit, alpha float64) (float64, error) {
+	if n < 1 {
+		return math.NaN(), fmt.Errorf("stats: power needs at least 1 case, got %d", n)
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return math.NaN(), fmt.Errorf("stats: alpha must be in (0, 1) (0.05 for a 5%% one-sided test), got %v", alpha)
+	}
+	if !(pDisc > 0 && pDisc <= 1) {
+		return math.NaN(), fmt.Errorf("stats: discordance must be a fraction of cases in (0, 1], got %v", pDisc)
+	}
+	if !(math.Abs(delta) <= pDisc) {
+		return math.NaN(), fmt.Errorf("stats: a change of %v is impossible when only %v of cases are discordant (|delta| ≤ discordance)", delta, pDisc)
+	}
+	if !(limit >= 0 && limit < 1) {
+		return math.NaN(), fmt.Errorf("stats: the worsening limit must be in [0, 1) (0.04 for 4 points), got %v", limit)
+	}
+	d0 := -limit
+	nf := float64(n)
+	// Tango's restricted MLE, per case: b/n → (ψ+δ)/2, c/n → (ψ−δ)/2.
+	v0 := tangoVariance(1, (pDisc+delta)/2, (pDisc-delta)/2, d0)
+	z := distuv.UnitNormal.Quantile(1 - alpha)
+	shift := math.Sqrt(nf)*(d0-delta) - z*math.Sqrt(v0)
+	sd := math.Sqrt(math.Max(0, pDisc-delta*delta))
+	if sd == 0 {
+		if shift > 0 {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return distuv.UnitNormal.CDF(shift / sd), nil
+}
