@@ -91,3 +91,36 @@ func (p jsonPath) lookup(v any) (any, bool) {
 }
 
 func (p jsonPath) String() string { return p.text }
+
+// fieldValues reads the parsed output and the expected value a scorer
+// compares: with field set, the output at field, and the expected value at
+// the same path when it is an object (else the expected value itself).
+// where names the field for a reason ("total: "; "" without one). When ok
+// is false, v is the verdict to return: the fail-closed one when there is
+// no output or expected value, a loud invalid_format when the output lacks
+// the field, a scorer_error when the expected object does.
+func fieldValues(in *Input, field *jsonPath) (out, exp any, where string, v Verdict, ok bool) {
+	out, v, ok = parsedAnswer(in, false)
+	if !ok {
+		return nil, nil, "", v, false
+	}
+	exp, v, ok = expectedValue(in)
+	if !ok {
+		return nil, nil, "", v, false
+	}
+	if field == nil {
+		return out, exp, "", Verdict{}, true
+	}
+	if _, isObj := asObject(exp); isObj {
+		w, found := field.lookup(exp)
+		if !found {
+			return nil, nil, "", loud(KindScorerError, "the expected value has no field %s", field), false
+		}
+		exp = w
+	}
+	got, found := field.lookup(out)
+	if !found {
+		return nil, nil, "", loud(KindInvalidFormat, "field %s is missing from the output", field), false
+	}
+	return got, exp, field.String() + ": ", Verdict{}, true
+}

@@ -103,29 +103,9 @@ func buildSimilarity(b *builder, i int, sc *spec.Scorer) Scorer {
 func (s *similarity) Name() string { return s.name }
 
 func (s *similarity) Score(_ context.Context, in *Input) Verdict {
-	outV, v, ok := parsedAnswer(in, false)
+	outV, expV, where, v, ok := fieldValues(in, s.field)
 	if !ok {
 		return v
-	}
-	expV, v, ok := expectedValue(in)
-	if !ok {
-		return v
-	}
-	where := ""
-	if s.field != nil {
-		where = s.field.String() + ": "
-		if _, isObj := asObject(expV); isObj {
-			w, found := s.field.lookup(expV)
-			if !found {
-				return loud(KindScorerError, "the expected value has no field %s", s.field)
-			}
-			expV = w
-		}
-		got, found := s.field.lookup(outV)
-		if !found {
-			return loud(KindInvalidFormat, "field %s is missing from the output", s.field)
-		}
-		outV = got
 	}
 	exp, isText := scalarString(expV)
 	if !isText {

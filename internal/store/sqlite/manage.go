@@ -53,8 +53,7 @@ func (d *DB) ReplaceResults(ctx context.Context, results []store.Result, scores 
 			return err
 		}
 		defer delR.Close()
-		insR, err := tx.PrepareContext(ctx, `INSERT INTO results (`+resultColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		insR, err := tx.PrepareContext(ctx, insertResult)
 		if err != nil {
 			return err
 		}
@@ -66,26 +65,11 @@ func (d *DB) ReplaceResults(ctx context.Context, results []store.Result, scores 
 					return fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
 				}
 			}
-			if _, err := insR.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
-				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
-				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries, r.SavedUSD); err != nil {
-				return fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), explain(err, "the run does not exist"))
-			}
-		}
-		if len(scores) == 0 {
-			return nil
-		}
-		insS, err := tx.PrepareContext(ctx, insertScore)
-		if err != nil {
-			return err
-		}
-		defer insS.Close()
-		for i := range scores {
-			if err := execScore(ctx, insS, &scores[i]); err != nil {
+			if _, err := execResult(ctx, insR, r); err != nil {
 				return err
 			}
 		}
-		return nil
+		return execScores(ctx, tx, insertScore, scores)
 	})
 }
 

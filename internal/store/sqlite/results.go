@@ -161,8 +161,7 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 		}
 	}
 	return d.write(ctx, "storing results", func(tx *sql.Tx) error {
-		insR, err := tx.PrepareContext(ctx, `INSERT INTO results (`+resultColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		insR, err := tx.PrepareContext(ctx, insertResult+`
 			ON CONFLICT (run_id, case_id, target, epoch) DO NOTHING`)
 		if err != nil {
 			return err
@@ -174,11 +173,9 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 		for i := range results {
 			r := &results[i]
 			k := resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}
-			res, err := insR.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
-				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
-				r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries, r.SavedUSD)
+			res, err := execResult(ctx, insR, r)
 			if err != nil {
-				return fmt.Errorf("%s: %w", describeResult(k), explain(err, "the run does not exist"))
+				return err
 			}
 			n, err := res.RowsAffected()
 			if err != nil {
@@ -240,18 +237,41 @@ func (d *DB) putScores(ctx context.Context, scores []store.Score, query string) 
 		}
 	}
 	return d.write(ctx, "storing scores", func(tx *sql.Tx) error {
-		insS, err := tx.PrepareContext(ctx, query)
-		if err != nil {
+		return execScores(ctx, tx, query, scores)
+	})
+}
+
+// insertResult inserts one result (execResult gives its values).
+const insertResult = `INSERT INTO results (` + resultColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// execResult runs an insertResult statement for r.
+func execResult(ctx context.Context, st *sql.Stmt, r *store.Result) (sql.Result, error) {
+	res, err := st.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
+		r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
+		r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries, r.SavedUSD)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), explain(err, "the run does not exist"))
+	}
+	return res, nil
+}
+
+// execScores inserts scores with query (insertScore or upsertScore).
+func execScores(ctx context.Context, tx *sql.Tx, query string, scores []store.Score) error {
+	if len(scores) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i := range scores {
+		if err := execScore(ctx, st, &scores[i]); err != nil {
 			return err
 		}
-		defer insS.Close()
-		for i := range scores {
-			if err := execScore(ctx, insS, &scores[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 func execScore(ctx context.Context, st *sql.Stmt, s *store.Score) error {
