@@ -3,12 +3,14 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/units"
 )
 
@@ -247,9 +249,9 @@ func diffModels(ms []analysis.ModelCount) string {
 func DriftText(w io.Writer, r *analysis.DriftReport) error {
 	level := strconv.FormatFloat(100*(1-r.Alpha), 'g', -1, 64) + "%"
 	fmt.Fprintf(w, "before %s\nafter  %s\n", driftSide(r.Before, r.BeforeFile), driftSide(r.After, r.AfterFile))
-	fmt.Fprintf(w, "\nsame target, same cases, paired by case and epoch; %s Wilson intervals; McNemar exact on the primary verdicts\n", level)
+	fmt.Fprintf(w, "\nsame target, same cases, paired by case and epoch; %s Wilson intervals; %s on the primary verdicts\n", level, driftTests(r))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target\tverdict\tpaired\tflipped\tflip rate [CI]\tpass→fail\tfail→pass\tMcNemar p\tidentical [CI]\ttemperature\tfingerprint\t")
+	fmt.Fprintln(tw, "target\tverdict\tpaired\tflipped\tflip rate [CI]\tpass→fail\tfail→pass\tflip p\tidentical [CI]\ttemperature\tfingerprint\t")
 	for _, t := range r.Targets {
 		fp := "same"
 		if t.Fingerprints.Changed {
@@ -454,16 +456,7 @@ func diffLines(c analysis.FieldChange) []string {
 // than any run of backticks inside, so no line can close it.
 func diffFence(lines []string) string {
 	s := strings.Join(lines, "\n")
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := fenceFor(s)
 	return fence + "diff\n" + s + "\n" + fence
 }
 
@@ -506,7 +499,8 @@ func DriftMarkdown(w io.Writer, r *analysis.DriftReport) error {
 		}
 	}
 	fmt.Fprintf(&b, "%s\n\n", mdText(driftSummary(r)))
-	b.WriteString("| target | verdict | paired | flip rate [CI] | pass→fail | fail→pass | McNemar p | identical [CI] | temperature | fingerprint |\n|---|---|---:|---|---:|---:|---:|---|---|---|\n")
+	fmt.Fprintf(&b, "Flip p: the %s on the primary verdicts.\n\n", mdText(driftTests(r)))
+	b.WriteString("| target | verdict | paired | flip rate [CI] | pass→fail | fail→pass | flip p | identical [CI] | temperature | fingerprint |\n|---|---|---:|---|---:|---:|---:|---|---|---|\n")
 	for _, t := range r.Targets {
 		fp := "same"
 		if t.Fingerprints.Changed {
@@ -570,4 +564,19 @@ func diffElide(s string, n int) string {
 	head := diffRuneOffset(s, n*2/3)
 	tail := diffRuneOffset(s, runes-n/3)
 	return fmt.Sprintf("%s\n… (%d characters left out) …\n%s", s[:head], runes-n*2/3-n/3, s[tail:])
+}
+
+// driftTests names the flip tests a drift check used (one per design; the
+// McNemar score test when no target was compared).
+func driftTests(r *analysis.DriftReport) string {
+	var names []string
+	for _, t := range r.Targets {
+		if l := analysis.TestLabel(t.Flips.Test); t.Flips.Test != "" && !slices.Contains(names, l) {
+			names = append(names, l)
+		}
+	}
+	if len(names) == 0 {
+		return analysis.TestLabel(stats.TestMcNemarScore)
+	}
+	return strings.Join(names, ", ")
 }

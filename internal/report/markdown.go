@@ -92,7 +92,11 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report) {
 			units.Count(t.Failures.Loud), units.Count(t.Failures.Silent), units.MS(t.LatencyMS.P95),
 			units.USD(t.CostUSD.PerCase), usdPtr(t.CostUSD.PerMonth))
 	}
-	b.WriteString("\nRates are passed/n of the primary scorer with Wilson 95% intervals (percent). " +
+	method := "Wilson"
+	if len(rep.Targets) > 0 {
+		method = intervalWord(rep.Targets[0].Primary.CIMethod)
+	}
+	b.WriteString("\nRates are passed/n of the primary scorer with " + method + " 95% intervals (percent). " +
 		"Loud failures announce themselves (error, timeout, refusal, empty, unparseable); silent ones are well-formed and wrong.\n")
 }
 
@@ -108,11 +112,7 @@ func mdComparisons(b *strings.Builder, rep *analysis.Report) {
 		fmt.Fprintf(b, "| %s vs %s | %s | %s | %s | %s | %s |\n",
 			mdText(c.A), mdText(c.B), units.Count(c.N), delta, units.PValue(c.PValue), units.PValue(c.PAdjusted), mdText(verdictWords(c)))
 	}
-	test := "McNemar exact test"
-	if len(rep.Comparisons) > 0 && rep.Comparisons[0].Test != "" && rep.Comparisons[0].Test != "mcnemar_exact" {
-		test = mdText(rep.Comparisons[0].Test)
-	}
-	b.WriteString("\nBoth targets on the same cases; p from the " + test + ", adjusted over all pairs.\n")
+	b.WriteString("\nBoth targets on the same cases; p from the " + mdText(analysis.MethodLabel(rep.Comparisons)) + ", Holm-adjusted over all pairs.\n")
 }
 
 // mdNoise writes the between-run standard deviation beside the standard
@@ -398,6 +398,16 @@ func isDigits(s string) bool {
 // run of backticks in it, so the text cannot close it.
 func mdFence(s string) string {
 	s = visible(s, true)
+	fence := fenceFor(s)
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return fence + "text\n" + s + fence
+}
+
+// fenceFor is a Markdown code fence longer than any run of backticks in s
+// (at least three), so no line of s can close it.
+func fenceFor(s string) string {
 	longest, run := 0, 0
 	for _, c := range s {
 		if c == '`' {
@@ -407,24 +417,11 @@ func mdFence(s string) string {
 			run = 0
 		}
 	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	if !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return fence + "text\n" + s + fence
+	return strings.Repeat("`", max(3, longest+1))
 }
 
 // truncate cuts s to at most n runes, saying so.
-func truncate(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "\n… (truncated)"
-		}
-		i++
-	}
-	return s
-}
+func truncate(s string, n int) string { return cutAt(s, n, "\n… (truncated)") }
 
 func plural(n int, word string) string {
 	if n == 1 {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/units"
 )
 
@@ -68,10 +69,40 @@ func scorerRows(rep *analysis.Report) []scorerRow {
 // intervalWord names how a rate's interval was made.
 func intervalWord(method string) string {
 	switch method {
+	case "", stats.MethodWilson:
+		return "Wilson"
+	case stats.MethodClopperPearson:
+		return "Clopper–Pearson"
+	case stats.MethodJeffreys:
+		return "Jeffreys"
+	case "cr1_t":
+		return "clustered by the cluster tag (CR1), t on G−1 df"
+	case stats.EpochRateMethod:
+		return "Wilson on the epochs' effective sample size"
 	case "epoch_mean_se":
 		return "epochs averaged per case, normal interval"
 	case "clustered_se":
 		return "clustered by the cluster tag, normal interval"
+	}
+	return strings.ReplaceAll(method, "_", " ")
+}
+
+// rateWord names the interval of the report's passed/n rates of one
+// verdict per case (Wilson, unless --ci chose another).
+func rateWord(rep *analysis.Report) string {
+	for _, t := range rep.Targets {
+		for _, byValue := range t.Slices {
+			for _, r := range byValue {
+				if r.CIMethod != "" {
+					return intervalWord(r.CIMethod)
+				}
+			}
+		}
+		for _, r := range t.Scorers {
+			if r.CIMethod == stats.MethodClopperPearson || r.CIMethod == stats.MethodJeffreys {
+				return intervalWord(r.CIMethod)
+			}
+		}
 	}
 	return "Wilson"
 }
@@ -186,7 +217,7 @@ func textScorers(w io.Writer, rep *analysis.Report) error {
 		fmt.Fprintln(w, "\nscorers (passed/n, 95% CI; * primary)")
 		head += "\tinterval"
 	} else {
-		fmt.Fprintln(w, "\nscorers (passed/n, Wilson 95% CI; * primary)")
+		fmt.Fprintf(w, "\nscorers (passed/n, %s 95%% CI; * primary)\n", rateWord(rep))
 	}
 	if judges {
 		head += "\tjudge cost $\tjudge errors"
@@ -309,11 +340,14 @@ func textWorst(w io.Writer, rep *analysis.Report) {
 }
 
 // cutRunes cuts s to at most n runes, marking the cut with "…".
-func cutRunes(s string, n int) string {
+func cutRunes(s string, n int) string { return cutAt(s, n, "…") }
+
+// cutAt cuts s to at most n runes, appending mark when it cut.
+func cutAt(s string, n int, mark string) string {
 	i := 0
 	for j := range s {
 		if i == n {
-			return s[:j] + "…"
+			return s[:j] + mark
 		}
 		i++
 	}
@@ -361,7 +395,7 @@ func mdScorers(b *strings.Builder, rep *analysis.Report) {
 		b.WriteString("\n")
 	}
 	if !methods {
-		b.WriteString("\nEvery scorer's rate is passed/n with a Wilson 95% interval.\n")
+		b.WriteString("\nEvery scorer's rate is passed/n with a " + rateWord(rep) + " 95% interval.\n")
 	}
 }
 
