@@ -232,3 +232,23 @@ func TestNonInferiorityPowerAtTheLimit(t *testing.T) {
 		t.Error("|delta| > pDisc accepted")
 	}
 }
+
+// TestTangoPublished checks Tango's interval and the McNemar score test on
+// Cavo et al. (2012), the worked example of Fagerland, Lydersen & Laake,
+// "Statistical Analysis of Contingency Tables" (2017), chapter 8, as their R
+// package contingencytables prints it (tests/testthat/test-ch8.R): Tango
+// asymptotic score CI −0.0621 (−0.1240 to −0.0054); McNemar asymptotic test
+// P = 0.033006, Z = −2.132 (their table is B-first: n12 = 6, n21 = 16).
+func TestTangoPublished(t *testing.T) {
+	p, err := PairedBinaryTable(PairTable{Both: 59, AOnly: 6, BOnly: 16, Neither: 80}, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	round4 := func(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+	if round4(p.Delta) != -0.0621 || round4(p.CI.Lo) != -0.1240 || round4(p.CI.Hi) != -0.0054 {
+		t.Errorf("Cavo: delta %.4f Tango CI [%.4f, %.4f], published -0.0621 [-0.1240, -0.0054]", p.Delta, p.CI.Lo, p.CI.Hi)
+	}
+	if math.Abs(p.PValue-0.033006) > 5e-7 || math.Round(TangoZ(PairTable{59, 6, 16, 80}, 0)*1000)/1000 != -2.132 {
+		t.Errorf("Cavo: score p %.6f z %.3f, published 0.033006, -2.132", p.PValue, TangoZ(PairTable{59, 6, 16, 80}, 0))
+	}
+}
