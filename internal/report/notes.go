@@ -18,7 +18,8 @@ import (
 //     makes it one);
 //   - spend the response cache saved (replies and judge verdicts served from
 //     it cost nothing; the cost column counts what was paid);
-//   - results `run --retry-errors` called again.
+//   - the calls behind a target's results when there were more than results
+//     (provider retries, results `run --retry-errors` called again).
 //
 // esc escapes each note for the format: the whole of it, as its brackets
 // are markup in Markdown.
@@ -45,9 +46,13 @@ func targetNotes(rep *analysis.Report, esc func(string) string) []string {
 			add("target %s: the response cache saved %s (not billed again; cost columns count what was paid)",
 				t.Name, strings.Join(saved, " and "))
 		}
-		if t.Retried > 0 {
+		switch {
+		case t.Retried > 0:
 			add("target %s: %s called again by run --retry-errors (%d calls in all behind its %d results)",
 				t.Name, plural(t.Retried, "result"), t.Attempts, t.N)
+		case t.Attempts > t.N:
+			add("target %s: %d calls behind its %d results (the rest were retries after rate limits, time-outs or server errors)",
+				t.Name, t.Attempts, t.N)
 		}
 	}
 	return notes

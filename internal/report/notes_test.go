@@ -20,6 +20,7 @@ func TestTargetNotesInEveryFormat(t *testing.T) {
 				ParseTolerated: 12, Attempts: 47, Retried: 3,
 				CostUSD: analysis.Cost{Total: 0.5, SavedUSD: 0.25}, JudgeSavedUSD: 0.0125},
 			{Name: "clean", N: 40, Primary: analysis.Rate{Scorer: "fields", Passed: 36, N: 40, Rate: 0.9}, Attempts: 40},
+			{Name: "retried", N: 40, Primary: analysis.Rate{Scorer: "fields", Passed: 36, N: 40, Rate: 0.9}, Attempts: 52},
 			{Name: "judged", N: 40, Primary: analysis.Rate{Scorer: "fields", Passed: 36, N: 40, Rate: 0.9}, Attempts: 40, JudgeSavedUSD: 0.002},
 		},
 	}
@@ -27,6 +28,7 @@ func TestTargetNotesInEveryFormat(t *testing.T) {
 		"target chatty: 12 of 40 outputs were JSON only after a code fence or prose",
 		"output: {strict: true}",
 		"target chatty: the response cache saved $0.25 of replies and $0.0125 of judge verdicts",
+		"target retried: 52 calls behind its 40 results (the rest were retries",
 		"target judged: the response cache saved $0.002 of judge verdicts (not billed",
 		"target chatty: 3 results called again by run --retry-errors (47 calls in all behind its 40 results)",
 	}
