@@ -228,6 +228,66 @@ type Options struct {
 	// NoLedger skips the selection ledger (it reads the experiment's other
 	// runs).
 	NoLedger bool
+	// Test is the paired pass/fail test (ParseTest): "" or
+	// stats.TestMcNemarScore, the McNemar score test with Tango's interval
+	// (the default); stats.TestMcNemarExact, exact McNemar with Newcombe's
+	// interval. Clustered cases and several epochs use a t test whatever
+	// it says.
+	Test string
+	// RateCI is the interval of a rate when each case ran once and cases
+	// are not clustered (ParseRateCI): "" or stats.MethodWilson (the
+	// default), stats.MethodClopperPearson or stats.MethodJeffreys.
+	RateCI string
+}
+
+// Tests names the values of --test, the default first.
+var Tests = []string{"score", "exact"}
+
+// ParseTest reads --test: "score" (the McNemar score test with Tango's
+// interval) or "exact" (exact McNemar with Newcombe's interval).
+func ParseTest(s string) (string, error) {
+	switch s {
+	case "", "score", stats.TestMcNemarScore:
+		return stats.TestMcNemarScore, nil
+	case "exact", stats.TestMcNemarExact:
+		return stats.TestMcNemarExact, nil
+	}
+	return "", fmt.Errorf("unknown test %q: valid tests are score (McNemar score test, Tango interval; the default) and exact (exact McNemar, Newcombe interval)", s)
+}
+
+// RateCIs names the values of --ci, the default first.
+var RateCIs = []string{"wilson", "cp", "jeffreys"}
+
+// ParseRateCI reads --ci: wilson, cp (Clopper–Pearson) or jeffreys.
+func ParseRateCI(s string) (string, error) {
+	switch s {
+	case "", "wilson":
+		return stats.MethodWilson, nil
+	case "cp", stats.MethodClopperPearson:
+		return stats.MethodClopperPearson, nil
+	case "jeffreys":
+		return stats.MethodJeffreys, nil
+	}
+	return "", fmt.Errorf("unknown interval %q: valid intervals are wilson (the default), cp (Clopper–Pearson, exact) and jeffreys", s)
+}
+
+// withDefaults fills the options' defaults and checks the test and the
+// interval names.
+func (o Options) withDefaults() (Options, error) {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.Margin == 0 {
+		o.Margin = stats.DefaultEquivalenceMargin
+	}
+	var err error
+	if o.Test, err = ParseTest(o.Test); err != nil {
+		return o, err
+	}
+	if o.RateCI, err = ParseRateCI(o.RateCI); err != nil {
+		return o, err
+	}
+	return o, nil
 }
 
 type acc struct {
@@ -254,11 +314,9 @@ type acc struct {
 
 // Analyze reads the run's results and scores and computes the findings.
 func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*Report, error) {
-	if o.Alpha == 0 {
-		o.Alpha = 0.05
-	}
-	if o.Margin == 0 {
-		o.Margin = stats.DefaultEquivalenceMargin
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	scoring := o.Scoring
 	if scoring == 0 {
@@ -298,7 +356,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	var fo fieldOrder // read by the scores pass only
 	// The cases, numbered densely, with their tags for the per-slice tables.
 	ci := newCaseIndex()
-	err := st.Cases(ctx, run.ID, func(c store.Case) error {
+	err = st.Cases(ctx, run.ID, func(c store.Case) error {
 		ci.add(c.ID, c.Tags)
 		return nil
 	})
@@ -450,12 +508,14 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		t := a.t
 		for _, s := range a.order {
 			c := a.scorers[s]
-			r := rate(s, c[0], c[1], o.Alpha)
-			r.CIMethod = "wilson"
+			r := rate(s, c[0], c[1], o.Alpha, o.RateCI)
+			if r.CIMethod == "" {
+				r.CIMethod = stats.MethodWilson
+			}
 			primaryInterval(&r, a.byScorer[s], ci, o.Alpha)
 			t.Scorers[s] = r
 		}
-		t.Fields = a.fieldRates(&fo, ci, o.Alpha, run.Epochs)
+		t.Fields = a.fieldRates(&fo, ci, o.Alpha, o.RateCI, run.Epochs)
 		t.Judges = a.judges(judgeTypes)
 		// A run with several primary scorers also stores their combination
 		// under the name "primary"; it is then the primary score.
@@ -480,12 +540,11 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 					if t.Slices[ci.keys[k]] == nil {
 						t.Slices[ci.keys[k]] = map[string]Rate{}
 					}
-					t.Slices[ci.keys[k]][ci.vals[k][v]] = rate("", c[0], c[1], o.Alpha)
+					t.Slices[ci.keys[k]][ci.vals[k][v]] = rate("", c[0], c[1], o.Alpha, o.RateCI)
 				}
 			}
 			t.Primary = t.Scorers[a.primary]
 			t.Primary.Scorer = a.primary
-			t.Primary.CIMethod = "wilson"
 			t.Epochs = primaryInterval(&t.Primary, a.pass, ci, o.Alpha)
 		}
 		t.LatencyMS = Latency{P50: quantile(a.lat, 0.50), P95: quantile(a.lat, 0.95), P99: quantile(a.lat, 0.99), Samples: a.lat}
@@ -521,6 +580,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	rep.Pareto = pareto(rep.Targets)
 	rep.Spec = json.RawMessage(run.Config)
 	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
+	rep.Warnings = append(rep.Warnings, clusterWarnings(rep.Comparisons)...)
 	rep.Warnings = append(rep.Warnings, judgeWarnings(rep.Targets)...)
 	rep.Warnings = append(rep.Warnings, hostWarnings(run)...)
 	rep.Warnings = append(rep.Warnings, rateLimitWarnings(run, rep.Targets)...)
@@ -532,12 +592,20 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	return rep, nil
 }
 
-func rate(name string, passed, n int, alpha float64) Rate {
+// rate is passed out of n with the interval method names (a
+// stats.ProportionMethods name; Wilson when it is not one).
+func rate(name string, passed, n int, alpha float64, method string) Rate {
 	r := Rate{Scorer: name, Passed: passed, N: n}
 	if n > 0 {
 		r.Rate = float64(passed) / float64(n)
 	}
 	ci := stats.Wilson(passed, n, alpha)
+	if method != "" && method != stats.MethodWilson {
+		// Named only when not the default, as a slice's rate is.
+		if m, err := stats.ProportionCI(method, passed, n, alpha); err == nil {
+			ci, r.CIMethod = m, method
+		}
+	}
 	r.CI = [2]float64{round4(ci.Lo), round4(ci.Hi)}
 	return r
 }

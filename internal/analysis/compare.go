@@ -3,26 +3,40 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"sort"
+		"sort"
 
 	"github.com/assay-eval/assay/internal/stats"
 )
 
-// bootstrapResamples is B for the paired bootstrap of continuous scores.
-const bootstrapResamples = 4000
+// pairing says how two targets are compared.
+type pairing struct {
+	alpha, margin float64
+	// test is the paired pass/fail test of unclustered cases with one
+	// epoch: stats.TestMcNemarScore (the default) or stats.TestMcNemarExact.
+	test string
+}
+
+func (o Options) pairing() pairing {
+	return pairing{alpha: o.Alpha, margin: o.Margin, test: o.pairedTest()}
+}
+
+// pairedTest is the pass/fail test the options ask for.
+func (o Options) pairedTest() string {
+	if o.Test == "" {
+		return stats.TestMcNemarScore
+	}
+	return o.Test
+}
 
 // comparePairs compares every two targets on the cases both have, on the
-// primary scorer: a pass/fail table (McNemar exact, Newcombe interval) when
-// each case has one epoch, else the per-case means of the epochs (paired
-// bootstrap interval, paired t p-value).
-// Overall p-values are Holm-adjusted over all pairs; per-slice comparisons
-// say where a lead comes from and are not adjusted.
+// primary scorer (see pairDense for the test each design gets). Overall
+// p-values are Holm-adjusted over all pairs; per-slice p-values over every
+// slice comparison of the same tag (adjustSlices).
 func comparePairs(names []string, pass map[string]*verdicts, ci *caseIndex, scorer string, o Options) []Comparison {
 	var out []Comparison
 	for i := 0; i < len(names); i++ {
 		for j := i + 1; j < len(names); j++ {
-			c, ok := pairDense(pass[names[i]], pass[names[j]], ci, o.Alpha, o.Margin)
+			c, ok := pairDense(pass[names[i]], pass[names[j]], ci, o.pairing())
 			if !ok {
 				continue
 			}
@@ -36,37 +50,114 @@ func comparePairs(names []string, pass map[string]*verdicts, ci *caseIndex, scor
 			out = append(out, c)
 		}
 	}
-	ps := make([]float64, len(out))
-	for i := range out {
-		ps[i] = out[i].PValue
+	adjustOverall(out, o.Alpha, o.Margin)
+	adjustSlices(out, o.Alpha, o.Margin)
+	return out
+}
+
+// adjustOverall Holm-adjusts the comparisons' p-values as one family and
+// sets their verdicts from the adjusted p-values.
+func adjustOverall(cs []Comparison, alpha, margin float64) {
+	ps := make([]float64, len(cs))
+	for i := range cs {
+		ps[i] = cs[i].PValue
 	}
 	adj := stats.Holm(ps)
-	for i := range out {
-		c := &out[i]
+	for i := range cs {
+		c := &cs[i]
 		// p-values are not rounded: 1e-36 is information.
 		c.PAdjusted = adj[i]
-		c.Verdict = stats.Verdict(c.Delta, stats.Interval{Lo: c.CI[0], Hi: c.CI[1]}, adj[i], o.Alpha, o.Margin)
+		c.Verdict = stats.Verdict(c.Delta, stats.Interval{Lo: c.CI[0], Hi: c.CI[1]}, adj[i], alpha, margin)
+	}
+}
+
+// adjustSlices Holm-adjusts the slice comparisons of each tag as one
+// family: every value of the tag in every comparison (a report of three
+// targets and a tag of four values is a family of 3 × 4). Looking through
+// many slices for one where a target leads is how a lead is found by
+// chance; the adjustment keeps the chance that any slice of a tag shows a
+// false lead at alpha. Slice verdicts use the adjusted p-value.
+func adjustSlices(cs []Comparison, alpha, margin float64) {
+	type ref struct {
+		c     int
+		value string
+	}
+	families := map[string][]ref{}
+	for i := range cs {
+		for k, byValue := range cs[i].Slices {
+			for v := range byValue {
+				families[k] = append(families[k], ref{i, v})
+			}
+		}
+	}
+	for k, fam := range families {
+		ps := make([]float64, len(fam))
+		for j, r := range fam {
+			ps[j] = cs[r.c].Slices[k][r.value].PValue
+		}
+		adj := stats.Holm(ps)
+		for j, r := range fam {
+			sc := cs[r.c].Slices[k][r.value]
+			sc.PAdjusted = adj[j]
+			sc.Verdict = stats.Verdict(sc.Delta, stats.Interval{Lo: sc.CI[0], Hi: sc.CI[1]}, adj[j], alpha, margin)
+			cs[r.c].Slices[k][r.value] = sc
+		}
+	}
+}
+
+// clusterLabels returns each case's cluster (the cluster tag's value; a
+// case without one is a cluster of its own), or nil when no case carries
+// the tag.
+func clusterLabels(ci *caseIndex) []string {
+	k, ok := ci.keyOf[clusterTag]
+	if !ok {
+		return nil
+	}
+	out := make([]string, ci.len())
+	for i := range out {
+		if v := ci.tagOf[k][i]; v >= 0 {
+			out[i] = "c:" + ci.vals[k][v]
+		} else {
+			out[i] = "case:" + ci.names[i]
+		}
 	}
 	return out
 }
 
 // pairDense compares a and b over the cases both have scored, overall and
 // per tag value, in one pass over the cases. ok is false when they share
-// fewer than two cases.
-func pairDense(a, b *verdicts, ci *caseIndex, alpha, margin float64) (Comparison, bool) {
+// fewer than two cases. The test depends on the design:
+//
+//   - cases with a cluster tag: the per-case differences (epochs averaged
+//     per case) with a CR1 cluster-robust standard error and a t interval
+//     and test on G−1 degrees of freedom (cluster_t);
+//   - several epochs per case: the paired t-test and interval on the
+//     per-case means of the epochs (paired_t);
+//   - else one pass/fail per case: the McNemar score test with Tango's
+//     score interval, which excludes 0 exactly when p < alpha
+//     (mcnemar_score), or with o.test exact McNemar and Newcombe's
+//     interval (mcnemar_exact).
+//
+// Slice comparisons get raw p-values: the caller adjusts them
+// (adjustSlices).
+func pairDense(a, b *verdicts, ci *caseIndex, o pairing) (Comparison, bool) {
 	if a == nil || b == nil {
 		return Comparison{}, false
 	}
-	binary := a.epochs <= 1 && b.epochs <= 1
+	clusters := clusterLabels(ci)
+	binary := a.epochs <= 1 && b.epochs <= 1 && clusters == nil
 	nk := len(ci.keys)
 	var total stats.PairTable
 	tables := make([][]stats.PairTable, nk)
 	var xa, xb []float64
+	var xc []string
 	sxa, sxb := make([][][]float64, nk), make([][][]float64, nk)
+	sxc := make([][][]string, nk)
 	for k := range nk {
 		tables[k] = make([]stats.PairTable, len(ci.vals[k]))
 		sxa[k] = make([][]float64, len(ci.vals[k]))
 		sxb[k] = make([][]float64, len(ci.vals[k]))
+		sxc[k] = make([][]string, len(ci.vals[k]))
 	}
 	for i := range ci.len() {
 		ma, na := a.mean(i)
@@ -96,53 +187,59 @@ func pairDense(a, b *verdicts, ci *caseIndex, alpha, margin float64) (Comparison
 			continue
 		}
 		xa, xb = append(xa, ma), append(xb, mb)
+		if clusters != nil {
+			xc = append(xc, clusters[i])
+		}
 		for k := range nk {
 			if v := ci.tagOf[k][i]; v >= 0 {
 				sxa[k][v] = append(sxa[k][v], ma)
 				sxb[k][v] = append(sxb[k][v], mb)
-			}
-		}
-	}
-	compare := func(t stats.PairTable, xa, xb []float64) (Comparison, bool) {
-		var p stats.Paired
-		var err error
-		n := t.N()
-		if binary {
-			p, err = stats.PairedBinaryTable(t, alpha)
-		} else {
-			n = len(xa)
-			p, err = stats.PairedMeans(xa, xb, alpha)
-			if err == nil && n >= 2 {
-				// Per-case means of several epochs are continuous scores: the
-				// interval is the paired bootstrap's (resampling cases, so a
-				// case both find hard moves both together), the p-value the
-				// paired t-test's. Seeded: the same run gives the same report.
-				reps, berr := stats.PairedBootstrap(rand.New(rand.NewPCG(1, uint64(n))), xa, xb, bootstrapResamples)
-				if ci := stats.PercentileCI(reps, alpha); berr == nil && !anyNaN(ci.Lo, ci.Hi) {
-					p.CI, p.CIMethod, p.Test = ci, "percentile_bootstrap", "paired_bootstrap"
+				if clusters != nil {
+					sxc[k][v] = append(sxc[k][v], clusters[i])
 				}
 			}
 		}
-		// Fewer than two cases, or a degenerate comparison, says nothing: it
-		// is left out rather than shown with undefined numbers.
+	}
+	compare := func(t stats.PairTable, xa, xb []float64, xc []string) (Comparison, bool) {
+		var p stats.Paired
+		var err error
+		n := t.N()
+		switch {
+		case binary:
+			p, err = stats.PairedBinaryWith(t, o.alpha, o.test)
+		case clusters != nil:
+			n = len(xa)
+			p, err = stats.ClusteredPaired(xa, xb, xc, o.alpha)
+		default:
+			n = len(xa)
+			p, err = stats.PairedMeans(xa, xb, o.alpha)
+		}
+		// Fewer than two cases (or clusters), or a degenerate comparison,
+		// says nothing: it is left out rather than shown with undefined
+		// numbers.
 		if err != nil || n < 2 || anyNaN(p.Delta, p.SE, p.CI.Lo, p.CI.Hi, p.PValue) {
 			return Comparison{}, false
 		}
-		return Comparison{N: n, Test: p.Test, AOnly: p.AOnly, BOnly: p.BOnly,
+		return Comparison{N: n, Test: p.Test, CIMethod: p.CIMethod, DF: round6(p.DF), Clusters: p.Clusters,
+			AOnly: p.AOnly, BOnly: p.BOnly,
 			Delta: round6(p.Delta), SE: round6(p.SE), CI: [2]float64{round6(p.CI.Lo), round6(p.CI.Hi)}, PValue: p.PValue}, true
 	}
-	c, ok := compare(total, xa, xb)
+	c, ok := compare(total, xa, xb, xc)
 	if !ok {
 		return Comparison{}, false
 	}
 	for k := range nk {
+		if ci.keys[k] == clusterTag {
+			// One cluster per slice: nothing to compare within it.
+			continue
+		}
 		for v := range ci.vals[k] {
-			sc, ok := compare(tables[k][v], sxa[k][v], sxb[k][v])
+			sc, ok := compare(tables[k][v], sxa[k][v], sxb[k][v], sxc[k][v])
 			if !ok {
 				continue
 			}
 			sc.PAdjusted = sc.PValue
-			sc.Verdict = stats.Verdict(sc.Delta, stats.Interval{Lo: sc.CI[0], Hi: sc.CI[1]}, sc.PValue, alpha, margin)
+			sc.Verdict = stats.Verdict(sc.Delta, stats.Interval{Lo: sc.CI[0], Hi: sc.CI[1]}, sc.PValue, o.alpha, o.margin)
 			if c.Slices == nil {
 				c.Slices = map[string]map[string]Comparison{}
 			}
@@ -153,6 +250,26 @@ func pairDense(a, b *verdicts, ci *caseIndex, alpha, margin float64) (Comparison
 		}
 	}
 	return c, true
+}
+
+// minClusters is the number of clusters below which a cluster-robust
+// interval is known to be too narrow (Cameron and Miller 2015): the t on
+// G−1 degrees of freedom helps, and the report says so.
+const minClusters = 30
+
+// clusterWarnings says when comparisons rest on few clusters.
+func clusterWarnings(cs []Comparison) []string {
+	least := 0
+	for _, c := range cs {
+		if c.Test == stats.TestClusterT && (least == 0 || c.Clusters < least) {
+			least = c.Clusters
+		}
+	}
+	if least == 0 || least >= minClusters {
+		return nil
+	}
+	return []string{fmt.Sprintf("the comparisons are clustered by the cluster tag on only %d clusters: below %d a cluster-robust interval (CR1, t on G−1 = %d degrees of freedom) can be too narrow, so a verdict near the line is less sure than its p-value says",
+		least, minClusters, least-1)}
 }
 
 // rank puts each target at 1 + the number of targets that beat it (by the
@@ -254,4 +371,58 @@ func round6(x float64) float64 {
 		return x
 	}
 	return math.Round(x*1e6) / 1e6
+}
+
+// TestLabel names a comparison's test (Comparison.Test, DriftFlips.Test)
+// for people.
+func TestLabel(test string) string {
+	switch test {
+	case stats.TestMcNemarScore:
+		return "McNemar score test"
+	case stats.TestMcNemarExact:
+		return "exact McNemar test"
+	case stats.TestPairedT:
+		return "paired t-test"
+	case stats.TestClusterT:
+		return "cluster-robust t-test"
+	}
+	return test
+}
+
+// IntervalLabel names a comparison's interval (Comparison.CIMethod) for
+// people.
+func IntervalLabel(method string) string {
+	switch method {
+	case "tango":
+		return "Tango's score interval"
+	case "newcombe":
+		return "Newcombe's interval"
+	case "t":
+		return "t interval"
+	case "cr1_t":
+		return "CR1 cluster-robust t interval"
+	}
+	return method
+}
+
+// MethodLabel is the sentence that says how comparisons were made: the
+// test and its interval, with degrees of freedom for a t test ("" when cs
+// is empty). Every comparison of one report shares its design, so the
+// first one's names serve.
+func MethodLabel(cs []Comparison) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	c := cs[0]
+	s := TestLabel(c.Test)
+	if c.CIMethod != "" {
+		s += " with " + IntervalLabel(c.CIMethod)
+	}
+	switch c.Test {
+	case stats.TestClusterT:
+		s += fmt.Sprintf(" on %d clusters (t on G−1 degrees of freedom)", c.Clusters)
+	case stats.TestPairedT:
+		s += " on the per-case means of the epochs"
+	}
+	return s
 }

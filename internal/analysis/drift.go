@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"math"
 	"maps"
 	"slices"
 	"sort"
@@ -22,7 +23,7 @@ const (
 
 // DriftOptions tune Drift.
 type DriftOptions struct {
-	// Alpha is the level of the McNemar test and of the intervals (0.05).
+	// Alpha is the level of the flip test and of the intervals (0.05).
 	Alpha float64
 	// IdenticalThreshold is the identical-output rate a target at
 	// temperature 0 must be able to reach: it drifted when the upper bound
@@ -36,6 +37,10 @@ type DriftOptions struct {
 	// SharedCases compares runs on different dataset versions on the cases
 	// both measured; without it such runs are refused (*DatasetMismatchError).
 	SharedCases bool
+	// Test is the flip test of one pass/fail per case (ParseTest): the
+	// McNemar score test by default, exact McNemar with "exact". Several
+	// epochs or clustered cases use a t test on the per-case means.
+	Test string
 }
 
 // DriftReport says, per target both runs ran, whether its outputs on the
@@ -78,8 +83,11 @@ type TargetDrift struct {
 }
 
 // DriftFlips is the primary verdict's flip rate over the pairs both runs
-// scored, with its Wilson interval, and McNemar's exact test of whether the
-// flips lean one way.
+// scored, with its Wilson interval, and a test of whether the flips lean
+// one way: McNemar's score test (or exact, with --test exact) with one
+// epoch per case; with several epochs the paired t-test on the per-case
+// mean verdicts (after − before); with a cluster tag, the cluster-robust t
+// on G−1 degrees of freedom. Test names the one that gave PValue.
 type DriftFlips struct {
 	N          int        `json:"n"` // pairs scored in both runs
 	PassToFail int        `json:"pass_to_fail"`
@@ -90,6 +98,10 @@ type DriftFlips struct {
 	CIMethod   string     `json:"ci_method"`
 	Test       string     `json:"test"`
 	PValue     float64    `json:"p_value"`
+	// DF and Clusters are the t test's degrees of freedom and clusters
+	// (absent for McNemar).
+	DF       float64 `json:"df,omitempty"`
+	Clusters int     `json:"clusters,omitempty"`
 	// Direction is worse (more pass→fail), better, or none.
 	Direction string `json:"direction"`
 }
@@ -195,11 +207,11 @@ func (s *DriftSide) info() RunInfo {
 }
 
 // Drift tests, per target both runs ran, whether the target's outputs on the
-// same cases changed: verdict flips (rate, interval, McNemar exact), the rate
+// same cases changed: verdict flips (rate, interval, a paired test), the rate
 // of identical raw outputs, and the reported model fingerprints. A target
 // drifted when its fingerprint changed, when at temperature 0 the interval
-// of its identical-output rate lies below the threshold, or when McNemar's
-// p-value is below alpha. It is DriftSides on two stored runs.
+// of its identical-output rate lies below the threshold, or when the flip
+// test's p-value is below alpha. It is DriftSides on two stored runs.
 func Drift(ctx context.Context, st store.Store, before, after *store.Run, o DriftOptions) (*DriftReport, error) {
 	if o.Target != "" && (!slices.Contains(before.Targets, o.Target) || !slices.Contains(after.Targets, o.Target)) {
 		return nil, fmt.Errorf("target %q is not in both runs (%s has %s; %s has %s)", o.Target,
@@ -227,6 +239,11 @@ func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) 
 	if o.IdenticalThreshold == 0 {
 		o.IdenticalThreshold = 0.95
 	}
+	test, err := ParseTest(o.Test)
+	if err != nil {
+		return nil, err
+	}
+	o.Test = test
 	bt, at := before.Targets(), after.Targets()
 	if o.Target != "" && (!slices.Contains(bt, o.Target) || !slices.Contains(at, o.Target)) {
 		return nil, fmt.Errorf("target %q is not in both runs (%s has %s; %s has %s)", o.Target,
@@ -309,6 +326,10 @@ func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) 
 		if td.Verdict == DriftDrifted {
 			rep.Drifted = append(rep.Drifted, name)
 		}
+		if g := td.Flips.Clusters; td.Flips.Test == stats.TestClusterT && g < minClusters {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("target %s: the flip test is clustered by the cluster tag on only %d clusters: below %d a cluster-robust test (CR1, t on %d degrees of freedom) can reject too often",
+				name, g, minClusters, g-1))
+		}
 		rep.Targets = append(rep.Targets, td)
 	}
 	for _, name := range bt {
@@ -382,9 +403,37 @@ func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []
 	f, id := &td.Flips, &td.Identical
 	vb, va := primaryVerdicts(bs, b), primaryVerdicts(as, a)
 	epochs := min(bs.Epochs, as.Epochs)
+	// Per case: the mean verdict after and before over the epochs both
+	// scored, and its cluster, for the t tests.
+	var meanA, meanB []float64
+	var clusters []string
+	clustered := false
+	for ib := range afterCase {
+		if _, ok := bs.Tag(ib, clusterTag); ok {
+			clustered = true
+			break
+		}
+	}
 	for ib, ia := range afterCase {
 		if ia < 0 {
 			continue
+		}
+		var sumA, sumB, k float64
+		for e := range epochs {
+			jb, ja := ib*bs.Epochs+e, ia*as.Epochs+e
+			if pb, pa := verdictAt(vb, jb), verdictAt(va, ja); pb >= 0 && pa >= 0 {
+				sumA, sumB, k = sumA+float64(pa), sumB+float64(pb), k+1
+			}
+		}
+		if k > 0 {
+			meanA, meanB = append(meanA, sumA/k), append(meanB, sumB/k)
+			if clustered {
+				cl := "case:" + bs.Cases[ib].ID
+				if v, ok := bs.Tag(ib, clusterTag); ok {
+					cl = "c:" + v
+				}
+				clusters = append(clusters, cl)
+			}
 		}
 		for e := range epochs {
 			jb, ja := ib*bs.Epochs+e, ia*as.Epochs+e
@@ -421,13 +470,33 @@ func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []
 		}
 	}
 	f.Flipped = f.PassToFail + f.FailToPass
-	f.CIMethod, f.Test, id.CIMethod = "wilson", "mcnemar_exact", "wilson"
+	f.CIMethod, id.CIMethod = "wilson", "wilson"
 	if f.N > 0 {
 		f.Rate = round6(float64(f.Flipped) / float64(f.N))
 		w := stats.Wilson(f.Flipped, f.N, o.Alpha)
 		f.CI = [2]float64{round6(w.Lo), round6(w.Hi)}
 	}
-	f.PValue = stats.McNemarExact(f.PassToFail, f.FailToPass)
+	f.Test, f.PValue = o.Test, 1
+	var p stats.Paired
+	var err error
+	switch {
+	case clustered:
+		p, err = stats.ClusteredPaired(meanA, meanB, clusters, o.Alpha)
+	case epochs > 1:
+		p, err = stats.PairedMeans(meanA, meanB, o.Alpha)
+	default:
+		// A = after, B = before: A only is fail→pass.
+		p, err = stats.PairedBinaryWith(stats.PairTable{Both: f.N - f.Flipped, AOnly: f.FailToPass, BOnly: f.PassToFail}, o.Alpha, o.Test)
+	}
+	if err == nil {
+		f.Test, f.DF, f.Clusters = p.Test, round6(p.DF), p.Clusters
+		f.PValue = p.PValue
+		if math.IsNaN(f.PValue) {
+			// No variation to test (every case the same difference, or a
+			// single cluster): nothing shows the flips lean one way.
+			f.PValue = 1
+		}
+	}
 	switch {
 	case f.PassToFail > f.FailToPass:
 		f.Direction = DirectionWorse
@@ -536,8 +605,8 @@ func decide(td *TargetDrift, o DriftOptions, tempUnknown string) {
 	}
 	f := td.Flips
 	if f.N > 0 && f.PValue < o.Alpha {
-		td.Reasons = append(td.Reasons, fmt.Sprintf("the primary verdict flipped %d times pass→fail and %d times fail→pass (McNemar exact p = %.2g < %g)",
-			f.PassToFail, f.FailToPass, f.PValue, o.Alpha))
+		td.Reasons = append(td.Reasons, fmt.Sprintf("the primary verdict flipped %d times pass→fail and %d times fail→pass (%s p = %.2g < %g)",
+			f.PassToFail, f.FailToPass, TestLabel(f.Test), f.PValue, o.Alpha))
 	}
 	if c := td.FromCache; c.After > 0 || c.Before > 0 {
 		td.Notes = append(td.Notes, fmt.Sprintf("%d of %d results after and %d before came from the response cache: a cached reply is identical by construction, so drift cannot show in it; re-run the canary set with `assay run --no-cache`",

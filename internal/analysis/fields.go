@@ -99,7 +99,7 @@ func (a *acc) addFields(fo *fieldOrder, s *store.Score, i, epochs int) {
 
 // fieldRates are a target's per-field rates for every field scorer, each
 // field over every output its scorer scored on the target.
-func (a *acc) fieldRates(fo *fieldOrder, ci *caseIndex, alpha float64, epochs int) map[string][]FieldRate {
+func (a *acc) fieldRates(fo *fieldOrder, ci *caseIndex, alpha float64, method string, epochs int) map[string][]FieldRate {
 	var out map[string][]FieldRate
 	for _, scorer := range fo.scorers {
 		all := a.byScorer[scorer]
@@ -124,8 +124,10 @@ func (a *acc) fieldRates(fo *fieldOrder, ci *caseIndex, alpha float64, epochs in
 				}
 			}
 			passed, n := fa.vs.count()
-			fr.Rate = rate("", passed, n, alpha)
-			fr.CIMethod = "wilson"
+			fr.Rate = rate("", passed, n, alpha, method)
+			if fr.CIMethod == "" {
+				fr.CIMethod = "wilson"
+			}
 			primaryInterval(&fr.Rate, fa.vs, ci, alpha)
 			if out == nil {
 				out = map[string][]FieldRate{}

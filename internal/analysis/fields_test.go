@@ -182,8 +182,8 @@ func TestFieldRatesFollowEpochsAndClusters(t *testing.T) {
 		tags   func(c int) map[string]string
 		method string
 	}{
-		{"epochs", 3, func(int) map[string]string { return nil }, "epoch_mean_se"},
-		{"clusters", 1, func(c int) map[string]string { return map[string]string{"cluster": fmt.Sprint(c / 4)} }, "clustered_se"},
+		{"epochs", 3, func(int) map[string]string { return nil }, "wilson_deff"},
+		{"clusters", 1, func(c int) map[string]string { return map[string]string{"cluster": fmt.Sprint(c / 4)} }, "cr1_t"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, run := fieldRun(t, tc.epochs, 24, []string{"a"}, tc.tags, func(_ string, c, e int) []store.Score {

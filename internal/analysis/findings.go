@@ -9,8 +9,18 @@ type Comparison struct {
 	Delta  float64    `json:"delta"` // rate(A) − rate(B)
 	SE     float64    `json:"se"`
 	CI     [2]float64 `json:"ci"`
-	// Test is "mcnemar_exact" for pass/fail, "paired_bootstrap" for scores.
-	Test      string  `json:"test"`
+	// Test names the test that produced PValue: "mcnemar_score" (pass/fail,
+	// the default) or "mcnemar_exact" (--test exact); "paired_t" on the
+	// per-case means of several epochs; "cluster_t" when cases carry a
+	// cluster tag.
+	Test string `json:"test"`
+	// CIMethod names the interval: "tango" (the score test's own interval),
+	// "newcombe" (beside the exact test), "t", or "cr1_t" (cluster-robust).
+	CIMethod string `json:"ci_method,omitempty"`
+	// DF is the t test's degrees of freedom (n−1, or G−1 with clusters);
+	// Clusters is G. Both absent for the McNemar tests.
+	DF        float64 `json:"df,omitempty"`
+	Clusters  int     `json:"clusters,omitempty"`
 	PValue    float64 `json:"p_value"`
 	PAdjusted float64 `json:"p_adjusted"`
 	// Verdict is a_better, b_better, equivalent or inconclusive.
@@ -18,8 +28,9 @@ type Comparison struct {
 	// AOnly and BOnly count the discordant cases: passed by one only.
 	AOnly int `json:"a_only"`
 	BOnly int `json:"b_only"`
-	// Slices repeat the comparison per tag value: key → value → comparison
-	// (their p-values are not adjusted; they say where a lead comes from).
+	// Slices repeat the comparison per tag value: key → value → comparison.
+	// Their PAdjusted is Holm's over every slice comparison of the same tag
+	// (all values, all pairs), and their verdicts use it.
 	Slices map[string]map[string]Comparison `json:"slices,omitempty"`
 }
 

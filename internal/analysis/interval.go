@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"math"
+
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -9,19 +11,26 @@ import (
 // independent, so the standard error is clustered (Miller 2024).
 const clusterTag = "cluster"
 
-// primaryInterval replaces the Wilson interval of the primary rate when the
-// cases are not independent draws of one pass/fail each:
-//   - with several epochs, each case's epochs are averaged first and the
-//     standard error is taken across cases (the epochs of one case are not
-//     independent evidence);
-//   - when cases carry a cluster tag, the standard error is clustered.
+// primaryInterval replaces the interval of the primary rate (Wilson, or
+// the --ci method) when the cases are not independent draws of one
+// pass/fail each:
+//   - when cases carry a cluster tag, each case's epochs are averaged and
+//     the rate's standard error is clustered (CR1), with a t interval on
+//     G−1 degrees of freedom (cr1_t): a normal interval on few clusters
+//     covers too little;
+//   - with several epochs, each case's epochs are averaged first (the
+//     epochs of one case are not independent evidence) and the interval is
+//     stats.EpochRateCI's, which keeps its coverage near 0 and 1 and is
+//     never of zero width: a target that passed every epoch of every case
+//     has a lower bound below 100%.
 //
 // It returns the epoch summary (nil with one epoch).
 func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *EpochStats {
 	if vs == nil {
 		return nil
 	}
-	clusterKey, clustered := ci.keyOf[clusterTag]
+	labels := clusterLabels(ci)
+	clustered := labels != nil
 	if vs.epochs <= 1 && !clustered {
 		return nil
 	}
@@ -42,11 +51,7 @@ func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *Epoch
 		}
 		scores = append(scores, xs)
 		if clustered {
-			cl := ""
-			if v := ci.tagOf[clusterKey][i]; v >= 0 {
-				cl = ci.vals[clusterKey][v]
-			}
-			clusters = append(clusters, cl)
+			clusters = append(clusters, labels[i])
 		}
 	}
 	if len(scores) < 2 {
@@ -54,19 +59,22 @@ func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *Epoch
 	}
 	means, within := stats.EpochMeans(scores)
 	var mean, se float64
+	var iv stats.Interval
+	method := ""
 	if clustered {
-		mean, se = stats.ClusteredMeanSE(means, clusters)
-		r.CIMethod = "clustered_se"
+		mean, se, iv, _ = stats.ClusteredMeanCI(means, clusters, alpha)
+		method = "cr1_t"
 	} else {
 		mean, se = stats.MeanSE(means)
-		r.CIMethod = "epoch_mean_se"
+		iv, method = stats.EpochRateCI(means, vs.epochs, alpha)
 	}
-	if anyNaN(mean, se) {
+	if anyNaN(mean, se, iv.Lo, iv.Hi) {
 		return nil
 	}
-	ci95 := stats.NormalCI(mean, se, alpha)
-	r.Rate, r.SE = mean, round6(se)
-	r.CI = [2]float64{round4(max(0, ci95.Lo)), round4(min(1, ci95.Hi))}
+	r.Rate, r.SE, r.CIMethod = mean, round6(se), method
+	// Rounded outwards, so an interval stays an interval: a lower bound of
+	// 0.99996 shows as 0.9999, not as 100%.
+	r.CI = [2]float64{math.Floor(max(0, iv.Lo)*1e4) / 1e4, math.Ceil(min(1, iv.Hi)*1e4) / 1e4}
 	if vs.epochs <= 1 {
 		return nil
 	}

@@ -9,7 +9,11 @@ import (
 // Epochs are averaged per case before the standard error is taken; the
 // within-case variance is reported. Values computed by hand:
 // case means [1, .5, 0, .5] → mean .5, sd √(.5/3), se = sd/2 = 0.204124;
-// within-case variances (n−1) [0, .5, 0, .5] → mean 0.25.
+// within-case variances (n−1) [0, .5, 0, .5] → mean 0.25. The interval is
+// Wilson's on the effective sample size: deff = K·s²/(p̂(1−p̂)) =
+// 2·(1/6)/0.25 = 4/3, n_eff = n·K/deff = 8/(4/3) = 6, so Wilson(3, 6):
+// statsmodels proportion_confint(3, 6, method="wilson") =
+// [0.187616, 0.812384].
 func TestPrimaryIntervalEpochs(t *testing.T) {
 	ci, vs := fixture(2, [][]bool{{true, true}, {true, false}, {false, false}, {false, true}}, nil)
 	r := Rate{Passed: 4, N: 8, Rate: 0.5, CIMethod: "wilson"}
@@ -17,12 +21,29 @@ func TestPrimaryIntervalEpochs(t *testing.T) {
 	if es == nil || es.Cases != 4 || math.Abs(es.WithinVar-0.25) > 1e-9 {
 		t.Fatalf("epoch stats %+v, want 4 cases and within-case variance 0.25", es)
 	}
-	if r.CIMethod != "epoch_mean_se" || math.Abs(r.SE-0.204124) > 1e-6 || r.Rate != 0.5 {
-		t.Errorf("rate %+v, want epoch_mean_se with se 0.204124", r)
+	if r.CIMethod != "wilson_deff" || math.Abs(r.SE-0.204124) > 1e-6 || r.Rate != 0.5 {
+		t.Errorf("rate %+v, want wilson_deff with se 0.204124", r)
 	}
-	// 95% normal interval: .5 ± 1.959964 × 0.204124 = .5 ± 0.400076.
-	if math.Abs(r.CI[0]-0.099924) > 1e-4 || math.Abs(r.CI[1]-0.900076) > 1e-4 {
-		t.Errorf("ci %v, want [0.0999, 0.9001]", r.CI)
+	if math.Abs(r.CI[0]-0.187616) > 1e-4 || math.Abs(r.CI[1]-0.812384) > 1e-4 {
+		t.Errorf("ci %v, want [0.1876, 0.8124]", r.CI)
+	}
+}
+
+// A target that passed every epoch of every case has no variance, and the
+// mean ± z·SE interval was [100, 100]: certainty from 30 cases. The
+// interval is Wilson's on the 30 cases (the epochs of a case always agree,
+// so they add nothing): statsmodels proportion_confint(30, 30,
+// method="wilson") = [0.886487, 1].
+func TestPrimaryIntervalAllEpochsPass(t *testing.T) {
+	passes := make([][]bool, 30)
+	for i := range passes {
+		passes[i] = []bool{true, true, true, true, true}
+	}
+	ci, vs := fixture(5, passes, nil)
+	r := Rate{Passed: 150, N: 150, Rate: 1, CIMethod: "wilson"}
+	primaryInterval(&r, vs, ci, 0.05)
+	if r.Rate != 1 || r.CI[1] != 1 || math.Abs(r.CI[0]-0.886487) > 1e-4 {
+		t.Errorf("rate %+v, want 100%% with interval [0.8865, 1]", r)
 	}
 }
 
@@ -30,14 +51,18 @@ func TestPrimaryIntervalEpochs(t *testing.T) {
 // {3,4} passing [1,1,0,0], the cluster-robust variance is
 // G/(G−1) · Σ(cluster residual sums)² / n² = 2 · (1² + 1²) / 16 = 0.25, so
 // se = 0.5 — twice the naive 0.2887 that treats the four as independent.
+// The interval is Wilson's score interval with t(0.975, G − 1 = 1) =
+// 12.706205 in place of z, on n_eff = p(1−p)/se² = 1 case: center .5,
+// half-width q/(1+q²)·√(.25 + q²/4) = 0.498458, so [0.001542, 0.998458],
+// shown rounded outwards as [0.0015, 0.9985].
 func TestPrimaryIntervalClustered(t *testing.T) {
 	ci, vs := fixture(1, [][]bool{{true}, {true}, {false}, {false}}, []string{"a", "a", "b", "b"})
 	r := Rate{Passed: 2, N: 4, Rate: 0.5, CIMethod: "wilson"}
 	if es := primaryInterval(&r, vs, ci, 0.05); es != nil {
 		t.Errorf("one epoch reported epoch stats %+v", es)
 	}
-	if r.CIMethod != "clustered_se" || math.Abs(r.SE-0.5) > 1e-9 {
-		t.Errorf("rate %+v, want clustered_se with se 0.5", r)
+	if r.CIMethod != "cr1_t" || math.Abs(r.SE-0.5) > 1e-9 || r.CI != [2]float64{0.0015, 0.9985} {
+		t.Errorf("rate %+v, want cr1_t with se 0.5 and interval [0.0015, 0.9985]", r)
 	}
 }
 
@@ -68,11 +93,12 @@ func fixture(epochs int, passes [][]bool, clusters []string) (*caseIndex, *verdi
 	return ci, vs
 }
 
-// With several epochs, per-case means are continuous: the comparison's
-// interval is the paired bootstrap's and contains the observed difference;
-// with many cases it is close to the t interval (both estimate the same
-// sampling distribution).
-func TestPairDenseEpochsUsesPairedBootstrap(t *testing.T) {
+// With several epochs, per-case means are continuous: the comparison is
+// the paired t-test with its own t interval on n − 1 degrees of freedom
+// (not a percentile bootstrap, which undercovers), so the interval and the
+// p-value agree: delta ± t(0.975, 399) · se, t(0.975, 399) = 1.965927
+// (scipy.stats.t.ppf).
+func TestPairDenseEpochsUsesPairedT(t *testing.T) {
 	const n = 400
 	pa, pb := make([][]bool, n), make([][]bool, n)
 	for i := range n {
@@ -83,22 +109,17 @@ func TestPairDenseEpochsUsesPairedBootstrap(t *testing.T) {
 	}
 	ci, va := fixture(2, pa, nil)
 	_, vb := fixture(2, pb, nil)
-	c, ok := pairDense(va, vb, ci, 0.05, 0.02)
+	c, ok := pairDense(va, vb, ci, pairing{alpha: 0.05, margin: 0.02})
 	if !ok {
 		t.Fatal("no comparison")
 	}
-	if c.Test != "paired_bootstrap" || c.N != n {
-		t.Fatalf("test %s over %d cases, want paired_bootstrap over %d", c.Test, c.N, n)
+	if c.Test != "paired_t" || c.CIMethod != "t" || c.DF != n-1 || c.N != n {
+		t.Fatalf("test %s (%s, df %v) over %d cases, want paired_t with a t interval on %d df over %d", c.Test, c.CIMethod, c.DF, c.N, n-1, n)
 	}
-	if !(c.CI[0] < c.Delta && c.Delta < c.CI[1]) {
-		t.Errorf("interval %v does not contain the difference %v", c.CI, c.Delta)
+	if lo, hi := c.Delta-1.965927*c.SE, c.Delta+1.965927*c.SE; math.Abs(c.CI[0]-lo) > 1e-5 || math.Abs(c.CI[1]-hi) > 1e-5 {
+		t.Errorf("interval %v, want the t interval [%v, %v]", c.CI, lo, hi)
 	}
-	// The t interval: delta ± 1.966 se (df 399).
-	if lo := c.Delta - 1.966*c.SE; math.Abs(c.CI[0]-lo) > 0.01 {
-		t.Errorf("bootstrap lower bound %v far from the t interval's %v", c.CI[0], lo)
-	}
-	again, _ := pairDense(va, vb, ci, 0.05, 0.02)
-	if again.CI != c.CI {
-		t.Errorf("the same data gave intervals %v and %v: the report must be repeatable", c.CI, again.CI)
+	if (c.PValue < 0.05) != (c.CI[0] > 0 || c.CI[1] < 0) {
+		t.Errorf("p %v and interval %v disagree", c.PValue, c.CI)
 	}
 }

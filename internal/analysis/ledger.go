@@ -281,7 +281,7 @@ func selectionLedger(ctx context.Context, st store.Store, run *store.Run, rep *R
 		}
 		l.ReferenceFrom = "option"
 	}
-	built := buildLedger(vs, li, chosen, ref, o.Alpha, o.Margin)
+	built := buildLedger(vs, li, chosen, ref, o.Alpha, o.Margin, o.Test)
 	built.Experiment, built.Scorer, built.Excluded, built.Runs, built.ReferenceFrom =
 		l.Experiment, l.Scorer, l.Excluded, l.Runs, l.ReferenceFrom
 	for _, v := range built.Tried {
@@ -315,12 +315,15 @@ func ledgerTheir(n int) string {
 // the chosen rate. It is the whole statistical content of the ledger, with
 // no I/O: Experiment, Scorer, Runs, ReferenceFrom and Excluded are left to
 // the caller.
-func buildLedger(vs []ledgerVariant, ci *caseIndex, chosen, ref int, alpha, margin float64) Ledger {
+func buildLedger(vs []ledgerVariant, ci *caseIndex, chosen, ref int, alpha, margin float64, test string) Ledger {
 	if alpha == 0 {
 		alpha = 0.05
 	}
 	if margin == 0 {
 		margin = stats.DefaultEquivalenceMargin
+	}
+	if test == "" {
+		test = stats.TestMcNemarScore
 	}
 	n := len(vs)
 	l := Ledger{Alpha: alpha, Variants: n, Family: max(0, n-1)}
@@ -346,7 +349,7 @@ func buildLedger(vs []ledgerVariant, ci *caseIndex, chosen, ref int, alpha, marg
 		if i == ref {
 			continue
 		}
-		c, ok := pairDense(vs[i].pass, vs[ref].pass, ci, alpha, margin)
+		c, ok := pairDense(vs[i].pass, vs[ref].pass, ci, pairing{alpha: alpha, margin: margin, test: test})
 		idx = append(idx, i)
 		if !ok {
 			ps = append(ps, math.NaN())

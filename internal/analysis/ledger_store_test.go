@@ -127,11 +127,13 @@ func TestSelectionLedgerFromStore(t *testing.T) {
 	if l.Chosen.Name() != "a@"+lr5 || l.Reference.Name() != "base@"+lr1 || l.Chosen.Rate != 0.7 || l.Reference.Rate != 0.6 {
 		t.Errorf("chosen %+v reference %+v; want a@run5 (70%%) against base@run1 (60%%)", l.Chosen, l.Reference)
 	}
-	// a passes every case base does and 10 more: McNemar exact p = 2·0.5^10;
-	// the smallest of the four p-values, Holm multiplies it by 4.
+	// a passes every case base does and 10 more: the McNemar score test
+	// (the default) has z = (10 − 0)/√10 = √10, two-sided p = erfc(√10/√2)
+	// = erfc(√5); the smallest of the four p-values, Holm multiplies it by 4.
 	c := l.Chosen.VsReference
-	if c == nil || c.Scorer != "correct" || c.AOnly != 10 || c.BOnly != 0 || !near(c.PValue, 2*math.Pow(0.5, 10), 1e-12) || !near(c.PAdjusted, 8*math.Pow(0.5, 10), 1e-12) {
-		t.Fatalf("chosen vs reference %+v; want 10/0 discordant, p 0.00195, adjusted 0.0078", c)
+	p := math.Erfc(math.Sqrt(5))
+	if c == nil || c.Scorer != "correct" || c.AOnly != 10 || c.BOnly != 0 || c.Test != "mcnemar_score" || !near(c.PValue, p, 1e-12) || !near(c.PAdjusted, 4*p, 1e-12) {
+		t.Fatalf("chosen vs reference %+v; want 10/0 discordant, score test p %.6g, adjusted %.6g", c, p, 4*p)
 	}
 	if !l.Survives || l.Verdict != "a_better" || !strings.Contains(l.Summary, "survives the correction for 5 variants") {
 		t.Errorf("survives %v verdict %s: %s", l.Survives, l.Verdict, l.Summary)

@@ -113,7 +113,7 @@ func TestBuildLedgerMatchesReference(t *testing.T) {
 				}
 			}
 			vs, ci := ledgerVariants(c.Epochs, passes)
-			l := buildLedger(vs, ci, c.Chosen, 0, 0.05, 0.02)
+			l := buildLedger(vs, ci, c.Chosen, 0, 0.05, 0.02, stats.TestMcNemarExact)
 			if l.Variants != len(c.Verdicts) || l.Family != len(c.Verdicts)-1 || len(l.Tried) != l.Variants {
 				t.Fatalf("N %d, family %d, %d tried; want %d, %d", l.Variants, l.Family, len(l.Tried), len(c.Verdicts), len(c.Verdicts)-1)
 			}
@@ -185,7 +185,7 @@ func TestLedgerBestOfIdenticalVariantsIsNoWin(t *testing.T) {
 				best = v
 			}
 		}
-		l := buildLedger(vs, ci, best, 0, 0.05, 0.02)
+		l := buildLedger(vs, ci, best, 0, 0.05, 0.02, stats.TestMcNemarExact)
 		if l.UncorrectedVerdict == stats.VerdictABetter {
 			uncorrected++
 		}
@@ -224,17 +224,17 @@ func TestLedgerSummaries(t *testing.T) {
 		return ledgerVariants(1, passes)
 	}
 	vs, ci := mk(0.7)
-	l := buildLedger(vs, ci, 0, 0, 0.05, 0.02)
+	l := buildLedger(vs, ci, 0, 0, 0.05, 0.02, stats.TestMcNemarExact)
 	if l.Variants != 1 || l.Family != 0 || l.ExpectedMaxZ != 0 || l.DeflatedRate != 0.7 || l.Survives ||
 		!strings.Contains(l.Summary, "Only one variant") {
 		t.Errorf("one variant: %+v", l)
 	}
 	vs, ci = mk(0.7, 0.6, 0.5)
-	l = buildLedger(vs, ci, 0, 0, 0.05, 0.02)
+	l = buildLedger(vs, ci, 0, 0, 0.05, 0.02, stats.TestMcNemarExact)
 	if l.Survives || !strings.Contains(l.Summary, "is the reference itself") || !strings.Contains(l.Summary, "3 variants") {
 		t.Errorf("chosen = reference: %s", l.Summary)
 	}
-	l = buildLedger(vs, ci, 2, 0, 0.05, 0.02)
+	l = buildLedger(vs, ci, 2, 0, 0.05, 0.02, stats.TestMcNemarExact)
 	if l.Survives || !strings.Contains(l.Summary, "does not lead the reference") {
 		t.Errorf("chosen below the reference: %s", l.Summary)
 	}
@@ -244,7 +244,7 @@ func TestLedgerSummaries(t *testing.T) {
 	// A large lead (nested passes: every case the reference passes, the
 	// chosen one passes too) survives.
 	vs, ci = mk(0.4, 0.45, 0.8)
-	l = buildLedger(vs, ci, 2, 0, 0.05, 0.02)
+	l = buildLedger(vs, ci, 2, 0, 0.05, 0.02, stats.TestMcNemarExact)
 	if !l.Survives || l.Verdict != stats.VerdictABetter || !strings.Contains(l.Summary, "survives the correction for 3 variants") {
 		t.Errorf("a 40-point lead: %+v", l)
 	}

@@ -47,7 +47,7 @@ func TestEpochNoiseMatchesNumpy(t *testing.T) {
 				t.Errorf("within-case share %v, numpy %v", *es.WithinShare, c.WithinShare)
 			}
 			// The SE across cases is still the primary rate's, beside it.
-			if r.CIMethod != "epoch_mean_se" || r.SE <= 0 {
+			if r.CIMethod != "wilson_deff" || r.SE <= 0 {
 				t.Errorf("rate %+v: want the epoch-mean SE across cases", r)
 			}
 		})

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -27,7 +26,9 @@ type RunComparison struct {
 }
 
 // CompareRuns pairs every target the two runs share, on the primary scorer
-// of each run's latest scoring. p-values are Holm-adjusted over the targets.
+// of each run's latest scoring, with the test Analyze uses for the design
+// (pairDense). p-values are Holm-adjusted over the targets, and per slice
+// over every target's values of the tag.
 //
 // Runs on different dataset versions (different dataset hashes) are refused
 // with a *DatasetMismatchError: the same case ID may name a different
@@ -99,14 +100,12 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 			return nil, fmt.Errorf("runs %s and %s share no case: there is nothing to pair", before.ID, after.ID)
 		}
 	}
-	if o.Alpha == 0 {
-		o.Alpha = 0.05
-	}
-	if o.Margin == 0 {
-		o.Margin = stats.DefaultEquivalenceMargin
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	ci := newCaseIndex()
-	if err := st.Cases(ctx, after.ID, func(c store.Case) error {
+	if err = st.Cases(ctx, after.ID, func(c store.Case) error {
 		ci.add(c.ID, c.Tags)
 		return nil
 	}); err != nil {
@@ -136,13 +135,12 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 	if sa != sb {
 		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the primary scorer differs (%q before, %q after): the comparison mixes two definitions of correct", sb, sa))
 	}
-	var ps []float64
 	for _, name := range after.Targets {
 		if !slices.Contains(before.Targets, name) {
 			rc.Only = append(rc.Only, name)
 			continue
 		}
-		c, ok := pairDense(pa[name], pb[name], ci, o.Alpha, o.Margin)
+		c, ok := pairDense(pa[name], pb[name], ci, o.pairing())
 		if !ok {
 			rc.Warnings = append(rc.Warnings, fmt.Sprintf("target %s shares no scored case between the runs", name))
 			continue
@@ -155,19 +153,15 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 			}
 		}
 		rc.Comparisons = append(rc.Comparisons, c)
-		ps = append(ps, c.PValue)
 	}
 	for _, name := range before.Targets {
 		if !slices.Contains(after.Targets, name) {
 			rc.Only = append(rc.Only, name)
 		}
 	}
-	adj := stats.Holm(ps)
-	for i := range rc.Comparisons {
-		c := &rc.Comparisons[i]
-		c.PAdjusted = adj[i]
-		c.Verdict = stats.Verdict(c.Delta, stats.Interval{Lo: c.CI[0], Hi: c.CI[1]}, adj[i], o.Alpha, o.Margin)
-	}
+	adjustOverall(rc.Comparisons, o.Alpha, o.Margin)
+	adjustSlices(rc.Comparisons, o.Alpha, o.Margin)
+	rc.Warnings = append(rc.Warnings, clusterWarnings(rc.Comparisons)...)
 	return rc, nil
 }
 

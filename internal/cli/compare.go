@@ -17,12 +17,15 @@ type compareOptions struct {
 	Format        string
 	Margin        float64
 	SharedCases   bool
+	Test          string
+	test          string // parsed
 }
 
 func (o *compareOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Format, "format", "text", "text|json")
 	f.Float64Var(&o.Margin, "margin", 0.02, "equivalence margin: a difference whose interval lies inside ±margin is called equivalent")
+	f.StringVar(&o.Test, "test", "score", "paired pass/fail test: score (McNemar score test with Tango's interval) or exact (exact McNemar with Newcombe's interval)")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different dataset versions, compare only the cases both measured (by ID) instead of refusing")
 }
 
@@ -34,8 +37,13 @@ func newCompareCommand(g *Globals) *cobra.Command {
 		Long: `Compare each target that two runs share — before and after a change of
 prompt, parser, parameters or model version — paired by case and epoch, on
 each run's primary scorer: the difference (after − before) with its interval,
-McNemar's exact test, Holm-adjusted over the targets, a verdict, and the same
-per slice so you see where the change helped or hurt.
+a paired test, Holm-adjusted over the targets, a verdict, and the same per
+slice (Holm-adjusted over the slices of each tag) so you see where the change
+helped or hurt. One pass/fail per case: the McNemar score test with Tango's
+interval, which agree by construction (--test exact: exact McNemar with
+Newcombe's interval, and a verdict needs both); several epochs: the paired
+t-test on per-case means; cases with a cluster tag: a cluster-robust (CR1)
+t-test on G−1 degrees of freedom.
 
 Runs on different dataset versions (different dataset hashes) are refused:
 the same case ID may ask a different question. --shared-cases compares
@@ -50,6 +58,11 @@ definitions of correct.`,
 			if o.Margin < 0 || o.Margin >= 1 {
 				return usageError{fmt.Errorf("--margin must be in [0, 1) (got %g)", o.Margin)}
 			}
+			t, err := analysis.ParseTest(o.Test)
+			if err != nil {
+				return usageError{fmt.Errorf("--test: %w", err)}
+			}
+			o.test = t
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,7 +88,7 @@ func runCompare(ctx context.Context, g *Globals, o *compareOptions) error {
 	if o.SharedCases {
 		compare = analysis.CompareSharedCases
 	}
-	rc, err := compare(ctx, st, before, after, analysis.Options{Margin: margin})
+	rc, err := compare(ctx, st, before, after, analysis.Options{Margin: margin, Test: o.test})
 	if err != nil {
 		return fmt.Errorf("compare: %w", withSharedCasesHint(err))
 	}

@@ -22,13 +22,15 @@ type driftOptions struct {
 	IdenticalThreshold float64
 	IgnoreFingerprints bool
 	SharedCases        bool
+	Test               string
 }
 
 func (o *driftOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Format, "format", "text", "text|json|markdown")
 	f.StringVar(&o.Target, "target", "", "check this target only (default: every target both runs ran)")
-	f.Float64Var(&o.Alpha, "alpha", 0.05, "level of the McNemar test and of the intervals")
+	f.Float64Var(&o.Alpha, "alpha", 0.05, "level of the flip test and of the intervals")
+	f.StringVar(&o.Test, "test", "score", "flip test with one epoch per case: score (McNemar score test) or exact (exact McNemar)")
 	f.Float64Var(&o.IdenticalThreshold, "identical-threshold", 0.95, "at temperature 0, drifted when the upper bound of the identical-output rate's interval is below this")
 	f.BoolVar(&o.IgnoreFingerprints, "ignore-fingerprints", false, "show a changed model fingerprint without calling it drift (for providers that rotate fingerprints)")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different dataset versions, pair only the cases both measured instead of refusing")
@@ -46,7 +48,10 @@ and nothing can change). For each target both runs ran, paired by case and
 epoch:
 
   - the verdict flip rate (flipped / paired) with its Wilson interval, and
-    McNemar's exact test on the primary verdicts, with its direction;
+    a test of whether the flips lean one way, with its direction: McNemar's
+    score test on the primary verdicts (--test exact: exact McNemar); with
+    several epochs the paired t-test on per-case mean verdicts; with a
+    cluster tag a cluster-robust t-test on G−1 degrees of freedom;
   - the rate of byte-identical raw outputs, with its interval;
   - the model and fingerprint the provider reported, before and after.
 
@@ -59,7 +64,8 @@ than the settings; drift says so where it matters.
 
 A target has drifted when its reported model or fingerprint changed, when
 both runs asked for temperature 0 and the interval of its identical-output
-rate lies wholly below --identical-threshold, or when McNemar's p < --alpha.
+rate lies wholly below --identical-threshold, or when the flip test's
+p < --alpha.
 Above temperature 0 identical outputs are expected to be rare, and the rate
 decides nothing.
 
@@ -80,6 +86,11 @@ on it), 1 error (e.g. runs on different dataset versions without
 			if !(o.IdenticalThreshold > 0 && o.IdenticalThreshold <= 1) {
 				return usageError{fmt.Errorf("--identical-threshold must be in (0, 1] (got %g)", o.IdenticalThreshold)}
 			}
+			t, err := analysis.ParseTest(o.Test)
+			if err != nil {
+				return usageError{fmt.Errorf("--test: %w", err)}
+			}
+			o.Test = t
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,7 +105,7 @@ on it), 1 error (e.g. runs on different dataset versions without
 func runDrift(ctx context.Context, g *Globals, o *driftOptions) error {
 	ao := analysis.DriftOptions{
 		Alpha: o.Alpha, IdenticalThreshold: o.IdenticalThreshold, Target: o.Target,
-		IgnoreFingerprints: o.IgnoreFingerprints, SharedCases: o.SharedCases,
+		IgnoreFingerprints: o.IgnoreFingerprints, SharedCases: o.SharedCases, Test: o.Test,
 	}
 	var r *analysis.DriftReport
 	var beforeTargets, afterTargets []string

@@ -33,6 +33,10 @@ type reportOptions struct {
 	// Failures is how many of the worst failures to list: a count or "all".
 	Failures string
 	worst    int // parsed from Failures; -1: all
+	// Test is the paired pass/fail test (score or exact) and CI the rate
+	// interval of one verdict per case (wilson, cp or jeffreys).
+	Test, CI     string
+	test, rateCI string // parsed
 }
 
 func (o *reportOptions) AddFlags(cmd *cobra.Command) {
@@ -42,6 +46,8 @@ func (o *reportOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.Scoring, "scoring", 0, "which scoring of the run (default: the latest)")
 	f.StringVar(&o.Baseline, "baseline", "", "a baseline file (assay baseline export) or run: warn about every target whose reported model or fingerprint changed since it")
 	f.StringVar(&o.Failures, "failures", strconv.Itoa(analysis.DefaultWorst), "how many of the worst failures to list (costliest first), N or all")
+	f.StringVar(&o.Test, "test", "score", "paired pass/fail test: score (McNemar score test with Tango's interval, which agree by construction) or exact (exact McNemar with Newcombe's interval; a verdict needs both)")
+	f.StringVar(&o.CI, "ci", "wilson", "interval of a rate when each case ran once, unclustered: wilson, cp (Clopper–Pearson, exact) or jeffreys")
 	f.StringVar(&o.Reference, "reference", "", "the selection ledger's reference variant, RUN or RUN:TARGET, a run of the experiment (default: the experiment's first variant)")
 }
 
@@ -60,6 +66,12 @@ func newReportCommand(g *Globals) *cobra.Command {
 				return usageError{err}
 			}
 			o.worst = n
+			if o.test, err = analysis.ParseTest(o.Test); err != nil {
+				return usageError{fmt.Errorf("--test: %w", err)}
+			}
+			if o.rateCI, err = analysis.ParseRateCI(o.CI); err != nil {
+				return usageError{fmt.Errorf("--ci: %w", err)}
+			}
 			if cmd.Flags().Changed("reference") {
 				ref, err := analysis.ParseVariantRef(o.Reference)
 				if err != nil {
@@ -95,7 +107,7 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 	if !o.reference.IsZero() && run.Experiment == "" {
 		return usageError{fmt.Errorf("--reference: run %s belongs to no experiment, so it has no selection ledger (assay run --experiment NAME records one)", run.ID)}
 	}
-	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, RequestsPerMonth: volume, Reference: o.reference, Worst: o.worst})
+	rep, err := analysis.Analyze(ctx, st, run, analysis.Options{Scoring: o.Scoring, RequestsPerMonth: volume, Reference: o.reference, Worst: o.worst, Test: o.test, RateCI: o.rateCI})
 	if errors.Is(err, analysis.ErrUnknownReference) {
 		return usageError{err}
 	}

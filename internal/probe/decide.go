@@ -126,6 +126,16 @@ func OneSidedP(b, c int) float64 {
 // A drop above MinDrop that fails either test is inconclusive; a drop at or
 // below MinDrop (including a rise) is clean. A target with no paired case is
 // inconclusive, and still counts in the Holm family.
+//
+// The probe keeps the exact test (and Newcombe's interval) where reports
+// and compare default to the McNemar score test with Tango's interval: its
+// flag is an accusation made once per probe, usually on few discordant
+// cases, and the exact one-sided test never exceeds alpha at any number of
+// them (the score test can, a little, below about 20; see
+// TestFalsePositiveRateStaysNominal). The two parts of the rule can
+// disagree only in the safe direction: a drop whose Newcombe bound is above
+// 0 with an exact p at or above alpha is inconclusive, never flagged, and
+// the report shows both numbers.
 func Assess(names []string, tables []stats.PairTable, o Options) ([]Finding, error) {
 	if len(names) != len(tables) {
 		return nil, fmt.Errorf("probe: %d targets but %d tables", len(names), len(tables))
@@ -148,7 +158,7 @@ func Assess(names []string, tables []stats.PairTable, o Options) ([]Finding, err
 		if f.N == 0 {
 			continue
 		}
-		p, err := stats.PairedBinaryTable(t, 2*o.Alpha)
+		p, err := stats.PairedBinaryExact(t, 2*o.Alpha)
 		if err != nil {
 			return nil, fmt.Errorf("probe: target %s: %w", names[i], err)
 		}

@@ -60,6 +60,9 @@ type htmlPage struct {
 	Ranking     []htmlRank
 	Pareto      string
 	Test        string
+	// PrimaryCI and RateCI name the intervals of the primary rates and of
+	// the passed/n rates of one verdict per case (slices).
+	PrimaryCI, RateCI string
 	SliceCharts []chart
 	Forests     []chart
 	Cost        *chart
@@ -204,10 +207,11 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 		})
 	}
 	if len(rep.Comparisons) > 0 {
-		p.Test = "McNemar exact test"
-		if t := rep.Comparisons[0].Test; t != "" && t != "mcnemar_exact" {
-			p.Test = strings.ReplaceAll(t, "_", " ")
-		}
+		p.Test = analysis.MethodLabel(rep.Comparisons)
+	}
+	p.PrimaryCI, p.RateCI = "Wilson", rateWord(rep)
+	if len(rep.Targets) > 0 {
+		p.PrimaryCI = intervalWord(rep.Targets[0].Primary.CIMethod)
 	}
 	for _, g := range rep.Ranking {
 		p.Ranking = append(p.Ranking, htmlRank{Rank: g.Rank, Targets: g.Targets, Tied: len(g.Targets) > 1})

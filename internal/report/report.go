@@ -122,7 +122,7 @@ func Text(w io.Writer, rep *analysis.Report) error {
 		textWorst(w, rep)
 	}
 	if len(rep.Targets) > 0 {
-		fmt.Fprintf(w, "\n\nprimary scorer: %s; rates are passed/n with Wilson 95%% intervals\n", term(rep.Targets[0].Primary.Scorer))
+		fmt.Fprintf(w, "\n\nprimary scorer: %s; rates are passed/n with %s 95%% intervals\n", term(rep.Targets[0].Primary.Scorer), intervalWord(rep.Targets[0].Primary.CIMethod))
 	} else {
 		fmt.Fprintln(w)
 	}
@@ -173,7 +173,7 @@ func textSlices(w io.Writer, rep *analysis.Report) error {
 			values = append(values, v)
 		}
 		analysis.SortValues(values)
-		fmt.Fprintf(w, "\nby %s (primary scorer, passed/n, Wilson 95%% CI)\n", term(k))
+		fmt.Fprintf(w, "\nby %s (primary scorer, passed/n, %s 95%% CI)\n", term(k), rateWord(rep))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "%s\t", term(k))
 		for _, t := range rep.Targets {
@@ -203,7 +203,7 @@ func textSlices(w io.Writer, rep *analysis.Report) error {
 // warnings.
 func textComparisons(w io.Writer, rep *analysis.Report) error {
 	if len(rep.Comparisons) > 0 {
-		fmt.Fprintln(w, "\npaired comparisons (same cases; Δ = A − B in points, 95% CI; McNemar exact p, Holm-adjusted)")
+		fmt.Fprintf(w, "\npaired comparisons (same cases; Δ = A − B in points, 95%% CI; %s; p Holm-adjusted over the pairs)\n", term(analysis.MethodLabel(rep.Comparisons)))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "A\tB\tn\tΔ\t95% CI\tA only\tB only\tp\tp adj\tverdict\t")
 		for _, c := range rep.Comparisons {
@@ -260,7 +260,7 @@ func verdictText(c analysis.Comparison) string {
 func RunComparisonText(w io.Writer, rc *analysis.RunComparison) error {
 	fmt.Fprintf(w, "before %s (%s, %s)\nafter  %s (%s, %s)\n", term(rc.Before.ID), term(rc.Before.Spec), rc.Before.SpecHash,
 		term(rc.After.ID), term(rc.After.Spec), rc.After.SpecHash)
-	fmt.Fprintln(w, "\nΔ = after − before in points, 95% CI; McNemar exact p, Holm-adjusted over targets")
+	fmt.Fprintf(w, "\nΔ = after − before in points, 95%% CI; %s; p Holm-adjusted over targets\n", term(analysis.MethodLabel(rc.Comparisons)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tn\tΔ\t95% CI\tfixed\tbroken\tp\tp adj\tverdict\t")
 	for _, c := range rc.Comparisons {
