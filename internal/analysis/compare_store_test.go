@@ -1,0 +1,295 @@
+package analysis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/sqlite"
+)
+
+// comparisonsGolden is testdata/comparisons.json (comparisons.py).
+type comparisonsGolden struct {
+	Slices struct {
+		Tiers  []string         `json:"tiers"`
+		Passes map[string][]int `json:"passes"`
+		Pairs  []struct {
+			A, B      string
+			AOnly     int `json:"a_only"`
+			BOnly     int `json:"b_only"`
+			Delta     float64
+			CI        [2]float64
+			P         float64
+			PAdjusted float64 `json:"p_adjusted"`
+			Verdict   string
+		} `json:"pairs"`
+		SliceComparisons []struct {
+			A, B, Value string
+			N           int
+			AOnly       int `json:"a_only"`
+			BOnly       int `json:"b_only"`
+			Delta       float64
+			CI          [2]float64
+			P           float64
+			PAdjusted   float64 `json:"p_adjusted"`
+			Verdict     string
+		} `json:"slice_comparisons"`
+	} `json:"slices"`
+	Clustered struct {
+		A, B     []int
+		Clusters []string
+		Delta    float64
+		SE       float64
+		CI       [2]float64
+		P        float64
+		DF       float64
+	} `json:"clustered"`
+	Epochs struct {
+		A, B  [][]int
+		Delta float64
+		SE    float64
+		CI    [2]float64
+		P     float64
+		DF    float64
+	} `json:"epochs"`
+}
+
+func loadComparisonsGolden(t *testing.T) comparisonsGolden {
+	t.Helper()
+	b, err := os.ReadFile("testdata/comparisons.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g comparisonsGolden
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// storedRun stores a complete run: cases c000… with tags[i] (nil: none),
+// and per target per case per epoch a pass or fail of the primary scorer
+// "correct".
+func storedRun(t *testing.T, targets []string, epochs int, tags []map[string]string, pass func(target string, c, e int) bool) (store.Store, *store.Run) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := &store.Run{ID: "20260101-000001-aaaaaa", Spec: "s", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
+		Targets: targets, Cases: len(tags), Epochs: epochs, Status: "complete", Started: t0}
+	if err := st.CreateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	var cases []store.Case
+	for c := range tags {
+		cases = append(cases, store.Case{RunID: r.ID, ID: fmt.Sprintf("c%03d", c), Line: c + 1, Expected: []byte(`"x"`), Tags: tags[c]})
+	}
+	if err := st.PutCases(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	var results []store.Result
+	var scores []store.Score
+	for _, tg := range targets {
+		for c := range tags {
+			for e := 1; e <= epochs; e++ {
+				id := fmt.Sprintf("c%03d", c)
+				ok := pass(tg, c, e-1)
+				results = append(results, store.Result{RunID: r.ID, CaseID: id, Target: tg, Epoch: e, Raw: "x", CreatedAt: t0})
+				shape := "pass"
+				if !ok {
+					shape = "silent"
+				}
+				scores = append(scores, store.Score{RunID: r.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: e,
+					Scorer: "correct", Primary: true, Pass: ok, Value: b2f(ok), Shape: shape})
+			}
+		}
+	}
+	if err := st.PutResults(ctx, results, scores); err != nil {
+		t.Fatal(err)
+	}
+	return st, r
+}
+
+func relNear(got, want, tol float64) bool {
+	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
+}
+
+// Three targets on 120 cases tagged by tier: every comparison, overall and
+// per slice, is the McNemar score test with Tango's interval, and the
+// slices' p_adjusted is Holm's over all 3 × 4 slice comparisons of the tag
+// (statsmodels multipletests), not the raw p-value: four slices whose raw
+// p is below 0.05 (a lead a reader would call a win) are inconclusive
+// after it. Every verdict agrees with its interval and adjusted p-value.
+func TestSliceComparisonsHolmAdjustedPerTag(t *testing.T) {
+	g := loadComparisonsGolden(t).Slices
+	tags := make([]map[string]string, len(g.Tiers))
+	for i, v := range g.Tiers {
+		tags[i] = map[string]string{"tier": v}
+	}
+	st, run := storedRun(t, []string{"t1", "t2", "t3"}, 1, tags, func(tg string, c, _ int) bool { return g.Passes[tg][c] == 1 })
+	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Comparisons) != len(g.Pairs) {
+		t.Fatalf("%d comparisons, want %d", len(rep.Comparisons), len(g.Pairs))
+	}
+	rawWins := 0
+	for i, w := range g.Pairs {
+		c := rep.Comparisons[i]
+		if c.A != w.A || c.B != w.B || c.Test != stats.TestMcNemarScore || c.CIMethod != "tango" || c.AOnly != w.AOnly || c.BOnly != w.BOnly {
+			t.Fatalf("comparison %d: %s vs %s %s/%s %d/%d; want %s vs %s mcnemar_score/tango %d/%d", i, c.A, c.B, c.Test, c.CIMethod, c.AOnly, c.BOnly, w.A, w.B, w.AOnly, w.BOnly)
+		}
+		if !relNear(c.Delta, w.Delta, 1e-6) || !relNear(c.CI[0], w.CI[0], 1e-5) || !relNear(c.CI[1], w.CI[1], 1e-5) ||
+			!relNear(c.PValue, w.P, 1e-8) || !relNear(c.PAdjusted, w.PAdjusted, 1e-8) || c.Verdict != w.Verdict {
+			t.Errorf("%s vs %s: Δ %v %v p %v adj %v %s; reference Δ %v %v p %v adj %v %s", c.A, c.B, c.Delta, c.CI, c.PValue, c.PAdjusted, c.Verdict,
+				w.Delta, w.CI, w.P, w.PAdjusted, w.Verdict)
+		}
+	}
+	for _, w := range g.SliceComparisons {
+		var c *Comparison
+		for i := range rep.Comparisons {
+			if rep.Comparisons[i].A == w.A && rep.Comparisons[i].B == w.B {
+				c = &rep.Comparisons[i]
+			}
+		}
+		s, ok := c.Slices["tier"][w.Value]
+		if !ok {
+			t.Errorf("%s vs %s: no slice %s", w.A, w.B, w.Value)
+			continue
+		}
+		if s.Test != stats.TestMcNemarScore || s.AOnly != w.AOnly || s.BOnly != w.BOnly || !relNear(s.CI[0], w.CI[0], 1e-5) || !relNear(s.CI[1], w.CI[1], 1e-5) ||
+			!relNear(s.PValue, w.P, 1e-8) || !relNear(s.PAdjusted, w.PAdjusted, 1e-8) || s.Verdict != w.Verdict {
+			t.Errorf("%s vs %s tier %s: %d/%d %v p %v adj %v %s; reference %d/%d %v p %v adj %v %s", w.A, w.B, w.Value,
+				s.AOnly, s.BOnly, s.CI, s.PValue, s.PAdjusted, s.Verdict, w.AOnly, w.BOnly, w.CI, w.P, w.PAdjusted, w.Verdict)
+		}
+		if s.PValue < 0.05 {
+			rawWins++
+		}
+		// The score test and Tango's interval agree by construction.
+		if (s.PValue < 0.05) != (s.CI[0] > 0 || s.CI[1] < 0) {
+			t.Errorf("%s vs %s tier %s: p %v and interval %v disagree", w.A, w.B, w.Value, s.PValue, s.CI)
+		}
+	}
+	if rawWins < 2 {
+		t.Errorf("only %d slices with a raw p below 0.05: the fixture does not show the adjustment", rawWins)
+	}
+}
+
+// Cases in clusters whose difference varies by cluster: the comparison is
+// the cluster-robust t on G − 1 = 9 degrees of freedom (statsmodels OLS
+// with cov_type="cluster", use_t=True), and with 10 clusters the report
+// warns that the interval is approximate.
+func TestClusteredComparisonFromStore(t *testing.T) {
+	g := loadComparisonsGolden(t).Clustered
+	tags := make([]map[string]string, len(g.A))
+	for i, cl := range g.Clusters {
+		tags[i] = map[string]string{"cluster": cl}
+	}
+	st, run := storedRun(t, []string{"a", "b"}, 1, tags, func(tg string, c, _ int) bool {
+		if tg == "a" {
+			return g.A[c] == 1
+		}
+		return g.B[c] == 1
+	})
+	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Comparisons) != 1 {
+		t.Fatalf("%d comparisons", len(rep.Comparisons))
+	}
+	c := rep.Comparisons[0]
+	if c.Test != stats.TestClusterT || c.CIMethod != "cr1_t" || c.DF != g.DF || c.Clusters != 10 || c.N != len(g.A) {
+		t.Fatalf("comparison %+v, want cluster_t (cr1_t) on 9 df over 10 clusters", c)
+	}
+	if !relNear(c.Delta, g.Delta, 1e-6) || !relNear(c.SE, g.SE, 1e-5) || !relNear(c.CI[0], g.CI[0], 1e-5) || !relNear(c.CI[1], g.CI[1], 1e-5) || !relNear(c.PValue, g.P, 1e-6) {
+		t.Errorf("Δ %v se %v ci %v p %v; statsmodels %v %v %v %v", c.Delta, c.SE, c.CI, c.PValue, g.Delta, g.SE, g.CI, g.P)
+	}
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "only 10 clusters") && strings.Contains(w, "9 degrees of freedom") }) {
+		t.Errorf("no warning about 10 clusters in %q", rep.Warnings)
+	}
+}
+
+// With several epochs the JSON's test names the test that made the
+// p-value: the paired t on per-case means (scipy ttest_rel), with its own
+// t interval, not a percentile bootstrap beside a t-test's p.
+func TestEpochComparisonIsPairedT(t *testing.T) {
+	g := loadComparisonsGolden(t).Epochs
+	tags := make([]map[string]string, len(g.A))
+	st, run := storedRun(t, []string{"a", "b"}, len(g.A[0]), tags, func(tg string, c, e int) bool {
+		if tg == "a" {
+			return g.A[c][e] == 1
+		}
+		return g.B[c][e] == 1
+	})
+	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Comparisons[0]
+	if c.Test != stats.TestPairedT || c.CIMethod != "t" || c.DF != g.DF {
+		t.Fatalf("test %s (%s, df %v), want paired_t with a t interval on %v df", c.Test, c.CIMethod, c.DF, g.DF)
+	}
+	if !relNear(c.Delta, g.Delta, 1e-6) || !relNear(c.SE, g.SE, 1e-5) || !relNear(c.CI[0], g.CI[0], 1e-5) || !relNear(c.CI[1], g.CI[1], 1e-5) || !relNear(c.PValue, g.P, 1e-8) {
+		t.Errorf("Δ %v se %v ci %v p %v; scipy %v %v %v %v", c.Delta, c.SE, c.CI, c.PValue, g.Delta, g.SE, g.CI, g.P)
+	}
+}
+
+// A target that passed every epoch of every case is not certain: its rate
+// interval's lower bound is below 100% (the old mean ± z·SE was [100, 100]),
+// and no higher than Wilson's on the 30 cases alone (statsmodels
+// proportion_confint(30, 30, method="wilson") = [0.886487, 1]).
+func TestAllEpochsPassHasAnInterval(t *testing.T) {
+	tags := make([]map[string]string, 30)
+	st, run := storedRun(t, []string{"perfect"}, 4, tags, func(string, int, int) bool { return true })
+	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Targets[0].Primary
+	if p.Rate != 1 || p.CI[1] != 1 || !(p.CI[0] < 1) || p.CI[0] > 0.886487+1e-4 || p.CIMethod != stats.EpochRateMethod {
+		t.Errorf("primary %+v, want 100%% with a lower bound below 100%% and at most 0.8865 (%s)", p, stats.EpochRateMethod)
+	}
+}
+
+// --test exact decides with exact McNemar and Newcombe's interval, and
+// --ci picks the interval of a rate of one verdict per case.
+func TestOptionsChooseTestAndRateInterval(t *testing.T) {
+	tags := make([]map[string]string, 40)
+	st, run := storedRun(t, []string{"a", "b"}, 1, tags, func(tg string, c, _ int) bool {
+		if tg == "a" {
+			return c < 30
+		}
+		return c < 22
+	})
+	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true, Test: "exact", RateCI: "cp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Comparisons[0]
+	// a passes 8 cases b fails, none the other way: exact p = 2 · 0.5^8.
+	if c.Test != stats.TestMcNemarExact || c.CIMethod != "newcombe" || !relNear(c.PValue, 2*math.Pow(0.5, 8), 1e-12) {
+		t.Errorf("comparison %+v, want exact McNemar p 0.0078 with Newcombe's interval", c)
+	}
+	// statsmodels proportion_confint(30, 40, method="beta") = [0.588, 0.873].
+	if p := rep.Targets[0].Primary; p.CIMethod != stats.MethodClopperPearson || math.Abs(p.CI[0]-0.5880) > 1e-3 || math.Abs(p.CI[1]-0.8731) > 1e-3 {
+		t.Errorf("primary %+v, want Clopper–Pearson [0.588, 0.873]", p)
+	}
+	if _, err := Analyze(context.Background(), st, run, Options{NoLedger: true, Test: "midp"}); err == nil || !strings.Contains(err.Error(), "score") {
+		t.Errorf("an unknown test gave %v, want an error naming the valid ones", err)
+	}
+}
