@@ -28,10 +28,12 @@ const (
 
 // Options tune an evaluation.
 type Options struct {
-	// Alpha is the level of the paired tests (default DefaultAlpha).
+	// Alpha is the level of the one-sided tests at the limits (default
+	// DefaultAlpha): the chance that the run fails any check, when no
+	// limit is truly crossed, is at most Alpha (Holm over every check).
 	Alpha float64
-	// Strict decides on the point estimate alone: a worsening beyond the
-	// threshold fails even when the data cannot confirm it.
+	// Strict fails an inconclusive check: every check must then show that
+	// it is within its limit (a non-inferiority test at level Alpha).
 	Strict bool
 	// SharedCases compares the cases both runs have when their datasets
 	// differ, instead of refusing.
@@ -61,6 +63,16 @@ type Result struct {
 	Removed     int            `json:"cases_removed"`
 	SharedCases bool           `json:"shared_cases_only"`
 	Targets     []TargetResult `json:"targets"`
+	// Family is the number of checks whose fail decisions were adjusted
+	// together (Holm over every rule × target of this run that could be
+	// tested); FalseFailRate is the family-wise false-fail rate that
+	// controls: the chance that any check fails when no limit is truly
+	// crossed is at most Alpha.
+	Family        int     `json:"family"`
+	FalseFailRate float64 `json:"family_wise_false_fail_rate"`
+	// Clusters is the number of clusters when the cases carry a cluster
+	// tag (comparisons are then cluster-robust), 0 otherwise.
+	Clusters int `json:"clusters,omitempty"`
 	// Failed, Inconclusive and Passed count the checks (a target missing
 	// from the candidate counts as one failed check).
 	Failed       int      `json:"failed"`
@@ -117,15 +129,37 @@ type Check struct {
 	Baseline  Num    `json:"baseline"`
 	Candidate Num    `json:"candidate"`
 	Delta     Num    `json:"delta"` // candidate − baseline
-	CI        [2]Num `json:"ci"`    // of Delta (worsening) or of Candidate (bounds)
+	CI        [2]Num `json:"ci"`    // of Delta (worsening) or of Candidate (bounds), two-sided 1−alpha
 	CIMethod  string `json:"ci_method,omitempty"`
 	Test      string `json:"test,omitempty"`
-	PValue    Num    `json:"p_value"`
+	// PValue is the two-sided p-value of no change (worsening checks), as
+	// the report's comparisons show it; the verdict does not use it.
+	PValue Num `json:"p_value"`
 	// Threshold is the largest worsening allowed (in the metric's unit) or
 	// the floor or ceiling.
 	Threshold Num `json:"threshold"`
+	// Bounds are the one-sided 1−alpha confidence bounds, lower and upper,
+	// of Delta (worsening checks) or of Candidate (floors and ceilings):
+	// the check fails when the bound on the good side is beyond the limit
+	// and passes when the bound on the bad side is within it.
+	Bounds [2]Num `json:"one_sided_bounds"`
+	// PFail is the one-sided p-value of "within the limit" (small when the
+	// data show the limit is crossed); PFailAdjusted is it after Holm over
+	// every check of the gate run: the check fails when that is below
+	// alpha. PPass is the one-sided p-value of "beyond the limit": the
+	// check passes when it is below alpha. Otherwise it is inconclusive.
+	PFail         Num `json:"p_fail"`
+	PFailAdjusted Num `json:"p_fail_adjusted"`
+	PPass         Num `json:"p_pass"`
+	// Clusters is the number of clusters behind a cluster-robust check.
+	Clusters int `json:"clusters,omitempty"`
 	// Reason says in one line why the verdict is what it is.
 	Reason string `json:"reason"`
+
+	// rule is the check as evaluated; note a reason why nothing could be
+	// decided (set with the verdict before the decision step).
+	rule spec.GateCheck
+	note string
 }
 
 // Num is a number that is written as null in JSON when it is undefined.
@@ -254,6 +288,8 @@ func Evaluate(base, cand *Snapshot, rules []Rule, o Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the primary scorer differs (%s in the baseline, %s in the candidate): rules on primary compare the two", clip(base.Primary), clip(cand.Primary)))
 	}
 
+	clusterWarning(res, base, cand, pairs)
+
 	// Targets: the baseline's (or --targets), in order.
 	names := o.Targets
 	if names == nil {
@@ -280,6 +316,7 @@ func Evaluate(base, cand *Snapshot, rules []Rule, o Options) (*Result, error) {
 	if len(res.Targets) == 0 {
 		return nil, fmt.Errorf("no target to gate: the baseline's targets are %s", targetNames(base))
 	}
+	decide(res, o)
 	res.Verdict = Pass
 	for _, t := range res.Targets {
 		if t.Verdict == Fail {
@@ -377,17 +414,14 @@ func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Ru
 		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: the candidate has results for %d of the %d shared cases the baseline measured: the rest are not compared",
 			clip(bt.Name), len(both), withBase))
 	}
-	e := &evaluator{base: base, cand: cand, bt: bt, ct: ct, pairs: both, o: o}
-	tr.Verdict = Pass
+	e := &evaluator{base: base, cand: cand, bt: bt, ct: ct, pairs: both, o: o, clusters: clusterOf(base, cand)}
 	for _, r := range rules {
 		for _, part := range r.checks() {
-			c := e.check(part)
-			if c.Verdict == Fail {
-				tr.Verdict = Fail
-			}
-			tr.Checks = append(tr.Checks, c)
+			tr.Checks = append(tr.Checks, e.check(part))
 		}
 	}
+	// The verdicts come once every target's checks are in (decide): the
+	// fail decisions are adjusted over all of them.
 	return tr
 }
 
@@ -449,6 +483,9 @@ type evaluator struct {
 	bt, ct     *Target
 	pairs      [][2]int
 	o          Options
+	// clusters gives a pair's cluster (its candidate case's cluster tag,
+	// else the baseline's); nil when no case carries one.
+	clusters func(p [2]int) string
 }
 
 // sliced returns the pairs in the check's slice (tags from the candidate,
@@ -472,8 +509,8 @@ func (e *evaluator) sliced(c spec.GateCheck) [][2]int {
 
 // perCase returns, for each pair, each side's mean over its epochs of
 // val (skipping results val has no value for); pairs where either side
-// has none are left out.
-func (e *evaluator) perCase(pairs [][2]int, bval, cval func(j int) (float64, bool)) (b, c []float64) {
+// has none are left out (kept are the pairs left in).
+func (e *evaluator) perCase(pairs [][2]int, bval, cval func(j int) (float64, bool)) (b, c []float64, kept [][2]int) {
 	mean := func(ci, epochs int, val func(int) (float64, bool)) (float64, bool) {
 		sum, n := 0.0, 0
 		for k := range epochs {
@@ -492,9 +529,10 @@ func (e *evaluator) perCase(pairs [][2]int, bval, cval func(j int) (float64, boo
 		mc, okc := mean(p[1], e.cand.Epochs, cval)
 		if okb && okc {
 			b, c = append(b, mb), append(c, mc)
+			kept = append(kept, p)
 		}
 	}
-	return b, c
+	return b, c, kept
 }
 
 func passVal(t *Target, scorer string) func(int) (float64, bool) {
@@ -532,10 +570,12 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// check evaluates one part of a rule (a worsening or a bound).
+// check evaluates one part of a rule (a worsening or a bound): its numbers
+// and the one-sided tests at its limit. decide gives the verdict, once
+// every check of the run is in.
 func (e *evaluator) check(r Rule) Check {
 	c := r.Check
-	out := Check{Rule: r.String(), Metric: c.Kind, Kind: "worsening"}
+	out := Check{Rule: r.String(), Metric: c.Kind, Kind: "worsening", rule: c}
 	if c.Bound != nil {
 		out.Kind = "floor"
 		if !c.HigherIsBetter() {
@@ -547,7 +587,8 @@ func (e *evaluator) check(r Rule) Check {
 	}
 	nan := Num(math.NaN())
 	out.Baseline, out.Candidate, out.Delta, out.PValue, out.Threshold = nan, nan, nan, nan, nan
-	out.CI = [2]Num{nan, nan}
+	out.CI, out.Bounds = [2]Num{nan, nan}, [2]Num{nan, nan}
+	out.PFail, out.PFailAdjusted, out.PPass = nan, nan, nan
 	pairs := e.sliced(c)
 	switch c.Kind {
 	case "rate", spec.GateLoudRate:
@@ -560,12 +601,12 @@ func (e *evaluator) check(r Rule) Check {
 			out.Scorer = cs
 			if _, ok := e.ct.Pass[cs]; !ok {
 				out.Verdict = Fail
-				out.Reason = fmt.Sprintf("the candidate has no scores of %s", cs)
+				out.note = fmt.Sprintf("the candidate has no scores of %s", cs)
 				return out
 			}
 			if _, ok := e.bt.Pass[bs]; !ok && c.Worse != nil {
 				out.Verdict = Inconclusive
-				out.Reason = fmt.Sprintf("the baseline has no scores of %s: no drop can be measured", bs)
+				out.note = fmt.Sprintf("the baseline has no scores of %s: no drop can be measured", bs)
 				return out
 			}
 			bval, cval = passVal(e.bt, bs), passVal(e.ct, cs)
@@ -578,10 +619,6 @@ func (e *evaluator) check(r Rule) Check {
 	case spec.GateLatencyP95:
 		e.latencyCheck(&out, c, pairs)
 	}
-	if out.Verdict == "" {
-		out.Verdict = Inconclusive // nothing could be measured
-	}
-	out.Reason = reason(out, c, e.o)
 	return out
 }
 
@@ -590,13 +627,14 @@ func (e *evaluator) check(r Rule) Check {
 func (e *evaluator) binary() bool { return e.base.Epochs == 1 && e.cand.Epochs == 1 }
 
 // sideMeans returns one side's per-case means of val over the pairs, for
-// the cases where that side has a value.
-func (e *evaluator) sideMeans(pairs [][2]int, side int, val func(int) (float64, bool)) []float64 {
+// the cases where that side has a value, and the pairs kept.
+func (e *evaluator) sideMeans(pairs [][2]int, side int, val func(int) (float64, bool)) ([]float64, [][2]int) {
 	s := e.base
 	if side == 1 {
 		s = e.cand
 	}
 	var out []float64
+	var kept [][2]int
 	for _, p := range pairs {
 		sum, n := 0.0, 0
 		for k := range s.Epochs {
@@ -607,86 +645,167 @@ func (e *evaluator) sideMeans(pairs [][2]int, side int, val func(int) (float64, 
 		}
 		if n > 0 {
 			out = append(out, sum/float64(n))
+			kept = append(kept, p)
 		}
+	}
+	return out, kept
+}
+
+// clusterLabels are the kept pairs' clusters (nil when unclustered).
+func (e *evaluator) clusterLabels(kept [][2]int) []string {
+	if e.clusters == nil {
+		return nil
+	}
+	out := make([]string, len(kept))
+	for i, p := range kept {
+		out[i] = e.clusters(p)
 	}
 	return out
 }
 
+// boundsAlpha is the two-sided level whose interval's ends are the
+// one-sided 1−alpha bounds (NaN bounds when that is not a level).
+func boundsAlpha(alpha float64) (float64, bool) { return 2 * alpha, 2*alpha < 1 }
+
 func (e *evaluator) rateCheck(out *Check, c spec.GateCheck, pairs [][2]int, bval, cval func(int) (float64, bool)) {
-	alpha := e.o.Alpha
 	if c.Bound != nil {
 		// A floor or ceiling is about the candidate alone.
-		x := e.sideMeans(pairs, 1, cval)
+		x, kept := e.sideMeans(pairs, 1, cval)
 		out.N = len(x)
 		if out.N == 0 {
 			return
 		}
-		m, ci, method := rateInterval(x, e.cand.Epochs == 1, alpha)
-		out.Baseline, out.Candidate = Num(mean(e.sideMeans(pairs, 0, bval))), Num(m)
-		out.Delta = out.Candidate - out.Baseline
-		out.CI, out.CIMethod = [2]Num{Num(ci.Lo), Num(ci.Hi)}, method
+		bm, _ := e.sideMeans(pairs, 0, bval)
+		out.Baseline = Num(mean(bm))
 		out.Threshold = Num(*c.Bound)
-		out.Verdict = boundVerdict(c.HigherIsBetter(), m, ci, *c.Bound, e.o.Strict)
+		e.valueCheck(out, c, x, kept, e.cand.Epochs == 1)
+		out.Delta = out.Candidate - out.Baseline
 		return
 	}
-	b, x := e.perCase(pairs, bval, cval)
+	b, x, kept := e.perCase(pairs, bval, cval)
 	out.N = len(b)
 	if out.N == 0 {
 		return
 	}
+	e.compare(out, c, x, b, kept, e.binary())
+}
+
+// compare fills a worsening check from the paired comparison of the
+// candidate's per-case values x (A) with the baseline's b (B): the
+// cluster-robust t on the per-case differences when the cases carry a
+// cluster tag; else the McNemar score test with Tango's interval for one
+// pass/fail per case, the paired t-test for means.
+func (e *evaluator) compare(out *Check, c spec.GateCheck, x, b []float64, kept [][2]int, binary bool) {
+	alpha := e.o.Alpha
+	a2, ok2 := boundsAlpha(alpha)
 	var p stats.Paired
 	var err error
-	if e.binary() {
-		var t stats.PairTable
-		for i := range b {
-			switch {
-			case x[i] == 1 && b[i] == 1:
-				t.Both++
-			case x[i] == 1:
-				t.AOnly++
-			case b[i] == 1:
-				t.BOnly++
-			default:
-				t.Neither++
+	bounds := stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
+	switch cl := e.clusterLabels(kept); {
+	case cl != nil:
+		p, err = stats.ClusteredPaired(x, b, cl, alpha)
+		if ok2 && err == nil {
+			if q, err := stats.ClusteredPaired(x, b, cl, a2); err == nil {
+				bounds = q.CI
 			}
 		}
+	case binary:
+		t := pairTable(x, b)
 		p, err = stats.PairedBinaryTable(t, alpha)
-	} else {
-		p, err = pairedContinuous(x, b, alpha, true)
-	}
-	e.fillWorsening(out, c, p, err)
-}
-
-// pairedContinuous compares per-case means: the paired t-test, and
-// (withBootstrap) the paired bootstrap's percentile interval, seeded so
-// the gate repeats; as the report's run comparison does.
-func pairedContinuous(x, b []float64, alpha float64, withBootstrap bool) (stats.Paired, error) {
-	p, err := stats.PairedMeans(x, b, alpha)
-	if err != nil || !withBootstrap || len(x) < 2 {
-		return p, err
-	}
-	reps, berr := stats.PairedBootstrap(rand.New(rand.NewPCG(1, uint64(len(x)))), x, b, bootstrapResamples)
-	if ci := stats.PercentileCI(reps, alpha); berr == nil && !math.IsNaN(ci.Lo) && !math.IsNaN(ci.Hi) {
-		p.CI, p.CIMethod, p.Test = ci, "percentile_bootstrap", "paired_t"
-	}
-	return p, nil
-}
-
-// rateInterval is the candidate's rate and its interval: Wilson for one
-// pass/fail per case, else the mean of per-case means ± z·SE.
-func rateInterval(x []float64, binary bool, alpha float64) (float64, stats.Interval, string) {
-	if binary {
-		k := 0
-		for _, v := range x {
-			if v == 1 {
-				k++
+		if ok2 {
+			bounds = stats.TangoInterval(t, a2)
+		}
+	default:
+		p, err = stats.PairedMeans(x, b, alpha)
+		if ok2 && err == nil {
+			if q, err := stats.PairedMeans(x, b, a2); err == nil {
+				bounds = q.CI
 			}
 		}
-		return float64(k) / float64(len(x)), stats.Wilson(k, len(x), alpha), "wilson"
 	}
-	m, se := stats.MeanSE(x)
-	ci := stats.NormalCI(m, se, alpha)
-	return m, stats.Interval{Lo: max(0, ci.Lo), Hi: min(1, ci.Hi)}, "epoch_mean_se"
+	if err != nil {
+		return
+	}
+	out.Baseline, out.Candidate, out.Delta = Num(p.MeanB), Num(p.MeanA), Num(p.Delta)
+	out.CI, out.CIMethod, out.Test, out.PValue = [2]Num{Num(p.CI.Lo), Num(p.CI.Hi)}, p.CIMethod, p.Test, Num(p.PValue)
+	out.Clusters = p.Clusters
+	out.Threshold = Num(threshold(c, p.MeanB))
+	setLimit(out, c, pairedTests(p), bounds)
+}
+
+func pairTable(x, b []float64) stats.PairTable {
+	var t stats.PairTable
+	for i := range b {
+		switch {
+		case x[i] == 1 && b[i] == 1:
+			t.Both++
+		case x[i] == 1:
+			t.AOnly++
+		case b[i] == 1:
+			t.BOnly++
+		default:
+			t.Neither++
+		}
+	}
+	return t
+}
+
+// valueCheck fills a floor or ceiling check from the candidate's per-case
+// values x (rates: pass fractions; cost: USD): Wilson's score interval and
+// test for one pass/fail per case; the cluster-robust t with a cluster
+// tag; else Student's t on the per-case values (a rate whose cases all
+// scored alike, where t has no spread, falls back to the score test on
+// the cases).
+func (e *evaluator) valueCheck(out *Check, c spec.GateCheck, x []float64, kept [][2]int, binary bool) {
+	alpha := e.o.Alpha
+	a2, ok2 := boundsAlpha(alpha)
+	isRate := c.Kind == "rate" || c.Kind == spec.GateLoudRate
+	nan := stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
+	zeros := make([]float64, len(x))
+	var p stats.Paired
+	var err error
+	bounds := nan
+	if cl := e.clusterLabels(kept); cl != nil {
+		p, err = stats.ClusteredPaired(x, zeros, cl, alpha)
+		if ok2 && err == nil {
+			if q, err := stats.ClusteredPaired(x, zeros, cl, a2); err == nil {
+				bounds = q.CI
+			}
+		}
+	} else if !binary || !isRate {
+		p, err = stats.PairedMeans(x, zeros, alpha)
+		if ok2 && err == nil {
+			if q, err := stats.PairedMeans(x, zeros, a2); err == nil {
+				bounds = q.CI
+			}
+		}
+	}
+	switch {
+	case isRate && (binary && p.Test == "" || p.Test != "" && !(p.SE > 0)):
+		// One pass/fail per case, or per-case rates with no spread (all
+		// alike): the score test of the rate over the cases.
+		m := mean(x)
+		out.Candidate = Num(m)
+		out.Test, out.CIMethod = "score", "wilson"
+		ci := scoreInterval(m, len(x), alpha)
+		out.CI = [2]Num{Num(ci.Lo), Num(ci.Hi)}
+		if ok2 {
+			bounds = scoreInterval(m, len(x), a2)
+		}
+		setLimit(out, c, proportionScore{p: m, n: len(x)}, bounds)
+	case err != nil:
+		return
+	default:
+		out.Candidate = Num(p.MeanA)
+		ci := p.CI
+		if isRate {
+			ci = stats.Interval{Lo: max(0, ci.Lo), Hi: min(1, ci.Hi)}
+			bounds = stats.Interval{Lo: max(0, bounds.Lo), Hi: min(1, bounds.Hi)}
+		}
+		out.CI, out.CIMethod, out.Test = [2]Num{Num(ci.Lo), Num(ci.Hi)}, p.CIMethod, p.Test
+		out.Clusters = p.Clusters
+		setLimit(out, c, pairedTests(p), bounds)
+	}
 }
 
 func mean(xs []float64) float64 {
@@ -700,18 +819,6 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// fillWorsening sets a worsening check's numbers and verdict from a paired
-// comparison of the candidate (A) with the baseline (B).
-func (e *evaluator) fillWorsening(out *Check, c spec.GateCheck, p stats.Paired, err error) {
-	if err != nil {
-		return
-	}
-	out.Baseline, out.Candidate, out.Delta = Num(p.MeanB), Num(p.MeanA), Num(p.Delta)
-	out.CI, out.CIMethod, out.Test, out.PValue = [2]Num{Num(p.CI.Lo), Num(p.CI.Hi)}, p.CIMethod, p.Test, Num(p.PValue)
-	out.Threshold = Num(threshold(c, p.MeanB))
-	out.Verdict = worseningVerdict(c.HigherIsBetter(), p.Delta, p.CI, p.PValue, float64(out.Threshold), e.o.Alpha, e.o.Strict)
-}
-
 // threshold is the largest worsening allowed, in the metric's unit.
 func threshold(c spec.GateCheck, baseline float64) float64 {
 	if c.Worse.Relative {
@@ -720,95 +827,40 @@ func threshold(c spec.GateCheck, baseline float64) float64 {
 	return c.Worse.Amount
 }
 
-// beyond reports x > limit, with a tolerance for rounding (a drop of
-// exactly the allowed amount passes).
-func beyond(x, limit float64) bool {
-	return x > limit+1e-9*max(1, math.Abs(limit))
-}
-
-// worseningVerdict: within the threshold passes; beyond it fails when the
-// paired test confirms a worsening (p < alpha and the interval excludes no
-// change), or under strict; otherwise it is inconclusive.
-func worseningVerdict(higherBetter bool, delta float64, ci stats.Interval, p, thr, alpha float64, strict bool) string {
-	worse := delta
-	if higherBetter {
-		worse = -delta
-	}
-	if math.IsNaN(worse) {
-		return Inconclusive
-	}
-	if !beyond(worse, thr) {
-		return Pass
-	}
-	if strict || confirmedWorse(higherBetter, ci, p, alpha) {
-		return Fail
-	}
-	return Inconclusive
-}
-
-func confirmedWorse(higherBetter bool, ci stats.Interval, p, alpha float64) bool {
-	if math.IsNaN(p) || math.IsNaN(ci.Lo) || math.IsNaN(ci.Hi) || !(p < alpha) {
-		return false
-	}
-	if higherBetter {
-		return ci.Hi < 0
-	}
-	return ci.Lo > 0
-}
-
-// boundVerdict: on the right side of the bound passes; beyond it fails
-// when the candidate's whole interval is beyond it too, or under strict;
-// otherwise it is inconclusive.
-func boundVerdict(higherBetter bool, value float64, ci stats.Interval, bound float64, strict bool) string {
-	if math.IsNaN(value) {
-		return Inconclusive
-	}
-	out := value > bound
-	confirmed := !math.IsNaN(ci.Lo) && ci.Lo > bound
-	if higherBetter {
-		out = value < bound
-		confirmed = !math.IsNaN(ci.Hi) && ci.Hi < bound
-	}
-	switch {
-	case !out:
-		return Pass
-	case strict || confirmed:
-		return Fail
-	}
-	return Inconclusive
-}
-
 func (e *evaluator) costCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 	if c.Bound != nil {
-		// The t interval of the candidate's mean cost per case: a paired
-		// comparison with zero is exactly that.
-		x := e.sideMeans(pairs, 1, costVal(e.ct))
+		x, kept := e.sideMeans(pairs, 1, costVal(e.ct))
 		out.N = len(x)
-		p, err := stats.PairedMeans(x, make([]float64, len(x)), e.o.Alpha)
-		if err != nil {
+		if out.N == 0 {
 			return
 		}
-		out.Baseline, out.Candidate = Num(mean(e.sideMeans(pairs, 0, costVal(e.bt)))), Num(p.MeanA)
-		out.Delta = out.Candidate - out.Baseline
-		out.CI, out.CIMethod = [2]Num{Num(p.CI.Lo), Num(p.CI.Hi)}, "t"
+		bm, _ := e.sideMeans(pairs, 0, costVal(e.bt))
+		out.Baseline = Num(mean(bm))
 		out.Threshold = Num(*c.Bound)
-		out.Verdict = boundVerdict(false, p.MeanA, p.CI, *c.Bound, e.o.Strict)
+		e.valueCheck(out, c, x, kept, false)
+		out.Delta = out.Candidate - out.Baseline
 		return
 	}
-	b, x := e.perCase(pairs, costVal(e.bt), costVal(e.ct))
+	b, x, kept := e.perCase(pairs, costVal(e.bt), costVal(e.ct))
 	out.N = len(b)
 	if out.N == 0 {
 		return
 	}
-	p, err := stats.PairedMeans(x, b, e.o.Alpha)
-	e.fillWorsening(out, c, p, err)
+	e.compare(out, c, x, b, kept, false)
 }
 
+// MinLatencyCases is the fewest paired cases on which the p95 latency rule
+// decides: below it the bootstrap of a 95th percentile (the largest few
+// values) does not hold its level, and the check is inconclusive.
+const MinLatencyCases = 30
+
 // latencyCheck compares p95 latencies over every result of the paired
-// cases, with a paired bootstrap over cases (a case's epochs move together).
+// cases, with a paired bootstrap over cases (a case's epochs move
+// together; with a cluster tag, over clusters).
 func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 	type caseLat struct{ b, c []float64 }
 	var cases []caseLat
+	var kept [][2]int
 	collect := func(t *Target, ci, epochs int) []float64 {
 		var xs []float64
 		for k := range epochs {
@@ -822,6 +874,7 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 		lb, lc := collect(e.bt, p[0], e.base.Epochs), collect(e.ct, p[1], e.cand.Epochs)
 		if len(lb) > 0 && len(lc) > 0 {
 			cases = append(cases, caseLat{lb, lc})
+			kept = append(kept, p)
 		}
 	}
 	n := len(cases)
@@ -844,43 +897,71 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 	}
 	pb, pc := p95Of(all, 0), p95Of(all, 1)
 	out.Baseline, out.Candidate, out.Delta = Num(pb), Num(pc), Num(pc-pb)
-	rng := rand.New(rand.NewPCG(2, uint64(n)))
-	alpha := e.o.Alpha
 	if c.Bound != nil {
 		out.Threshold = Num(*c.Bound)
-		ci := stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
-		if n >= 2 {
-			reps := stats.Bootstrap(rng, n, latencyResamples, func(idx []int) float64 { return p95Of(idx, 1) })
-			ci = stats.PercentileCI(reps, alpha)
-			out.CIMethod = "percentile_bootstrap"
+	} else {
+		out.Threshold = Num(threshold(c, pb))
+	}
+	if n < MinLatencyCases {
+		out.note = fmt.Sprintf("p95 latency %s → %s on %d paired cases: the p95 rule needs at least %d paired cases to decide (a 95th percentile rests on the few slowest calls); nothing decided",
+			FormatValue(c.Kind, pb), FormatValue(c.Kind, pc), n, MinLatencyCases)
+		if c.Bound != nil {
+			out.note = fmt.Sprintf("p95 latency %s on %d paired cases: the p95 rule needs at least %d paired cases to decide (a 95th percentile rests on the few slowest calls); nothing decided",
+				FormatValue(c.Kind, pc), n, MinLatencyCases)
 		}
-		out.CI = [2]Num{Num(ci.Lo), Num(ci.Hi)}
-		out.Verdict = boundVerdict(false, pc, ci, *c.Bound, e.o.Strict)
 		return
 	}
-	out.Threshold = Num(threshold(c, pb))
-	ci := stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
-	pv := math.NaN()
-	if n >= 2 {
-		reps := stats.Bootstrap(rng, n, latencyResamples, func(idx []int) float64 { return p95Of(idx, 1) - p95Of(idx, 0) })
-		ci = stats.PercentileCI(reps, alpha)
-		le, ge := 0, 0
-		for _, d := range reps {
-			if d <= 0 {
-				le++
+	// Resampling units: the cases, or the clusters of cases (a resample
+	// of clusters is expanded into their cases).
+	members := func(idx []int) []int { return idx }
+	if cl := e.clusterLabels(kept); cl != nil {
+		var units [][]int
+		at := map[string]int{}
+		for i, l := range cl {
+			k, ok := at[l]
+			if !ok {
+				k = len(units)
+				at[l] = k
+				units = append(units, nil)
 			}
-			if d >= 0 {
-				ge++
-			}
+			units[k] = append(units[k], i)
 		}
+		out.Clusters = len(units)
+		expand := make([]int, 0, n)
+		members = func(idx []int) []int {
+			expand = expand[:0]
+			for _, u := range idx {
+				expand = append(expand, units[u]...)
+			}
+			return expand
+		}
+	}
+	rng := rand.New(rand.NewPCG(2, uint64(n)))
+	alpha := e.o.Alpha
+	a2, ok2 := boundsAlpha(alpha)
+	stat := func(idx []int) float64 { m := members(idx); return p95Of(m, 1) - p95Of(m, 0) }
+	if c.Bound != nil {
+		stat = func(idx []int) float64 { return p95Of(members(idx), 1) }
+	}
+	resampled := n
+	if out.Clusters > 0 {
+		resampled = out.Clusters
+	}
+	reps := stats.Bootstrap(rng, resampled, latencyResamples, stat)
+	ci := stats.PercentileCI(reps, alpha)
+	bounds := stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
+	if ok2 {
+		bounds = stats.PercentileCI(reps, a2)
+	}
+	out.CI, out.CIMethod = [2]Num{Num(ci.Lo), Num(ci.Hi)}, "percentile_bootstrap"
+	bt := newBootstrapTest(reps)
+	if c.Bound == nil {
+		out.Test = "paired_bootstrap"
 		// The p-value that inverts the percentile interval: the share of
 		// resamples on the far side of no change, doubled.
-		B := float64(len(reps))
-		pv = min(1, 2*min(float64(le+1)/(B+1), float64(ge+1)/(B+1)))
-		out.CIMethod, out.Test = "percentile_bootstrap", "paired_bootstrap"
+		out.PValue = Num(min(1, 2*min(bt.PValueBelow(0), bt.PValueAbove(0))))
 	}
-	out.CI, out.PValue = [2]Num{Num(ci.Lo), Num(ci.Hi)}, Num(pv)
-	out.Verdict = worseningVerdict(false, pc-pb, ci, pv, float64(out.Threshold), alpha, e.o.Strict)
+	setLimit(out, c, bt, bounds)
 }
 
 // rankQuantile finds q-quantiles of resamples of cases, each case holding

@@ -94,6 +94,10 @@ func testName(t string) string {
 	switch t {
 	case "mcnemar_exact":
 		return "McNemar exact"
+	case "mcnemar_score":
+		return "McNemar score"
+	case "cluster_t":
+		return "cluster-robust t"
 	case "paired_t":
 		return "paired t"
 	case "paired_bootstrap":
@@ -121,31 +125,55 @@ func what(ch Check) string {
 	return s
 }
 
-// reason says in one line why a check has its verdict.
-func reason(ch Check, c spec.GateCheck, o Options) string {
+// reason says in one line why a check has its verdict: the one-sided bound
+// that decided (or the two that could not), the limit, and for a failure
+// the p-value after Holm over the run's checks.
+func reason(ch Check, c spec.GateCheck, o Options, family int) string {
 	w := what(ch)
-	if ch.N == 0 || math.IsNaN(float64(ch.Candidate)) {
+	switch {
+	case ch.note != "" && ch.Verdict == Fail && o.Strict && ch.N > 0 && !strings.HasPrefix(ch.note, "the candidate has no"):
+		return ch.note + "; --strict fails what the data cannot show to be within the limit"
+	case ch.note != "" && ch.Verdict == Inconclusive && ch.N > 0:
+		return ch.note + "; passes (--strict would fail it)"
+	case ch.note != "":
+		return ch.note
+	case ch.N == 0 || math.IsNaN(float64(ch.Candidate)):
 		return fmt.Sprintf("%s: no case with results in both runs to measure it on; nothing to decide", w)
 	}
-	lv := level(o.Alpha)
+	lv := oneSidedLevel(o.Alpha)
 	m := ch.Metric
+	lo, hi := float64(ch.Bounds[0]), float64(ch.Bounds[1])
+	n := "n = " + units.Count(ch.N)
+	if ch.Clusters > 0 {
+		n += " in " + units.Count(ch.Clusters) + " clusters"
+	}
+	fails := failClause(ch, o, family)
 	if ch.Kind != "worsening" {
-		ok, out := "at or above the floor", "below the floor"
-		if ch.Kind == "ceiling" {
-			ok, out = "at or below the ceiling", "above the ceiling"
+		floor := ch.Kind == "floor"
+		name, good, bad := "ceiling", "below", "above"
+		if floor {
+			name, good, bad = "floor", "above", "below"
 		}
-		head := fmt.Sprintf("%s is %s (%s CI %s, n = %s)", w, FormatValue(m, float64(ch.Candidate)), lv, FormatInterval(m, ch.CI, false), units.Count(ch.N))
-		bound := FormatValue(m, float64(ch.Threshold))
-		switch {
-		case ch.Verdict == Pass:
-			return fmt.Sprintf("%s: %s of %s", head, ok, bound)
-		case ch.Verdict == Fail && o.Strict:
-			return fmt.Sprintf("%s: %s of %s (--strict decides on the point estimate)", head, out, bound)
-		case ch.Verdict == Fail:
-			return fmt.Sprintf("%s: %s of %s, and so is the whole interval", head, out, bound)
-		default:
-			return fmt.Sprintf("%s: %s of %s, but the interval reaches it, so the data cannot confirm it; passes (--strict would fail it)", head, out, bound)
+		limit := fmt.Sprintf("the %s of %s", name, FormatValue(m, float64(ch.Threshold)))
+		head := fmt.Sprintf("%s is %s (%s)", w, FormatValue(m, float64(ch.Candidate)), n)
+		// The bound on the bad side (the floor's lower one) shows it is
+		// within; the one on the good side shows it is beyond.
+		within, beyond := "at least "+FormatValue(m, lo), "at most "+FormatValue(m, hi)
+		if !floor {
+			within, beyond = "at most "+FormatValue(m, hi), "at least "+FormatValue(m, lo)
 		}
+		switch ch.Verdict {
+		case Pass:
+			return fmt.Sprintf("%s: %s (%s bound), %s %s", head, within, lv, good, limit)
+		case Fail:
+			if !(float64(ch.PFailAdjusted) < o.Alpha) {
+				return fmt.Sprintf("%s: between %s and %s (%s bounds), so the data cannot show it is %s %s; --strict fails it",
+					head, FormatValue(m, lo), FormatValue(m, hi), lv, good, limit)
+			}
+			return fmt.Sprintf("%s: %s (%s bound), %s %s; %s", head, beyond, lv, bad, limit, fails)
+		}
+		return fmt.Sprintf("%s: between %s and %s (%s bounds), so the data cannot tell whether it is %s %s; passes (--strict would fail it)",
+			head, FormatValue(m, lo), FormatValue(m, hi), lv, good, limit)
 	}
 	move := "drop"
 	if !c.HigherIsBetter() {
@@ -155,23 +183,65 @@ func reason(ch Check, c spec.GateCheck, o Options) string {
 	if c.Worse.Relative {
 		allowed += fmt.Sprintf(" (%s of %s)", strconv.FormatFloat(100*c.Worse.Amount, 'f', -1, 64)+"%", FormatValue(m, float64(ch.Baseline)))
 	}
-	head := fmt.Sprintf("%s %s → %s (%s", w, FormatValue(m, float64(ch.Baseline)), FormatValue(m, float64(ch.Candidate)), FormatDelta(m, float64(ch.Delta)))
-	stat := fmt.Sprintf("%s CI %s", lv, FormatInterval(m, ch.CI, true))
-	if ch.Test != "" {
-		stat += fmt.Sprintf(", %s p %s", testName(ch.Test), pEq(float64(ch.PValue)))
+	head := fmt.Sprintf("%s %s → %s (%s, %s)", w, FormatValue(m, float64(ch.Baseline)), FormatValue(m, float64(ch.Candidate)), FormatDelta(m, float64(ch.Delta)), n)
+	// The worsening's bounds: of −Δ when higher is better.
+	wlo, whi := lo, hi
+	if c.HigherIsBetter() {
+		wlo, whi = -hi, -lo
 	}
-	stat += ", n = " + units.Count(ch.N)
-	switch {
-	case ch.Verdict == Pass:
-		return fmt.Sprintf("%s, %s): within the %s", head, stat, allowed)
-	case ch.Verdict == Fail && o.Strict:
-		return fmt.Sprintf("%s, %s): more than the %s (--strict decides on the point estimate)", head, stat, allowed)
-	case ch.Verdict == Fail:
-		return fmt.Sprintf("%s, %s): a confirmed %s, more than the %s", head, stat, move, allowed)
-	default:
-		return fmt.Sprintf("%s, %s): more than the %s, but the data cannot confirm a %s (the interval includes no change, or p ≥ %s); passes (--strict would fail it)",
-			head, stat, allowed, move, strconv.FormatFloat(o.Alpha, 'f', -1, 64))
+	atMost := worseBound(m, move, whi, "at most")
+	atLeast := worseBound(m, move, wlo, "at least")
+	switch ch.Verdict {
+	case Pass:
+		return fmt.Sprintf("%s: %s (%s bound), within the %s", head, atMost, lv, allowed)
+	case Fail:
+		if !(float64(ch.PFailAdjusted) < o.Alpha) {
+			return fmt.Sprintf("%s: the %s could be up to %s (%s bound), so the data cannot show it is within the %s; --strict fails it",
+				head, move, FormatAmount(m, whi), lv, allowed)
+		}
+		return fmt.Sprintf("%s: %s (%s bound), more than the %s; %s", head, atLeast, lv, allowed, fails)
 	}
+	return fmt.Sprintf("%s: the %s lies between %s and %s (%s bounds), so the data cannot tell whether it is within the %s; passes (--strict would fail it)",
+		head, move, signedAmount(m, wlo), signedAmount(m, whi), lv, allowed)
+}
+
+// worseBound writes a bound of the worsening: "a drop of at most 2.1 pts",
+// or, when the bound is no worsening at all, "no drop (at least a 1.0 pts
+// rise)".
+func worseBound(metric, move string, x float64, side string) string {
+	other := "rise"
+	if move == "rise" {
+		other = "drop"
+	}
+	if side == "at most" && x < 0 {
+		return fmt.Sprintf("no %s (at least a %s of %s)", move, other, FormatAmount(metric, -x))
+	}
+	return fmt.Sprintf("a %s of %s %s", move, side, FormatAmount(metric, x))
+}
+
+// signedAmount writes a bound of the worsening that may be negative (an
+// improvement) with a true minus.
+func signedAmount(metric string, x float64) string {
+	if x < 0 {
+		return "−" + FormatAmount(metric, -x)
+	}
+	return FormatAmount(metric, x)
+}
+
+// failClause is the evidence of a failure: the one-sided p-value and the
+// same after Holm over the run's checks.
+func failClause(ch Check, o Options, family int) string {
+	a := strconv.FormatFloat(o.Alpha, 'f', -1, 64)
+	if family <= 1 {
+		return fmt.Sprintf("one-sided p %s < %s", pEq(float64(ch.PFail)), a)
+	}
+	return fmt.Sprintf("one-sided p %s, %s after Holm over the run's %d checks < %s", pEq(float64(ch.PFail)), units.PValue(float64(ch.PFailAdjusted)), family, a)
+}
+
+// oneSidedLevel names a one-sided bound's confidence: "one-sided 95%
+// bound".
+func oneSidedLevel(alpha float64) string {
+	return "one-sided " + level(alpha)
 }
 
 func pEq(p float64) string {

@@ -8,25 +8,35 @@
 #
 # The data are drawn here with a fixed seed and written into the JSON, so the
 # Go test builds its snapshots from exactly these vectors. Sources, per rule:
-#   rate max_drop     McNemar exact p: statsmodels mcnemar(exact=True);
-#                     Newcombe (1998) method 10 square-and-add interval from
-#                     statsmodels' Wilson intervals (the formula as in the R
-#                     package contingencytables), checked against its
-#                     published example before anything is written.
-#   rate min          statsmodels proportion_confint(method="wilson").
+#   rate max_drop     McNemar score test p (z = (b - c)/sqrt(b + c), scipy
+#                     norm); Tango's score interval (Tango 1998) found here
+#                     by brentq on the score statistic with the restricted
+#                     MLE in closed form as Fagerland, Lydersen & Laake
+#                     (2013, Stat Med 33:2850, eq. for the Tango interval)
+#                     write it; its ends at 2*alpha are the one-sided
+#                     bounds; the one-sided p-values at the limit are
+#                     Phi(+-Z(edge)). The old exact McNemar p and Newcombe
+#                     interval are kept (exact_p, newcombe) and checked
+#                     against the published example.
+#   rate min          statsmodels proportion_confint(method="wilson"), at
+#                     2*alpha for the one-sided bounds; the one-sided score
+#                     test of the rate at the floor (scipy norm).
 #   slice             the same on the cases with tier == "hard".
-#   loud_rate         McNemar exact / Newcombe on "was the result loud".
+#   loud_rate         the same on "was the result loud" (lower is better).
 #   cost max_rise     scipy ttest_rel (candidate, baseline) and Student's t
-#                     interval of the mean difference (scipy t.ppf, sd n-1).
-#   cost max          Student's t interval of the candidate's mean cost.
+#                     interval of the mean difference (scipy t.ppf, sd n-1);
+#                     one-sided t tests at the limit (scipy t.sf / t.cdf).
+#   cost max          Student's t interval of the candidate's mean cost, and
+#                     the one-sided t tests at the ceiling.
 #   latency p95       numpy.percentile (linear), the point values only: the
 #                     bootstrap intervals depend on the generator.
-#   epochs (3)        per-case means of the epochs; scipy ttest_rel on them.
+#   epochs (3)        per-case means of the epochs; scipy ttest_rel on them
+#                     and the t interval.
 import json
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
@@ -70,33 +80,77 @@ def check_published():
     assert round(est, 4) == -0.0621 and round(L, 4) == -0.1186 and round(U, 4) == -0.0046, (est, L, U)
 
 
-def paired_rate(cand, base):
+def tango_z(n12, n21, n, d0):
+    """Tango's score statistic for H0: (p12 - p21) = d0 (Fagerland et al.)."""
+    w = -n12 - n21 + (2 * n - n12 + n21) * d0
+    p21 = (math.sqrt(w * w - 8 * n * (-n21 * d0 * (1 - d0))) - w) / (4 * n)
+    var = n * (2 * p21 + d0 * (1 - d0))
+    return (n12 - n21 - n * d0) / math.sqrt(var)
+
+
+def tango_ci(n12, n21, n, alpha):
+    z = stats.norm.ppf(1 - alpha / 2)
+    est = (n12 - n21) / n
+    eps = 1e-12
+    lo = -1.0 if tango_z(n12, n21, n, -1 + eps) <= z else optimize.brentq(lambda d: tango_z(n12, n21, n, d) - z, -1 + eps, est, xtol=1e-14)
+    hi = 1.0 if tango_z(n12, n21, n, 1 - eps) >= -z else optimize.brentq(lambda d: tango_z(n12, n21, n, d) + z, est, 1 - eps, xtol=1e-14)
+    return lo, hi
+
+
+def paired_rate(cand, base, edge, higher_better):
     est, lo, hi, b, c = newcombe(cand, base, ALPHA)
-    p = float(mcnemar([[0, b], [c, 0]], exact=True).pvalue)
+    n = len(cand)
+    exact_p = float(mcnemar([[0, b], [c, 0]], exact=True).pvalue)
+    p = float(2 * stats.norm.sf(abs(b - c) / math.sqrt(b + c)))
+    z = tango_z(b, c, n, edge)
+    below, above = float(stats.norm.cdf(z)), float(stats.norm.sf(z))
+    p_fail, p_pass = (below, above) if higher_better else (above, below)
     return {"baseline": float(base.mean()), "candidate": float(cand.mean()), "delta": est,
-            "ci": [lo, hi], "p": p, "n": int(len(cand))}
+            "ci": list(tango_ci(b, c, n, ALPHA)), "bounds": list(tango_ci(b, c, n, 2 * ALPHA)),
+            "p": p, "p_fail": p_fail, "p_pass": p_pass,
+            "exact_p": exact_p, "newcombe": [lo, hi], "n": int(n)}
 
 
-def wilson(x):
-    lo, hi = proportion_confint(int(x.sum()), len(x), alpha=ALPHA, method="wilson")
-    return {"candidate": float(x.mean()), "ci": [float(lo), float(hi)], "n": int(len(x))}
+def wilson(x, bound, floor):
+    k, n = int(x.sum()), len(x)
+    lo, hi = proportion_confint(k, n, alpha=ALPHA, method="wilson")
+    blo, bhi = proportion_confint(k, n, alpha=2 * ALPHA, method="wilson")
+    z = (k / n - bound) / math.sqrt(bound * (1 - bound) / n)
+    below, above = float(stats.norm.cdf(z)), float(stats.norm.sf(z))
+    p_fail, p_pass = (below, above) if floor else (above, below)
+    return {"candidate": float(x.mean()), "ci": [float(lo), float(hi)], "bounds": [float(blo), float(bhi)],
+            "p_fail": p_fail, "p_pass": p_pass, "n": int(n)}
 
 
-def paired_t(cand, base):
+def t_tests(est, se, df, edge, higher_better):
+    t = (est - edge) / se
+    below, above = float(stats.t.cdf(t, df)), float(stats.t.sf(t, df))
+    return (below, above) if higher_better else (above, below)
+
+
+def paired_t(cand, base, edge=None, higher_better=True):
     d = cand - base
     n = len(d)
     se = d.std(ddof=1) / math.sqrt(n)
     tq = stats.t.ppf(1 - ALPHA / 2, n - 1)
+    t1 = stats.t.ppf(1 - ALPHA, n - 1)
     res = stats.ttest_rel(cand, base)
-    return {"baseline": float(base.mean()), "candidate": float(cand.mean()), "delta": float(d.mean()),
-            "ci": [float(d.mean() - tq * se), float(d.mean() + tq * se)], "p": float(res.pvalue), "n": n}
+    out = {"baseline": float(base.mean()), "candidate": float(cand.mean()), "delta": float(d.mean()),
+           "ci": [float(d.mean() - tq * se), float(d.mean() + tq * se)],
+           "bounds": [float(d.mean() - t1 * se), float(d.mean() + t1 * se)], "p": float(res.pvalue), "n": n}
+    if edge is not None:
+        out["p_fail"], out["p_pass"] = t_tests(d.mean(), se, n - 1, edge, higher_better)
+    return out
 
 
-def t_mean(x):
+def t_mean(x, ceiling):
     n = len(x)
     se = x.std(ddof=1) / math.sqrt(n)
     tq = stats.t.ppf(1 - ALPHA / 2, n - 1)
-    return {"candidate": float(x.mean()), "ci": [float(x.mean() - tq * se), float(x.mean() + tq * se)], "n": n}
+    t1 = stats.t.ppf(1 - ALPHA, n - 1)
+    p_fail, p_pass = t_tests(x.mean(), se, n - 1, ceiling, False)
+    return {"candidate": float(x.mean()), "ci": [float(x.mean() - tq * se), float(x.mean() + tq * se)],
+            "bounds": [float(x.mean() - t1 * se), float(x.mean() + t1 * se)], "p_fail": p_fail, "p_pass": p_pass, "n": n}
 
 
 def main():
@@ -130,13 +184,16 @@ def main():
             "base_cost": base_cost.tolist(), "cand_cost": cand_cost.tolist(),
             "base_latency": base_lat.tolist(), "cand_latency": cand_lat.tolist(),
         },
-        "rate": paired_rate(cand, base),
-        "rate_floor": wilson(cand),
-        "slice_hard": paired_rate(cand[hard], base[hard]),
-        "loud": paired_rate(cand_loud, base_loud),
-        "loud_ceiling": wilson(cand_loud),
-        "cost": paired_t(cand_cost, base_cost),
-        "cost_ceiling": t_mean(cand_cost),
+        # The rules of the Go test: primary max_drop=5% min=70%,
+        # correct[tier=hard] max_drop=2pt, loud_rate max_rise=2pt max=10%,
+        # cost_per_case max_rise=5% max=0.001.
+        "rate": paired_rate(cand, base, -0.05 * base.mean(), True),
+        "rate_floor": wilson(cand, 0.70, True),
+        "slice_hard": paired_rate(cand[hard], base[hard], -0.02, True),
+        "loud": paired_rate(cand_loud, base_loud, 0.02, False),
+        "loud_ceiling": wilson(cand_loud, 0.10, False),
+        "cost": paired_t(cand_cost, base_cost, 0.05 * base_cost.mean(), False),
+        "cost_ceiling": t_mean(cand_cost, 0.001),
         "latency_p95": {"baseline": float(np.percentile(base_lat, 95)), "candidate": float(np.percentile(cand_lat, 95))},
     }
 
@@ -147,7 +204,7 @@ def main():
     cand3 = rng.rand(m, 3) < (p_case[:, None] - 0.12)
     out["epochs"] = {
         "base_pass": base3.astype(int).tolist(), "cand_pass": cand3.astype(int).tolist(),
-        "rate": paired_t(cand3.mean(axis=1), base3.mean(axis=1)),
+        "rate": paired_t(cand3.mean(axis=1), base3.mean(axis=1), -0.05 * base3.mean(), True),
     }
     json.dump(out, __import__("sys").stdout, indent=1)
     print()

@@ -1,0 +1,184 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// Simulations of the gate's decision at the limit. Each is seeded and
+// bounded (a few seconds); a rate is asserted against its nominal level
+// plus three standard errors of the simulation, sqrt(a(1−a)/R).
+
+// pairedDraw draws n cases' pass/fail for the baseline and the candidate:
+// each case is passed by both with probability both, by the candidate only
+// with candOnly, by the baseline only with baseOnly, else by neither. The
+// change in rate is candOnly − baseOnly.
+func pairedDraw(rng *rand.Rand, n int, both, candOnly, baseOnly float64) (base, cand []int) {
+	base, cand = make([]int, n), make([]int, n)
+	for i := range n {
+		switch u := rng.Float64(); {
+		case u < both:
+			base[i], cand[i] = 1, 1
+		case u < both+candOnly:
+			cand[i] = 1
+		case u < both+candOnly+baseOnly:
+			base[i] = 1
+		}
+	}
+	return base, cand
+}
+
+// simTol is the simulation error allowed above a nominal rate a over R runs.
+func simTol(a float64, runs int) float64 { return 3 * math.Sqrt(a*(1-a)/float64(runs)) }
+
+// failRate gates R simulated runs of one target with one rule and returns
+// the share that failed.
+func failRate(t *testing.T, seed uint64, runs, n int, both, candOnly, baseOnly float64, rule string) float64 {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	rules := mustRules(t, rule)
+	fails := 0
+	for range runs {
+		bp, cp := pairedDraw(rng, n, both, candOnly, baseOnly)
+		base := testSnap("b", "sha256:d", 1, ids(n), nil, testTarget("m", bp, nil, nil, nil, "b"))
+		cand := testSnap("c", "sha256:d", 1, ids(n), nil, testTarget("m", cp, nil, nil, nil, "c"))
+		if evaluate(t, base, cand, rules, Options{}).Verdict == Fail {
+			fails++
+		}
+	}
+	return float64(fails) / float64(runs)
+}
+
+// A true drop of exactly the limit (4 points) fails at most at the nominal
+// one-sided level, 5%, whatever the set's size; a true drop under the
+// limit (3 points) fails even less; a drop of three times the limit (12
+// points) fails most runs at n = 100.
+//
+// Measured (R = 2,000 each, seed as below; simulation error ±1.5 points
+// at 3 SE): at the limit 5.4% at n = 100 and 5.5% at n = 400; a 3-point
+// drop 3.2% at n = 100; the 12-point drop (18% of cases discordant) failed
+// 67.0% of runs at n = 100 (the old rule: about half).
+func TestGateFalseFailAtTheLimit(t *testing.T) {
+	const runs, alpha = 2000, 0.05
+	tol := simTol(alpha, runs)
+	for _, tc := range []struct {
+		name                     string
+		n                        int
+		both, candOnly, baseOnly float64
+		max                      float64
+		min                      float64
+	}{
+		// 80% → 76%, 12% of cases discordant.
+		{"4-point drop at the 4-point limit, n = 100", 100, 0.72, 0.04, 0.08, alpha + tol, 0},
+		{"4-point drop at the 4-point limit, n = 400", 400, 0.72, 0.04, 0.08, alpha + tol, 0},
+		// 80% → 77%: within the limit.
+		{"3-point drop under the 4-point limit, n = 100", 100, 0.72, 0.05, 0.08, alpha + tol, 0},
+		// 80% → 68%, 18% discordant.
+		{"12-point drop beyond the 4-point limit, n = 100", 100, 0.65, 0.03, 0.15, 1, 0.5},
+	} {
+		got := failRate(t, 20261203, runs, tc.n, tc.both, tc.candOnly, tc.baseOnly, "primary max_drop=4pt")
+		t.Logf("%s: failed %.1f%% of %d runs", tc.name, 100*got, runs)
+		if got > tc.max || got < tc.min {
+			t.Errorf("%s: failed %.1f%% of runs, want within [%.1f%%, %.1f%%]", tc.name, 100*got, 100*tc.min, 100*tc.max)
+		}
+	}
+}
+
+// Four rules on four targets, each candidate target identical in
+// distribution to its baseline and every limit zero — the least favourable
+// case: each check sits exactly at its limit. Without an adjustment the
+// run would fail somewhere in about 1 − 0.95^16 ≈ 56% of runs; Holm over
+// the 16 checks keeps it at or below alpha.
+//
+// Measured (R = 600, n = 100): 3.5% of runs failed a check (simulation
+// error ±2.7 points at 3 SE).
+func TestGateFamilyWiseFalseFail(t *testing.T) {
+	const runs, n, alpha = 600, 100, 0.05
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	rng := rand.New(rand.NewPCG(20261203, 2))
+	rules := mustRules(t, "primary max_drop=0pt", "loud_rate max_rise=0pt", "cost_per_case max_rise=0", "latency_p95 max_rise=0ms")
+	names := []string{"a", "b", "c", "d"}
+	side := func(salt string) []*Target {
+		var ts []*Target
+		for _, name := range names {
+			pass, loud := make([]int, n), make([]int, n)
+			cost, lat := make([]float64, n), make([]float64, n)
+			for i := range n {
+				if rng.Float64() < 0.75 {
+					pass[i] = 1
+				} else if rng.Float64() < 0.4 {
+					loud[i] = 1
+				}
+				cost[i] = 0.001 * math.Exp(0.5*rng.NormFloat64())
+				lat[i] = 200 * rng.ExpFloat64()
+			}
+			ts = append(ts, testTarget(name, pass, loud, cost, lat, salt))
+		}
+		return ts
+	}
+	fails, family := 0, 0
+	for range runs {
+		base := testSnap("b", "sha256:d", 1, ids(n), nil, side("b")...)
+		cand := testSnap("c", "sha256:d", 1, ids(n), nil, side("c")...)
+		res := evaluate(t, base, cand, rules, Options{Alpha: alpha})
+		family = res.Family
+		if res.Verdict == Fail {
+			fails++
+		}
+	}
+	got := float64(fails) / runs
+	t.Logf("4 rules × 4 targets at their limits: %.1f%% of %d runs failed (family of %d checks)", 100*got, runs, family)
+	if family != 16 {
+		t.Errorf("the Holm family has %d checks, want 16", family)
+	}
+	if got > alpha+simTol(alpha, runs) {
+		t.Errorf("family-wise false-fail rate %.1f%%, want at most %.0f%% + simulation error", 100*got, 100*alpha)
+	}
+}
+
+// The result says what it controls: the family, the false-fail rate, and
+// each check's p-value after Holm, which is at least its own.
+func TestGateReportsItsFamily(t *testing.T) {
+	base := testSnap("b", "sha256:d", 1, ids(1000), nil, testTarget("a", passes(1000, 800), nil, nil, nil, "b"), testTarget("b", passes(1000, 800), nil, nil, nil, "b"))
+	cand := testSnap("c", "sha256:d", 1, ids(1000), nil, testTarget("a", passes(1000, 700), nil, nil, nil, "c"), testTarget("b", passes(1000, 800), nil, nil, nil, "c"))
+	res := evaluate(t, base, cand, mustRules(t, "primary max_drop=4pt", "cost_per_case max_rise=10%"), Options{})
+	if res.Family != 4 || res.FalseFailRate != DefaultAlpha {
+		t.Fatalf("family %d, false-fail rate %v; want 4 checks at 0.05", res.Family, res.FalseFailRate)
+	}
+	c := res.Targets[0].Checks[0]
+	// The smallest of 4 p-values is multiplied by 4.
+	if c.Verdict != Fail || math.Abs(float64(c.PFailAdjusted)-min(1, 4*float64(c.PFail))) > 1e-12 ||
+		!strings.Contains(c.Reason, "after Holm over the run's 4 checks < 0.05") {
+		t.Errorf("failing check: %s, p %v → %v: %s", c.Verdict, c.PFail, c.PFailAdjusted, c.Reason)
+	}
+}
+
+// The p95 rule decides nothing below 30 paired cases, and says so.
+func TestLatencyNeedsThirtyCases(t *testing.T) {
+	for _, n := range []int{10, 29, 30} {
+		bl, cl := make([]float64, n), make([]float64, n)
+		for i := range n {
+			bl[i], cl[i] = 100+float64(i), 1000+float64(i)
+		}
+		base := testSnap("b", "sha256:d", 1, ids(n), nil, testTarget("m", passes(n, n), nil, nil, bl, "b"))
+		cand := testSnap("c", "sha256:d", 1, ids(n), nil, testTarget("m", passes(n, n), nil, nil, cl, "c"))
+		c := onlyCheck(t, evaluate(t, base, cand, mustRules(t, "latency_p95 max_rise=10%"), Options{}))
+		if n < MinLatencyCases {
+			if c.Verdict != Inconclusive || !strings.Contains(c.Reason, fmt.Sprintf("on %d paired cases: the p95 rule needs at least 30", n)) {
+				t.Errorf("n = %d: %s (%s), want inconclusive saying it needs 30 cases", n, c.Verdict, c.Reason)
+			}
+			if s := onlyCheck(t, evaluate(t, base, cand, mustRules(t, "latency_p95 max_rise=10%"), Options{Strict: true})); s.Verdict != Fail {
+				t.Errorf("n = %d under --strict: %s, want fail", n, s.Verdict)
+			}
+			continue
+		}
+		if c.Verdict != Fail {
+			t.Errorf("n = %d: a tenfold p95 is %s (%s), want fail", n, c.Verdict, c.Reason)
+		}
+	}
+}
