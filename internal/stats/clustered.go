@@ -152,10 +152,15 @@ const EpochRateMethod = "wilson_deff"
 // the variance of the case means s² (n − 1 denominator) against that of n·K
 // independent trials, bounded in [1, K]: 1 when the epochs of a case are as
 // different as independent draws, K when they always agree (the cases are
-// then all the evidence). When every epoch of every case passed (or
-// failed), deff is K and the interval is Wilson's on the n cases: its lower
-// bound is n/(n + z²), below 100%. Unlike the mean of the case means ± z·SE
-// it keeps nominal coverage near 0 and 1 and is never a point.
+// then all the evidence). The critical value is Student's t on n − 1
+// degrees of freedom (the design effect is estimated from n cases); with
+// one epoch it is z and the interval is Wilson's exactly. When every epoch
+// of every case passed (or failed), deff is K and the interval is Wilson's
+// on the n cases: its lower bound is n/(n + t²), below 100%. Unlike the
+// mean of the case means ± z·SE (87.6% at n = 30, p = 0.05) it keeps
+// nominal coverage near 0 and 1 and is never a point: 94.5–96.6% averaged
+// around p = 0.05, 0.5 and 0.9 at n = 30, 100 and 500 with K = 3
+// (TestEpochAndClusteredRateCoverage).
 //
 // method is EpochRateMethod. A NaN interval (and method "") for no cases,
 // epochs < 1, alpha outside (0, 1) or a case mean outside [0, 1] or NaN.
@@ -177,6 +182,9 @@ func EpochRateCI(caseMeans []float64, epochs int, alpha float64) (ci Interval, m
 		deff = math.Min(k, math.Max(1, k*s2/v))
 	}
 	neff := float64(n) * k / deff
-	z := distuv.UnitNormal.Quantile(1 - alpha/2)
-	return wilsonEffective(p, neff, z), EpochRateMethod
+	q := distuv.UnitNormal.Quantile(1 - alpha/2)
+	if epochs > 1 && n > 1 {
+		q = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - alpha/2)
+	}
+	return wilsonEffective(p, neff, q), EpochRateMethod
 }

@@ -196,13 +196,13 @@ func TestClusteredPairedSingletons(t *testing.T) {
 }
 
 // TestEpochRateAllPassed: a target that passed every epoch of every case
-// gets an interval whose lower bound is below 100%: Wilson on the n cases,
-// n/(n + z²).
+// gets an interval whose lower bound is below 100%: Wilson on the n cases
+// with the t(n−1) quantile, n/(n + t²).
 func TestEpochRateAllPassed(t *testing.T) {
-	z := distuv.UnitNormal.Quantile(0.975)
+	tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: 19}.Quantile(0.975)
 	means := []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 	ci, method := EpochRateCI(means, 5, 0.05)
-	want := 20 / (20 + z*z)
+	want := 20 / (20 + tq*tq)
 	if method != EpochRateMethod || ci.Hi != 1 || math.Abs(ci.Lo-want) > 1e-12 {
 		t.Errorf("all passed: %v %q, want [%v, 1]", ci, method, want)
 	}

@@ -32,8 +32,10 @@
 #              quantile and n_eff = mean(1-mean)/bse^2 (capped at n for 0/1
 #              values; G when bse = 0).
 #   epoch      EpochRateCI: deff = K*var(case means, ddof=1)/(p(1-p)) clipped to
-#              [1, K] (K when p is 0 or 1), n_eff = n*K/deff, and
-#              statsmodels proportion_confint(p*n_eff, n_eff, method="wilson").
+#              [1, K] (K when p is 0 or 1), n_eff = n*K/deff, and Wilson's
+#              formula on (p, n_eff) with the t(n-1) quantile (z for one epoch);
+#              the formula is first checked against statsmodels
+#              proportion_confint(p*n_eff, n_eff, method="wilson") at z.
 #   nipower    NonInferiorityPower: Phi((sqrt(n)(-L - delta) - z_{1-a} sqrt(v0))
 #              / sqrt(psi - delta^2)), v0 = 2 q + d0(1-d0) with q the restricted
 #              MLE at the true cell probabilities (numerical maximisation again).
@@ -238,8 +240,13 @@ for n, K, p in ((30, 3, 0.05), (30, 3, 0.5), (100, 5, 0.9), (12, 4, 0.98), (20, 
         deff = float(K)
     neff = n * K / deff
     for alpha in (0.05, 0.1):
+        # The Wilson formula written out, checked against statsmodels at z.
+        z = stats.norm.ppf(1 - alpha / 2)
         lo, hi = proportion_confint(ph * neff, neff, alpha=alpha, method="wilson")
-        epoch.append({"means": means.tolist(), "epochs": K, "alpha": alpha, "ci": [float(lo), float(hi)]})
+        w = wilson_q(ph, neff, z)
+        assert abs(w[0] - lo) < 1e-12 and abs(w[1] - hi) < 1e-12, (w, lo, hi)
+        q = stats.t.ppf(1 - alpha / 2, n - 1) if K > 1 and n > 1 else z
+        epoch.append({"means": means.tolist(), "epochs": K, "alpha": alpha, "ci": wilson_q(ph, neff, q)})
 
 nipower = []
 for n, psi, delta, L, alpha in ((400, 0.2, -0.04, 0.04, 0.05), (400, 0.2, -0.08, 0.04, 0.05), (100, 0.3, -0.1, 0.05, 0.0125),
