@@ -205,7 +205,10 @@ func ceilSampleSize(n float64) (int, error) {
 // (PairedBinaryTable's) at level alpha on n cases to detect a difference
 // delta when a fraction pDisc of cases are discordant. Connor's (1987)
 // normal approximation (McNemarPower) is the asymptotic power of exactly
-// this statistic. Arguments as McNemarPower.
+// this statistic; against the test's exact power, enumerated over the
+// trinomial (testdata/tango.py), it is within 3 points and at the sample
+// sizes McNemarScoreSampleSize returns for 80% the test delivers 80–83%
+// (exact McNemar delivers 76–78% there). Arguments as McNemarPower.
 func McNemarScorePower(n int, pDisc, delta, alpha float64) (float64, error) {
 	return McNemarPower(n, pDisc, delta, alpha)
 }
@@ -226,7 +229,10 @@ func McNemarScoreSampleSize(pDisc, delta, alpha, power float64) (int, error) {
 //	Φ((√n·(−limit − δ) − z₁₋α·√v₀) / √(ψ − δ²)),
 //
 // with v₀ the variance of a case's difference under H0 at the restricted
-// MLE the test uses, evaluated at the true cell probabilities. Errors name
+// MLE the test uses, evaluated at the true cell probabilities. It is within
+// 3 points of the exact rejection probability (testdata/tango.py), and at
+// delta = −limit it is alpha exactly, where the exact false-fail rate of
+// the score test is 5.2–5.3% at alpha 0.05 on 100–300 cases. Errors name
 // the valid range: n ≥ 1, pDisc in (0, 1], |delta| ≤ pDisc, limit in
 // [0, 1), alpha in (0, 1).
 func NonInferiorityPower(n int, pDisc, delta, limit, alpha float64) (float64, error) {

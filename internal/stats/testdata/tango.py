@@ -36,6 +36,17 @@
 #              formula on (p, n_eff) with the t(n-1) quantile (z for one epoch);
 #              the formula is first checked against statsmodels
 #              proportion_confint(p*n_eff, n_eff, method="wilson") at z.
+#   scorepower the exact power of the two-sided McNemar score test: the
+#              trinomial enumerated (discordant m ~ Binomial(n, psi), A-only
+#              b | m ~ Binomial(m, (psi + delta)/(2 psi)), reject when
+#              |2b - m| > z sqrt(m)) with scipy's binomial pmf, at Connor's n
+#              and at other n; the Go code's normal approximation is held to
+#              it within a tolerance, and the exact power at the sample size
+#              it returns must reach the target.
+#   niexact    the exact rejection probability of the gate's one-sided fail
+#              decision (Tango's T at d0 = -L below -z_{1-alpha}) by the same
+#              enumeration over (b, c), with T from the closed-form restricted
+#              MLE (checked above against the numerical one).
 #   nipower    NonInferiorityPower: Phi((sqrt(n)(-L - delta) - z_{1-a} sqrt(v0))
 #              / sqrt(psi - delta^2)), v0 = 2 q + d0(1-d0) with q the restricted
 #              MLE at the true cell probabilities (numerical maximisation again).
@@ -262,6 +273,72 @@ for n, psi, delta, L, alpha in ((400, 0.2, -0.04, 0.04, 0.05), (400, 0.2, -0.08,
     pw = stats.norm.cdf((math.sqrt(n) * (d0 - delta) - z * math.sqrt(v0)) / math.sqrt(psi - delta * delta))
     nipower.append({"n": n, "p_disc": psi, "delta": delta, "limit": L, "alpha": alpha, "power": float(pw)})
 
-json.dump({"tango": tango, "cluster": cluster, "cmean": cmean, "epoch": epoch, "nipower": nipower},
+def score_power_exact(n, psi, delta, alpha):
+    z = stats.norm.ppf(1 - alpha / 2)
+    pi = (psi + delta) / (2 * psi)
+    total = 0.0
+    for m in range(1, n + 1):
+        w = stats.binom.pmf(m, n, psi)
+        if w < 1e-16:
+            continue
+        bs = np.arange(m + 1)
+        rej = np.abs(2 * bs - m) > z * math.sqrt(m)
+        total += w * stats.binom.pmf(bs[rej], m, pi).sum()
+    return float(total)
+
+
+def connor_n(psi, d, alpha, power):
+    za, zb = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
+    return math.ceil((za * math.sqrt(psi) + zb * math.sqrt(psi - d * d)) ** 2 / d ** 2)
+
+
+scorepower = []
+for psi, d, alpha in ((0.2, 0.1, 0.05), (0.3, 0.1, 0.05), (0.1, 0.05, 0.05), (0.4, 0.1, 0.05 / 6), (0.15, -0.05, 0.05)):
+    nc = connor_n(psi, abs(d), alpha, 0.8)
+    for n in (nc, nc // 2, 40):
+        scorepower.append({"n": n, "p_disc": psi, "delta": d, "alpha": alpha,
+                           "power": score_power_exact(n, psi, d, alpha), "connor_n": nc})
+
+
+def closed_q(b, c, n, d0):
+    A = 2.0 * n
+    B = -b - c + (2.0 * n - b + c) * d0
+    C = -c * d0 * (1 - d0)
+    return (math.sqrt(max(0.0, B * B - 4 * A * C)) - B) / (2 * A)
+
+
+for b, c, n, d0 in ((6, 16, 161, -0.04), (1, 7, 21, 0.2), (40, 41, 1000, -0.3), (0, 0, 10, 0.1)):
+    qn = restricted_q(b, c, n, d0)
+    assert abs(qn - closed_q(b, c, n, d0)) < 1e-7, (b, c, n, d0, qn, closed_q(b, c, n, d0))
+
+
+def ni_exact(n, psi, delta, L, alpha):
+    z = stats.norm.ppf(1 - alpha)
+    p12, p21 = (psi + delta) / 2, (psi - delta) / 2
+    d0 = -L
+    total = 0.0
+    for m in range(0, n + 1):
+        w = stats.binom.pmf(m, n, psi)
+        if w < 1e-16:
+            continue
+        for b in range(m + 1):
+            c = m - b
+            num = b - c - n * d0
+            if num >= 0:
+                continue
+            v = n * (2 * closed_q(b, c, n, d0) + d0 * (1 - d0))
+            if num / math.sqrt(v) < -z:
+                total += w * stats.binom.pmf(b, m, p12 / psi)
+    return float(total)
+
+
+niexact = []
+for n, psi, delta, L, alpha in ((100, 0.2, -0.04, 0.04, 0.05), (100, 0.2, -0.08, 0.04, 0.05), (300, 0.15, -0.05, 0.05, 0.05),
+                                (300, 0.15, -0.1, 0.05, 0.05), (60, 0.3, -0.2, 0.1, 0.0125), (200, 0.1, -0.02, 0.02, 0.05)):
+    niexact.append({"n": n, "p_disc": psi, "delta": delta, "limit": L, "alpha": alpha,
+                    "power": ni_exact(n, psi, delta, L, alpha)})
+
+json.dump({"tango": tango, "cluster": cluster, "cmean": cmean, "epoch": epoch, "nipower": nipower,
+           "scorepower": scorepower, "niexact": niexact},
           sys.stdout, indent=1)
 sys.stdout.write("\n")
