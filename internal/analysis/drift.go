@@ -37,9 +37,12 @@ type DriftOptions struct {
 	// SharedCases compares runs on different dataset versions on the cases
 	// both measured; without it such runs are refused (*DatasetMismatchError).
 	SharedCases bool
-	// Test is the flip test of one pass/fail per case (ParseTest): the
-	// McNemar score test by default, exact McNemar with "exact". Several
-	// epochs or clustered cases use a t test on the per-case means.
+	// Test is the flip test of one pass/fail per case (ParseTest): exact
+	// McNemar by default ("" or "exact"), the McNemar score test with
+	// "score". Several epochs or clustered cases use a t test on the
+	// per-case means. Drift keeps the exact test by default: no difference
+	// interval stands beside it to agree with, and a canary alarm should
+	// not exceed its level on a handful of flips, where the score test can.
 	Test string
 }
 
@@ -84,8 +87,8 @@ type TargetDrift struct {
 
 // DriftFlips is the primary verdict's flip rate over the pairs both runs
 // scored, with its Wilson interval, and a test of whether the flips lean
-// one way: McNemar's score test (or exact, with --test exact) with one
-// epoch per case; with several epochs the paired t-test on the per-case
+// one way: McNemar's exact test (or the score test, with --test score)
+// with one epoch per case; with several epochs the paired t-test on the per-case
 // mean verdicts (after − before); with a cluster tag, the cluster-robust t
 // on G−1 degrees of freedom. Test names the one that gave PValue.
 type DriftFlips struct {
@@ -238,6 +241,9 @@ func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) 
 	}
 	if o.IdenticalThreshold == 0 {
 		o.IdenticalThreshold = 0.95
+	}
+	if o.Test == "" {
+		o.Test = stats.TestMcNemarExact
 	}
 	test, err := ParseTest(o.Test)
 	if err != nil {

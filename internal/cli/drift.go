@@ -30,7 +30,7 @@ func (o *driftOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Format, "format", "text", "text|json|markdown")
 	f.StringVar(&o.Target, "target", "", "check this target only (default: every target both runs ran)")
 	f.Float64Var(&o.Alpha, "alpha", 0.05, "level of the flip test and of the intervals")
-	f.StringVar(&o.Test, "test", "score", "flip test with one epoch per case: score (McNemar score test) or exact (exact McNemar)")
+	f.StringVar(&o.Test, "test", "exact", "flip test with one epoch per case: exact (exact McNemar) or score (McNemar score test)")
 	f.Float64Var(&o.IdenticalThreshold, "identical-threshold", 0.95, "at temperature 0, drifted when the upper bound of the identical-output rate's interval is below this")
 	f.BoolVar(&o.IgnoreFingerprints, "ignore-fingerprints", false, "show a changed model fingerprint without calling it drift (for providers that rotate fingerprints)")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different dataset versions, pair only the cases both measured instead of refusing")
@@ -49,7 +49,7 @@ epoch:
 
   - the verdict flip rate (flipped / paired) with its Wilson interval, and
     a test of whether the flips lean one way, with its direction: McNemar's
-    score test on the primary verdicts (--test exact: exact McNemar); with
+    exact test on the primary verdicts (--test score: the score test); with
     several epochs the paired t-test on per-case mean verdicts; with a
     cluster tag a cluster-robust t-test on G−1 degrees of freedom;
   - the rate of byte-identical raw outputs, with its interval;

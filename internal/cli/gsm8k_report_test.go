@@ -13,10 +13,13 @@ import (
 
 // The decision report on the four recorded GSM8K configurations matches an
 // independent computation: pass rates and Wilson intervals (statsmodels),
-// paired differences, Newcombe intervals, McNemar exact p-values and Holm
-// adjustments (statsmodels and the published formulas, in
-// internal/stats/testdata/paired.py), and the per-tier table counted here
+// paired differences, the McNemar score test with Tango's interval and Holm
+// (internal/analysis/testdata/comparisons.py, from statsmodels and scipy),
+// and under --test exact Newcombe intervals and McNemar exact p-values
+// (internal/stats/testdata/paired.py), and the per-tier table counted here
 // from the data (tier = number of "<<" calculator steps in the solution).
+// The switch from exact McNemar to the score test changes no verdict: five
+// pairs stay b_better and one a_better.
 func TestGSM8KReportMatchesReference(t *testing.T) {
 	data := sharedData(t)
 	db := filepath.Join(t.TempDir(), "assay.db")
@@ -24,11 +27,7 @@ func TestGSM8KReportMatchesReference(t *testing.T) {
 	if inv := runCLI(t, e, "run", gsm8kSpec(t, data), "--db", db); inv.code != 0 {
 		t.Fatalf("run: %s", inv.stderr)
 	}
-	inv := runCLI(t, e, "report", "--db", db, "--format", "json")
-	if inv.code != 0 {
-		t.Fatalf("report: %s", inv.stderr)
-	}
-	var rep struct {
+	type report struct {
 		Targets []struct {
 			Name    string
 			Primary struct {
@@ -43,6 +42,7 @@ func TestGSM8KReportMatchesReference(t *testing.T) {
 			Delta, SE float64
 			CI        [2]float64
 			Test      string
+			CIMethod  string  `json:"ci_method"`
 			PValue    float64 `json:"p_value"`
 			PAdjusted float64 `json:"p_adjusted"`
 			Verdict   string
@@ -50,11 +50,80 @@ func TestGSM8KReportMatchesReference(t *testing.T) {
 			BOnly     int `json:"b_only"`
 		}
 	}
-	if err := json.Unmarshal([]byte(inv.stdout), &rep); err != nil {
-		t.Fatal(err)
+	reportOf := func(flags ...string) report {
+		inv := runCLI(t, e, append([]string{"report", "--db", db, "--format", "json"}, flags...)...)
+		if inv.code != 0 {
+			t.Fatalf("report %v: %s", flags, inv.stderr)
+		}
+		var rep report
+		if err := json.Unmarshal([]byte(inv.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
 	}
+	rep := reportOf()
+	exact := reportOf("--test", "exact")
 
 	root := repoRoot(t)
+	rel := func(got, want float64) bool {
+		return math.Abs(got-want) <= 1e-6*math.Max(math.Abs(want), 1e-300)
+	}
+	verdictOf := func(delta float64) string {
+		if delta < 0 {
+			return "b_better"
+		}
+		return "a_better"
+	}
+
+	// The default: McNemar score test, Tango's interval.
+	var score struct {
+		GSM8K []struct {
+			A, B      string
+			AOnly     int `json:"a_only"`
+			BOnly     int `json:"b_only"`
+			Delta     float64
+			CI        [2]float64
+			P         float64
+			PAdjusted float64 `json:"p_adjusted"`
+			Verdict   string
+		} `json:"gsm8k"`
+	}
+	b, err := os.ReadFile(filepath.Join(root, "internal", "analysis", "testdata", "comparisons.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &score); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Comparisons) != 6 || len(score.GSM8K) != 6 {
+		t.Fatalf("%d comparisons in the report, %d in the reference; want 6", len(rep.Comparisons), len(score.GSM8K))
+	}
+	for _, g := range score.GSM8K {
+		found := false
+		for _, c := range rep.Comparisons {
+			if c.A != g.A || c.B != g.B {
+				continue
+			}
+			found = true
+			if c.N != 1319 || c.AOnly != g.AOnly || c.BOnly != g.BOnly || c.Test != "mcnemar_score" || c.CIMethod != "tango" {
+				t.Errorf("%s vs %s: n %d, discordant %d/%d (%s, %s); reference 1319, %d/%d", g.A, g.B, c.N, c.AOnly, c.BOnly, c.Test, c.CIMethod, g.AOnly, g.BOnly)
+			}
+			if math.Abs(c.Delta-g.Delta) > 1e-6 || math.Abs(c.CI[0]-g.CI[0]) > 1e-6 || math.Abs(c.CI[1]-g.CI[1]) > 1e-6 {
+				t.Errorf("%s vs %s: delta %v ci %v; reference %v %v", g.A, g.B, c.Delta, c.CI, g.Delta, g.CI)
+			}
+			if !rel(c.PValue, g.P) || !rel(c.PAdjusted, g.PAdjusted) {
+				t.Errorf("%s vs %s: p %g (adjusted %g); reference %g (Holm %g)", g.A, g.B, c.PValue, c.PAdjusted, g.P, g.PAdjusted)
+			}
+			if c.Verdict != g.Verdict || c.Verdict != verdictOf(g.Delta) {
+				t.Errorf("%s vs %s: verdict %s, reference %s", g.A, g.B, c.Verdict, g.Verdict)
+			}
+		}
+		if !found {
+			t.Errorf("no comparison of %s and %s", g.A, g.B)
+		}
+	}
+
+	// --test exact: exact McNemar, Newcombe's interval.
 	var golden struct {
 		GSM8K struct {
 			Pairs []struct {
@@ -68,27 +137,24 @@ func TestGSM8KReportMatchesReference(t *testing.T) {
 			}
 		} `json:"gsm8k"`
 	}
-	b, err := os.ReadFile(filepath.Join(root, "internal", "stats", "testdata", "paired.json"))
+	b, err = os.ReadFile(filepath.Join(root, "internal", "stats", "testdata", "paired.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &golden); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Comparisons) != 6 || len(golden.GSM8K.Pairs) != 6 {
-		t.Fatalf("%d comparisons in the report, %d in the reference; want 6", len(rep.Comparisons), len(golden.GSM8K.Pairs))
-	}
-	rel := func(got, want float64) bool {
-		return math.Abs(got-want) <= 1e-6*math.Max(math.Abs(want), 1e-300)
+	if len(exact.Comparisons) != 6 || len(golden.GSM8K.Pairs) != 6 {
+		t.Fatalf("%d comparisons in the report, %d in the reference; want 6", len(exact.Comparisons), len(golden.GSM8K.Pairs))
 	}
 	for _, g := range golden.GSM8K.Pairs {
 		found := false
-		for _, c := range rep.Comparisons {
+		for _, c := range exact.Comparisons {
 			if c.A != g.A || c.B != g.B {
 				continue
 			}
 			found = true
-			if c.N != 1319 || c.AOnly != g.AOnly || c.BOnly != g.BOnly || c.Test != "mcnemar_exact" {
+			if c.N != 1319 || c.AOnly != g.AOnly || c.BOnly != g.BOnly || c.Test != "mcnemar_exact" || c.CIMethod != "newcombe" {
 				t.Errorf("%s vs %s: n %d, discordant %d/%d (%s); reference 1319, %d/%d", g.A, g.B, c.N, c.AOnly, c.BOnly, c.Test, g.AOnly, g.BOnly)
 			}
 			if math.Abs(c.Delta-g.Delta) > 1e-6 || math.Abs(c.SE-g.SE) > 1e-6 ||
@@ -98,12 +164,8 @@ func TestGSM8KReportMatchesReference(t *testing.T) {
 			if !rel(c.PValue, g.PExact) || !rel(c.PAdjusted, g.Holm) {
 				t.Errorf("%s vs %s: p %g (adjusted %g); reference %g (Holm %g)", g.A, g.B, c.PValue, c.PAdjusted, g.PExact, g.Holm)
 			}
-			want := "a_better"
-			if g.Delta < 0 {
-				want = "b_better"
-			}
-			if c.Verdict != want {
-				t.Errorf("%s vs %s: verdict %s, want %s", g.A, g.B, c.Verdict, want)
+			if c.Verdict != verdictOf(g.Delta) {
+				t.Errorf("%s vs %s: verdict %s, want %s", g.A, g.B, c.Verdict, verdictOf(g.Delta))
 			}
 		}
 		if !found {

@@ -567,7 +567,7 @@ func diffElide(s string, n int) string {
 }
 
 // driftTests names the flip tests a drift check used (one per design; the
-// McNemar score test when no target was compared).
+// exact McNemar test, drift's default, when no target was compared).
 func driftTests(r *analysis.DriftReport) string {
 	var names []string
 	for _, t := range r.Targets {
@@ -576,7 +576,7 @@ func driftTests(r *analysis.DriftReport) string {
 		}
 	}
 	if len(names) == 0 {
-		return analysis.TestLabel(stats.TestMcNemarScore)
+		return analysis.TestLabel(stats.TestMcNemarExact)
 	}
 	return strings.Join(names, ", ")
 }
