@@ -36,10 +36,10 @@ func (o *gateOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Baseline, "baseline", "", "the baseline: a baseline file (assay baseline export) or a run ID, ID prefix or latest")
 	f.StringArrayVar(&o.Rules, "rule", nil, "a gate rule, e.g. 'primary max_drop=5%' (repeatable; replaces the spec's gate rules)")
 	f.StringVar(&o.Targets, "targets", "", "gate only these targets (comma-separated)")
-	f.BoolVar(&o.Strict, "strict", false, "decide on point estimates alone: a worsening beyond a threshold fails even when the data cannot confirm it")
+	f.BoolVar(&o.Strict, "strict", false, "fail an inconclusive check too: every check must show it is within its limit (a non-inferiority test)")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different datasets, compare the cases both have instead of refusing")
 	f.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "gate a candidate run that did not finish (interrupted or failed) on the results it stored, instead of refusing")
-	f.Float64Var(&o.Alpha, "alpha", 0, "significance level of the paired tests (default: the spec's gate.alpha, else 0.05)")
+	f.Float64Var(&o.Alpha, "alpha", 0, "level of the one-sided tests at the limits: the run's false-fail rate over all its checks (default: the spec's gate.alpha, else 0.05)")
 	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.GateFormats, "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to FILE (the text report still goes to stdout)")
 	f.StringVar(&o.Summary, "summary", "", "also write the Markdown report to FILE, e.g. \"$GITHUB_STEP_SUMMARY\" or a file to post as a pull-request comment")
@@ -53,13 +53,22 @@ func newGateCommand(g *Globals) *cobra.Command {
 		Long: `Gate a candidate run against a baseline: a baseline file written by
 'assay baseline export' (committed beside the spec, so CI needs no database),
 or a stored run. Each rule — from the candidate run's spec (gate:) or from
---rule flags — is checked on every target both runs have, paired by case:
+--rule flags — is checked on every target both runs have, paired by case,
+with one-sided tests at the limit the rule sets:
 
-  pass          within the rule's limit
-  fail          beyond the limit, and the paired test confirms the worsening
-                (p < alpha and the interval excludes no change)
-  inconclusive  beyond the limit, but the data cannot confirm it; it passes
-                unless --strict (which decides on the point estimate alone)
+  fail          the data show the limit is crossed: the one-sided 1-alpha
+                bound on the good side is beyond it, after Holm over every
+                check of the run (a run with no limit truly crossed fails
+                with at most alpha chance)
+  pass          the data show it is within the limit: the bound on the bad
+                side is within it
+  inconclusive  neither; it passes unless --strict (which then makes every
+                check a non-inferiority test)
+
+Pass/fail rates are compared by the McNemar score test (Tango's bounds),
+per-case means (epochs) and cost by the paired t-test; when cases carry a
+cluster tag, by the cluster-robust t on the clusters. The p95 latency rule
+needs at least 30 paired cases (inconclusive below).
 
 With no rules the gate checks that the primary scorer's rate does not drop
 more than 5% relative to the baseline. A target of the baseline missing from

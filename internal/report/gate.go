@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/assay-eval/assay/internal/gate"
@@ -74,6 +75,22 @@ func gateSide(s gate.Side) string {
 	return src + ", " + strings.Join(parts, ", ")
 }
 
+// gateDecision says how a check is decided and what the run's false-fail
+// rate is.
+func gateDecision(r *gate.Result) string {
+	lv := strconv.FormatFloat(100*(1-r.Alpha), 'f', -1, 64) + "%"
+	fam := "the run's one check"
+	if r.Family != 1 {
+		fam = fmt.Sprintf("the run's %d checks", r.Family)
+	}
+	s := fmt.Sprintf("a check fails when its one-sided %s bound is beyond the limit (Holm over %s: a run with no limit truly crossed fails with at most %s chance), passes when the other bound is within it",
+		lv, fam, strconv.FormatFloat(100*r.FalseFailRate, 'f', -1, 64)+"%")
+	if r.Strict {
+		return s + "; otherwise it fails (--strict)"
+	}
+	return s + "; otherwise it is inconclusive and passes (--strict fails it)"
+}
+
 func gateRules(r *gate.Result) string {
 	s := strings.Join(r.Rules, "; ")
 	if r.DefaultRules {
@@ -93,6 +110,7 @@ func GateText(w io.Writer, r *gate.Result) error {
 		b.WriteString(" · strict")
 	}
 	fmt.Fprintf(&b, " · rules: %s\n", oneLine(gateRules(r)))
+	fmt.Fprintf(&b, "  %s\n", gateDecision(r))
 	for _, t := range r.Targets {
 		fmt.Fprintf(&b, "\ntarget %s: %s\n", oneLine(t.Name), gateVerdictWord(t.Verdict))
 		if t.Reason != "" {
@@ -126,14 +144,14 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 	fmt.Fprintf(&b, "### %s assay gate: %s\n\n", gateIcon[r.Verdict], r.Verdict)
 	fmt.Fprintf(&b, "%s · %s cases compared · α = %g", mdText(gateTally(r)), units.Count(r.Cases), r.Alpha)
 	if r.Strict {
-		b.WriteString(" · strict (point estimates decide)")
+		b.WriteString(" · strict (a check must show it is within its limit)")
 	}
-	b.WriteString("\n\n")
+	b.WriteString("\n\n" + mdText(gateDecision(r)) + ".\n\n")
 	fmt.Fprintf(&b, "- **Candidate:** %s\n", mdText(gateSide(r.Candidate)))
 	fmt.Fprintf(&b, "- **Baseline:** %s\n", mdText(gateSide(r.Baseline)))
 	fmt.Fprintf(&b, "- **Rules:** %s\n\n", mdText(gateRules(r)))
 
-	b.WriteString("| Target | Rule | Verdict | Baseline | Candidate | Δ | CI | p | n | Allowed |\n")
+	fmt.Fprintf(&b, "| Target | Rule | Verdict | Baseline | Candidate | Δ | One-sided %s bounds | p (fail, Holm) | n | Allowed |\n", strconv.FormatFloat(100*(1-r.Alpha), 'f', -1, 64)+"%")
 	b.WriteString("|---|---|---|---:|---:|---:|---|---:|---:|---:|\n")
 	for _, t := range r.Targets {
 		if t.Missing {
@@ -142,7 +160,7 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 		}
 		for _, c := range t.Checks {
 			allowed := gateCell(gate.FormatAmount(c.Metric, float64(c.Threshold)))
-			ciCell := gateCell(gate.FormatInterval(c.Metric, c.CI, c.Kind == "worsening"))
+			ciCell := gateCell(gate.FormatInterval(c.Metric, c.Bounds, c.Kind == "worsening"))
 			if c.Kind != "worsening" {
 				op := "≥ "
 				if c.Kind == "ceiling" {
@@ -153,7 +171,7 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 			fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				mdText(t.Name), mdText(c.Rule), gateIcon[c.Verdict], gateMDVerdict(c.Verdict),
 				gateCell(gate.FormatValue(c.Metric, float64(c.Baseline))), gateCell(gate.FormatValue(c.Metric, float64(c.Candidate))),
-				gateCell(gate.FormatDelta(c.Metric, float64(c.Delta))), ciCell, gateCell(units.PValue(float64(c.PValue))), units.Count(c.N), allowed)
+				gateCell(gate.FormatDelta(c.Metric, float64(c.Delta))), ciCell, gateCell(units.PValue(float64(c.PFailAdjusted))), units.Count(c.N), allowed)
 		}
 	}
 	b.WriteString("\n")
@@ -224,6 +242,9 @@ func GateJUnit(w io.Writer, r *gate.Result) error {
 		{Name: "baseline", Value: oneLine(gateSide(r.Baseline))},
 		{Name: "alpha", Value: fmt.Sprint(r.Alpha)},
 		{Name: "strict", Value: fmt.Sprint(r.Strict)},
+		{Name: "checks_adjusted", Value: fmt.Sprint(r.Family)},
+		{Name: "family_wise_false_fail_rate", Value: fmt.Sprint(r.FalseFailRate)},
+		{Name: "decision", Value: gateDecision(r)},
 		{Name: "cases", Value: fmt.Sprint(r.Cases)},
 	}
 	for i, wn := range r.Warnings {

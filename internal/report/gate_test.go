@@ -214,7 +214,7 @@ func TestGateJUnitParsesWithHostileText(t *testing.T) {
 		t.Errorf("raw markup or control characters in the XML")
 	}
 	for _, c := range doc.Suites[0].Cases {
-		if c.Failure != nil && !strings.Contains(c.Failure.Message, "confirmed drop") && !strings.Contains(c.Failure.Message, "below the floor") {
+		if c.Failure != nil && !strings.Contains(c.Failure.Message, "more than the 4.0 pts allowed") && !strings.Contains(c.Failure.Message, "below the floor") {
 			t.Errorf("failure message %q does not say why", c.Failure.Message)
 		}
 		if c.Skipped != nil && !strings.HasPrefix(c.Skipped.Message, "inconclusive: ") {
@@ -262,5 +262,26 @@ func TestGateJSONAndText(t *testing.T) {
 	}
 	if !strings.HasPrefix(b.String(), "assay gate: FAIL (") {
 		t.Errorf("text starts %q", b.String()[:40])
+	}
+	// The run says what it controls: Holm over every check that could be
+	// tested (a check with no case is not), at most alpha false fails.
+	tested := 0
+	for _, tr := range res.Targets {
+		for _, c := range tr.Checks {
+			if c.N > 0 {
+				tested++
+			}
+		}
+	}
+	want := fmt.Sprintf("Holm over the run's %d checks: a run with no limit truly crossed fails with at most 5%% chance", tested)
+	if tested < 2 || !strings.Contains(b.String(), want) {
+		t.Errorf("text does not say %q:\n%s", want, b.String())
+	}
+	var md bytes.Buffer
+	if err := GateMarkdown(&md, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), want) || !strings.Contains(md.String(), "| One-sided 95% bounds | p (fail, Holm) |") {
+		t.Errorf("markdown does not say %q or lacks the bounds column:\n%s", want, md.String())
 	}
 }
