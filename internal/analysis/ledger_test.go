@@ -185,7 +185,7 @@ func TestLedgerBestOfIdenticalVariantsIsNoWin(t *testing.T) {
 				best = v
 			}
 		}
-		l := buildLedger(vs, ci, best, 0, 0.05, 0.02, stats.TestMcNemarExact)
+		l := buildLedger(vs, ci, best, 0, 0.05, 0.02, stats.TestMcNemarScore)
 		if l.UncorrectedVerdict == stats.VerdictABetter {
 			uncorrected++
 		}
