@@ -93,8 +93,9 @@ func ClusteredPaired(a, b []float64, clusters []string, alpha float64) (Paired, 
 // the effective sample size n_eff = mean·(1 − mean)/se² (n over the design
 // effect; at most n for pass/fail values): it stays inside [0, 1], keeps its
 // coverage near 0 and 1 where mean ± t·se does not, and is never a point.
-// With no spread to estimate (se = 0, as when every case passed) n_eff is G:
-// the clusters are all the evidence there is. For values near the middle of
+// With no spread to estimate (se = 0, as when every case passed, or below a
+// billionth of the binomial SE, which is rounding) n_eff is G: the clusters
+// are all the evidence there is. For values near the middle of
 // the scale it is mean ± t·se to within O(1/n_eff). Other values get
 // mean ± t·se.
 //
@@ -123,7 +124,9 @@ func ClusteredMeanCI(xs []float64, clusters []string, alpha float64) (mean, se f
 	}
 	v := mean * (1 - mean)
 	neff := float64(g)
-	if se > 0 && v > 0 {
+	// A standard error below a billionth of the binomial one is rounding
+	// of a zero (cluster sums that cancel exactly): no spread either.
+	if se > 1e-9*math.Sqrt(v/float64(len(xs))) && v > 0 {
 		neff = v / (se * se)
 		if binary {
 			neff = math.Min(neff, float64(len(xs)))

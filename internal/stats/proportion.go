@@ -1,8 +1,24 @@
-// Package stats is pure math for honest numbers: intervals for proportions,
-// standard errors of means (plain, clustered and over epochs), bootstrap
-// intervals, and (in the files on paired comparisons) paired tests,
-// multiplicity and power. It does no I/O, keeps no state, and knows nothing
-// of runs, stores or reports: it must not import any assay package.
+// Package stats is pure math for honest numbers: intervals for proportions
+// (Wilson, Clopper–Pearson, Jeffreys; Wilson on a design-effect sample size
+// for rates over epochs, EpochRateCI), standard errors of means (plain,
+// clustered with CR1 and t on G−1, over epochs), bootstrap intervals, paired
+// comparisons and their decisions, multiplicity and power.
+//
+// Paired comparisons (Paired, with one-sided PValueBelow/PValueAbove at any
+// difference for the gate's limits): pass/fail by default with the McNemar
+// score test and Tango's score interval, which inverts it, so the interval
+// excludes 0 exactly when p < alpha (PairedBinaryTable); exact McNemar with
+// Newcombe's interval on request (PairedBinaryExact); scores and epochs
+// with the paired t-test (PairedMeans); clustered cases with the CR1
+// cluster-robust t-test on G−1 degrees of freedom (ClusteredPaired), since
+// a case-level test declares false winners far beyond its level when the
+// difference varies by cluster. Power and sample size for the score test
+// and for the gate's non-inferiority decision. The simulations in
+// decision_sim_test.go record the false-winner rates, sizes and coverages
+// these choices achieve.
+//
+// It does no I/O, keeps no state, and knows nothing of runs, stores or
+// reports: it must not import any assay package.
 // Every function is checked against an independent implementation
 // (statsmodels or scipy; see testdata/*.py for the scripts that produced the
 // golden vectors and how to regenerate them).

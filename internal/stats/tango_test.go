@@ -252,3 +252,71 @@ func TestTangoPublished(t *testing.T) {
 		t.Errorf("Cavo: score p %.6f z %.3f, published 0.033006, -2.132", p.PValue, TangoZ(PairTable{59, 6, 16, 80}, 0))
 	}
 }
+
+// TestTangoZDecreasing: the interval is the acceptance region of the test
+// only if T falls as d0 rises; checked on a fine grid for every table of up
+// to 25 cases.
+func TestTangoZDecreasing(t *testing.T) {
+	for n := 1; n <= 25; n++ {
+		for b := 0; b <= n; b++ {
+			for c := 0; b+c <= n; c++ {
+				tab := PairTable{Both: n - b - c, AOnly: b, BOnly: c}
+				prev := math.Inf(1)
+				for i := 0; i <= 400; i++ {
+					d0 := -1 + float64(i)/200
+					z := TangoZ(tab, d0)
+					if z > prev {
+						t.Fatalf("%+v: T(%v) = %v rises above T just before, %v", tab, d0, z, prev)
+					}
+					prev = z
+				}
+			}
+		}
+	}
+}
+
+// FuzzRateIntervals: any case means, cluster labels and epochs give
+// EpochRateCI and ClusteredMeanCI intervals inside [0, 1] that hold the
+// rate and are never a point, and a ClusteredPaired interval that holds
+// its Delta — or NaN where documented.
+func FuzzRateIntervals(f *testing.F) {
+	f.Add([]byte{255, 255, 255, 255}, []byte{0, 0, 1, 1}, 3)
+	f.Add([]byte{0, 0, 0}, []byte{1, 2, 3}, 1)
+	f.Add([]byte{10, 200, 30, 128, 77}, []byte{0, 1, 0, 1, 2}, 5)
+	f.Fuzz(func(t *testing.T, raw, labels []byte, epochs int) {
+		if len(raw) == 0 || len(raw) > 500 || epochs < 1 || epochs > 50 {
+			return
+		}
+		means := make([]float64, len(raw))
+		other := make([]float64, len(raw))
+		cl := make([]string, len(raw))
+		for i, r := range raw {
+			// Multiples of 1/epochs, as epoch pass fractions are.
+			means[i] = math.Round(float64(r)/255*float64(epochs)) / float64(epochs)
+			other[i] = 1 - means[i]
+			if i < len(labels) {
+				cl[i] = string(rune('a' + labels[i]%8))
+			}
+		}
+		var sum float64
+		for _, m := range means {
+			sum += m
+		}
+		rate := sum / float64(len(means))
+		ci, method := EpochRateCI(means, epochs, 0.05)
+		if method != EpochRateMethod || !(ci.Lo >= 0 && ci.Lo < ci.Hi && ci.Hi <= 1 && ci.Lo <= rate+1e-12 && rate <= ci.Hi+1e-12) {
+			t.Fatalf("EpochRateCI(%v, %d) = %v %q, rate %v", means, epochs, ci, method, rate)
+		}
+		_, _, cci, df := ClusteredMeanCI(means, cl, 0.05)
+		if df >= 1 && !(cci.Lo >= 0 && cci.Lo < cci.Hi && cci.Hi <= 1 && cci.Lo <= rate+1e-12 && rate <= cci.Hi+1e-12) {
+			t.Fatalf("ClusteredMeanCI(%v, %v) = %v (df %d), rate %v", means, cl, cci, df, rate)
+		}
+		p, err := ClusteredPaired(means, other, cl, 0.05)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Clusters >= 2 && !(p.CI.Lo <= p.Delta+1e-12 && p.Delta <= p.CI.Hi+1e-12 && p.PValue >= 0 && p.PValue <= 1) {
+			t.Fatalf("ClusteredPaired: %+v", p)
+		}
+	})
+}
