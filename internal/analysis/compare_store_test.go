@@ -87,8 +87,15 @@ func storedRun(t *testing.T, targets []string, epochs int, tags []map[string]str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st, putRun(t, st, "20260101-000001-aaaaaa", targets, epochs, tags, pass)
+}
+
+// putRun stores a complete run in st (see storedRun).
+func putRun(t *testing.T, st store.Store, id string, targets []string, epochs int, tags []map[string]string, pass func(target string, c, e int) bool) *store.Run {
+	t.Helper()
+	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &store.Run{ID: "20260101-000001-aaaaaa", Spec: "s", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
+	r := &store.Run{ID: id, Spec: "s", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
 		Targets: targets, Cases: len(tags), Epochs: epochs, Status: "complete", Started: t0}
 	if err := st.CreateRun(ctx, r); err != nil {
 		t.Fatal(err)
@@ -107,7 +114,7 @@ func storedRun(t *testing.T, targets []string, epochs int, tags []map[string]str
 			for e := 1; e <= epochs; e++ {
 				id := fmt.Sprintf("c%03d", c)
 				ok := pass(tg, c, e-1)
-				results = append(results, store.Result{RunID: r.ID, CaseID: id, Target: tg, Epoch: e, Raw: "x", CreatedAt: t0})
+				results = append(results, store.Result{RunID: r.ID, CaseID: id, Target: tg, Epoch: e, Raw: "x", LatencyMS: 10, CreatedAt: t0})
 				shape := "pass"
 				if !ok {
 					shape = "silent"
@@ -120,7 +127,7 @@ func storedRun(t *testing.T, targets []string, epochs int, tags []map[string]str
 	if err := st.PutResults(ctx, results, scores); err != nil {
 		t.Fatal(err)
 	}
-	return st, r
+	return r
 }
 
 func relNear(got, want, tol float64) bool {
@@ -291,5 +298,94 @@ func TestOptionsChooseTestAndRateInterval(t *testing.T) {
 	}
 	if _, err := Analyze(context.Background(), st, run, Options{NoLedger: true, Test: "midp"}); err == nil || !strings.Contains(err.Error(), "score") {
 		t.Errorf("an unknown test gave %v, want an error naming the valid ones", err)
+	}
+}
+
+// compare (run against run) and drift on cases with a cluster tag: both
+// pair the per-case values by cluster, with the cluster-robust t on G − 1
+// degrees of freedom, and warn below 30 clusters. The numbers are those of
+// stats.ClusteredPaired on the same per-case values (checked against
+// statsmodels in internal/stats).
+func TestRunComparisonAndDriftAreClustered(t *testing.T) {
+	const G, m = 12, 3
+	tags := make([]map[string]string, G*m)
+	for i := range tags {
+		tags[i] = map[string]string{"cluster": fmt.Sprintf("k%02d", i/m)}
+	}
+	// Before passes every case; after fails every case of clusters 0–3 and
+	// the first case of clusters 4–5: a drop that is all in a few clusters.
+	afterPass := func(c int) bool { k := c / m; return !(k < 4 || (k < 6 && c%m == 0)) }
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	before := putRun(t, st, "20260101-000001-aaaaaa", []string{"oa"}, 1, tags, func(string, int, int) bool { return true })
+	after := putRun(t, st, "20260101-000002-bbbbbb", []string{"oa"}, 1, tags, func(_ string, c, _ int) bool { return afterPass(c) })
+	var a, b []float64
+	var cl []string
+	for i := range tags {
+		a, b = append(a, b2f(afterPass(i))), append(b, 1)
+		cl = append(cl, tags[i]["cluster"])
+	}
+	want, err := stats.ClusteredPaired(a, b, cl, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rc, err := CompareRuns(ctx, st, before, after, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rc.Comparisons[0]
+	if c.Test != stats.TestClusterT || c.DF != G-1 || c.Clusters != G || !relNear(c.PValue, want.PValue, 1e-12) || !relNear(c.CI[0], want.CI.Lo, 1e-5) {
+		t.Errorf("compare: %+v; want cluster_t on %d df over %d clusters, p %v, ci %v", c, G-1, G, want.PValue, want.CI)
+	}
+	if !slices.ContainsFunc(rc.Warnings, func(w string) bool { return strings.Contains(w, "only 12 clusters") }) {
+		t.Errorf("compare: no warning about 12 clusters in %q", rc.Warnings)
+	}
+
+	dr, err := Drift(ctx, st, before, after, DriftOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := dr.Targets[0].Flips
+	if f.Test != stats.TestClusterT || f.DF != G-1 || f.Clusters != G || !relNear(f.PValue, want.PValue, 1e-12) || f.PassToFail != 14 {
+		t.Errorf("drift flips %+v; want cluster_t on %d df over %d clusters, p %v, 14 pass→fail", f, G-1, G, want.PValue)
+	}
+	if !slices.ContainsFunc(dr.Warnings, func(w string) bool { return strings.Contains(w, "only 12 clusters") }) {
+		t.Errorf("drift: no warning about 12 clusters in %q", dr.Warnings)
+	}
+}
+
+// With several epochs, drift's flip test is the paired t on each case's
+// mean verdict (after − before), and flips.test says so: the flips of the
+// epochs of one case are not independent McNemar pairs.
+func TestDriftWithEpochsIsPairedT(t *testing.T) {
+	tags := make([]map[string]string, 20)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	before := putRun(t, st, "20260101-000001-aaaaaa", []string{"oa"}, 2, tags, func(string, int, int) bool { return true })
+	after := putRun(t, st, "20260101-000002-bbbbbb", []string{"oa"}, 2, tags, func(_ string, c, e int) bool { return c%4 != 0 || e == 0 })
+	var a, b []float64
+	for c := range tags {
+		a, b = append(a, map[bool]float64{true: 1, false: 0.5}[c%4 != 0]), append(b, 1)
+	}
+	want, err := stats.PairedMeans(a, b, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr, err := Drift(ctx, st, before, after, DriftOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := dr.Targets[0].Flips
+	if f.Test != stats.TestPairedT || f.DF != 19 || !relNear(f.PValue, want.PValue, 1e-12) || f.PassToFail != 5 || f.N != 40 {
+		t.Errorf("drift flips %+v; want paired_t on 19 df, p %v, 5 pass→fail of 40", f, want.PValue)
 	}
 }
