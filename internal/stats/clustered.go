@@ -7,6 +7,11 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
+// FewClusters is the number of clusters below which cluster-robust
+// inference is approximate (the t on G−1 keeps the level, but intervals are
+// wide and CR1 itself is noisy): reports warn when G < FewClusters.
+const FewClusters = 30
+
 // ClusteredPaired compares targets A and B on the same cases when the cases
 // fall into clusters that may be correlated (several questions about one
 // passage, one user's conversations): a[i] and b[i] are case i's values

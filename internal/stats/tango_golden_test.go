@@ -172,9 +172,9 @@ func TestNonInferiorityPowerMatchesReference(t *testing.T) {
 // TestScorePowerAgainstExact: the power and sample size assay plan quotes
 // for the score test are the normal approximation (Connor 1987); the exact
 // power of the test, enumerated over the trinomial by testdata/tango.py,
-// is within 3 points of it (2.6 at most measured), and at the sample size returned for 80% power
-// the test delivers at least 80% (80.4–82.6% measured; exact McNemar
-// delivers 76–78% there).
+// is within 3 points of it (2.6 at most measured), and at the sample size
+// returned for 80% power the test delivers at least 80% (80.4–82.6%
+// measured; exact McNemar delivers 76–78% there).
 func TestScorePowerAgainstExact(t *testing.T) {
 	for _, v := range loadTangoGolden(t).ScorePower {
 		got, err := McNemarScorePower(v.N, v.PDisc, v.Delta, v.Alpha)
