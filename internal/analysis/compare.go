@@ -255,7 +255,7 @@ func pairDense(a, b *verdicts, ci *caseIndex, o pairing) (Comparison, bool) {
 // minClusters is the number of clusters below which a cluster-robust
 // interval is known to be too narrow (Cameron and Miller 2015): the t on
 // G−1 degrees of freedom helps, and the report says so.
-const minClusters = 30
+const minClusters = stats.FewClusters
 
 // clusterWarnings says when comparisons rest on few clusters.
 func clusterWarnings(cs []Comparison) []string {
