@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,6 +102,30 @@ func TestQuickstartVerdictsAgreeWithIntervals(t *testing.T) {
 		if text.code != 0 || !strings.Contains(text.stdout, tc.name) {
 			t.Errorf("%v: the text report does not name the %s:\n%s", tc.flags, tc.name, text.stdout)
 		}
+	}
+	// --ci cp: Clopper–Pearson for a rate of one verdict per case;
+	// statsmodels proportion_confint(24, 26, method="beta") =
+	// [0.748697, 0.990545] for model-a, and the text names it.
+	inv := runCLI(t, e, "report", "latest", "--db", db, "--format", "json", "--ci", "cp")
+	var cp struct {
+		Targets []struct {
+			Name    string
+			Primary struct {
+				Passed, N int
+				CI        [2]float64
+				CIMethod  string `json:"ci_method"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(inv.stdout), &cp); err != nil || inv.code != 0 {
+		t.Fatalf("report --ci cp: %v %s", err, inv.stderr)
+	}
+	if p := cp.Targets[0].Primary; cp.Targets[0].Name != "model-a" || p.Passed != 24 || p.CIMethod != "clopper_pearson" ||
+		math.Abs(p.CI[0]-0.748697) > 1e-4 || math.Abs(p.CI[1]-0.990545) > 1e-4 {
+		t.Errorf("--ci cp: %s %+v, want 24/26 with Clopper–Pearson [0.7487, 0.9905]", cp.Targets[0].Name, p)
+	}
+	if text := runCLI(t, e, "report", "latest", "--db", db, "--ci", "cp"); !strings.Contains(text.stdout, "passed/n with Clopper–Pearson 95% intervals") {
+		t.Errorf("--ci cp: the text report does not name Clopper–Pearson:\n%s", text.stdout)
 	}
 	for _, bad := range [][]string{{"--test", "midp"}, {"--ci", "wald"}} {
 		inv := runCLI(t, e, append([]string{"report", "latest", "--db", db}, bad...)...)
