@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -28,6 +29,8 @@ const (
 	planRates planMode = "rates"
 	// planRun: every pair of targets of a stored run, from what it observed.
 	planRun planMode = "run"
+	// planGate: the gate's power on a stored run's set (--gate).
+	planGate planMode = "gate"
 )
 
 type planOptions struct {
@@ -42,6 +45,10 @@ type planOptions struct {
 	Tags    []string
 	Scoring int
 	JSON    bool
+	// Gate plans the gate's power on the run's set; Rules replace the
+	// spec's gate rules (as gate --rule).
+	Gate  bool
+	Rules []string
 
 	// set records which flags the user gave (cmd.Flags().Changed).
 	set  map[string]bool
@@ -61,14 +68,20 @@ func (o *planOptions) AddFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.Tags, "tag", nil, "with a run: only slices of this tag key (repeatable; implies --slices)")
 	f.IntVar(&o.Scoring, "scoring", 0, "with a run: which scoring (default: the latest)")
 	f.BoolVar(&o.JSON, "json", false, "print JSON instead of text")
+	f.BoolVar(&o.Gate, "gate", false, "with a run: the gate's power to catch a worsening of twice each rule's limit on this set")
+	f.StringArrayVar(&o.Rules, "rule", nil, "with --gate: a gate rule, e.g. 'primary max_drop=5%' (repeatable; replaces the spec's gate rules)")
 }
 
 const planLong = `Plan the size of an evaluation, before or after a run.
 
-Two targets run on the same cases are compared by McNemar's test: only the
-cases passed by exactly one of them (the discordant cases) carry evidence, so
-the fraction of discordant cases decides how many cases a difference needs
-(Connor 1987, Biometrics 43:207-211).
+Two targets run on the same cases are compared by the McNemar score test,
+the test the report uses: only the cases passed by exactly one of them (the
+discordant cases) carry evidence, so the fraction of discordant cases
+decides how many cases a difference needs (Connor 1987, Biometrics
+43:207-211, is the score test's power). A report of k targets adjusts over
+its k(k-1)/2 pairs (Holm): plan from a run and its numbers are at alpha split
+over the run's pairs (slices: over the slices of their tag); plan from
+assumptions for k targets with --alpha alpha/pairs.
 
   assay plan --delta 0.03 --p-disc 0.12
       cases needed to detect a 3-point difference when 12% of cases are
@@ -79,6 +92,11 @@ the fraction of discordant cases decides how many cases a difference needs
   assay plan --p1 0.80 --p2 0.83
       cases per target from assumed pass rates, as two independent samples
       (an upper bound: a paired run on the same cases usually needs fewer)
+  assay plan RUN_ID|latest --gate [--rule RULE] [--p-disc 0.15]
+      the gate's power: for each pass/fail rule of the run's spec (or
+      --rule) and target, the chance that the gate fails a true worsening
+      of twice the rule's limit on a set of this size, at alpha split over
+      the gate's checks (Holm)
   assay plan RUN_ID|latest [--delta 0.03] [--slices] [--tag KEY]
       for every pair of targets in a stored run: the cases compared, their
       discordance, the observed difference, the minimum detectable
@@ -96,15 +114,18 @@ fractions, absent answers are null:
            achieved_power, mdd, power_at_cases}
   rates:  {mode, method, alpha, power, p1, p2, delta, cases_per_target,
            p_disc_if_independent, paired_cases_if_independent, note}
-  run:    {mode, run_id, scoring, alpha, power, delta, notes,
+  run:    {mode, run_id, scoring, alpha, alpha_per_pair, power, delta, notes,
            pairs: [{a, b, test, verdict, n, a_only, b_only, p_disc,
                     observed_delta, mdd, cases_for_observed_delta,
                     cases_for_delta, too_small, notes,
-                    slices: [{key, value, verdict, n, a_only, ...same}]}]}
+                    slices: [{key, value, verdict, alpha, n, a_only, ...same}]}]}
+  gate:   {mode, run_id, method, alpha, checks, alpha_per_check, notes,
+           rules: [{target, rule, n, limit, worsening, p_disc,
+                    p_disc_assumed, power, notes}]}
 observed_delta is rate(a) - rate(b); too_small is true when the observed
 difference is non-zero and the set cannot separate it: it is below the MDD,
-nothing is detectable, or too few cases are discordant for the report's exact
-McNemar test to reach alpha (6 at alpha 0.05).`
+nothing is detectable, or too few cases are discordant for the report's
+test to reach alpha (4 for the score test at alpha 0.05, 6 for --test exact).`
 
 func newPlanCommand(g *Globals) *cobra.Command {
 	o := &planOptions{}
@@ -115,7 +136,7 @@ func newPlanCommand(g *Globals) *cobra.Command {
 		Args:  rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			o.set = map[string]bool{}
-			for _, name := range []string{"delta", "p-disc", "cases", "p1", "p2", "slices", "tag", "scoring"} {
+			for _, name := range []string{"delta", "p-disc", "cases", "p1", "p2", "slices", "tag", "scoring", "gate", "rule", "alpha"} {
 				o.set[name] = cmd.Flags().Changed(name)
 			}
 			if len(args) == 1 {
@@ -147,7 +168,22 @@ func (o *planOptions) check() error {
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Errorf(format, a...)) }
 
 	rates := o.set["p1"] || o.set["p2"]
+	if o.set["rule"] && !o.set["gate"] {
+		return usageError{errors.New("--rule goes with --gate (assay plan RUN --gate --rule 'primary max_drop=5%'): it names a gate rule whose power to plan")}
+	}
 	switch {
+	case o.Run != "" && o.set["gate"]:
+		o.mode = planGate
+		if c := has("delta", "cases", "p1", "p2", "slices", "tag"); len(c) > 0 {
+			return usageError{fmt.Errorf("%s cannot be combined with --gate: the gate's power is for a worsening of twice each rule's limit, on the run's cases", strings.Join(c, ", "))}
+		}
+		for _, r := range o.Rules {
+			if _, err := gate.ParseRuleFlag(r); err != nil {
+				return usageError{err}
+			}
+		}
+	case o.set["gate"]:
+		return usageError{errors.New("--gate needs a run (assay plan RUN_ID|latest --gate): its cases and rates are what the gate's power is computed on")}
 	case o.Run != "":
 		o.mode = planRun
 		if c := has("p-disc", "p1", "p2", "cases"); len(c) > 0 {
@@ -172,7 +208,7 @@ func (o *planOptions) check() error {
 	default:
 		return usageError{errors.New("nothing to plan: give --delta and --p-disc (paired), --p1 and --p2 (assumed rates), or a run (RUN_ID or latest); see 'assay plan --help'")}
 	}
-	if o.mode != planRun {
+	if o.mode != planRun && o.mode != planGate {
 		if c := has("slices", "tag", "scoring"); len(c) > 0 {
 			problems = append(problems, fmt.Errorf("%s only apply to a run (assay plan RUN_ID|latest ...)", strings.Join(c, ", ")))
 		}
@@ -193,6 +229,9 @@ func (o *planOptions) check() error {
 		case !(o.Delta > 0 && o.Delta < 1):
 			bad("--delta %v: the difference to detect is a size in (0, 1), e.g. 0.03 for 3 points (its sign does not matter)", o.Delta)
 		}
+	}
+	if o.mode == planGate && o.set["p-disc"] && !(o.PDisc > 0 && o.PDisc <= 1) {
+		bad("--p-disc %v: the discordance is the fraction of cases passed by exactly one run, in (0, 1], e.g. 0.15", o.PDisc)
 	}
 	if o.mode == planPaired {
 		switch {
@@ -236,7 +275,7 @@ func (o *planOptions) check() error {
 // planPairedDoc is the JSON of `assay plan --p-disc ...`.
 type planPairedDoc struct {
 	Mode   planMode `json:"mode"`
-	Method string   `json:"method"` // "mcnemar_connor1987"
+	Method string   `json:"method"` // "mcnemar_score" (power by Connor 1987)
 	Alpha  float64  `json:"alpha"`
 	Power  float64  `json:"power"`
 	PDisc  float64  `json:"p_disc"`
@@ -275,11 +314,16 @@ type planRatesDoc struct {
 
 // planRunDoc is the JSON of `assay plan RUN_ID|latest`.
 type planRunDoc struct {
-	Mode    planMode   `json:"mode"`
-	RunID   string     `json:"run_id"`
-	Scoring int        `json:"scoring"`
-	Alpha   float64    `json:"alpha"`
-	Power   float64    `json:"power"`
+	Mode    planMode `json:"mode"`
+	RunID   string   `json:"run_id"`
+	Scoring int      `json:"scoring"`
+	Alpha   float64  `json:"alpha"`
+	// AlphaPerPair is the level the report's test faces for one pair: alpha
+	// split over the k(k−1)/2 pairs of k targets (Holm's first step: the
+	// first pair declared different is tested at alpha/pairs). The plan's
+	// numbers for pairs are at it.
+	AlphaPerPair float64    `json:"alpha_per_pair"`
+	Power        float64    `json:"power"`
 	Delta   *float64   `json:"delta"`
 	Pairs   []planPair `json:"pairs"`
 	Notes   []string   `json:"notes"`
@@ -289,7 +333,7 @@ type planRunDoc struct {
 type planPair struct {
 	A    string `json:"a"`
 	B    string `json:"b"`
-	Test string `json:"test"` // the report's test: mcnemar_exact or paired_bootstrap
+	Test string `json:"test"` // the report's test: mcnemar_score, mcnemar_exact, paired_t or cluster_t
 	// Verdict is the report's paired verdict (p-values Holm-adjusted).
 	Verdict string `json:"verdict"`
 	planEstimate
@@ -302,8 +346,11 @@ type planPair struct {
 type planSlice struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
-	// Verdict is the slice's paired verdict (unadjusted p-value).
+	// Verdict is the slice's paired verdict (Holm over the tag's slices).
 	Verdict string `json:"verdict"`
+	// Alpha is the level the slice faces: alpha split over every slice
+	// comparison of its tag (pairs × values), as the report's Holm does.
+	Alpha float64 `json:"alpha"`
 	planEstimate
 }
 
@@ -354,6 +401,15 @@ func runPlan(ctx context.Context, g *Globals, o *planOptions) error {
 			return writePlanJSON(g.Stdout, doc)
 		}
 		return writeRatesText(g.Stdout, doc)
+	case planGate:
+		doc, err := planGatePower(ctx, g, o)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return writePlanJSON(g.Stdout, doc)
+		}
+		return writeGateText(g.Stdout, doc)
 	case planRun:
 		doc, err := planFromRun(ctx, g, o)
 		if err != nil {
@@ -368,18 +424,18 @@ func runPlan(ctx context.Context, g *Globals, o *planOptions) error {
 }
 
 func planFromDiscordance(o *planOptions) (*planPairedDoc, error) {
-	doc := &planPairedDoc{Mode: planPaired, Method: "mcnemar_connor1987", Alpha: o.Alpha, Power: o.Power, PDisc: o.PDisc}
+	doc := &planPairedDoc{Mode: planPaired, Method: stats.TestMcNemarScore, Alpha: o.Alpha, Power: o.Power, PDisc: o.PDisc}
 	if o.set["delta"] {
 		d := o.Delta
 		doc.Delta = &d
-		n, err := stats.McNemarSampleSize(o.PDisc, d, o.Alpha, o.Power)
+		n, err := stats.McNemarScoreSampleSize(o.PDisc, d, o.Alpha, o.Power)
 		if err != nil {
 			// The arguments were checked: only the size can be out of reach.
 			return nil, fmt.Errorf("detecting %s at %s discordance with %s power would need more cases than any evaluation set could hold; plan for a larger difference",
 				planInPoints(d), planInPercent(o.PDisc), planInPercent(o.Power))
 		}
 		doc.CasesNeeded = &n
-		if pw, err := stats.McNemarPower(n, o.PDisc, d, o.Alpha); err == nil {
+		if pw, err := stats.McNemarScorePower(n, o.PDisc, d, o.Alpha); err == nil {
 			doc.AchievedPower = &pw
 		}
 	}
@@ -393,7 +449,7 @@ func planFromDiscordance(o *planOptions) (*planPairedDoc, error) {
 		}
 		doc.MDD = &mdd
 		if o.set["delta"] {
-			if pw, err := stats.McNemarPower(c, o.PDisc, o.Delta, o.Alpha); err == nil {
+			if pw, err := stats.McNemarScorePower(c, o.PDisc, o.Delta, o.Alpha); err == nil {
 				doc.PowerAtCases = &pw
 			}
 		}
@@ -410,7 +466,7 @@ func planFromRates(o *planOptions) (*planRatesDoc, error) {
 	doc := &planRatesDoc{Mode: planRates, Method: "two_proportion_cohen_h", Alpha: o.Alpha, Power: o.Power,
 		P1: o.P1, P2: o.P2, Delta: math.Abs(o.P1 - o.P2), CasesPerTarget: n}
 	doc.PDiscIfIndependent = o.P1*(1-o.P2) + o.P2*(1-o.P1)
-	if m, err := stats.McNemarSampleSize(doc.PDiscIfIndependent, doc.Delta, o.Alpha, o.Power); err == nil {
+	if m, err := stats.McNemarScoreSampleSize(doc.PDiscIfIndependent, doc.Delta, o.Alpha, o.Power); err == nil {
 		doc.PairedCasesIfIndependent = &m
 	}
 	doc.Note = fmt.Sprintf("%d cases per target assumes each target gets its own independent cases. "+
@@ -436,8 +492,18 @@ func planFromRun(ctx context.Context, g *Globals, o *planOptions) (*planRunDoc, 
 	if err != nil {
 		return nil, fmt.Errorf("plan: analysing run %s: %w", run.ID, err)
 	}
-	doc := &planRunDoc{Mode: planRun, RunID: rep.Run.ID, Scoring: rep.Run.Scoring, Alpha: o.Alpha, Power: o.Power,
+	doc := &planRunDoc{Mode: planRun, RunID: rep.Run.ID, Scoring: rep.Run.Scoring, Alpha: o.Alpha, AlphaPerPair: o.Alpha, Power: o.Power,
 		Pairs: []planPair{}, Notes: []string{}}
+	if m := len(rep.Comparisons); m > 1 {
+		doc.AlphaPerPair = o.Alpha / float64(m)
+	}
+	// The report's slice families: every value of a tag in every pair.
+	sliceFamily := map[string]int{}
+	for _, c := range rep.Comparisons {
+		for k, vals := range c.Slices {
+			sliceFamily[k] += len(vals)
+		}
+	}
 	if o.set["delta"] {
 		d := o.Delta
 		doc.Delta = &d
@@ -461,7 +527,7 @@ func planFromRun(ctx context.Context, g *Globals, o *planOptions) (*planRunDoc, 
 	}
 	for _, c := range rep.Comparisons {
 		p := planPair{A: c.A, B: c.B, Test: c.Test, Verdict: c.Verdict}
-		p.planEstimate = planEstimateOf(c, o)
+		p.planEstimate = planEstimateOf(c, o, doc.AlphaPerPair)
 		if o.Slices {
 			for _, k := range planSortedKeys(c.Slices) {
 				if len(o.Tags) > 0 && !slices.Contains(o.Tags, k) {
@@ -474,7 +540,8 @@ func planFromRun(ctx context.Context, g *Globals, o *planOptions) (*planRunDoc, 
 				analysis.SortValues(vals)
 				for _, v := range vals {
 					sc := c.Slices[k][v]
-					p.Slices = append(p.Slices, planSlice{Key: k, Value: v, Verdict: sc.Verdict, planEstimate: planEstimateOf(sc, o)})
+					a := o.Alpha / float64(max(1, sliceFamily[k]))
+					p.Slices = append(p.Slices, planSlice{Key: k, Value: v, Verdict: sc.Verdict, Alpha: a, planEstimate: planEstimateOf(sc, o, a)})
 				}
 			}
 			if p.Slices == nil {
@@ -490,20 +557,28 @@ func planFromRun(ctx context.Context, g *Globals, o *planOptions) (*planRunDoc, 
 		doc.Notes = append(doc.Notes, fmt.Sprintf("run %s has no two targets scored on the same cases: there is no pair to plan for", run.ID))
 	case len(rep.Comparisons) > 1:
 		m := len(rep.Comparisons)
-		doc.Notes = append(doc.Notes, fmt.Sprintf("the report adjusts the p-values of these %d pairs (Holm): the most significant pair is tested at alpha/%d; to plan for that, add --alpha %v",
-			m, m, planRoundSig(o.Alpha/float64(m))))
+		doc.Notes = append(doc.Notes, fmt.Sprintf("the report adjusts the p-values of these %d pairs (Holm): the first pair it declares different is tested at alpha/%d = %v, so every number here is at that level",
+			m, m, planRoundSig(doc.AlphaPerPair)))
 	}
 	if o.Slices {
-		doc.Notes = append(doc.Notes, "slice verdicts are not adjusted for the number of slices: they say where a difference comes from, not that it is real")
+		doc.Notes = append(doc.Notes, "the report adjusts slice p-values over every slice of a tag (Holm over pairs × values): each slice is planned at alpha split over its tag's slices (in --json, its alpha)")
 	}
 	return doc, nil
 }
 
-// estimate is what the cases of one comparison can detect.
-func planEstimateOf(c analysis.Comparison, o *planOptions) planEstimate {
+// estimate is what the cases of one comparison can detect, at the level
+// alpha it faces in the report (alpha split over its family): the power
+// of the McNemar score test the report uses (Connor's formula is its
+// asymptotic power).
+func planEstimateOf(c analysis.Comparison, o *planOptions, alpha float64) planEstimate {
 	e := planEstimate{N: c.N, AOnly: c.AOnly, BOnly: c.BOnly, Notes: []string{}}
-	if c.Test != "mcnemar_exact" {
-		e.Notes = append(e.Notes, "compared on per-case means of several epochs (paired bootstrap): the McNemar plan needs one pass/fail per case, so it is not computed")
+	switch c.Test {
+	case stats.TestMcNemarScore, stats.TestMcNemarExact:
+	case stats.TestClusterT:
+		e.Notes = append(e.Notes, "the cases carry a cluster tag and were compared by the cluster-robust t: a McNemar plan would assume independent cases and overstate what they detect, so it is not computed")
+		return e
+	default:
+		e.Notes = append(e.Notes, "compared on per-case means of several epochs (paired t): the McNemar plan needs one pass/fail per case, so it is not computed")
 		return e
 	}
 	if c.N < 1 {
@@ -517,24 +592,24 @@ func planEstimateOf(c analysis.Comparison, o *planOptions) planEstimate {
 		e.Notes = append(e.Notes, fmt.Sprintf("the targets agreed on all %d cases: with no discordance there is nothing to plan from; assume one with --p-disc", c.N))
 		return e
 	}
-	if mdd, err := stats.MinDetectableDifference(c.N, pDisc, o.Alpha, o.Power); err == nil {
+	if mdd, err := stats.MinDetectableDifference(c.N, pDisc, alpha, o.Power); err == nil {
 		e.MDD = &mdd
 	} else {
 		e.Notes = append(e.Notes, fmt.Sprintf("%d cases at %s discordance cannot detect any difference with %s power, not even %s",
 			c.N, planPercent(pDisc), planInPercent(o.Power), planPoints(pDisc)))
 	}
 	if gap > 0 {
-		if m, err := stats.McNemarSampleSize(pDisc, gap, o.Alpha, o.Power); err == nil {
+		if m, err := stats.McNemarScoreSampleSize(pDisc, gap, alpha, o.Power); err == nil {
 			e.CasesForObservedDelta = &m
 		}
 		e.TooSmall = e.MDD == nil || *e.MDD > gap
-		// Connor's formula is a normal approximation; the report decides
-		// with the exact test, which cannot reach alpha at all with too
-		// few discordant cases, however they split.
-		if disc := c.AOnly + c.BOnly; stats.McNemarExact(disc, 0) > o.Alpha {
+		// Connor's formula is a normal approximation; the report's test
+		// cannot reach alpha at all with too few discordant cases,
+		// however they split.
+		if disc := c.AOnly + c.BOnly; disc < planMinDiscordant(c.Test, alpha) {
 			e.TooSmall = true
-			e.Notes = append(e.Notes, fmt.Sprintf("only %d discordant cases: the report's exact McNemar test cannot reach p < %v with fewer than %d, however they split",
-				disc, o.Alpha, planMinDiscordant(o.Alpha)))
+			e.Notes = append(e.Notes, fmt.Sprintf("only %d discordant cases: the report's %s cannot reach p < %v with fewer than %d, however they split",
+				disc, planTestName(c.Test), planRoundSig(alpha), planMinDiscordant(c.Test, alpha)))
 		}
 		// The MDD is at the chosen power: a difference below it is still
 		// found sometimes. When the report's test found it, the cases were
@@ -547,7 +622,7 @@ func planEstimateOf(c analysis.Comparison, o *planOptions) planEstimate {
 		if o.Delta > pDisc {
 			e.Notes = append(e.Notes, fmt.Sprintf("a difference of %s needs at least %s of cases discordant; these targets disagreed on %s, so at this discordance it cannot occur",
 				planInPoints(o.Delta), planInPercent(o.Delta), planPercent(pDisc)))
-		} else if m, err := stats.McNemarSampleSize(pDisc, o.Delta, o.Alpha, o.Power); err == nil {
+		} else if m, err := stats.McNemarScoreSampleSize(pDisc, o.Delta, alpha, o.Power); err == nil {
 			e.CasesForDelta = &m
 		} else {
 			e.Notes = append(e.Notes, fmt.Sprintf("detecting %s at %s discordance would need more cases than any evaluation set could hold", planInPoints(o.Delta), planPercent(pDisc)))
@@ -564,7 +639,8 @@ func writePlanJSON(w io.Writer, doc any) error {
 
 func writePairedText(w io.Writer, d *planPairedDoc) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Paired design: both targets on the same cases (McNemar, Connor 1987), two-sided alpha %v, power %s\n", d.Alpha, planInPercent(d.Power))
+	fmt.Fprintf(&b, "Paired design: both targets on the same cases, the McNemar score test the report uses (power by Connor 1987), two-sided alpha %v, power %s\n", d.Alpha, planInPercent(d.Power))
+	b.WriteString("  (for one pair; a report of k targets splits alpha over k(k-1)/2 pairs: plan with --alpha alpha/pairs)\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  discordant cases\t%s\n", planInPercent(d.PDisc))
 	if d.Delta != nil {
@@ -607,7 +683,11 @@ func writeRatesText(w io.Writer, d *planRatesDoc) error {
 
 func writeRunText(w io.Writer, d *planRunDoc, bySlice bool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run %s (scoring %d): two-sided alpha %v, power %s", d.RunID, d.Scoring, d.Alpha, planInPercent(d.Power))
+	fmt.Fprintf(&b, "Run %s (scoring %d): McNemar score test, two-sided alpha %v", d.RunID, d.Scoring, d.Alpha)
+	if d.AlphaPerPair > 0 && d.AlphaPerPair != d.Alpha {
+		fmt.Fprintf(&b, " split over %d pairs (%v each)", planPairs(d), planRoundSig(d.AlphaPerPair))
+	}
+	fmt.Fprintf(&b, ", power %s", planInPercent(d.Power))
 	if d.Delta != nil {
 		fmt.Fprintf(&b, ", difference to detect %s", planInPoints(*d.Delta))
 	}
@@ -677,7 +757,7 @@ func writeRunText(w io.Writer, d *planRunDoc, bySlice bool) error {
 		legend := "OBSERVED is the first target's pass rate minus the second's, in points. " +
 			"MDD is the smallest difference these cases detect with this power at their discordance (none: not even a difference as large as the discordance). " +
 			"CASES FOR ... are the paired cases needed at the observed discordance (-: no difference observed, or the difference exceeds the discordance, so it cannot occur). " +
-			fmt.Sprintf("\"too few cases\" (in place of a verdict): the report found no difference, and the observed one is below the MDD, or fewer than %d cases are discordant, too few for the exact test at alpha %v.", planMinDiscordant(d.Alpha), d.Alpha)
+			fmt.Sprintf("\"too few cases\" (in place of a verdict): the report found no difference, and the observed one is below the MDD, or fewer than %d cases are discordant, too few for the McNemar score test at alpha %v.", planMinDiscordant(stats.TestMcNemarScore, d.AlphaPerPair), planRoundSig(d.AlphaPerPair))
 		if bySlice {
 			legend += " Each slice's reasons are in --json."
 		}
@@ -698,15 +778,34 @@ func writeRunText(w io.Writer, d *planRunDoc, bySlice bool) error {
 	return err
 }
 
-// planMinDiscordant is the fewest discordant cases with which the exact
-// two-sided McNemar test can reach alpha (all of them favouring one target).
-func planMinDiscordant(alpha float64) int {
+// planMinDiscordant is the fewest discordant cases with which the report's
+// two-sided test can reach alpha (all of them favouring one target): the
+// exact McNemar test, or the score test, whose p-value is then
+// 2·Φ(−√k).
+func planMinDiscordant(test string, alpha float64) int {
+	p := func(k int) float64 {
+		if test == stats.TestMcNemarExact {
+			return stats.McNemarExact(k, 0)
+		}
+		return math.Erfc(math.Sqrt(float64(k)) / math.Sqrt2)
+	}
 	k := 1
-	for k < 1<<12 && stats.McNemarExact(k, 0) > alpha {
+	for k < 1<<20 && !(p(k) < alpha) {
 		k++
 	}
 	return k
 }
+
+// planTestName names the report's pass/fail test in a note.
+func planTestName(test string) string {
+	if test == stats.TestMcNemarExact {
+		return "exact McNemar test"
+	}
+	return "McNemar score test"
+}
+
+// planPairs is the number of pairs the run's alpha is split over.
+func planPairs(d *planRunDoc) int { return int(math.Round(d.Alpha / d.AlphaPerPair)) }
 
 // points renders a difference given as a fraction in percentage points.
 func planPoints(x float64) string { return planFloat(100*x) + " points" }

@@ -134,7 +134,7 @@ func TestPlanPairedMatchesReference(t *testing.T) {
 		d := math.Abs(v.Delta)
 		doc := planJSON(t, "--delta", planFmt(d), "--p-disc", planFmt(v.PDisc), "--alpha", planFmt(v.Alpha), "--power", planFmt(v.Power))
 		planRequireKeys(t, "paired", doc, "mode", "method", "alpha", "power", "p_disc", "delta", "cases", "cases_needed", "achieved_power", "mdd", "power_at_cases")
-		if doc["mode"] != "paired" || doc["method"] != "mcnemar_connor1987" {
+		if doc["mode"] != "paired" || doc["method"] != "mcnemar_score" {
 			t.Errorf("mode/method = %v/%v", doc["mode"], doc["method"])
 		}
 		n := int(planNum(t, doc, "cases_needed"))
@@ -291,15 +291,27 @@ func planEachLine(t *testing.T, path string, f func([]byte)) {
 	}
 }
 
-// planMinExact at alpha 0.05: the two-sided exact McNemar p-value of
-// k discordant cases all on one side is 2^(1−k): 0.0625 at 5, 0.03125 at 6.
-const planMinExact = 6
+// planMinScore is the fewest discordant cases, all on one side, with which
+// the two-sided McNemar score test reaches alpha: its statistic is then
+// z = k/√k = √k, p = 2Φ(−√k) = erfc(√(k/2)) — at alpha 0.05, 4
+// (p = 0.0455; 3 gives 0.083).
+func planMinScore(alpha float64) int {
+	k := 1
+	for math.Erfc(math.Sqrt(float64(k)/2)) >= alpha {
+		k++
+	}
+	return k
+}
 
 // planCheckEstimate checks one pair or slice of `assay plan RUN --json` against
-// counts made from the example's files and the stats functions.
-func planCheckEstimate(t *testing.T, what string, e map[string]any, aOnly, bOnly, n int, delta float64) {
+// counts made from the example's files and the stats functions, at the
+// level alpha the report tests it at.
+func planCheckEstimate(t *testing.T, what string, e map[string]any, aOnly, bOnly, n int, delta, alpha float64) {
 	t.Helper()
-	planRequireKeys(t, what, planWithout(e, "a", "b", "test", "verdict", "slices", "key", "value"),
+	if planMinScore(0.05) != 4 {
+		t.Fatalf("planMinScore(0.05) = %d, want 4", planMinScore(0.05))
+	}
+	planRequireKeys(t, what, planWithout(e, "a", "b", "test", "verdict", "slices", "key", "value", "alpha"),
 		"n", "a_only", "b_only", "p_disc", "observed_delta", "mdd", "cases_for_observed_delta", "cases_for_delta", "too_small", "notes")
 	if int(planNum(t, e, "n")) != n || int(planNum(t, e, "a_only")) != aOnly || int(planNum(t, e, "b_only")) != bOnly {
 		t.Errorf("%s: n %v a_only %v b_only %v; the example's files say %d, %d, %d", what, e["n"], e["a_only"], e["b_only"], n, aOnly, bOnly)
@@ -319,7 +331,7 @@ func planCheckEstimate(t *testing.T, what string, e map[string]any, aOnly, bOnly
 		}
 		return
 	}
-	mdd, mddErr := stats.MinDetectableDifference(n, pDisc, 0.05, 0.8)
+	mdd, mddErr := stats.MinDetectableDifference(n, pDisc, alpha, 0.8)
 	switch {
 	case mddErr != nil && e["mdd"] != nil:
 		t.Errorf("%s: mdd %v where stats finds none (%v)", what, e["mdd"], mddErr)
@@ -328,14 +340,16 @@ func planCheckEstimate(t *testing.T, what string, e map[string]any, aOnly, bOnly
 	}
 	gap := math.Abs(obs)
 	if gap > 0 {
-		want, _ := stats.McNemarSampleSize(pDisc, gap, 0.05, 0.8)
+		want, _ := stats.McNemarSampleSize(pDisc, gap, alpha, 0.8)
 		if e["cases_for_observed_delta"] == nil || int(planNum(t, e, "cases_for_observed_delta")) != want {
 			t.Errorf("%s: cases_for_observed_delta %v, stats %d", what, e["cases_for_observed_delta"], want)
 		}
 	} else if e["cases_for_observed_delta"] != nil {
 		t.Errorf("%s: cases_for_observed_delta %v with no observed difference", what, e["cases_for_observed_delta"])
 	}
-	tooSmall := gap > 0 && (mddErr != nil || mdd > gap || aOnly+bOnly < planMinExact)
+	// A difference the report decided is never "too small".
+	undecided := e["verdict"] == nil || e["verdict"] == "" || e["verdict"] == stats.VerdictInconclusive
+	tooSmall := gap > 0 && undecided && (mddErr != nil || mdd > gap || aOnly+bOnly < planMinScore(alpha))
 	if e["too_small"] != tooSmall {
 		t.Errorf("%s: too_small %v; gap %v, mdd %v (%v), %d discordant: want %v", what, e["too_small"], gap, mdd, mddErr, aOnly+bOnly, tooSmall)
 	}
@@ -349,7 +363,7 @@ func planCheckEstimate(t *testing.T, what string, e map[string]any, aOnly, bOnly
 			t.Errorf("%s: a %v difference cannot occur at discordance %v, yet cases_for_delta %v, notes %v", what, delta, pDisc, e["cases_for_delta"], e["notes"])
 		}
 	default:
-		want, _ := stats.McNemarSampleSize(pDisc, delta, 0.05, 0.8)
+		want, _ := stats.McNemarSampleSize(pDisc, delta, alpha, 0.8)
 		if e["cases_for_delta"] == nil || int(planNum(t, e, "cases_for_delta")) != want {
 			t.Errorf("%s: cases_for_delta %v, stats %d", what, e["cases_for_delta"], want)
 		}
@@ -397,7 +411,7 @@ func TestPlanRunOnExample(t *testing.T) {
 			args = append(args, "--delta", planFmt(delta))
 		}
 		doc := planJSON(t, args...)
-		planRequireKeys(t, "run", doc, "mode", "run_id", "scoring", "alpha", "power", "delta", "pairs", "notes")
+		planRequireKeys(t, "run", doc, "mode", "run_id", "scoring", "alpha", "alpha_per_pair", "power", "delta", "pairs", "notes")
 		if doc["mode"] != "run" || doc["run_id"] == "" || planNum(t, doc, "scoring") != 1 {
 			t.Errorf("header %v", planWithout(doc, "pairs"))
 		}
@@ -409,11 +423,12 @@ func TestPlanRunOnExample(t *testing.T) {
 			t.Fatalf("%d pairs, want model-a vs model-b", len(pairs))
 		}
 		p := pairs[0].(map[string]any)
-		if p["a"] != "model-a" || p["b"] != "model-b" || p["test"] != "mcnemar_exact" || p["verdict"] == "" {
+		if p["a"] != "model-a" || p["b"] != "model-b" || p["test"] != "mcnemar_score" || p["verdict"] == "" {
 			t.Errorf("pair %v", planWithout(p, "slices"))
 		}
 		ao, bo, n := count(all)
-		planCheckEstimate(t, "pair", p, ao, bo, n, delta)
+		// One pair: the report tests it at alpha itself.
+		planCheckEstimate(t, "pair", p, ao, bo, n, delta, 0.05)
 
 		var got []string
 		for _, x := range p["slices"].([]any) {
@@ -421,7 +436,13 @@ func TestPlanRunOnExample(t *testing.T) {
 			key, value := s["key"].(string), s["value"].(string)
 			got = append(got, key+"="+value)
 			ao, bo, n := count(func(id string) bool { return tags[id][key] == value })
-			planCheckEstimate(t, "slice "+key+"="+value, s, ao, bo, n, delta)
+			// The report's Holm family of a slice is every value of its tag
+			// (one pair): the example has 4 buckets and 3 tiers.
+			alpha := map[string]float64{"bucket": 0.05 / 4, "tier": 0.05 / 3}[key]
+			if planNum(t, s, "alpha") != alpha {
+				t.Errorf("slice %s=%s: alpha %v, want %v", key, value, s["alpha"], alpha)
+			}
+			planCheckEstimate(t, "slice "+key+"="+value, s, ao, bo, n, delta, alpha)
 		}
 		want := []string{"bucket=common", "bucket=edge", "bucket=hostile", "bucket=should-refuse", "tier=easy", "tier=medium", "tier=hard"}
 		if !slices.Equal(got, want) {
@@ -462,8 +483,8 @@ func TestPlanRunOnExample(t *testing.T) {
 	for _, tier := range []string{"easy", "medium", "hard"} {
 		ao, bo, n := count(func(id string) bool { return tags[id]["tier"] == tier })
 		gap := math.Abs(float64(ao-bo)) / float64(n)
-		mdd, err := stats.MinDetectableDifference(n, float64(ao+bo)/float64(n), 0.05, 0.8)
-		small := gap > 0 && (err != nil || mdd > gap || ao+bo < planMinExact)
+		mdd, err := stats.MinDetectableDifference(n, float64(ao+bo)/float64(n), 0.05/3, 0.8)
+		small := gap > 0 && (err != nil || mdd > gap || ao+bo < planMinScore(0.05/3))
 		if row := planLineWith(inv.stdout, "tier="+tier); strings.Contains(row, "too few cases") != small {
 			t.Errorf("tier %s (gap %v, mdd %v %v): row %q, too small %v", tier, gap, mdd, err, row, small)
 		}
@@ -527,7 +548,7 @@ output:
 		if p["a"] == "model-a" && p["b"] == "model-a-again" {
 			same++
 			a, _, _ := planQuickstartPasses(t)
-			planCheckEstimate(t, "identical pair", p, 0, 0, len(a), 0.05)
+			planCheckEstimate(t, "identical pair", p, 0, 0, len(a), 0.05, 0.05/3)
 			if notes := p["notes"].([]any); len(notes) == 0 || !strings.Contains(notes[0].(string), "--p-disc") {
 				t.Errorf("identical pair notes %v: should say to assume a discordance", notes)
 			}
@@ -537,8 +558,9 @@ output:
 		t.Errorf("pair model-a vs model-a-again missing: %v", pairs)
 	}
 	notes, _ := json.Marshal(doc["notes"])
-	if !strings.Contains(string(notes), "Holm") || !strings.Contains(string(notes), "--alpha 0.01667") {
-		t.Errorf("notes %s: want the Holm hint with alpha/3", notes)
+	// Three pairs: every pair is planned at alpha/3, and the notes say so.
+	if !strings.Contains(string(notes), "Holm") || !strings.Contains(string(notes), "alpha/3 = 0.01667") || planNum(t, doc, "alpha_per_pair") != 0.05/3 {
+		t.Errorf("notes %s, alpha_per_pair %v: want alpha split over 3 pairs", notes, doc["alpha_per_pair"])
 	}
 
 	db2 := filepath.Join(dir, "epochs.db")

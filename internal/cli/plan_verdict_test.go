@@ -24,20 +24,20 @@ func TestPlanNoVerdictBesideTooFewCases(t *testing.T) {
 		t.Fatalf("premise: MDD %v", mdd)
 	}
 	found := analysis.Comparison{A: "a", B: "b", Test: "mcnemar_exact", N: 40, AOnly: 1, BOnly: 9, Verdict: stats.VerdictBBetter}
-	if e := planEstimateOf(found, o); e.TooSmall {
+	if e := planEstimateOf(found, o, 0.05); e.TooSmall {
 		t.Error("a difference the report found is flagged too small")
 	}
 	// 40 cases, 3 against 7: p ≈ 0.34, inconclusive, and too small.
 	undecided := analysis.Comparison{A: "a", B: "b", Test: "mcnemar_exact", N: 40, AOnly: 3, BOnly: 7, Verdict: stats.VerdictInconclusive}
-	e := planEstimateOf(undecided, o)
+	e := planEstimateOf(undecided, o, 0.05)
 	if !e.TooSmall {
 		t.Fatal("an undecided 3-vs-7 slice of 40 is not flagged too small")
 	}
 
-	doc := &planRunDoc{Mode: planRun, RunID: "r1", Scoring: 1, Alpha: 0.05, Power: 0.8,
-		Pairs: []planPair{{A: "a", B: "b", Test: "mcnemar_exact", Verdict: stats.VerdictBBetter, planEstimate: planEstimateOf(found, o),
+	doc := &planRunDoc{Mode: planRun, RunID: "r1", Scoring: 1, Alpha: 0.05, AlphaPerPair: 0.05, Power: 0.8,
+		Pairs: []planPair{{A: "a", B: "b", Test: "mcnemar_exact", Verdict: stats.VerdictBBetter, planEstimate: planEstimateOf(found, o, 0.05),
 			Slices: []planSlice{
-				{Key: "tier", Value: "easy", Verdict: stats.VerdictBBetter, planEstimate: planEstimateOf(found, o)},
+				{Key: "tier", Value: "easy", Verdict: stats.VerdictBBetter, planEstimate: planEstimateOf(found, o, 0.05)},
 				{Key: "tier", Value: "hard", Verdict: stats.VerdictInconclusive, planEstimate: e},
 			}}}}
 	var b strings.Builder
