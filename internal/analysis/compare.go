@@ -405,24 +405,23 @@ func IntervalLabel(method string) string {
 	return method
 }
 
-// MethodLabel is the sentence that says how comparisons were made: the
-// test and its interval, with degrees of freedom for a t test ("" when cs
-// is empty). Every comparison of one report shares its design, so the
-// first one's names serve.
+// MethodLabel is the phrase that says how comparisons were made: the test
+// and its interval ("" when cs is empty). Every comparison of one report
+// shares its design, so the first one's names serve.
 func MethodLabel(cs []Comparison) string {
 	if len(cs) == 0 {
 		return ""
 	}
 	c := cs[0]
+	switch c.Test {
+	case stats.TestClusterT:
+		return fmt.Sprintf("cluster-robust (CR1) t-test and t interval on %d clusters, %g degrees of freedom", c.Clusters, c.DF)
+	case stats.TestPairedT:
+		return "paired t-test and t interval on the per-case means of the epochs"
+	}
 	s := TestLabel(c.Test)
 	if c.CIMethod != "" {
 		s += " with " + IntervalLabel(c.CIMethod)
-	}
-	switch c.Test {
-	case stats.TestClusterT:
-		s += fmt.Sprintf(" on %d clusters (t on G−1 degrees of freedom)", c.Clusters)
-	case stats.TestPairedT:
-		s += " on the per-case means of the epochs"
 	}
 	return s
 }

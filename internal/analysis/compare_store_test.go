@@ -459,3 +459,48 @@ func TestClusteredVerdictsKeepTheirLevel(t *testing.T) {
 		t.Errorf("the case-level test called a difference in only %.1f%%: the simulation does not show the problem it is about", 100*naiveRate)
 	}
 }
+
+// The report's sentence on its method names the test that made the
+// p-values, for every design.
+func TestMethodLabelNamesTheTest(t *testing.T) {
+	for _, tc := range []struct {
+		c    Comparison
+		want string
+	}{
+		{Comparison{Test: stats.TestMcNemarScore, CIMethod: "tango"}, "McNemar score test with Tango's score interval"},
+		{Comparison{Test: stats.TestMcNemarExact, CIMethod: "newcombe"}, "exact McNemar test with Newcombe's interval"},
+		{Comparison{Test: stats.TestPairedT, CIMethod: "t", DF: 39}, "paired t-test and t interval on the per-case means of the epochs"},
+		{Comparison{Test: stats.TestClusterT, CIMethod: "cr1_t", DF: 9, Clusters: 10}, "cluster-robust (CR1) t-test and t interval on 10 clusters, 9 degrees of freedom"},
+	} {
+		if got := MethodLabel([]Comparison{tc.c}); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.c.Test, got, tc.want)
+		}
+	}
+	if MethodLabel(nil) != "" {
+		t.Error("no comparisons, yet a method")
+	}
+}
+
+// FuzzParseTestAndRateCI: the two option parsers accept their documented
+// names and refuse anything else with an error that lists the valid ones.
+func FuzzParseTestAndRateCI(f *testing.F) {
+	for _, s := range []string{"", "score", "exact", "mcnemar_exact", "midp", "wilson", "cp", "jeffreys", "clopper_pearson", "\x00", "SCORE"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if v, err := ParseTest(s); err != nil {
+			if !strings.Contains(err.Error(), "score") || !strings.Contains(err.Error(), "exact") {
+				t.Errorf("ParseTest(%q): %v does not name the valid tests", s, err)
+			}
+		} else if v != stats.TestMcNemarScore && v != stats.TestMcNemarExact {
+			t.Errorf("ParseTest(%q) = %q", s, v)
+		}
+		if v, err := ParseRateCI(s); err != nil {
+			if !strings.Contains(err.Error(), "wilson") || !strings.Contains(err.Error(), "jeffreys") {
+				t.Errorf("ParseRateCI(%q): %v does not name the valid intervals", s, err)
+			}
+		} else if !slices.Contains(stats.ProportionMethods(), v) {
+			t.Errorf("ParseRateCI(%q) = %q", s, v)
+		}
+	})
+}
