@@ -248,7 +248,7 @@ func mdSlices(b *strings.Builder, rep *analysis.Report) {
 			fmt.Fprintf(b, "\n%d more values not shown; the HTML and JSON reports have them all.\n", len(values)-len(shown))
 		}
 		if len(pairs) > 0 {
-			b.WriteString("\nSlice differences are paired and not adjusted for multiplicity; bold: the slice's interval excludes zero.\n")
+			b.WriteString("\nSlice differences are paired; bold: the slice's verdict is decisive, its p-value Holm-adjusted over every slice comparison of the tag.\n")
 		}
 	}
 }

@@ -219,7 +219,7 @@ func forestChart(idx int, cmp analysis.Comparison) chart {
 	}
 	c.text("axis-title", (a.X0+a.X1)/2, a.Y1+50, "middle", "difference in pass rate, percentage points ("+clip(cmp.A, 24)+" − "+clip(cmp.B, 24)+")")
 	c.Caption = "Each row pairs the two targets on the same cases. Blue: " + cmp.A + " better; orange: " + cmp.B +
-		" better; grey: no clear difference. Slice rows are not adjusted for multiplicity."
+		" better; grey: no clear difference. Slice rows' p-values are Holm-adjusted over every slice comparison of their tag."
 	if total > len(rows) {
 		c.Caption += fmt.Sprintf(" %d more slice rows are in the tables.", total-len(rows))
 	}
