@@ -41,6 +41,13 @@ type reference struct {
 		CandPass [][]int   `json:"cand_pass"`
 		Rate     refPaired `json:"rate"`
 	}
+	Clustered struct {
+		Cluster  []string
+		BasePass []int `json:"base_pass"`
+		CandPass []int `json:"cand_pass"`
+		Rate     refPaired
+		Clusters int
+	}
 }
 
 type refPaired struct {

@@ -35,7 +35,7 @@ const ClusterTag = "cluster"
 
 // MinClusters is the number of clusters below which cluster-robust
 // intervals are approximate, and the gate warns.
-const MinClusters = 30
+const MinClusters = stats.FewClusters
 
 // oneSided are the one-sided tests of a check's quantity against a value.
 type oneSided interface {
