@@ -324,9 +324,9 @@ type planRunDoc struct {
 	// numbers for pairs are at it.
 	AlphaPerPair float64    `json:"alpha_per_pair"`
 	Power        float64    `json:"power"`
-	Delta   *float64   `json:"delta"`
-	Pairs   []planPair `json:"pairs"`
-	Notes   []string   `json:"notes"`
+	Delta        *float64   `json:"delta"`
+	Pairs        []planPair `json:"pairs"`
+	Notes        []string   `json:"notes"`
 }
 
 // planPair is one pair of targets of a run.
