@@ -540,7 +540,11 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 					if t.Slices[ci.keys[k]] == nil {
 						t.Slices[ci.keys[k]] = map[string]Rate{}
 					}
-					t.Slices[ci.keys[k]][ci.vals[k][v]] = rate("", c[0], c[1], o.Alpha, o.RateCI)
+					r := rate("", c[0], c[1], o.Alpha, o.RateCI)
+					// Several epochs or clustered cases: the slice's interval
+					// is made as the target's is.
+					sliceInterval(&r, a.pass, ci, o.Alpha, k, v)
+					t.Slices[ci.keys[k]][ci.vals[k][v]] = r
 				}
 			}
 			t.Primary = t.Scorers[a.primary]

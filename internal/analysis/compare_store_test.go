@@ -263,6 +263,9 @@ func TestEpochComparisonIsPairedT(t *testing.T) {
 // proportion_confint(30, 30, method="wilson") = [0.886487, 1]).
 func TestAllEpochsPassHasAnInterval(t *testing.T) {
 	tags := make([]map[string]string, 30)
+	for i := range tags {
+		tags[i] = map[string]string{"tier": []string{"a", "b"}[i%2]}
+	}
 	st, run := storedRun(t, []string{"perfect"}, 4, tags, func(string, int, int) bool { return true })
 	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
 	if err != nil {
@@ -271,6 +274,14 @@ func TestAllEpochsPassHasAnInterval(t *testing.T) {
 	p := rep.Targets[0].Primary
 	if p.Rate != 1 || p.CI[1] != 1 || !(p.CI[0] < 1) || p.CI[0] > 0.886487+1e-4 || p.CIMethod != stats.EpochRateMethod {
 		t.Errorf("primary %+v, want 100%% with a lower bound below 100%% and at most 0.8865 (%s)", p, stats.EpochRateMethod)
+	}
+	// A slice's interval is made the same way: 15 cases × 4 epochs is not
+	// 60 independent verdicts. Wilson on the 15 cases alone (statsmodels
+	// proportion_confint(15, 15, method="wilson")) is [0.796115, 1]; on 60
+	// it would be [0.939828, 1].
+	s := rep.Targets[0].Slices["tier"]["a"]
+	if s.Passed != 60 || s.N != 60 || s.CIMethod != stats.EpochRateMethod || !(s.CI[0] < 0.796115+1e-4) {
+		t.Errorf("slice tier a %+v, want 60/60 with %s and a lower bound at most 0.7961", s, stats.EpochRateMethod)
 	}
 }
 

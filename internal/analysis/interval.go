@@ -26,6 +26,18 @@ const clusterTag = "cluster"
 //
 // It returns the epoch summary (nil with one epoch).
 func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *EpochStats {
+	return rateInterval(r, vs, ci, alpha, nil)
+}
+
+// sliceInterval is primaryInterval over the cases of one slice (tag key k
+// = value v); it returns nothing, the epoch summary being the target's.
+func sliceInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64, k, v int) {
+	rateInterval(r, vs, ci, alpha, func(i int) bool { return ci.tagOf[k][i] == int32(v) })
+}
+
+// rateInterval is primaryInterval over the cases keep accepts (all when
+// nil).
+func rateInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64, keep func(i int) bool) *EpochStats {
 	if vs == nil {
 		return nil
 	}
@@ -39,6 +51,9 @@ func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *Epoch
 	for i := range ci.len() {
 		if (i+1)*vs.epochs > len(vs.v) {
 			break
+		}
+		if keep != nil && !keep(i) {
+			continue
 		}
 		var xs []float64
 		for _, x := range vs.v[i*vs.epochs : (i+1)*vs.epochs] {
@@ -75,7 +90,7 @@ func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *Epoch
 	// Rounded outwards, so an interval stays an interval: a lower bound of
 	// 0.99996 shows as 0.9999, not as 100%.
 	r.CI = [2]float64{math.Floor(max(0, iv.Lo)*1e4) / 1e4, math.Ceil(min(1, iv.Hi)*1e4) / 1e4}
-	if vs.epochs <= 1 {
+	if vs.epochs <= 1 || keep != nil {
 		return nil
 	}
 	es := &EpochStats{Cases: len(scores)}
