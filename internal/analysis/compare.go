@@ -3,7 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
-		"sort"
+	"sort"
 
 	"github.com/assay-eval/assay/internal/stats"
 )

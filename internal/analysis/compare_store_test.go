@@ -227,7 +227,9 @@ func TestClusteredComparisonFromStore(t *testing.T) {
 	if !relNear(c.Delta, g.Delta, 1e-6) || !relNear(c.SE, g.SE, 1e-5) || !relNear(c.CI[0], g.CI[0], 1e-5) || !relNear(c.CI[1], g.CI[1], 1e-5) || !relNear(c.PValue, g.P, 1e-6) {
 		t.Errorf("Δ %v se %v ci %v p %v; statsmodels %v %v %v %v", c.Delta, c.SE, c.CI, c.PValue, g.Delta, g.SE, g.CI, g.P)
 	}
-	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "only 10 clusters") && strings.Contains(w, "9 degrees of freedom") }) {
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool {
+		return strings.Contains(w, "only 10 clusters") && strings.Contains(w, "9 degrees of freedom")
+	}) {
 		t.Errorf("no warning about 10 clusters in %q", rep.Warnings)
 	}
 }

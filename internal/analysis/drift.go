@@ -3,8 +3,8 @@ package analysis
 import (
 	"context"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"

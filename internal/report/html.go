@@ -63,18 +63,18 @@ type htmlPage struct {
 	// PrimaryCI and RateCI name the intervals of the primary rates and of
 	// the passed/n rates of one verdict per case (slices).
 	PrimaryCI, RateCI string
-	SliceCharts []chart
-	Forests     []chart
-	Cost        *chart
-	Latency     *chart
-	SliceTables []htmlSliceTable
-	Kinds       htmlKinds
-	Worst       []htmlFailure
-	WorstTotal  int
-	Spec        string
-	Noise       []htmlNoise
-	NoiseNote   string
-	Ledger      *htmlLedger
+	SliceCharts       []chart
+	Forests           []chart
+	Cost              *chart
+	Latency           *chart
+	SliceTables       []htmlSliceTable
+	Kinds             htmlKinds
+	Worst             []htmlFailure
+	WorstTotal        int
+	Spec              string
+	Noise             []htmlNoise
+	NoiseNote         string
+	Ledger            *htmlLedger
 	// Rescored names the scoring read when it is not the run's own, with
 	// its scorers hash.
 	Rescored                    string
