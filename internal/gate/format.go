@@ -90,22 +90,6 @@ func level(alpha float64) string {
 	return strconv.FormatFloat(100*(1-alpha), 'f', -1, 64) + "%"
 }
 
-func testName(t string) string {
-	switch t {
-	case "mcnemar_exact":
-		return "McNemar exact"
-	case "mcnemar_score":
-		return "McNemar score"
-	case "cluster_t":
-		return "cluster-robust t"
-	case "paired_t":
-		return "paired t"
-	case "paired_bootstrap":
-		return "paired bootstrap"
-	}
-	return t
-}
-
 // what names the check's metric in words.
 func what(ch Check) string {
 	var s string
