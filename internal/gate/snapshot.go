@@ -1,9 +1,13 @@
 // Package gate owns the regression gate: a portable snapshot of a run
 // (built from the store or read from a baseline file), the baseline file
 // format, the gate's rules (from the spec's gate: section or --rule flags),
-// and their evaluation with paired statistics into a Result whose checks
-// carry their numbers and a one-line reason (with the unit formatters the
-// reasons are written with). Rendering a Result as text, Markdown, JSON or
+// and their evaluation into a Result whose checks carry their numbers and
+// a one-line reason (with the unit formatters the reasons are written
+// with). A check is decided by one-sided paired tests at the limit its rule
+// sets (limit.go): fail when the data show the limit crossed, with the fail
+// decisions Holm-adjusted over every check of the run; pass when they show
+// it is within; else inconclusive. It also measures what `assay plan
+// --gate` needs of a run (plan.go). Rendering a Result as text, Markdown, JSON or
 // JUnit is the report package's (report.Gate). It reads stored runs and
 // never calls a model. It must not import the runner, providers, cli,
 // analysis or report.
