@@ -103,7 +103,7 @@ func sliceChart(idx int, key string, values []string, rep *analysis.Report) char
 	}
 	c.text("axis-title", (a.X0+a.X1)/2, a.Y1+46, "middle", key)
 	c.H += 10
-	c.Caption = "Pass rate of the primary scorer by " + key + " (leftmost: all cases; n: cases per value); whiskers are " + rateWord(rep) + " 95% intervals — wide ones mean few cases."
+	c.Caption = "Pass rate of the primary scorer by " + key + " (leftmost: all cases; n: cases per value); whiskers are " + sliceRateWord(rep, key) + " 95% intervals — wide ones mean few cases."
 	if omitted > 0 {
 		c.Caption += fmt.Sprintf(" %d more values are in the table below.", omitted)
 	}

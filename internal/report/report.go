@@ -173,7 +173,7 @@ func textSlices(w io.Writer, rep *analysis.Report) error {
 			values = append(values, v)
 		}
 		analysis.SortValues(values)
-		fmt.Fprintf(w, "\nby %s (primary scorer, passed/n, %s 95%% CI)\n", term(k), rateWord(rep))
+		fmt.Fprintf(w, "\nby %s (primary scorer, passed/n, %s 95%% CI)\n", term(k), sliceRateWord(rep, k))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "%s\t", term(k))
 		for _, t := range rep.Targets {

@@ -76,9 +76,9 @@ func intervalWord(method string) string {
 	case stats.MethodJeffreys:
 		return "Jeffreys"
 	case "cr1_t":
-		return "clustered by the cluster tag (CR1), t on G−1 df"
+		return "cluster-robust (CR1, t on G−1 df)"
 	case stats.EpochRateMethod:
-		return "Wilson on the epochs' effective sample size"
+		return "Wilson (on the epochs' effective n)"
 	case "epoch_mean_se":
 		return "epochs averaged per case, normal interval"
 	case "clustered_se":
@@ -87,24 +87,46 @@ func intervalWord(method string) string {
 	return strings.ReplaceAll(method, "_", " ")
 }
 
-// rateWord names the interval of the report's passed/n rates of one
-// verdict per case (Wilson, unless --ci chose another).
-func rateWord(rep *analysis.Report) string {
-	for _, t := range rep.Targets {
-		for _, byValue := range t.Slices {
-			for _, r := range byValue {
-				if r.CIMethod != "" {
-					return intervalWord(r.CIMethod)
-				}
-			}
+// rateWord names the intervals of the report's slice rates (Wilson, unless
+// --ci chose another, or several epochs or clustered cases made them as
+// the targets' are): every method they use, joined with "or" (a slice
+// that holds a single cluster keeps the passed/n interval).
+func rateWord(rep *analysis.Report) string { return sliceRateWord(rep, "") }
+
+// sliceRateWord is rateWord over the slices of one tag key ("" for all).
+func sliceRateWord(rep *analysis.Report, key string) string {
+	seen := map[string]bool{}
+	var words []string
+	add := func(method string) {
+		if w := intervalWord(method); !seen[w] {
+			seen[w] = true
+			words = append(words, w)
 		}
-		for _, r := range t.Scorers {
-			if r.CIMethod == stats.MethodClopperPearson || r.CIMethod == stats.MethodJeffreys {
-				return intervalWord(r.CIMethod)
+	}
+	for _, t := range rep.Targets {
+		for k, byValue := range t.Slices {
+			if key != "" && k != key {
+				continue
+			}
+			for _, r := range byValue {
+				add(r.CIMethod)
 			}
 		}
 	}
-	return "Wilson"
+	if len(words) == 0 {
+		for _, t := range rep.Targets {
+			for _, r := range t.Scorers {
+				if r.CIMethod == stats.MethodClopperPearson || r.CIMethod == stats.MethodJeffreys {
+					add(r.CIMethod)
+				}
+			}
+		}
+	}
+	if len(words) == 0 {
+		return "Wilson"
+	}
+	sort.Strings(words)
+	return strings.Join(words, " or ")
 }
 
 // judgeErrText is a judge scorer's errors, as loud as they deserve: ""
