@@ -781,9 +781,10 @@ func (e *evaluator) valueCheck(out *Check, c spec.GateCheck, x []float64, kept [
 		}
 	}
 	switch {
-	case isRate && (binary && p.Test == "" || p.Test != "" && !(p.SE > 0)):
+	case isRate && (binary && p.Test == "" || p.Test != "" && p.SE == 0):
 		// One pass/fail per case, or per-case rates with no spread (all
-		// alike): the score test of the rate over the cases.
+		// alike): the score test of the rate over the cases. (A single
+		// cluster, whose SE is undefined, decides nothing.)
 		m := mean(x)
 		out.Candidate = Num(m)
 		out.Test, out.CIMethod = "score", "wilson"

@@ -156,6 +156,10 @@ func reason(ch Check, c spec.GateCheck, o Options, family int) string {
 			}
 			return fmt.Sprintf("%s: %s (%s bound), %s %s; %s", head, beyond, lv, bad, limit, fails)
 		}
+		if float64(ch.PFail) < o.Alpha {
+			return fmt.Sprintf("%s: %s (%s bound), %s %s on its own (one-sided p %s), but not after Holm over the run's %d checks (%s ≥ %s); passes (--strict would fail it)",
+				head, beyond, lv, bad, limit, pEq(float64(ch.PFail)), family, units.PValue(float64(ch.PFailAdjusted)), strconv.FormatFloat(o.Alpha, 'f', -1, 64))
+		}
 		return fmt.Sprintf("%s: between %s and %s (%s bounds), so the data cannot tell whether it is %s %s; passes (--strict would fail it)",
 			head, FormatValue(m, lo), FormatValue(m, hi), lv, good, limit)
 	}
@@ -184,6 +188,10 @@ func reason(ch Check, c spec.GateCheck, o Options, family int) string {
 				head, move, FormatAmount(m, whi), lv, allowed)
 		}
 		return fmt.Sprintf("%s: %s (%s bound), more than the %s; %s", head, atLeast, lv, allowed, fails)
+	}
+	if float64(ch.PFail) < o.Alpha {
+		return fmt.Sprintf("%s: %s (%s bound), more than the %s on its own (one-sided p %s), but not after Holm over the run's %d checks (%s ≥ %s); passes (--strict would fail it)",
+			head, atLeast, lv, allowed, pEq(float64(ch.PFail)), family, units.PValue(float64(ch.PFailAdjusted)), strconv.FormatFloat(o.Alpha, 'f', -1, 64))
 	}
 	return fmt.Sprintf("%s: the %s lies between %s and %s (%s bounds), so the data cannot tell whether it is within the %s; passes (--strict would fail it)",
 		head, move, signedAmount(m, wlo), signedAmount(m, whi), lv, allowed)

@@ -298,3 +298,29 @@ func TestEpochFloorWithoutSpread(t *testing.T) {
 		t.Errorf("30 all-pass cases, floor 80%%: %s (%s), want pass", c.Verdict, c.Reason)
 	}
 }
+
+// A check beyond its limit on its own but not after Holm over the run's
+// checks is inconclusive, and its reason says both p-values. One target of
+// ten loses 17 cases of 1,000 (80% → 78.3%) under a 1-point limit: its
+// one-sided score p is 0.013 (reference.py: norm.cdf(tango_z(0, 17, 1000,
+// −0.01))), below 0.05 alone but not among 20 checks (0.013 × 20 > 0.05).
+func TestHolmReasonSaysBoth(t *testing.T) {
+	var bts, cts []*Target
+	for i := range 10 {
+		name := fmt.Sprint("t", i)
+		k := 800
+		if i < 1 {
+			k = 783 // 17 cases newly failing
+		}
+		bts = append(bts, testTarget(name, passes(1000, 800), nil, nil, nil, "b"))
+		cts = append(cts, testTarget(name, passes(1000, k), nil, nil, nil, "c"))
+	}
+	base := testSnap("b", "sha256:d", 1, ids(1000), nil, bts...)
+	cand := testSnap("c", "sha256:d", 1, ids(1000), nil, cts...)
+	res := evaluate(t, base, cand, mustRules(t, "primary max_drop=1pt", "loud_rate max_rise=1pt"), Options{})
+	c := res.Targets[0].Checks[0]
+	if res.Family != 20 || math.Abs(float64(c.PFail)-0.013049145770653536) > 1e-9 || float64(c.PFailAdjusted) < 0.05 || c.Verdict != Inconclusive ||
+		!strings.Contains(c.Reason, "more than the 1.0 pts allowed on its own") || !strings.Contains(c.Reason, "but not after Holm over the run's 20 checks") {
+		t.Errorf("family %d, p %v → %v, %s: %s", res.Family, c.PFail, c.PFailAdjusted, c.Verdict, c.Reason)
+	}
+}
