@@ -146,7 +146,7 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 	if r.Strict {
 		b.WriteString(" · strict (a check must show it is within its limit)")
 	}
-	b.WriteString("\n\n" + mdText(gateDecision(r)) + ".\n\n")
+	b.WriteString("\n\n" + mdText("A"+strings.TrimPrefix(gateDecision(r), "a")) + ".\n\n")
 	fmt.Fprintf(&b, "- **Candidate:** %s\n", mdText(gateSide(r.Candidate)))
 	fmt.Fprintf(&b, "- **Baseline:** %s\n", mdText(gateSide(r.Baseline)))
 	fmt.Fprintf(&b, "- **Rules:** %s\n\n", mdText(gateRules(r)))

@@ -281,7 +281,7 @@ func TestGateJSONAndText(t *testing.T) {
 	if err := GateMarkdown(&md, res); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), want) || !strings.Contains(md.String(), "| One-sided 95% bounds | p (fail, Holm) |") {
+	if !strings.Contains(md.String(), "A check fails when") || !strings.Contains(md.String(), want) || !strings.Contains(md.String(), "| One-sided 95% bounds | p (fail, Holm) |") {
 		t.Errorf("markdown does not say %q or lacks the bounds column:\n%s", want, md.String())
 	}
 }
