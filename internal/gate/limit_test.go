@@ -324,3 +324,54 @@ func TestHolmReasonSaysBoth(t *testing.T) {
 		t.Errorf("family %d, p %v → %v, %s: %s", res.Family, c.PFail, c.PFailAdjusted, c.Verdict, c.Reason)
 	}
 }
+
+// The verdict and the one-sided bounds it prints agree: with one check
+// (no adjustment) a rate's drop fails exactly when its upper bound is
+// below −L and passes exactly when its lower bound is above −L, for the
+// score test (Tango's bounds invert it), the paired t with epochs and the
+// cluster-robust t.
+func TestVerdictAgreesWithBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20261203, 4))
+	rules := mustRules(t, "primary max_drop=3pt")
+	const limit = 0.03
+	checked := map[string]int{}
+	for trial := range 600 {
+		n := 20 + rng.IntN(300)
+		epochs := 1 + trial%2
+		var tags []map[string]string
+		if trial%3 == 2 {
+			tags = make([]map[string]string, n)
+			for i := range tags {
+				tags[i] = map[string]string{ClusterTag: fmt.Sprint(i % (5 + rng.IntN(30)))}
+			}
+		}
+		base := rng.Float64()*0.6 + 0.2
+		drop := rng.Float64() * 0.15
+		bp, cp := make([]int, n*epochs), make([]int, n*epochs)
+		for j := range bp {
+			bp[j] = int(b2f(rng.Float64() < base))
+			cp[j] = int(b2f(rng.Float64() < base-drop))
+		}
+		bs := testSnap("b", "sha256:d", epochs, ids(n), tags, testTarget("m", bp, nil, nil, nil, "b"))
+		cs := testSnap("c", "sha256:d", epochs, ids(n), tags, testTarget("m", cp, nil, nil, nil, "c"))
+		c := onlyCheck(t, evaluate(t, bs, cs, rules, Options{}))
+		lo, hi := float64(c.Bounds[0]), float64(c.Bounds[1])
+		const eps = 1e-9
+		switch {
+		case c.Verdict == Fail && !(hi < -limit+eps):
+			t.Errorf("%s, n %d: fail, but the upper bound %v is not below −%v", c.Test, n, hi, limit)
+		case c.Verdict == Pass && !(lo > -limit-eps):
+			t.Errorf("%s, n %d: pass, but the lower bound %v is not above −%v", c.Test, n, lo, limit)
+		case c.Verdict == Inconclusive && (hi < -limit-eps || lo > -limit+eps):
+			t.Errorf("%s, n %d: inconclusive, but the bounds [%v, %v] are both on one side of −%v", c.Test, n, lo, hi, limit)
+		}
+		checked[c.Test+" "+c.Verdict]++
+	}
+	for _, test := range []string{"mcnemar_score", "paired_t", "cluster_t"} {
+		for _, v := range []string{Pass, Fail, Inconclusive} {
+			if checked[test+" "+v] == 0 {
+				t.Errorf("no %s check came out %s: %v", test, v, checked)
+			}
+		}
+	}
+}
