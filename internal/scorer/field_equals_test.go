@@ -63,7 +63,7 @@ func TestFieldEqualsRecordsFields(t *testing.T) {
 		{`{"vendor": "Acme", "total": 10.0, "currency": "EUR"}`, exp, []store.FieldVerdict{{Field: "vendor", Status: "ok"}, {Field: "total", Status: "ok"}, {Field: "currency", Status: "ok"}}},
 		{`{"vendor": "Acme", "total": 11}`, exp, []store.FieldVerdict{{Field: "vendor", Status: "ok"}, {Field: "total", Status: "wrong"}, {Field: "currency", Status: "missing"}}},
 		{`{"vendor": "Acme"}`, map[string]any{"vendor": "Acme"}, nil}, // the expected value lacks total: scorer error
-		{`not json`, exp, nil},                                         // failed by the parse gate, before the scorer
+		{`not json`, exp, nil}, // failed by the parse gate, before the scorer
 	} {
 		s := call{raw: c.raw, expected: c.exp}.one(t, set)
 		if !reflect.DeepEqual(s.Fields, c.want) {
