@@ -223,9 +223,13 @@ func pairDense(a, b *verdicts, ci *caseIndex, o pairing) (Comparison, bool) {
 		// A difference of rates lies in [−1, 1]; a t interval on few
 		// clusters can reach past it (whether it excludes 0 is unchanged).
 		lo, hi := math.Max(-1, p.CI.Lo), math.Min(1, p.CI.Hi)
-		return Comparison{N: n, Test: p.Test, CIMethod: p.CIMethod, DF: round6(p.DF), Clusters: p.Clusters,
+		c := Comparison{N: n, Test: p.Test, CIMethod: p.CIMethod, DF: round6(p.DF), Clusters: p.Clusters,
 			AOnly: p.AOnly, BOnly: p.BOnly,
-			Delta: round6(p.Delta), SE: round6(p.SE), CI: [2]float64{round6(lo), round6(hi)}, PValue: p.PValue}, true
+			Delta: round6(p.Delta), SE: round6(p.SE), CI: [2]float64{round6(lo), round6(hi)}, PValue: p.PValue}
+		if !math.IsNaN(p.MidP) {
+			c.MidP = &p.MidP
+		}
+		return c, true
 	}
 	c, ok := compare(total, xa, xb, xc)
 	if !ok {

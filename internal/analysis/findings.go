@@ -23,6 +23,10 @@ type Comparison struct {
 	Clusters  int     `json:"clusters,omitempty"`
 	PValue    float64 `json:"p_value"`
 	PAdjusted float64 `json:"p_adjusted"`
+	// MidP is McNemar's mid-p (the exact test's less conservative form,
+	// for readers who weigh it), present for pass/fail comparisons; no
+	// verdict uses it.
+	MidP *float64 `json:"mid_p,omitempty"`
 	// Verdict is a_better, b_better, equivalent or inconclusive.
 	Verdict string `json:"verdict"`
 	// AOnly and BOnly count the discordant cases: passed by one only.

@@ -17,9 +17,12 @@ type reportComparison struct {
 	Delta     float64
 	CI        [2]float64
 	Test      string
-	CIMethod  string  `json:"ci_method"`
-	PValue    float64 `json:"p_value"`
-	PAdjusted float64 `json:"p_adjusted"`
+	CIMethod  string   `json:"ci_method"`
+	PValue    float64  `json:"p_value"`
+	PAdjusted float64  `json:"p_adjusted"`
+	MidP      *float64 `json:"mid_p"`
+	AOnly     int      `json:"a_only"`
+	BOnly     int      `json:"b_only"`
 	Verdict   string
 	Slices    map[string]map[string]reportComparison
 }
@@ -88,6 +91,13 @@ func TestQuickstartVerdictsAgreeWithIntervals(t *testing.T) {
 				t.Errorf("%v: test %s (%s), want %s (%s)", tc.flags, c.Test, c.CIMethod, tc.test, tc.ci)
 			}
 			checkAgreement(t, fmt.Sprintf("%v %s vs %s", tc.flags, c.A, c.B), c)
+			// McNemar's mid-p is shown beside either test: with 9 and 2
+			// discordant cases, 2·(P(X ≤ 2) − P(X = 2)/2) for X ~ Bin(11, ½)
+			// = 2·(67 − 27.5)/2048 = 79/2048 (scipy: 2*binom.cdf(2,11,.5) -
+			// binom.pmf(2,11,.5) = 0.0385742).
+			if c.AOnly != 9 || c.BOnly != 2 || c.MidP == nil || math.Abs(*c.MidP-79.0/2048) > 1e-12 {
+				t.Errorf("%v: discordant %d/%d, mid-p %v; want 9/2 and 79/2048 = 0.0385742", tc.flags, c.AOnly, c.BOnly, c.MidP)
+			}
 			for k, byValue := range c.Slices {
 				for v, s := range byValue {
 					slices++
