@@ -763,13 +763,18 @@ func writeRunText(w io.Writer, d *planRunDoc, bySlice bool) error {
 		}
 		b.WriteString("\n" + planWrap(legend, 78, "") + "\n")
 	}
+	return writePlanText(w, &b, notes)
+}
+
+// writePlanText writes a plan's text with its notes after it, without the
+// trailing blanks tables pad their last column with (they help no reader).
+func writePlanText(w io.Writer, b *strings.Builder, notes []string) error {
 	if len(notes) > 0 {
 		b.WriteString("\nNotes:\n")
 		for _, n := range notes {
 			b.WriteString(planWrap("- "+n, 78, "  ") + "\n")
 		}
 	}
-	// Tables pad their last column; trailing blanks help no reader.
 	lines := strings.Split(b.String(), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")

@@ -178,16 +178,5 @@ func writeGateText(w io.Writer, d *planGateDoc) error {
 		}
 	}
 	notes = append(notes, d.Notes...)
-	if len(notes) > 0 {
-		b.WriteString("\nNotes:\n")
-		for _, n := range notes {
-			b.WriteString(planWrap("- "+n, 78, "  ") + "\n")
-		}
-	}
-	lines := strings.Split(b.String(), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n"))
-	return err
+	return writePlanText(w, &b, notes)
 }

@@ -92,6 +92,11 @@ func PairedBinary(a, b []bool, alpha float64) (Paired, error) {
 	if len(a) != len(b) {
 		return nanPaired(), fmt.Errorf("stats: paired outcomes need one per case for each target: A has %d, B has %d", len(a), len(b))
 	}
+	return PairedBinaryTable(tally(a, b), alpha)
+}
+
+// tally counts paired pass/fail outcomes (a[i] and b[i] the same case).
+func tally(a, b []bool) PairTable {
 	var t PairTable
 	for i := range a {
 		switch {
@@ -105,7 +110,7 @@ func PairedBinary(a, b []bool, alpha float64) (Paired, error) {
 			t.Neither++
 		}
 	}
-	return PairedBinaryTable(t, alpha)
+	return t
 }
 
 // PairedBinaryTable is PairedBinary from the four counts, for callers that

@@ -39,20 +39,7 @@ func checkBinaryGolden(t *testing.T, name string, got Paired, want binaryGolden)
 
 // pairedExact is PairedBinary under the exact test (PairedBinaryExact).
 func pairedExact(a, b []bool, alpha float64) (Paired, error) {
-	var t PairTable
-	for i := range a {
-		switch {
-		case a[i] && b[i]:
-			t.Both++
-		case a[i]:
-			t.AOnly++
-		case b[i]:
-			t.BOnly++
-		default:
-			t.Neither++
-		}
-	}
-	return PairedBinaryExact(t, alpha)
+	return PairedBinaryExact(tally(a, b), alpha)
 }
 
 func TestPairedBinaryExactMatchesReference(t *testing.T) {
