@@ -60,6 +60,9 @@ type htmlPage struct {
 	Ranking     []htmlRank
 	Pareto      string
 	Test        string
+	// Streamed is set when a target reported a time to first token: the
+	// headline table then has its column.
+	Streamed bool
 	// PrimaryCI and RateCI name the intervals of the primary rates and of
 	// the passed/n rates of one verdict per case (slices).
 	PrimaryCI, RateCI string
@@ -190,6 +193,7 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 		}
 		if ft := t.LatencyMS.FirstToken; ft != nil {
 			h.FirstToken = units.MS(ft.P50) + " / " + units.MS(ft.P95)
+			p.Streamed = true
 		}
 		p.Targets = append(p.Targets, h)
 	}

@@ -44,6 +44,7 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	if len(rep.Targets) > 0 {
 		mdHeadline(b, rep)
 	}
+	mdFirstToken(b, rep)
 	mdScorers(b, rep)
 	mdFields(b, rep)
 	mdNoise(b, rep)
@@ -472,4 +473,19 @@ func sliceValues(rep *analysis.Report, key string) []string {
 	sort.Strings(values)
 	analysis.SortValues(values)
 	return values
+}
+
+// mdFirstToken writes the time to first token of the targets that
+// streamed (nothing when none did).
+func mdFirstToken(b *strings.Builder, rep *analysis.Report) {
+	ts := streamed(rep)
+	if len(ts) == 0 {
+		return
+	}
+	b.WriteString("\n**Time to first token** (targets that streamed)\n\n")
+	b.WriteString("| target | p50 | p95 | p99 |\n|:--|--:|--:|--:|\n")
+	for _, t := range ts {
+		ft := t.LatencyMS.FirstToken
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdText(t.Name), units.MS(ft.P50), units.MS(ft.P95), units.MS(ft.P99))
+	}
 }

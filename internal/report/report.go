@@ -84,6 +84,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	for _, n := range targetNotes(rep, term) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+	if err := textFirstToken(w, rep); err != nil {
+		return err
+	}
 	if err := textScorers(w, rep); err != nil {
 		return err
 	}
@@ -493,4 +496,33 @@ func survivesWords(l *analysis.Ledger) string {
 		return "no lead over the reference"
 	}
 	return "the lead does not survive the correction"
+}
+
+// streamed lists the targets that reported a time to first token (they
+// streamed), in the report's order.
+func streamed(rep *analysis.Report) []analysis.Target {
+	var out []analysis.Target
+	for _, t := range rep.Targets {
+		if t.LatencyMS.FirstToken != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// textFirstToken writes the time to first token of the targets that
+// streamed (nothing when none did).
+func textFirstToken(w io.Writer, rep *analysis.Report) error {
+	ts := streamed(rep)
+	if len(ts) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\ntime to first token (streamed targets):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tp50 ms\tp95 ms\tp99 ms\t")
+	for _, t := range ts {
+		ft := t.LatencyMS.FirstToken
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t\n", term(t.Name), ft.P50, ft.P95, ft.P99)
+	}
+	return tw.Flush()
 }
