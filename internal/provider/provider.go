@@ -1,7 +1,9 @@
 // Package provider owns the one narrow interface every model backend
 // implements — one call in, one response out — and the wrappers that add
 // behaviour around it while returning the same interface: redaction of
-// secrets, rate limits, retries with backoff, and the response cache. Backends live in
+// secrets, rate limits, retries with backoff, the response cache, and the
+// circuit breaker that gives up a target after consecutive auth or
+// unavailable failures (WithBreaker). Backends live in
 // sub-packages (openai, anthropic, exec, replay); the conformance suite every
 // backend passes is providertest. This package must not import the runner,
 // scorer or store.
@@ -80,7 +82,8 @@ const (
 	KindServer      ErrorKind = "server_error" // 5xx
 	KindTimeout     ErrorKind = "timeout"      // the per-request time-out or 408
 	KindConflict    ErrorKind = "conflict"     // 409
-	KindNetwork     ErrorKind = "network"      // connection refused/reset, EOF mid-body
+	KindNetwork     ErrorKind = "network"      // connection reset, EOF mid-body
+	KindUnavailable ErrorKind = "unavailable"  // unknown host (DNS) or connection refused: never retried
 	KindMalformed   ErrorKind = "malformed_response"
 	KindTruncated   ErrorKind = "truncated_stream"
 	KindBadRequest  ErrorKind = "bad_request" // other 4xx: never retried
@@ -96,7 +99,7 @@ const (
 // Kinds lists every kind a stored result's failed call can carry, in the
 // order above (KindCanceled is not one: a cancelled call is not stored).
 func Kinds() []ErrorKind {
-	return []ErrorKind{KindRateLimited, KindOverloaded, KindServer, KindTimeout, KindConflict, KindNetwork,
+	return []ErrorKind{KindRateLimited, KindOverloaded, KindServer, KindTimeout, KindConflict, KindNetwork, KindUnavailable,
 		KindMalformed, KindTruncated, KindBadRequest, KindAuth, KindNotFound, KindExec, KindNoRecord,
 		KindOutputLimit, KindInvalid}
 }

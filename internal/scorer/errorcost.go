@@ -75,7 +75,7 @@ func Kinds() []string {
 	}
 	for _, k := range []provider.ErrorKind{
 		provider.KindRateLimited, provider.KindOverloaded, provider.KindServer, provider.KindTimeout,
-		provider.KindConflict, provider.KindNetwork, provider.KindMalformed, provider.KindTruncated,
+		provider.KindConflict, provider.KindNetwork, provider.KindUnavailable, provider.KindMalformed, provider.KindTruncated,
 		provider.KindBadRequest, provider.KindAuth, provider.KindNotFound, provider.KindCanceled,
 		provider.KindExec, provider.KindNoRecord, provider.KindOutputLimit, provider.KindInvalid,
 	} {

@@ -104,8 +104,8 @@ func TestClassifySendFailure(t *testing.T) {
 	// The transport's error quotes the URL, and with it the key.
 	err = roundTrip(context.Background(), c, "http://"+addr+"/?key="+key, true)
 	e := c.Classify(context.Background(), err, key, nil)
-	if e.Kind != provider.KindNetwork || e.Status != 0 || c.Status() != 0 || !e.Retryable() {
-		t.Errorf("kind %s status %d, want a retryable network error without status", e.Kind, e.Status)
+	if e.Kind != provider.KindUnavailable || e.Status != 0 || c.Status() != 0 || e.Retryable() {
+		t.Errorf("kind %s status %d, want a refused connection to be unavailable (not retried) without status", e.Kind, e.Status)
 	}
 	if strings.Contains(e.Error(), key) || !strings.Contains(e.Error(), "[redacted]") {
 		t.Errorf("want the key redacted in %q", e)

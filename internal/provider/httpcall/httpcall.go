@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -237,11 +238,19 @@ func (c *Call) Classify(ctx context.Context, err error, key string, streamErr fu
 	return e
 }
 
-// transportKind is the kind of an error from the connection.
+// transportKind is the kind of an error from the connection. A host that
+// does not resolve (DNS) or refuses the connection is unavailable: calling
+// it again in a second will not help, so it is never retried (and the run's
+// circuit breaker counts it); a reset or a cut body is a network error,
+// retried.
 func transportKind(err error) provider.ErrorKind {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return provider.KindTimeout
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) || errors.Is(err, syscall.ECONNREFUSED) {
+		return provider.KindUnavailable
 	}
 	return provider.KindNetwork
 }

@@ -63,6 +63,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("TimeoutAndCancelReturnPromptly", func(t *testing.T) { testTimeoutAndCancel(t, h) })
 	t.Run("CancelMidStream", func(t *testing.T) { testCancelMidStream(t, h) })
 	t.Run("ConnectionRefused", func(t *testing.T) { testConnectionRefused(t, h) })
+	t.Run("UnknownHost", func(t *testing.T) { testUnknownHost(t, h) })
 	t.Run("StreamMeasuresFirstToken", func(t *testing.T) { testFirstToken(t, h) })
 	t.Run("BoundedReplies", func(t *testing.T) { testBoundedReplies(t, h) })
 	t.Run("TimeoutBoundsBody", func(t *testing.T) { testTimeoutBoundsBody(t, h) })
@@ -206,8 +207,21 @@ func testConnectionRefused(t *testing.T, h Harness) {
 	addr := ln.Addr().String()
 	ln.Close()
 	_, err = h.New(t, "http://"+addr, false, plantedKey).Complete(context.Background(), request("x"))
-	if pe := ProviderError(t, err); pe.Kind != provider.KindNetwork || pe.Status != 0 || !pe.Retryable() {
-		t.Errorf("kind %s status %d, want a retryable network error without status (err %v)", pe.Kind, pe.Status, err)
+	if pe := ProviderError(t, err); pe.Kind != provider.KindUnavailable || pe.Status != 0 || pe.Retryable() {
+		t.Errorf("kind %s status %d, want an unavailable error without status, not retried (err %v)", pe.Kind, pe.Status, err)
+	}
+}
+
+// testUnknownHost: a host that does not resolve is unavailable, not a
+// transient network error. The .invalid top-level domain never resolves
+// (RFC 6761), so no network is needed.
+func testUnknownHost(t *testing.T, h Harness) {
+	_, err := h.New(t, "http://assay-test.invalid", false, plantedKey).Complete(context.Background(), request("x"))
+	if pe := ProviderError(t, err); pe.Kind != provider.KindUnavailable || pe.Status != 0 || pe.Retryable() {
+		t.Errorf("kind %s status %d, want an unavailable error without status, not retried (err %v)", pe.Kind, pe.Status, err)
+	}
+	if strings.Contains(err.Error(), plantedKey) {
+		t.Errorf("the key is in %q", err)
 	}
 }
 
