@@ -42,6 +42,9 @@ type Report struct {
 	// Ledger counts the variants tried in the run's experiment and corrects
 	// the chosen one's lead for them (nil when the run has no experiment).
 	Ledger *Ledger `json:"ledger,omitempty"`
+	// ClassComparisons compare every two targets' recall class by class
+	// under the run's label scorer (confusion.go).
+	ClassComparisons []ClassComparison `json:"class_comparisons,omitempty"`
 }
 
 // RunInfo says what was measured.
@@ -158,6 +161,9 @@ type Target struct {
 	// Fields are the per-field rates of each field scorer (field_equals),
 	// scorer → fields in the scorer's order.
 	Fields map[string][]FieldRate `json:"fields,omitempty"`
+	// Classes is the confusion matrix and per-class precision, recall and
+	// F1 of the run's label scorer (confusion.go), when it has one.
+	Classes *Classes `json:"classes,omitempty"`
 	// Slices are the primary scorer's rates per tag: key → value → rate.
 	Slices map[string]map[string]Rate `json:"slices,omitempty"`
 	// ErrorCost is the priced cost of the primary scorer's failures (the
@@ -582,6 +588,9 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		rep.Ranking = rank(names, rep.Comparisons)
 	}
 	rep.Pareto = pareto(rep.Targets)
+	if err := addClasses(ctx, st, run, scoring, rep, o.Alpha); err != nil {
+		return nil, err
+	}
 	rep.Spec = json.RawMessage(run.Config)
 	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
 	rep.Warnings = append(rep.Warnings, clusterWarnings(rep.Comparisons)...)

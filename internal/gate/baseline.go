@@ -82,8 +82,11 @@ type fileTarget struct {
 	Kind         []int             `json:"kind"`
 	CostUSD      numbers           `json:"cost_usd"`
 	LatencyMS    numbers           `json:"latency_ms"`
-	OutputHash   []string          `json:"output_hash"`
-	Errored      []int             `json:"errored,omitzero"`
+	// FirstTokenMS is written when some call streamed (null for a call
+	// that did not).
+	FirstTokenMS numbers  `json:"first_token_ms,omitzero"`
+	OutputHash   []string `json:"output_hash"`
+	Errored      []int    `json:"errored,omitzero"`
 }
 
 // numbers is a column of non-negative numbers with NaN written as null,
@@ -153,6 +156,9 @@ func WriteBaseline(w io.Writer, s *Snapshot) error {
 			CostUSD:    numbers{xs: t.CostUSD, digits: costDigits},
 			LatencyMS:  numbers{xs: t.LatencyMS, digits: latencyDigits},
 			OutputHash: hashStrings(t)}
+		if slices.ContainsFunc(t.FirstTokenMS, func(x float64) bool { return !math.IsNaN(x) }) {
+			ft.FirstTokenMS = numbers{xs: t.FirstTokenMS, digits: latencyDigits}
+		}
 		if ft.Fingerprints == nil {
 			ft.Fingerprints = []Fingerprint{}
 		}
@@ -554,6 +560,9 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 		}
 		t.CostUSD = col("cost_usd", ft.CostUSD.xs, costDigits)
 		t.LatencyMS = col("latency_ms", ft.LatencyMS.xs, latencyDigits)
+		if ft.FirstTokenMS.xs != nil {
+			t.FirstTokenMS = col("first_token_ms", ft.FirstTokenMS.xs, latencyDigits)
+		}
 		var hashed []bool // which results have an output hash
 		if length("output_hash", len(ft.OutputHash)) {
 			t.OutputHash, hashed = make([]uint64, n), make([]bool, n)
@@ -614,6 +623,10 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 				has := !math.IsNaN(t.LatencyMS[j])
 				if has != !math.IsNaN(t.CostUSD[j]) || has != hashed[j] || (!has && t.Shape[j] != ShapeNone) {
 					fail(p, "result %d is present in some columns and missing in others (latency_ms, cost_usd, output_hash and shape agree on which results exist)", j)
+					break
+				}
+				if !has && t.FirstTokenMS != nil && !math.IsNaN(t.FirstTokenMS[j]) {
+					fail(fmt.Sprintf("%s.first_token_ms[%d]", p, j), "result %d does not exist (its latency_ms is null): only a result that exists has a time to first token", j)
 					break
 				}
 			}

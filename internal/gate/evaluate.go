@@ -116,7 +116,7 @@ type TargetResult struct {
 type Check struct {
 	// Rule is the check in the --rule syntax.
 	Rule   string `json:"rule"`
-	Metric string `json:"metric"` // rate | cost_per_case | latency_p95 | loud_rate
+	Metric string `json:"metric"` // rate | cost_per_case | latency_p95 | ttft_p95 | loud_rate
 	// Scorer is the rate's scorer (primary resolved to its name).
 	Scorer string `json:"scorer,omitempty"`
 	// Slice is "TAG=VALUE" when the rule is about a slice.
@@ -616,7 +616,7 @@ func (e *evaluator) check(r Rule) Check {
 		e.rateCheck(&out, c, pairs, bval, cval)
 	case spec.GateCostPerCase:
 		e.costCheck(&out, c, pairs)
-	case spec.GateLatencyP95:
+	case spec.GateLatencyP95, spec.GateTTFTP95:
 		e.latencyCheck(&out, c, pairs)
 	}
 	return out
@@ -850,23 +850,43 @@ func (e *evaluator) costCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 	e.compare(out, c, x, b, kept, false)
 }
 
-// MinLatencyCases is the fewest paired cases on which the p95 latency rule
-// decides: below it the bootstrap of a 95th percentile (the largest few
+// MinLatencyCases is the fewest paired cases on which a p95 rule (latency
+// or time to first token) decides: below it the bootstrap of a 95th percentile (the largest few
 // values) does not hold its level, and the check is inconclusive.
 const MinLatencyCases = 30
 
 // latencyCheck compares p95 latencies over every result of the paired
 // cases, with a paired bootstrap over cases (a case's epochs move
 // together; with a cluster tag, over clusters).
+//
+// ttft_p95 is the same test on the time to first token, over the calls
+// that streamed: a case counts as paired when both sides have a streamed
+// call of it, so the ≥ MinLatencyCases rule is on those cases.
 func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 	type caseLat struct{ b, c []float64 }
 	var cases []caseLat
 	var kept [][2]int
+	name := "p95 latency"
+	column := func(t *Target) []float64 { return t.LatencyMS }
+	if c.Kind == spec.GateTTFTP95 {
+		name = "p95 time to first token"
+		column = func(t *Target) []float64 { return t.FirstTokenMS }
+		for _, side := range []struct {
+			what string
+			t    *Target
+		}{{"baseline", e.bt}, {"candidate", e.ct}} {
+			if side.t.FirstTokenMS == nil {
+				out.note = fmt.Sprintf("the %s does not record time to first token (a baseline file written before assay kept it): no %s can be measured; nothing decided", side.what, name)
+				return
+			}
+		}
+	}
 	collect := func(t *Target, ci, epochs int) []float64 {
+		col := column(t)
 		var xs []float64
 		for k := range epochs {
-			if j := ci*epochs + k; t.Has(j) {
-				xs = append(xs, t.LatencyMS[j])
+			if j := ci*epochs + k; t.Has(j) && !math.IsNaN(col[j]) {
+				xs = append(xs, col[j])
 			}
 		}
 		return xs
@@ -881,6 +901,9 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 	n := len(cases)
 	out.N = n
 	if n == 0 {
+		if c.Kind == spec.GateTTFTP95 {
+			out.note = fmt.Sprintf("%s: no case where both sides streamed (only a streamed call reports a first token); nothing decided", name)
+		}
 		return
 	}
 	// Each resample's p95 comes from counting its values by rank (the
@@ -904,11 +927,11 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 		out.Threshold = Num(threshold(c, pb))
 	}
 	if n < MinLatencyCases {
-		out.note = fmt.Sprintf("p95 latency %s → %s on %d paired cases: the p95 rule needs at least %d paired cases to decide (a 95th percentile rests on the few slowest calls); nothing decided",
-			FormatValue(c.Kind, pb), FormatValue(c.Kind, pc), n, MinLatencyCases)
+		out.note = fmt.Sprintf("%s %s → %s on %d paired cases: the p95 rule needs at least %d paired cases to decide (a 95th percentile rests on the few slowest calls); nothing decided",
+			name, FormatValue(c.Kind, pb), FormatValue(c.Kind, pc), n, MinLatencyCases)
 		if c.Bound != nil {
-			out.note = fmt.Sprintf("p95 latency %s on %d paired cases: the p95 rule needs at least %d paired cases to decide (a 95th percentile rests on the few slowest calls); nothing decided",
-				FormatValue(c.Kind, pc), n, MinLatencyCases)
+			out.note = fmt.Sprintf("%s %s on %d paired cases: the p95 rule needs at least %d paired cases to decide (a 95th percentile rests on the few slowest calls); nothing decided",
+				name, FormatValue(c.Kind, pc), n, MinLatencyCases)
 		}
 		return
 	}

@@ -41,7 +41,7 @@ func FormatValue(metric string, x float64) string {
 	switch metric {
 	case spec.GateCostPerCase:
 		return units.USD(x)
-	case spec.GateLatencyP95:
+	case spec.GateLatencyP95, spec.GateTTFTP95:
 		return units.MS(x)
 	}
 	return units.Pct(x)
@@ -53,7 +53,7 @@ func FormatAmount(metric string, x float64) string {
 	switch metric {
 	case spec.GateCostPerCase:
 		return units.USD(x)
-	case spec.GateLatencyP95:
+	case spec.GateLatencyP95, spec.GateTTFTP95:
 		return units.MS(x)
 	}
 	if math.IsNaN(x) {
@@ -98,6 +98,8 @@ func what(ch Check) string {
 		s = "cost per case"
 	case spec.GateLatencyP95:
 		s = "p95 latency"
+	case spec.GateTTFTP95:
+		s = "p95 time to first token"
 	case spec.GateLoudRate:
 		s = "loud-failure rate"
 	default:

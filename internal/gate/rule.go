@@ -33,11 +33,11 @@ func DefaultRules() []Rule {
 
 // RuleSyntax describes the --rule syntax, for usage errors and help.
 const RuleSyntax = `a rule is METRIC[TAG=VALUE] SETTING=VALUE ...
-  METRIC   a scorer's name or primary (its pass rate), cost_per_case, latency_p95, loud_rate
+  METRIC   a scorer's name or primary (its pass rate), cost_per_case, latency_p95, ttft_p95 (time to first token, streamed calls), loud_rate
   [TAG=VALUE] optional: only the cases with this tag value
   SETTING  max_drop (rates: 5% relative, or 2pt)  min (rates: 80% or 0.8)
-           max_rise (cost_per_case: 10% or USD; latency_p95: 10%, 200ms or ms; loud_rate: 10% or 2pt)
-           max (cost_per_case: USD; latency_p95: 2s or ms; loud_rate: 5% or 0.05)
+           max_rise (cost_per_case: 10% or USD; latency_p95, ttft_p95: 10%, 200ms or ms; loud_rate: 10% or 2pt)
+           max (cost_per_case: USD; latency_p95, ttft_p95: 2s or ms; loud_rate: 5% or 0.05)
   e.g. --rule 'primary max_drop=5%' --rule 'correct[tier=hard] max_drop=3pt min=60%'
        --rule 'cost_per_case max_rise=10%' --rule 'latency_p95 max=2s'`
 

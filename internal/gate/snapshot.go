@@ -175,6 +175,10 @@ type Target struct {
 	// (store.Result.Price): a cost gate compares models, not caches.
 	CostUSD   []float64
 	LatencyMS []float64
+	// FirstTokenMS is the time to the first token of a call that streamed,
+	// NaN where the call did not stream, failed or is missing. It is nil
+	// when not known: a baseline file written before assay recorded it.
+	FirstTokenMS []float64
 	// OutputHash is a short hash of the raw output (OutputSum; 0 where
 	// there is no result): two equal hashes mean identical outputs.
 	OutputHash []uint64
@@ -268,14 +272,14 @@ func OutputSum(raw string) uint64 {
 // newTarget allocates a target's columns for n results.
 func newTarget(name string, scorers []string, n int) *Target {
 	t := &Target{Name: name, Pass: map[string][]int8{}, Shape: make([]byte, n), Kind: make([]int32, n),
-		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]uint64, n),
+		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), FirstTokenMS: make([]float64, n), OutputHash: make([]uint64, n),
 		Errored: make([]bool, n), Cached: make([]bool, n)}
 	for _, sc := range scorers {
 		t.Pass[sc] = newPass(n)
 	}
 	for j := range n {
 		t.Shape[j] = ShapeNone
-		t.CostUSD[j], t.LatencyMS[j] = math.NaN(), math.NaN()
+		t.CostUSD[j], t.LatencyMS[j], t.FirstTokenMS[j] = math.NaN(), math.NaN(), math.NaN()
 	}
 	return t
 }
@@ -337,6 +341,9 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 		t, j := b.slot(r.Target, r.CaseID, r.Epoch)
 		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.Price()), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputSum(r.Raw)
 		t.Errored[j], t.Cached[j] = r.ErrorKind != "", r.FromCache
+		if r.ErrorKind == "" && r.FirstTokenMS > 0 {
+			t.FirstTokenMS[j] = quantize(clean(r.FirstTokenMS), latencyDigits)
+		}
 		// A failed call reports no model: it says nothing of which model
 		// answered, so it is not counted as one.
 		if r.ErrorKind == "" {
@@ -506,6 +513,9 @@ func (b *builder) relayout(epochs int) {
 			k := (j/old)*epochs + j%old
 			nt.Shape[k], nt.Kind[k], nt.CostUSD[k], nt.LatencyMS[k], nt.OutputHash[k] = t.Shape[j], t.Kind[j], t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j]
 			nt.Errored[k], nt.Cached[k] = t.Errored[j], t.Cached[j]
+			if t.FirstTokenMS != nil {
+				nt.FirstTokenMS[k] = t.FirstTokenMS[j]
+			}
 			for sc, p := range t.Pass {
 				nt.Pass[sc][k] = p[j]
 			}
@@ -522,6 +532,9 @@ func (t *Target) grow(n int) {
 		t.Kind = append(t.Kind, 0)
 		t.CostUSD = append(t.CostUSD, math.NaN())
 		t.LatencyMS = append(t.LatencyMS, math.NaN())
+		if t.FirstTokenMS != nil {
+			t.FirstTokenMS = append(t.FirstTokenMS, math.NaN())
+		}
 		t.OutputHash = append(t.OutputHash, 0)
 		t.Errored = append(t.Errored, false)
 		t.Cached = append(t.Cached, false)

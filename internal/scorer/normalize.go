@@ -66,3 +66,15 @@ func (c normChain) apply(s string) string {
 	}
 	return s
 }
+
+// Normalize applies the named normalisers in order, as a scorer with that
+// `normalize:` list does (unknown names are skipped: the spec check refuses
+// them). analysis mirrors it to read labels without importing scorer.
+func Normalize(names []string, s string) string {
+	for _, name := range names {
+		if f, ok := lookupNormaliser(name); ok {
+			s = f(s)
+		}
+	}
+	return s
+}

@@ -24,6 +24,8 @@ func TestGateRuleLimits(t *testing.T) {
 		{GateRule{Metric: GateCostPerCase, MaxRise: "0.0005"}, &GateLimit{0.0005, false}, nil},
 		{GateRule{Metric: GateLatencyP95, MaxRise: "200ms", Max: "1.5s"}, &GateLimit{200, false}, f(1500)},
 		{GateRule{Metric: GateLatencyP95, MaxRise: "250", Max: "1m"}, &GateLimit{250, false}, f(60000)},
+		{GateRule{Metric: GateTTFTP95, MaxRise: "15%", Max: "800ms"}, &GateLimit{0.15, true}, f(800)},
+		{GateRule{Metric: "ttft_p95", MaxRise: "120"}, &GateLimit{120, false}, nil},
 		{GateRule{Metric: GateLoudRate, MaxRise: "2pt", Max: "5%"}, &GateLimit{0.02, false}, f(0.05)},
 		{GateRule{Metric: GateLoudRate, MaxRise: "150%", Max: "0.1"}, &GateLimit{1.5, true}, f(0.1)},
 	} {

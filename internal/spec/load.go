@@ -926,7 +926,7 @@ func (v *validator) unknownKeyUnder(path string) bool {
 }
 
 // gateRuleSyntax is the hint shown for a rule that sets no limit.
-const gateRuleSyntax = "set max_drop (5% or 2pt) or min (80%) on a rate; max_rise or max on cost_per_case, latency_p95 or loud_rate"
+const gateRuleSyntax = "set max_drop (5% or 2pt) or min (80%) on a rate; max_rise or max on cost_per_case, latency_p95, ttft_p95 or loud_rate"
 
 // Parse reads a rule into a GateCheck, checking it against the names of
 // the scorers and the tag keys it may use (a nil list is not checked).
@@ -941,9 +941,9 @@ func (r GateRule) Parse(scorers, tagKeys []string) (GateCheck, []GateRuleProblem
 	metricOK := true
 	switch metric {
 	case "":
-		fail("metric", "a scorer's name, primary, cost_per_case, latency_p95 or loud_rate", "metric is required")
+		fail("metric", "a scorer's name, primary, cost_per_case, latency_p95, ttft_p95 or loud_rate", "metric is required")
 		metricOK = false
-	case GateCostPerCase, GateLatencyP95, GateLoudRate:
+	case GateCostPerCase, GateLatencyP95, GateTTFTP95, GateLoudRate:
 		c.Kind = metric
 	case GatePrimary:
 		c.Kind, c.Scorer = "rate", GatePrimary
@@ -951,7 +951,7 @@ func (r GateRule) Parse(scorers, tagKeys []string) (GateCheck, []GateRuleProblem
 		c.Kind, c.Scorer = "rate", metric
 		if scorers != nil && !contains(scorers, metric) {
 			all := append(append([]string{}, scorers...), GateMetrics...)
-			hint := "metrics are a scorer's name (" + strings.Join(scorers, ", ") + "), primary, cost_per_case, latency_p95 or loud_rate"
+			hint := "metrics are a scorer's name (" + strings.Join(scorers, ", ") + "), primary, cost_per_case, latency_p95, ttft_p95 or loud_rate"
 			if near := nearest(metric, all); near != "" {
 				hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 			}
@@ -1108,6 +1108,7 @@ func gateRise(kind, s string, fail gateFail) (GateLimit, bool) {
 	hint := map[string]string{
 		GateCostPerCase: "write 10% (relative to the baseline) or an amount in USD, e.g. 0.0005",
 		GateLatencyP95:  "write 10% (relative to the baseline) or a duration, e.g. 200ms (a bare number is milliseconds)",
+		GateTTFTP95:     "write 10% (relative to the baseline) or a duration, e.g. 200ms (a bare number is milliseconds)",
 		GateLoudRate:    "write 10% (relative to the baseline's loud rate) or 2pt (percentage points)",
 	}[kind]
 	x, unit, ok := gateValue(s)
@@ -1123,7 +1124,7 @@ func gateRise(kind, s string, fail gateFail) (GateLimit, bool) {
 		if ok && (unit == "" || unit == "$") {
 			return GateLimit{Amount: x}, true
 		}
-	case GateLatencyP95:
+	case GateLatencyP95, GateTTFTP95:
 		if ok && (unit == "" || unit == "ms") {
 			return GateLimit{Amount: x}, true
 		}
@@ -1178,7 +1179,7 @@ func gateCeiling(kind, s string, fail gateFail) (float64, bool) {
 			return x, true
 		}
 		fail("max", "write the most a case may cost in USD, e.g. 0.002", "max %s is not an amount in USD", shortQuote(s))
-	case GateLatencyP95:
+	case GateLatencyP95, GateTTFTP95:
 		if ok && (unit == "" || unit == "ms") {
 			return x, true
 		}

@@ -299,7 +299,8 @@ type Gate struct {
 // "1.5s", 0.002) and read by Parse.
 type GateRule struct {
 	// Metric is a scorer's name (its pass rate), primary (the primary
-	// scorer's), or one of cost_per_case, latency_p95 and loud_rate.
+	// scorer's), or one of cost_per_case, latency_p95, ttft_p95 and
+	// loud_rate.
 	Metric string `yaml:"metric" json:"metric"`
 	// Slice restricts the rule to the cases with one tag value: {tier: hard}.
 	Slice map[string]string `yaml:"slice,omitempty" json:"slice,omitempty"`
@@ -321,18 +322,21 @@ type GateRule struct {
 const (
 	GateCostPerCase = "cost_per_case"
 	GateLatencyP95  = "latency_p95"
-	GateLoudRate    = "loud_rate"
+	// GateTTFTP95 is the p95 of the time to first token, of the calls
+	// that streamed.
+	GateTTFTP95  = "ttft_p95"
+	GateLoudRate = "loud_rate"
 	// GatePrimary names the primary scorer's rate in a rule.
 	GatePrimary = "primary"
 )
 
 // GateMetrics are the metric names a rule may use besides a scorer's name.
-var GateMetrics = []string{GatePrimary, GateCostPerCase, GateLatencyP95, GateLoudRate}
+var GateMetrics = []string{GatePrimary, GateCostPerCase, GateLatencyP95, GateTTFTP95, GateLoudRate}
 
 // GateCheck is a rule read into numbers: what to measure, and the limits.
 type GateCheck struct {
-	// Kind is "rate" (a scorer's pass rate), cost_per_case, latency_p95 or
-	// loud_rate.
+	// Kind is "rate" (a scorer's pass rate), cost_per_case, latency_p95,
+	// ttft_p95 or loud_rate.
 	Kind string
 	// Scorer is the rate's scorer, as written (primary names the primary
 	// scorer).
