@@ -31,6 +31,20 @@ type decoder struct {
 	// extraKeys are keys a struct accepts beyond its tagged fields (fields
 	// tagged yaml:"-" that still have a written form, like dataset.tags).
 	extraKeys map[reflect.Type]map[string]func(d *decoder, n ast.Node, path string, v reflect.Value)
+
+	// getenv resolves ${VAR} (nil: no interpolation); srcs are the spec's
+	// and each overlay's bytes, to locate a ${ in its line.
+	getenv func(string) string
+	srcs   [][]byte
+	// vars are the variables interpolated outside headers, with their
+	// values (hashed into the spec's hash); hdrVars those in header
+	// values (secrets: names only); refs where each non-header one was
+	// used, for the key check.
+	vars    map[string]string
+	hdrVars map[string]bool
+	refs    []refAt
+	// hdrPaths holds each header value's path and the variables in it.
+	hdrPaths map[string][]string
 }
 
 // position is where a path is written: Key is the key (or the sequence entry)
@@ -262,6 +276,14 @@ func (d *decoder) decode(n ast.Node, path string, v reflect.Value) {
 		at = nodeLoc(orig)
 	}
 	t := v.Type()
+	if d.getenv != nil && interpolates(path) {
+		if text, ok := d.interpolated(n, path); ok {
+			d.setText(path, at, v, text)
+			return
+		} else if d.bad[path] {
+			return
+		}
+	}
 	if t == durationType {
 		s, ok := scalarString(n)
 		if !ok {

@@ -83,26 +83,61 @@ const FilePrefix = "file://"
 // Problems sorted by position as the error. Problem positions name the file
 // as path was given.
 func Load(path string) (*Spec, error) {
+	return LoadWith(path, Options{})
+}
+
+// LoadWith is Load with ${VAR} looked up through o.Getenv and o.Overlays
+// merged over the spec (see overlay.go); problems in an overlay name the
+// overlay's file.
+func LoadWith(path string, o Options) (*Spec, error) {
+	src, err := readSpecFile(path, "spec")
+	if err != nil {
+		return nil, err
+	}
+	var ovs []overlaySource
+	for _, f := range o.Overlays {
+		b, err := readSpecFile(f, "overlay")
+		if err != nil {
+			return nil, err
+		}
+		ovs = append(ovs, overlaySource{File: f, Src: b})
+	}
+	return parseSpec(path, src, ovs, o)
+}
+
+func readSpecFile(path, what string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading spec: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	defer f.Close()
 	src, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading spec %s: %w", path, err)
+		return nil, fmt.Errorf("reading %s %s: %w", what, path, err)
 	}
-	return Parse(path, src)
+	return src, nil
 }
 
 // Parse is Load on bytes already read; file is the name shown in problems
 // and its directory is the base of relative paths.
 func Parse(file string, src []byte) (*Spec, error) {
+	return parseSpec(file, src, nil, Options{})
+}
+
+// checkSource bounds one file's size and nesting before it is parsed.
+func checkSource(file string, src []byte) Problems {
 	if len(src) > MaxSpecBytes {
-		return nil, Problems{{File: file, Line: 1, Col: 1, Msg: fmt.Sprintf("the spec is larger than %d KiB", MaxSpecBytes>>10), Hint: "move long prompts to file:// references"}}
+		return Problems{{File: file, Line: 1, Col: 1, Msg: fmt.Sprintf("the spec is larger than %d KiB", MaxSpecBytes>>10), Hint: "move long prompts to file:// references"}}
 	}
 	if line, col, deep := tooDeep(src); deep {
-		return nil, Problems{{File: file, Line: line, Col: col, Msg: fmt.Sprintf("the spec nests [ or { more than %d deep", maxFlowDepth)}}
+		return Problems{{File: file, Line: line, Col: col, Msg: fmt.Sprintf("the spec nests [ or { more than %d deep", maxFlowDepth)}}
+	}
+	return nil
+}
+
+func parseSpec(file string, src []byte, ovs []overlaySource, o Options) (*Spec, error) {
+	if probs := checkSource(file, src); probs != nil {
+		return nil, probs
 	}
 	root, probs := parseYAML(file, src)
 	if probs != nil {
@@ -111,9 +146,34 @@ func Parse(file string, src []byte) (*Spec, error) {
 	if probs := checkExpansion(file, root); probs != nil {
 		return nil, probs
 	}
-	s := &Spec{File: file, Dir: filepath.Dir(file)}
+	var ovFiles []string
+	var ovRoots []ast.Node
+	for k, ov := range ovs {
+		if probs := checkSource(ov.File, ov.Src); probs != nil {
+			return nil, probs
+		}
+		r, probs := parseYAML(ov.File, ov.Src)
+		if probs != nil {
+			return nil, probs
+		}
+		if probs := checkExpansion(ov.File, r); probs != nil {
+			return nil, probs
+		}
+		shiftLines(r, (k+1)*lineBase)
+		ovFiles = append(ovFiles, ov.File)
+		ovRoots = append(ovRoots, r)
+	}
+	s := &Spec{File: file, Dir: filepath.Dir(file), overlays: ovFiles}
+	srcs := [][]byte{src}
+	for _, ov := range ovs {
+		srcs = append(srcs, ov.Src)
+	}
 	d := &decoder{
 		file:    file,
+		getenv:  getenvOr(o.Getenv),
+		srcs:    srcs,
+		vars:    map[string]string{},
+		hdrVars: map[string]bool{},
 		pos:     map[string]position{},
 		bad:     map[string]bool{},
 		anchors: map[string]ast.Node{},
@@ -136,18 +196,26 @@ func Parse(file string, src []byte) (*Spec, error) {
 	// (and is then checked) while an absent one keeps its default.
 	s.Dataset.ID = DefaultID
 	s.Run = RunConfig{Epochs: DefaultEpochs, Timeout: Duration(DefaultTimeout), Retries: DefaultRetries}
+	if len(ovRoots) > 0 {
+		root = d.applyOverlays(root, ovRoots)
+	}
 	d.record("", nil, root)
 	d.decode(root, "", reflect.ValueOf(s).Elem())
 	s.pos = d.pos
+	d.resolveEnv(s)
 
 	v := &validator{s: s, probs: d.probs, bad: d.bad}
 	v.check()
 	s.Hash = v.hash(src)
+	if extra := d.hashExtra(s, ovs); len(extra) > 0 {
+		s.Hash = rehash(s.Hash, extra)
+	}
 	probs = v.probs
 	if len(probs) == 0 {
 		return s, nil
 	}
-	probs.sortByPosition()
+	relocate(probs, file, ovFiles)
+	probs = probs.Sort(file)
 	return s, probs
 }
 
@@ -394,7 +462,8 @@ func parent(path string) string {
 // (a key that was never written), the nearest written ancestor is used.
 func (s *Spec) Problemf(path, hint, format string, args ...any) Problem {
 	line, col, _ := s.Pos(path)
-	return Problem{File: s.File, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), Hint: hint}
+	file, line := fileOf(s.File, s.overlays, line)
+	return Problem{File: file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
 // validator checks what decoding cannot: required fields, ranges, cross

@@ -56,9 +56,19 @@ type Spec struct {
 	// absolute path.
 	read map[string][]byte
 
+	// Overlays are the overlay files merged over the spec (assay run -f),
+	// in order, as given.
+	Overlays []string `yaml:"-" json:"overlays,omitempty"`
+	// EnvVars names every variable ${VAR} interpolated into the spec
+	// (sorted; names only, never values).
+	EnvVars []string `yaml:"-" json:"env_vars,omitempty"`
+
 	// pos maps a path ("targets[0].limits.rpm") to where it is written, so
 	// Problemf can locate problems found after loading.
 	pos map[string]position
+	// overlays are the overlay files whose lines pos holds moved up by
+	// k×lineBase (see overlay.go).
+	overlays []string
 }
 
 // Dataset says where the cases are and which fields mean what.
@@ -95,17 +105,32 @@ type Prompt struct {
 
 // Target is one model (or pipeline) under test.
 type Target struct {
-	Name      string   `yaml:"name" json:"name"`
-	Provider  string   `yaml:"provider" json:"provider"` // openai | anthropic | exec | replay
-	Model     string   `yaml:"model,omitempty" json:"model,omitempty"`
-	BaseURL   string   `yaml:"base_url,omitempty" json:"base_url,omitempty"`
-	APIKeyEnv string   `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
-	Stream    bool     `yaml:"stream,omitempty" json:"stream,omitempty"`
-	Params    Params   `yaml:"params,omitempty" json:"params,omitempty"`
-	Price     Price    `yaml:"price,omitempty" json:"price,omitempty"`
-	Limits    Limits   `yaml:"limits,omitempty" json:"limits,omitempty"`
-	Replay    *Replay  `yaml:"replay,omitempty" json:"replay,omitempty"`
-	Command   []string `yaml:"command,omitempty" json:"command,omitempty"`
+	Name      string `yaml:"name" json:"name"`
+	Provider  string `yaml:"provider" json:"provider"` // openai | anthropic | exec | replay
+	Model     string `yaml:"model,omitempty" json:"model,omitempty"`
+	BaseURL   string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// APIKeyFile is a file holding the key (relative to the spec), read
+	// when the provider is built; one trailing newline is dropped.
+	APIKeyFile string `yaml:"api_key_file,omitempty" json:"api_key_file,omitempty"`
+	// Headers are extra HTTP headers sent with every request of an openai
+	// or anthropic target, values after ${VAR} interpolation. Their values
+	// are never stored (json:"-"): HeaderNames records the names.
+	Headers map[string]string `yaml:"headers,omitempty" json:"-"`
+	// HeaderNames are the names in Headers, sorted (what the run records).
+	HeaderNames []string `yaml:"-" json:"headers,omitempty"`
+	// HeaderVars name the variables interpolated into header values: their
+	// values are secrets, redacted like keys.
+	HeaderVars []string `yaml:"-" json:"header_vars,omitempty"`
+	// BaseURLEnv names the variable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL)
+	// BaseURL was taken from when the spec sets no base_url.
+	BaseURLEnv string   `yaml:"-" json:"base_url_env,omitempty"`
+	Stream     bool     `yaml:"stream,omitempty" json:"stream,omitempty"`
+	Params     Params   `yaml:"params,omitempty" json:"params,omitempty"`
+	Price      Price    `yaml:"price,omitempty" json:"price,omitempty"`
+	Limits     Limits   `yaml:"limits,omitempty" json:"limits,omitempty"`
+	Replay     *Replay  `yaml:"replay,omitempty" json:"replay,omitempty"`
+	Command    []string `yaml:"command,omitempty" json:"command,omitempty"`
 	// Timeout overrides run.timeout for this target.
 	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	// MaxOutputBytes bounds what a target may send back: an exec target's
