@@ -44,9 +44,9 @@ func TestRuleFlagErrors(t *testing.T) {
 		{"primary[a=b][c=d] max_drop=5%", `--rule "primary[a=b][c=d] max_drop=5%": a rule takes one slice [TAG=VALUE]`},
 		{"primary max_drop=5% max_drop=3%", `--rule "primary max_drop=5% max_drop=3%": max_drop is set twice`},
 		// Checked against the run's scorers and tags:
-		{"corect max_drop=5%", `--rule "corect max_drop=5%": metric "corect" is neither a scorer of the spec nor a gate metric (did you mean "correct"? metrics are a scorer's name (correct), primary, cost_per_case, latency_p95 or loud_rate)`},
+		{"corect max_drop=5%", `--rule "corect max_drop=5%": metric "corect" is neither a scorer of the spec nor a gate metric (did you mean "correct"? metrics are a scorer's name (correct), primary, cost_per_case, latency_p95, ttft_p95 or loud_rate)`},
 		{"primary[tire=hard] max_drop=5%", `--rule "primary[tire=hard] max_drop=5%": slice tag "tire" is not a tag of the dataset (did you mean "tier"? tags are: tier)`},
-		{"primary", `--rule "primary": the rule sets no limit (set max_drop (5% or 2pt) or min (80%) on a rate; max_rise or max on cost_per_case, latency_p95 or loud_rate)`},
+		{"primary", `--rule "primary": the rule sets no limit (set max_drop (5% or 2pt) or min (80%) on a rate; max_rise or max on cost_per_case, latency_p95, ttft_p95 or loud_rate)`},
 		{"primary max_drop=0.05", `--rule "primary max_drop=0.05": max_drop "0.05" needs a unit (write 5% (relative to the baseline's rate) or 2pt (percentage points))`},
 		{"primary max_drop=120%", `--rule "primary max_drop=120%": max_drop "120%" is out of range: a rate cannot drop by more than 100% (write 5% (relative to the baseline's rate) or 2pt (percentage points))`},
 		{"cost_per_case max_drop=5%", `--rule "cost_per_case max_drop=5%": max_drop: cost_per_case is lower-is-better and cannot get worse by dropping (use max_rise: a worsening of cost_per_case is a rise)`},

@@ -33,7 +33,13 @@ type Task struct {
 // the same place (output.extract, a scorer's name), the spec's message is
 // kept and the other dropped, so one mistake is reported once.
 func Load(path string) (*Task, error) {
-	sp, err := spec.Load(path)
+	return LoadWith(path, spec.Options{})
+}
+
+// LoadWith is Load with the spec read through spec.LoadWith: ${VAR}
+// looked up through o.Getenv and o.Overlays merged over it.
+func LoadWith(path string, o spec.Options) (*Task, error) {
+	sp, err := spec.LoadWith(path, o)
 	var probs spec.Problems
 	if err != nil {
 		if !errors.As(err, &probs) {

@@ -34,7 +34,7 @@ var badCases = []struct {
 	}},
 	{"bad/unknown_target_key.yaml", []string{
 		`bad/unknown_target_key.yaml:6:5: targets[0].model is required for provider openai (the model name the server expects)`,
-		`bad/unknown_target_key.yaml:8:5: unknown key "modle" in targets[0] (did you mean "model"? valid keys are: api_key_env, base_url, command, env, limits, max_output_bytes, model, name, params, price, provider, replay, stream, timeout)`,
+		`bad/unknown_target_key.yaml:8:5: unknown key "modle" in targets[0] (did you mean "model"? valid keys are: api_key_env, api_key_file, base_url, command, env, headers, limits, max_output_bytes, model, name, params, price, provider, replay, stream, timeout)`,
 	}},
 	{"bad/unknown_key_no_suggestion.yaml", []string{
 		`bad/unknown_key_no_suggestion.yaml:3:3: unknown key "colour" in dataset (valid keys are: expected, expected_extract, format, id, limit, path, tags, weight)`,
@@ -262,7 +262,7 @@ var badCases = []struct {
 	// Gate rules (issue 5): each located at the offending value.
 	{"bad/gate_rules.yaml", []string{
 		`bad/gate_rules.yaml:12:10: gate.alpha must be above 0 and at most 0.5, got 0.9 (the usual value is 0.05)`,
-		`bad/gate_rules.yaml:14:16: gate.rules[0].metric "corect" is neither a scorer of the spec nor a gate metric (did you mean "correct"? metrics are a scorer's name (correct, is_json), primary, cost_per_case, latency_p95 or loud_rate)`,
+		`bad/gate_rules.yaml:14:16: gate.rules[0].metric "corect" is neither a scorer of the spec nor a gate metric (did you mean "correct"? metrics are a scorer's name (correct, is_json), primary, cost_per_case, latency_p95, ttft_p95 or loud_rate)`,
 		`bad/gate_rules.yaml:15:38: gate.rules[1].slice tag "knd" is not a tag of the dataset (did you mean "kind"? tags are: kind)`,
 		`bad/gate_rules.yaml:15:52: gate.rules[1].max_drop "0.05" needs a unit (write 5% (relative to the baseline's rate) or 2pt (percentage points))`,
 		`bad/gate_rules.yaml:16:41: gate.rules[2].max_drop: cost_per_case is lower-is-better and cannot get worse by dropping (use max_rise: a worsening of cost_per_case is a rise)`,
@@ -272,12 +272,12 @@ var badCases = []struct {
 		`bad/gate_rules.yaml:18:46: gate.rules[4].min "1.5" is out of range: a rate is between 0 and 1 (0% and 100%) (write a rate as 80% or 0.8)`,
 		`bad/gate_rules.yaml:19:37: gate.rules[5].max_rise "3" needs a unit (write 10% (relative to the baseline's loud rate) or 2pt (percentage points))`,
 		`bad/gate_rules.yaml:19:45: gate.rules[5].max "120%" is out of range: a rate is between 0 and 1 (0% and 100%) (write a rate as 80% or 0.8)`,
-		`bad/gate_rules.yaml:20:7: gate.rules[6] sets no limit (set max_drop (5% or 2pt) or min (80%) on a rate; max_rise or max on cost_per_case, latency_p95 or loud_rate)`,
+		`bad/gate_rules.yaml:20:7: gate.rules[6] sets no limit (set max_drop (5% or 2pt) or min (80%) on a rate; max_rise or max on cost_per_case, latency_p95, ttft_p95 or loud_rate)`,
 		`bad/gate_rules.yaml:21:35: gate.rules[7].max_rise: the rate of "correct" is higher-is-better and cannot get worse by rising (use max_drop: a worsening of a rate is a drop)`,
 		`bad/gate_rules.yaml:21:45: gate.rules[7].max: the rate of "correct" is higher-is-better; a ceiling would fail improvements (use min: a rate takes a floor)`,
 		`bad/gate_rules.yaml:22:36: gate.rules[8].min: cost_per_case is lower-is-better; a floor would pass anything (use max: cost_per_case takes a ceiling)`,
 		`bad/gate_rules.yaml:22:51: gate.rules[8].max_rise "-1" must not be negative (write 10% (relative to the baseline) or an amount in USD, e.g. 0.0005)`,
-		`bad/gate_rules.yaml:23:7: gate.rules[9].metric is required (a scorer's name, primary, cost_per_case, latency_p95 or loud_rate)`,
+		`bad/gate_rules.yaml:23:7: gate.rules[9].metric is required (a scorer's name, primary, cost_per_case, latency_p95, ttft_p95 or loud_rate)`,
 		`bad/gate_rules.yaml:24:25: gate.rules[10].slice names 2 tags; a slice is one tag and its value (write one tag and its value, e.g. slice: {tier: hard})`,
 		`bad/gate_rules.yaml:25:35: gate.rules[11].max_drop "NaN%" is not a relative drop or a number of points (write 5% (relative to the baseline's rate) or 2pt (percentage points))`,
 	}},
