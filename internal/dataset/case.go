@@ -1,7 +1,9 @@
 // Package dataset owns the cases: streaming JSONL and CSV readers that turn
 // rows into Case values (stable ID, variables, expected value, tags, weight),
 // report malformed rows, duplicate IDs and repeated keys with their line
-// numbers, and hash the content so the dataset's version is its hash. JSON
+// numbers, and hash the parsed cases (canonical.go) so the dataset's
+// version is its content, not its bytes; the bytes' hash is kept as the
+// file's. JSON
 // numbers keep their written form (json.Number) from the file to the
 // scorers. It must not import the
 // runner, providers, scorer or store.

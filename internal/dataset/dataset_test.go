@@ -124,16 +124,32 @@ func TestHashIsFileContent(t *testing.T) {
 	a := specFor(t, "d.jsonl", "{\"q\": 1}\n", "")
 	b := specFor(t, "other.jsonl", "{\"q\": 1}\n", "")
 	c := specFor(t, "d.jsonl", "{\"q\": 1} \n", "")
+	d := specFor(t, "d.jsonl", "{\"q\": 2}\n", "")
 	ia, _ := Scan(a)
 	ib, _ := Scan(b)
 	ic, _ := Scan(c)
+	id, _ := Scan(d)
 	// sha256 of the bytes `{"q": 1}\n`, computed independently with sha256sum.
-	const want = "sha256:727c16eb1b22614dc12c8605f65c1e40cf47b493998dff6537dd099b5b1b58d6"
+	const wantFile = "sha256:727c16eb1b22614dc12c8605f65c1e40cf47b493998dff6537dd099b5b1b58d6"
+	// sha256 of the canonical encoding (canonical.go), written by hand and
+	// hashed with sha256sum:
+	//	printf 'assay dataset cases v1\n{"id":"1","fields":{"q":1},"expected":null,"tags":{},"weight":null}\n'
+	const want = "sha256:2b5ac471a507b47c3367f36fbf30b25ee11d2bd13ae07e16d2c6318ea9431a8e"
+	if ia.FileHash != wantFile {
+		t.Errorf("file hash = %s, want %s", ia.FileHash, wantFile)
+	}
 	if ia.Hash != want {
 		t.Errorf("hash = %s, want %s", ia.Hash, want)
 	}
-	if ia.Hash != ib.Hash || ia.Hash == ic.Hash {
-		t.Errorf("hash must follow content, not name: %s %s %s", ia.Hash, ib.Hash, ic.Hash)
+	if ia.Hash != ib.Hash || ia.FileHash != ib.FileHash {
+		t.Errorf("hash must follow content, not name: %s %s", ia.Hash, ib.Hash)
+	}
+	// A trailing space changes the bytes, not the case.
+	if ic.Hash != ia.Hash || ic.FileHash == ia.FileHash {
+		t.Errorf("trailing space: hash %s (want %s), file hash %s (want other than %s)", ic.Hash, ia.Hash, ic.FileHash, ia.FileHash)
+	}
+	if id.Hash == ia.Hash {
+		t.Errorf("a changed value kept the hash %s", id.Hash)
 	}
 }
 

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -52,7 +53,9 @@ type Reader struct {
 	sp      *spec.Spec
 	file    string
 	f       *os.File
-	h       hash.Hash
+	h       hash.Hash // the file's bytes
+	ch      hash.Hash // the cases, canonically encoded (canonical.go)
+	enc     []byte    // scratch for one case's encoding
 	raw     io.Reader // the file, through the hash
 	src     source
 	header  []string
@@ -118,14 +121,22 @@ func open(sp *spec.Spec) (*Reader, spec.Problems, error) {
 // newReader reads the dataset from in, naming file in problems.
 func newReader(sp *spec.Spec, file string, in io.Reader) (*Reader, spec.Problems, error) {
 	ds := &sp.Dataset
-	r := &Reader{sp: sp, file: file, h: sha256.New(), ids: map[[16]byte]int{}}
+	r := &Reader{sp: sp, file: file, h: sha256.New(), ch: sha256.New(), ids: map[[16]byte]int{}}
+	r.ch.Write([]byte(casesHashHeader))
 	r.raw = io.TeeReader(in, r.h)
 	var probs spec.Problems
 	switch ds.Format {
 	case "jsonl":
 		r.src = newJSONL(r.raw)
 	case "csv":
-		src, hp, err := newCSV(r.raw)
+		// A byte-order mark goes before the CSV reader sees the header, so
+		// a quoted first cell after it is not read as a bare quote. The
+		// bytes still reach the file's hash, through r.raw.
+		in := bufio.NewReaderSize(r.raw, 64<<10)
+		if b, _ := in.Peek(len(utf8BOM)); string(b) == utf8BOM {
+			in.Discard(len(utf8BOM))
+		}
+		src, hp, err := newCSV(in)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading dataset %s: %w", file, err)
 		}
@@ -155,6 +166,8 @@ func newReader(sp *spec.Spec, file string, in io.Reader) (*Reader, spec.Problems
 	return r, probs, nil
 }
 
+const utf8BOM = "\xef\xbb\xbf"
+
 // Close releases the file.
 func (r *Reader) Close() error {
 	if r.f == nil {
@@ -165,9 +178,15 @@ func (r *Reader) Close() error {
 	return err
 }
 
-// Hash is "sha256:<hex>" of the file's bytes; it is complete only after
-// Next has returned io.EOF (or after Scan).
-func (r *Reader) Hash() string { return "sha256:" + hex.EncodeToString(r.h.Sum(nil)) }
+// Hash is the dataset's version: "sha256:<hex>" over its cases as parsed,
+// in the canonical encoding canonical.go describes (line ends, a
+// byte-order mark, CSV quoting and JSONL key order do not change it). It
+// is complete only after Next has returned io.EOF (or after Scan).
+func (r *Reader) Hash() string { return "sha256:" + hex.EncodeToString(r.ch.Sum(nil)) }
+
+// FileHash is "sha256:<hex>" of the file's bytes; it is complete only
+// after Next has returned io.EOF (or after Scan).
+func (r *Reader) FileHash() string { return "sha256:" + hex.EncodeToString(r.h.Sum(nil)) }
 
 // Header is the CSV header (nil for JSONL).
 func (r *Reader) Header() []string { return r.header }
@@ -232,6 +251,14 @@ func (r *Reader) read() (*Case, []spec.Problem, error) {
 	}
 	c, cps := r.build(row)
 	probs = append(probs, cps...)
+	if c != nil {
+		// Streaming: one case's encoding at a time, the buffer reused.
+		r.enc = appendCase(r.enc[:0], c)
+		r.ch.Write(r.enc)
+		if cap(r.enc) > 1<<20 {
+			r.enc = nil // a huge row's buffer is not kept
+		}
+	}
 	return c, probs, nil
 }
 
@@ -416,8 +443,13 @@ const MaxProblems = 50
 type Info struct {
 	Path   string `json:"path"`
 	Format string `json:"format"`
-	// Hash is "sha256:<hex>" of the file's bytes: the dataset's version.
+	// Hash is the dataset's version: "sha256:<hex>" over the cases as
+	// parsed (IDs, fields, expected values, tags, weights) in a canonical
+	// encoding, so the same cases saved with other line ends, a
+	// byte-order mark, other CSV quoting or JSONL key order keep it.
 	Hash string `json:"hash"`
+	// FileHash is "sha256:<hex>" of the file's bytes.
+	FileHash string `json:"file_hash"`
 	// Rows counts the rows read (blank JSONL lines are not rows); Cases the
 	// valid ones; Count the cases a run uses (Cases, or Limit when smaller).
 	Rows  int `json:"rows"`
@@ -545,7 +577,7 @@ func (r *Reader) scan(info *Info, probs spec.Problems) (*Info, error) {
 	if _, err := io.Copy(io.Discard, r.raw); err != nil {
 		return info, fmt.Errorf("reading dataset %s: %w", r.file, err)
 	}
-	info.Hash = r.Hash()
+	info.Hash, info.FileHash = r.Hash(), r.FileHash()
 	info.Rows = stats.rows
 	if n := r.badRows; n > 0 {
 		info.Warnings = r.badUTF8[:min(n, MaxProblems)]
