@@ -149,7 +149,6 @@ func labelRun(t *testing.T, ref confusionRef) (store.Store, *store.Run) {
 	return st, run
 }
 
-
 // A confusion matrix built from a store gives the matrix, precision,
 // recall, F1 and macro-F1 that sklearn's definitions give (computed in
 // testdata/confusion.py), Wilson intervals equal to statsmodels', and the

@@ -85,6 +85,7 @@ type htmlPage struct {
 	ScorerMethods, ScorerJudges bool
 	Fields                      []htmlFieldTable
 	FieldNote                   string
+	Classes                     *htmlClasses
 	FailuresHint                string
 }
 
@@ -238,6 +239,7 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 	p.FailuresHint = visible(failuresHint(rep), false)
 	p.Rescored = visible(rescoredLine(rep.Run), false)
 	htmlScorersAndFields(&p, rep)
+	p.Classes = newHTMLClasses(rep)
 	for _, f := range rep.Worst {
 		h := htmlFailure{Target: f.Target, CaseID: visible(f.CaseID, false), Shape: f.Shape, Kind: visible(f.Kind, false),
 			Reason: visible(f.Reason, true), Expected: visible(f.Expected, true), Raw: visible(f.Raw, true)}

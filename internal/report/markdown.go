@@ -47,6 +47,7 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	mdFirstToken(b, rep)
 	mdScorers(b, rep)
 	mdFields(b, rep)
+	mdClasses(b, rep)
 	mdNoise(b, rep)
 	if notes := targetNotes(rep, mdText); len(notes) > 0 {
 		b.WriteString("\n**Notes**\n\n")
