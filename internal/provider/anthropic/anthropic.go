@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,6 +78,12 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 	}
 	if apiKey != "" {
 		opts = append(opts, option.WithAPIKey(apiKey))
+	}
+	// The spec's extra headers (checked by spec: names are tokens, values
+	// one line, none the SDK sets); their values are secrets, redacted by
+	// the wrapper the CLI puts around every provider.
+	for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
+		opts = append(opts, option.WithHeader(name, t.Headers[name]))
 	}
 	p := &Provider{model: t.Model, maxTokens: DefaultMaxTokens, stream: t.Stream, key: apiKey, limit: t.MaxOutputBytes, svc: sdk.NewClient(opts...).Messages}
 	if mt := t.Params.MaxTokens; mt != nil {
