@@ -25,11 +25,16 @@ const (
 
 // Run is one evaluation run.
 type Run struct {
-	ID          string `json:"id"`
-	Spec        string `json:"spec"` // the spec's name
-	SpecPath    string `json:"spec_path"`
-	SpecHash    string `json:"spec_hash"`
+	ID       string `json:"id"`
+	Spec     string `json:"spec"` // the spec's name
+	SpecPath string `json:"spec_path"`
+	SpecHash string `json:"spec_hash"`
+	// DatasetHash is the dataset's version: the hash of its cases as
+	// parsed (dataset.Info.Hash). FileHash is the hash of the file's bytes
+	// (dataset.Info.FileHash); "" for runs recorded before content hashes,
+	// whose DatasetHash is the byte hash (dataset.Version reads both).
 	DatasetHash string `json:"dataset_hash"`
+	FileHash    string `json:"file_hash,omitempty"`
 	PromptHash  string `json:"prompt_hash"`
 	GitCommit   string `json:"git_commit,omitempty"`
 	// ScorersHash is "sha256:<hex>" over the output parser and the scorer

@@ -95,6 +95,7 @@ func newRun(id string, started time.Time) *store.Run {
 		SpecPath:     "evals/triage/assay.yaml",
 		SpecHash:     "sha256:5pec",
 		DatasetHash:  "sha256:da7a",
+		FileHash:     "sha256:f11e",
 		PromptHash:   "sha256:9r0m",
 		GitCommit:    "0123abcd",
 		ScorersHash:  "sha256:5c0e",
