@@ -417,6 +417,7 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 	if len(f.Scorers) == 0 {
 		fail("scorers", "must name at least one scorer")
 	}
+	checkBaselineGate(f.Run, f.Scorers, fail)
 	for i, sc := range f.Scorers {
 		if sc == "" {
 			fail(fmt.Sprintf("scorers[%d]", i), "is empty")

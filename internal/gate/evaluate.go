@@ -56,6 +56,17 @@ type Result struct {
 	// true when none was configured.
 	Rules        []string `json:"rules"`
 	DefaultRules bool     `json:"default_rules"`
+	// RulesFrom says whose rules were applied: baseline (the default: the
+	// rules of the spec the baseline was run from), candidate (--rules-from
+	// candidate, or a baseline that recorded none) or flags (--rule).
+	// RulesHash is GateHash of the gate section applied ("" for flags).
+	RulesFrom string `json:"rules_from,omitempty"`
+	RulesHash string `json:"rules_hash,omitempty"`
+	// RuleChanges are what the candidate's spec changed in the baseline's
+	// gate rules; with the baseline's rules applied, a relaxed one fails
+	// the gate (counted in RelaxedRules).
+	RuleChanges  []RuleChange `json:"rule_changes,omitempty"`
+	RelaxedRules int          `json:"relaxed_rules,omitempty"`
 	// Cases is the number of cases both runs have; Added and Removed count
 	// the candidate's cases the baseline lacks and the reverse.
 	Cases       int            `json:"cases"`

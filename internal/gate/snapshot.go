@@ -83,6 +83,12 @@ type RunInfo struct {
 	Epochs       int       `json:"epochs"`
 	Scoring      int       `json:"scoring"`
 	Created      time.Time `json:"created"`
+	// Gate is the gate: section of the run's spec (empty when the spec had
+	// none: the default rules), and GateHash its GateHash: the rules a
+	// later run is gated by when this run is its baseline. Nil and "" in a
+	// baseline file written before they were recorded.
+	Gate     *spec.Gate `json:"gate,omitempty"`
+	GateHash string     `json:"gate_hash,omitempty"`
 }
 
 // Case is a case's ID; from the store also its expected value and
@@ -320,6 +326,11 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 			GitCommit: run.GitCommit, Epochs: run.Epochs, Scoring: scoring, Created: run.Started.UTC()},
 		Source: "run " + run.ID,
 		Epochs: max(run.Epochs, 1),
+	}
+	// A spec whose gate section does not read leaves the rules unknown:
+	// the gate then says so rather than guessing.
+	if g, err := GateOfConfig(run.Config); err == nil && g != nil {
+		s.Run.Gate, s.Run.GateHash = g, GateHash(g)
 	}
 	b := &builder{s: s, caseIdx: map[string]int{}, fps: map[string]map[[2]string]int{}}
 	if err := st.Cases(ctx, run.ID, func(c store.Case) error {

@@ -96,13 +96,52 @@ func gateRules(r *gate.Result) string {
 	if r.DefaultRules {
 		s += " (the default: no rules configured)"
 	}
+	switch r.RulesFrom {
+	case gate.RulesBaseline:
+		s += " · from the baseline's spec"
+	case gate.RulesCandidate:
+		s += " · from the candidate's spec"
+	case gate.RulesFlags:
+		s += " · from --rule"
+	}
+	if r.RulesHash != "" {
+		s += " (rules " + r.RulesHash + ")"
+	}
 	return s
+}
+
+// gateRuleChangesHead introduces the rule changes of the candidate's spec.
+func gateRuleChangesHead(r *gate.Result) string {
+	switch {
+	case r.RulesFrom == gate.RulesBaseline && r.RelaxedRules > 0:
+		return fmt.Sprintf("the candidate's spec relaxes %d of the baseline's gate rules: the gate FAILS (the baseline's rules were applied; pass --rules-from candidate to apply the candidate's on purpose)", r.RelaxedRules)
+	case r.RulesFrom == gate.RulesBaseline:
+		return "the candidate's spec changes the gate rules (the baseline's rules were applied)"
+	case r.RulesFrom == gate.RulesCandidate:
+		return "the candidate's spec changes the gate rules, and they were applied (--rules-from candidate)"
+	}
+	return "the candidate's spec changes the gate rules (not applied: --rule decides)"
+}
+
+// gateRuleChangeFails says whether a rule change fails the gate.
+func gateRuleChangeFails(r *gate.Result, c gate.RuleChange) bool {
+	return c.Relaxed && r.RulesFrom == gate.RulesBaseline
 }
 
 // GateText writes the result for a terminal or a CI log.
 func GateText(w io.Writer, r *gate.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "assay gate: %s (%s)\n", gateVerdictWord(r.Verdict), gateTally(r))
+	if len(r.RuleChanges) > 0 {
+		fmt.Fprintf(&b, "  %s:\n", gateRuleChangesHead(r))
+		for _, c := range r.RuleChanges {
+			mark := "   "
+			if gateRuleChangeFails(r, c) {
+				mark = "!! "
+			}
+			fmt.Fprintf(&b, "  %s%s\n", mark, oneLine(c.String()))
+		}
+	}
 	fmt.Fprintf(&b, "  candidate: %s\n", oneLine(gateSide(r.Candidate)))
 	fmt.Fprintf(&b, "  baseline:  %s\n", oneLine(gateSide(r.Baseline)))
 	fmt.Fprintf(&b, "  %s cases compared · alpha %g", units.Count(r.Cases), r.Alpha)
@@ -142,6 +181,21 @@ var gateIcon = map[string]string{gate.Pass: "✅", gate.Fail: "❌", gate.Inconc
 func GateMarkdown(w io.Writer, r *gate.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s assay gate: %s\n\n", gateIcon[r.Verdict], r.Verdict)
+	// The rules a change touched come first: a reviewer must see that a
+	// pull request loosened its own gate before any number.
+	if len(r.RuleChanges) > 0 {
+		fmt.Fprintf(&b, "**%s.**\n\n", mdText(strings.ToUpper(gateRuleChangesHead(r)[:1])+gateRuleChangesHead(r)[1:]))
+		for _, c := range r.RuleChanges {
+			icon := "ℹ️"
+			if gateRuleChangeFails(r, c) {
+				icon = gateIcon[gate.Fail]
+			} else if c.Relaxed {
+				icon = gateIcon[gate.Inconclusive]
+			}
+			fmt.Fprintf(&b, "- %s %s\n", icon, mdText(c.String()))
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "%s · %s cases compared · α = %g", mdText(gateTally(r)), units.Count(r.Cases), r.Alpha)
 	if r.Strict {
 		b.WriteString(" · strict (a check must show it is within its limit)")
@@ -250,6 +304,20 @@ func GateJUnit(w io.Writer, r *gate.Result) error {
 	for i, wn := range r.Warnings {
 		props = append(props, junitProperty{Name: fmt.Sprintf("warning.%d", i+1), Value: oneLine(wn)})
 	}
+	props = append(props, junitProperty{Name: "rules_from", Value: r.RulesFrom}, junitProperty{Name: "rules_hash", Value: r.RulesHash})
+	var suites []junitSuite
+	if len(r.RuleChanges) > 0 {
+		s := junitSuite{Name: "gate: rules", Properties: props}
+		for _, c := range r.RuleChanges {
+			jc := junitCase{Name: "rule " + oneLine(c.Rule), Classname: "assay.gate.rules", SystemOut: oneLine(c.String())}
+			if gateRuleChangeFails(r, c) {
+				msg := oneLine(c.String() + ": " + gateRuleChangesHead(r))
+				jc.Failure = &junitFailure{Message: msg, Type: "relaxed_rule", Body: msg}
+			}
+			s.Cases = append(s.Cases, jc)
+		}
+		suites = append(suites, s)
+	}
 	for _, t := range r.Targets {
 		s := junitSuite{Name: "gate: " + oneLine(t.Name), Properties: props}
 		class := "assay.gate." + oneLine(t.Name)
@@ -267,6 +335,9 @@ func GateJUnit(w io.Writer, r *gate.Result) error {
 			}
 			s.Cases = append(s.Cases, jc)
 		}
+		suites = append(suites, s)
+	}
+	for _, s := range suites {
 		for _, jc := range s.Cases {
 			s.Tests++
 			if jc.Failure != nil {
