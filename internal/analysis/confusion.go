@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
@@ -45,7 +46,7 @@ const (
 	ClassNone = "(none)"
 	// classBootstrap is the number of bootstrap resamples behind the F1
 	// intervals (and the precision and recall intervals with epochs).
-	classBootstrap = 2000
+	classBootstrap = 4000
 )
 
 // Classes is one target's confusion matrix under a label scorer.
@@ -424,6 +425,14 @@ func (t classTally) stats(out []float64) {
 // intervals over cases, each case resampled with all its epochs; precision
 // and recall have Wilson intervals when each case ran once, else the
 // percentile bootstrap's.
+//
+// Cases that are alike (the same expected label and the same predictions)
+// contribute alike, and there are few kinds of case however many cases
+// there are (at most K·(K+2) with one epoch). So a resample draws how many
+// of each kind it holds, a multinomial draw made as successive binomials,
+// which is the case resampling of the ordinary bootstrap at a cost in kinds
+// rather than cases; and the jackknife leaves out one case of each kind,
+// weighting its value by the kind's count.
 func classStats(cases []labelCase, labels []string, alpha float64, epochs int, rng *rand.Rand, B int) *Classes {
 	K := len(labels)
 	c := &Classes{Labels: labels, Matrix: make([][]int, K), PerClass: make([]ClassStats, K)}
@@ -431,7 +440,10 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 		c.Matrix[i] = make([]int, K+2)
 	}
 	tally := newClassTally(K)
-	var used []labelCase // cases with at least one scored epoch
+	kindOf := map[string]int{}
+	var kinds []labelCase
+	var count []float64
+	n := 0 // cases with at least one scored epoch
 	for _, lc := range cases {
 		scored := false
 		for _, p := range lc.pred {
@@ -441,52 +453,78 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 				scored = true
 			}
 		}
-		if scored {
-			used = append(used, lc)
-			tally.add(lc, 1)
+		if !scored {
+			continue
 		}
+		n++
+		tally.add(lc, 1)
+		key := fmt.Sprint(lc.exp, lc.pred)
+		k, ok := kindOf[key]
+		if !ok {
+			k = len(kinds)
+			kindOf[key] = k
+			kinds = append(kinds, lc)
+			count = append(count, 0)
+		}
+		count[k]++
 	}
+	// The kinds in a fixed order, so the same data gives the same draws.
+	order := make([]int, len(kinds))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if kinds[a].exp != kinds[b].exp {
+			return kinds[a].exp - kinds[b].exp
+		}
+		return slices.Compare(kinds[a].pred, kinds[b].pred)
+	})
 	theta := make([]float64, 3*K+1)
 	tally.stats(theta)
-	// Bootstrap replicates of every statistic, resampling cases.
 	reps := make([][]float64, 3*K+1)
-	for j := range reps {
-		reps[j] = make([]float64, 0, B)
-	}
-	var jack [][]float64
-	if len(used) > 1 {
+	accel := make([]float64, 3*K+1)
+	if n > 1 {
 		row := make([]float64, 3*K+1)
 		bt := newClassTally(K)
-		stats.Bootstrap(rng, len(used), B, func(idx []int) float64 {
+		bin := distuv.Binomial{Src: rng}
+		for range B {
 			bt.reset()
-			for _, i := range idx {
-				bt.add(used[i], 1)
+			left, mass := float64(n), float64(n)
+			for _, k := range order {
+				if left <= 0 {
+					break
+				}
+				drawn := left
+				if p := count[k] / mass; p < 1 {
+					bin.N, bin.P = left, p
+					drawn = bin.Rand()
+				}
+				bt.add(kinds[k], drawn)
+				left -= drawn
+				mass -= count[k]
 			}
 			bt.stats(row)
 			for j, x := range row {
 				reps[j] = append(reps[j], x)
 			}
-			return 0
-		})
-		// Jackknife values, for BCa's acceleration: each case left out.
-		jack = make([][]float64, 3*K+1)
-		for j := range jack {
-			jack[j] = make([]float64, len(used))
 		}
-		for i, lc := range used {
+		// Jackknife: one case of each kind left out, weighted by its count.
+		jack := make([][]float64, len(kinds))
+		for k, lc := range kinds {
 			tally.add(lc, -1)
-			tally.stats(row)
-			for j, x := range row {
-				jack[j][i] = x
-			}
+			jack[k] = make([]float64, 3*K+1)
+			tally.stats(jack[k])
 			tally.add(lc, 1)
+		}
+		for j := range accel {
+			accel[j] = weightedAcceleration(jack, count, j)
 		}
 	}
 	interval := func(j int) ([2]float64, string) {
-		if jack == nil {
+		if n < 2 {
 			return [2]float64{0, 1}, "percentile"
 		}
-		iv, method := stats.BCaCI(reps[j], theta[j], jack[j], alpha), "bca"
+		iv, method := stats.BCaCIAccel(reps[j], theta[j], accel[j], alpha), "bca"
 		if math.IsNaN(iv.Lo) || math.IsNaN(iv.Hi) {
 			iv, method = stats.PercentileCI(reps[j], alpha), "percentile"
 		}
@@ -503,8 +541,8 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 		cs := ClassStats{Label: l, Support: int(tally.sup[i]), Predicted: int(tally.pred[i]), TP: int(tally.tp[i])}
 		cs.Precision, cs.Recall, cs.F1 = round4(theta[3*i]), round4(theta[3*i+1]), round4(theta[3*i+2])
 		if epochs > 1 {
-			cs.PrecisionCI = percentileOr01(reps[3*i], alpha, jack != nil)
-			cs.RecallCI = percentileOr01(reps[3*i+1], alpha, jack != nil)
+			cs.PrecisionCI = percentileOr01(reps[3*i], alpha, n > 1)
+			cs.RecallCI = percentileOr01(reps[3*i+1], alpha, n > 1)
 		} else {
 			pw := stats.Wilson(cs.TP, cs.Predicted, alpha)
 			rw := stats.Wilson(cs.TP, cs.Support, alpha)
@@ -517,6 +555,27 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 	c.MacroF1 = round4(theta[3*K])
 	c.MacroF1CI, c.F1Method = interval(3 * K)
 	return c
+}
+
+// weightedAcceleration is stats.BCaAcceleration of the jackknife values
+// in which kind k's value jack[k][j] appears count[k] times.
+func weightedAcceleration(jack [][]float64, count []float64, j int) float64 {
+	var n, mean float64
+	for k := range jack {
+		n += count[k]
+		mean += count[k] * jack[k][j]
+	}
+	if n < 2 {
+		return math.NaN()
+	}
+	mean /= n
+	var s2, s3 float64
+	for k := range jack {
+		d := mean - jack[k][j]
+		s2 += count[k] * d * d
+		s3 += count[k] * d * d * d
+	}
+	return s3 / (6 * s2 * math.Sqrt(s2))
 }
 
 // percentileOr01 is the percentile interval of reps, or [0, 1] when there

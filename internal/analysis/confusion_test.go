@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/scorer"
+	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -368,5 +369,97 @@ func TestClassF1IntervalCoverage(t *testing.T) {
 		if cov < 0.92 || cov > 0.985 {
 			t.Errorf("statistic %d (class F1, then macro-F1): coverage %.3f, want about 0.95", i, cov)
 		}
+	}
+}
+
+// The acceleration over kinds of case, each weighted by its count, is the
+// acceleration of the jackknife values written out one per case.
+func TestWeightedAccelerationMatchesJackknife(t *testing.T) {
+	jack := [][]float64{{0.8}, {0.75}, {0.9}, {0.62}}
+	count := []float64{40, 3, 7, 1}
+	var flat []float64
+	for k, v := range jack {
+		for range int(count[k]) {
+			flat = append(flat, v[0])
+		}
+	}
+	got, want := weightedAcceleration(jack, count, 0), stats.BCaAcceleration(flat)
+	if !near(got, want, 1e-12) {
+		t.Errorf("weighted acceleration %v, want %v", got, want)
+	}
+}
+
+// With several epochs the matrix counts every scored epoch, precision and
+// recall intervals come from the case bootstrap, and a case's epochs stay
+// together (an interval no narrower than one treating epochs as cases).
+func TestClassesWithEpochs(t *testing.T) {
+	labels := []string{"x", "y"}
+	var cases []labelCase
+	for i := range 60 {
+		exp := i % 2
+		// Each case is answered the same way in all three epochs.
+		p := exp
+		if i%5 == 0 {
+			p = 1 - exp
+		}
+		cases = append(cases, labelCase{exp: exp, pred: []int{p, p, p}})
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := classStats(cases, labels, 0.05, 3, rng, 2000)
+	if c.N != 180 || c.Matrix[0][0]+c.Matrix[0][1] != 90 {
+		t.Fatalf("N %d, matrix %v: want every epoch counted", c.N, c.Matrix)
+	}
+	if c.PRMethod != "bootstrap" {
+		t.Errorf("PR method %q, want bootstrap", c.PRMethod)
+	}
+	// 180 independent answers would give a Wilson interval about √3 times
+	// narrower than the 60 cases do.
+	r := c.PerClass[0]
+	w := stats.Wilson(r.TP, r.Support, 0.05)
+	if got, naive := r.RecallCI[1]-r.RecallCI[0], w.Hi-w.Lo; got < 1.4*naive {
+		t.Errorf("recall interval %v (width %.3f) is not wider than the per-answer Wilson's (%.3f): epochs treated as cases", r.RecallCI, got, naive)
+	}
+}
+
+// labelText reads any bytes without panicking, and a label it returns is
+// a JSON scalar's text.
+func FuzzLabelText(f *testing.F) {
+	for _, s := range []string{`"billing"`, `18`, `2.50`, `true`, `null`, `{"a":1}`, `[1]`, `"\u0000<script>"`, `"unterminated`, ``, `1 2`, `"a" junk`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, ok := labelText(b)
+		if !ok && s != "" {
+			t.Errorf("not a label but text %q", s)
+		}
+	})
+}
+
+// A large run stays fast: the bootstrap costs kinds of case, not cases.
+func TestClassesLargeRunIsFast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	labels := make([]string, 10)
+	for i := range labels {
+		labels[i] = fmt.Sprint(i)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := make([]labelCase, 500_000)
+	for i := range cases {
+		exp := rng.IntN(10)
+		p := exp
+		if rng.Float64() < 0.2 {
+			p = rng.IntN(12)
+		}
+		cases[i] = labelCase{exp: exp, pred: []int{p}}
+	}
+	start := time.Now()
+	c := classStats(cases, labels, 0.05, 1, rng, classBootstrap)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("500,000 cases took %v", d)
+	}
+	if c.MacroF1CI[1]-c.MacroF1CI[0] > 0.01 {
+		t.Errorf("macro-F1 interval %v: too wide for 500,000 cases", c.MacroF1CI)
 	}
 }

@@ -139,12 +139,20 @@ func PercentileCI(reps []float64, alpha float64) Interval {
 // than two jackknife values, empty or NaN input, or alpha outside (0, 1).
 // Fall back to PercentileCI or a closed-form interval in those cases.
 func BCaCI(reps []float64, theta float64, jack []float64, alpha float64) Interval {
+	return BCaCIAccel(reps, theta, BCaAcceleration(jack), alpha)
+}
+
+// BCaCIAccel is BCaCI with the acceleration a given rather than made from
+// jackknife values: for a caller that computes it without materialising
+// them (data with many repeated observations, whose jackknife values
+// repeat too). It returns a NaN interval where BCaCI does, and when a is
+// NaN.
+func BCaCIAccel(reps []float64, theta, a, alpha float64) Interval {
 	sorted, ok := sortedReplicates(reps, alpha)
 	if !ok {
 		return nanInterval()
 	}
 	z0 := BCaBias(reps, theta)
-	a := BCaAcceleration(jack)
 	level := func(z float64) float64 {
 		num := z0 + z
 		return distuv.UnitNormal.CDF(z0 + num/(1-a*num))
