@@ -19,6 +19,23 @@ const (
 	DriftDrifted  = "drifted"
 	DriftStable   = "stable"
 	DriftUnpaired = "unpaired" // the runs share no result of the target
+	// DriftCannotJudge: a side of the target is too unhealthy to judge
+	// (too many failed calls, or too few pairs with an output on both
+	// sides); the command exits 1, never 3.
+	DriftCannotJudge = "cannot_judge"
+)
+
+// Defaults of DriftOptions' health limits.
+const (
+	// DefaultDriftMaxErrorRate: a side whose calls failed more often than
+	// this (more than half) cannot be judged.
+	DefaultDriftMaxErrorRate = 0.5
+	// DefaultDriftMinPairs: fewer pairs than this with an output on both
+	// sides cannot be judged.
+	DefaultDriftMinPairs = 10
+	// driftFlippedShown is how many flipped cases text and Markdown list
+	// (JSON lists them all).
+	driftFlippedShown = 20
 )
 
 // DriftOptions tune Drift.
@@ -44,6 +61,19 @@ type DriftOptions struct {
 	// interval stands beside it to agree with, and a canary alarm should
 	// not exceed its level on a handful of flips, where the score test can.
 	Test string
+	// Calibration is a second run of the before side's configuration (a
+	// stored run or a baseline file): the model's self-agreement, its
+	// identical-output and flip rates against the before side, is learnt
+	// from it. Without it a before side of two or more epochs calibrates
+	// with its epochs 1 and 2; with neither, the identical-output rate is
+	// uncalibrated and decides nothing.
+	Calibration *DriftSide
+	// MaxErrorRate is the share of a side's calls of a target that may
+	// fail before the target cannot be judged (DefaultDriftMaxErrorRate).
+	MaxErrorRate float64
+	// MinPairs is the fewest pairs with an output on both sides a target
+	// is judged on (DefaultDriftMinPairs).
+	MinPairs int
 }
 
 // DriftReport says, per target both runs ran, whether its outputs on the
@@ -66,6 +96,13 @@ type DriftReport struct {
 	// only their shared cases were paired.
 	Cases    *CaseDiff `json:"shared_cases,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// CannotJudge says, one line per target and side, why a target could
+	// not be judged ("cannot judge: 152 of 152 calls of x in run R
+	// failed: auth"); the command then exits 1.
+	CannotJudge []string `json:"cannot_judge,omitempty"`
+	// Calibration says where the model's self-agreement was learnt ("" when
+	// the check is uncalibrated).
+	Calibration string `json:"calibration,omitempty"`
 }
 
 // TargetDrift is one target's drift check, paired by case and epoch.
@@ -83,6 +120,84 @@ type TargetDrift struct {
 	Temperature  DriftTemperature   `json:"temperature"`
 	Fingerprints DriftFingerprints  `json:"fingerprints"`
 	FromCache    DriftCachedResults `json:"from_cache"`
+	// Health counts each side's calls of the target and those that failed,
+	// by error kind.
+	Health DriftHealth `json:"health"`
+	// Excluded counts the pairs left out of the flips and the identical
+	// outputs because a call failed on either side.
+	Excluded DriftExcluded `json:"excluded"`
+	// FlippedCases lists every pair whose primary verdict flipped,
+	// pass→fail first, then by case order.
+	FlippedCases []DriftFlippedCase `json:"flipped_cases"`
+	// Calibration is the model's self-agreement and the canary's tests
+	// against it (nil when uncalibrated).
+	Calibration *DriftCalibration `json:"calibration,omitempty"`
+}
+
+// DriftHealth is a target's calls on each side of a drift check.
+type DriftHealth struct {
+	Before      DriftSideHealth  `json:"before"`
+	After       DriftSideHealth  `json:"after"`
+	Calibration *DriftSideHealth `json:"calibration,omitempty"`
+}
+
+// DriftSideHealth counts one side's stored results of a target and those
+// whose call failed, by provider error kind ("error" when the kind is not
+// recorded).
+type DriftSideHealth struct {
+	Calls  int            `json:"calls"`
+	Failed int            `json:"failed"`
+	Kinds  map[string]int `json:"failed_by_kind,omitempty"`
+}
+
+// DriftExcluded counts the pairs left out because a call failed, and the
+// failed calls among them per side and error kind.
+type DriftExcluded struct {
+	Pairs  int            `json:"pairs"`
+	Before map[string]int `json:"before,omitempty"`
+	After  map[string]int `json:"after,omitempty"`
+}
+
+// DriftFlippedCase is one pair whose primary verdict flipped.
+type DriftFlippedCase struct {
+	Case      string `json:"case"`
+	Epoch     int    `json:"epoch"`
+	Direction string `json:"direction"` // pass_to_fail | fail_to_pass
+}
+
+// DriftCalibration is a target's self-agreement, measured between two runs
+// of the same configuration on the same cases, and the canary's one-sided
+// two-sample tests against it (pooled-variance z tests of two proportions:
+// the calibration's own sampling error is in the variance).
+type DriftCalibration struct {
+	Source string `json:"source"`
+	// Pairs counts the calibration pairs with an output on both sides;
+	// Excluded those left out because a call failed.
+	Pairs     int     `json:"pairs"`
+	Excluded  int     `json:"excluded"`
+	Identical int     `json:"identical"`
+	Rate      float64 `json:"identical_rate"`
+	// FlipN counts the calibration pairs scored on both sides.
+	FlipN    int     `json:"flip_n"`
+	Flipped  int     `json:"flipped"`
+	FlipRate float64 `json:"flip_rate"`
+	// IdenticalTest asks whether the canary's identical-output rate is
+	// below the calibrated one; FlipTest whether its flip rate is above.
+	IdenticalTest DriftRateTest `json:"identical_test"`
+	FlipTest      DriftRateTest `json:"flip_test"`
+	// Level is the level each calibrated test is decided at: alpha over
+	// the three tests that decide (Bonferroni).
+	Level float64 `json:"level"`
+}
+
+// DriftRateTest is a one-sided pooled z test of the canary's proportion
+// against the calibration's.
+type DriftRateTest struct {
+	Canary      float64 `json:"canary"`
+	Calibrated  float64 `json:"calibrated"`
+	Z           float64 `json:"z"`
+	PValue      float64 `json:"p_value"`
+	Alternative string  `json:"alternative"` // smaller | larger
 }
 
 // DriftFlips is the primary verdict's flip rate over the pairs both runs
@@ -110,7 +225,8 @@ type DriftFlips struct {
 }
 
 // DriftIdentical is the rate of byte-identical raw outputs over the paired
-// results; a pair where either call failed counts as not identical.
+// results where both calls produced an output; a pair where either call
+// failed is left out (counted in Errored).
 type DriftIdentical struct {
 	N         int        `json:"n"`
 	Identical int        `json:"identical"`
@@ -245,6 +361,12 @@ func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) 
 	if o.Test == "" {
 		o.Test = stats.TestMcNemarExact
 	}
+	if o.MaxErrorRate == 0 {
+		o.MaxErrorRate = DefaultDriftMaxErrorRate
+	}
+	if o.MinPairs == 0 {
+		o.MinPairs = DefaultDriftMinPairs
+	}
 	test, err := ParseTest(o.Test)
 	if err != nil {
 		return nil, err
@@ -264,6 +386,14 @@ func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) 
 		}
 	}
 	cd, afterCase := compareSnapshotCases(before, after)
+	cal, err := calibrationOf(before, o.Calibration, o.Alpha)
+	if err != nil {
+		return nil, err
+	}
+	if cal != nil {
+		rep.Calibration = cal.source
+		rep.Warnings = append(rep.Warnings, cal.warnings...)
+	}
 	if bs.Run.DatasetHash != as.Run.DatasetHash {
 		if !o.SharedCases {
 			return nil, &DatasetMismatchError{Before: before.ID(), After: after.ID(),
@@ -317,7 +447,20 @@ func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) 
 			BeforeUnknown: !tb.TemperatureKnown, AfterUnknown: !ta.TemperatureKnown}
 		td.Temperature.Zero = tb.TemperatureKnown && ta.TemperatureKnown && tb.Temperature != nil && ta.Temperature != nil &&
 			*tb.Temperature == 0 && *ta.Temperature == 0
+		td.Health = DriftHealth{Before: sideHealth(tb), After: sideHealth(ta)}
+		if cal != nil {
+			td.Calibration = cal.of(name, tb, td)
+			if ct := cal.target(name); ct != nil {
+				h := sideHealth(ct)
+				td.Health.Calibration = &h
+			}
+		}
 		decide(&td, o, temperatureUnknown(before, after, td.Temperature))
+		if why := cannotJudge(td, o, before, after, o.Calibration); len(why) > 0 {
+			td.Verdict = DriftCannotJudge
+			td.Reasons = nil
+			rep.CannotJudge = append(rep.CannotJudge, why...)
+		}
 		if cs := targetChanges[name]; len(cs) > 0 {
 			fields := make([]string, len(cs))
 			for i, c := range cs {
@@ -427,6 +570,9 @@ func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []
 		var sumA, sumB, k float64
 		for e := range epochs {
 			jb, ja := ib*bs.Epochs+e, ia*as.Epochs+e
+			if flag(b.Errored, jb) || flag(a.Errored, ja) {
+				continue // a failed call is not behaviour
+			}
 			if pb, pa := verdictAt(vb, jb), verdictAt(va, ja); pb >= 0 && pa >= 0 {
 				sumA, sumB, k = sumA+float64(pa), sumB+float64(pb), k+1
 			}
@@ -446,21 +592,33 @@ func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []
 			if jb >= len(b.LatencyMS) || ja >= len(a.LatencyMS) {
 				continue
 			}
-			if b.Has(jb) && a.Has(ja) {
-				td.Paired++
-				id.N++
-				switch {
-				case flag(b.Errored, jb) || flag(a.Errored, ja):
-					id.Errored++
-				case b.OutputHash[jb] == a.OutputHash[ja]:
-					id.Identical++
+			if !b.Has(jb) || !a.Has(ja) {
+				continue
+			}
+			td.Paired++
+			if flag(b.Cached, jb) {
+				td.FromCache.Before++
+			}
+			if flag(a.Cached, ja) {
+				td.FromCache.After++
+			}
+			// A failed call says nothing of the model's behaviour: the
+			// pair is counted apart, by side and error kind.
+			eb, ea := flag(b.Errored, jb), flag(a.Errored, ja)
+			if eb || ea {
+				id.Errored++
+				td.Excluded.Pairs++
+				if eb {
+					td.Excluded.Before = addKind(td.Excluded.Before, errorKindAt(b, jb))
 				}
-				if flag(b.Cached, jb) {
-					td.FromCache.Before++
+				if ea {
+					td.Excluded.After = addKind(td.Excluded.After, errorKindAt(a, ja))
 				}
-				if flag(a.Cached, ja) {
-					td.FromCache.After++
-				}
+				continue
+			}
+			id.N++
+			if b.OutputHash[jb] == a.OutputHash[ja] {
+				id.Identical++
 			}
 			pb, pa := verdictAt(vb, jb), verdictAt(va, ja)
 			if pb < 0 || pa < 0 {
@@ -470,12 +628,21 @@ func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []
 			switch {
 			case pb == 1 && pa == 0:
 				f.PassToFail++
+				td.FlippedCases = append(td.FlippedCases, DriftFlippedCase{Case: bs.Cases[ib].ID, Epoch: e + 1, Direction: "pass_to_fail"})
 			case pb == 0 && pa == 1:
 				f.FailToPass++
+				td.FlippedCases = append(td.FlippedCases, DriftFlippedCase{Case: bs.Cases[ib].ID, Epoch: e + 1, Direction: "fail_to_pass"})
 			}
 		}
 	}
 	f.Flipped = f.PassToFail + f.FailToPass
+	if td.FlippedCases == nil {
+		td.FlippedCases = []DriftFlippedCase{}
+	}
+	// pass→fail first (stable: case order within each direction).
+	sort.SliceStable(td.FlippedCases, func(i, j int) bool {
+		return td.FlippedCases[i].Direction == "pass_to_fail" && td.FlippedCases[j].Direction != "pass_to_fail"
+	})
 	f.CIMethod, id.CIMethod = "wilson", "wilson"
 	if f.N > 0 {
 		f.Rate = round6(float64(f.Flipped) / float64(f.N))
@@ -595,12 +762,32 @@ func decide(td *TargetDrift, o DriftOptions, tempUnknown string) {
 		}
 	}
 	id := td.Identical
+	cal := td.Calibration
+	// With a calibration three tests decide (the flips' direction, the
+	// flip rate and the identical-output rate against the model's own),
+	// each at alpha/3, so a merely non-deterministic model is flagged at
+	// most alpha of the time.
+	flipLevel := o.Alpha
+	if cal != nil {
+		flipLevel = cal.Level
+	}
 	switch {
+	case cal != nil && id.N > 0 && cal.Pairs > 0:
+		t := cal.IdenticalTest
+		msg := fmt.Sprintf("%d of %d outputs are identical (%.1f%%) against the model's own self-agreement of %d of %d (%.1f%%, %s)",
+			id.Identical, id.N, 100*id.Rate, cal.Identical, cal.Pairs, 100*cal.Rate, cal.Source)
+		if t.PValue < cal.Level {
+			td.Reasons = append(td.Reasons, fmt.Sprintf("%s: fewer than the model's noise explains (one-sided two-proportion z = %.2f, p = %.2g < %.3g)", msg, t.Z, t.PValue, cal.Level))
+		} else {
+			td.Notes = append(td.Notes, fmt.Sprintf("%s: within the model's own noise (one-sided p = %.2g)", msg, t.PValue))
+		}
+	case cal != nil:
+		td.Notes = append(td.Notes, "the calibration has no pair with an output on both sides: the identical-output rate is uncalibrated and decides nothing")
 	case td.Temperature.Zero && id.N > 0 && id.CI[1] < o.IdenticalThreshold:
-		td.Reasons = append(td.Reasons, fmt.Sprintf("at temperature 0 only %d of %d outputs are identical (%.1f%%, %s CI [%.1f, %.1f]): the upper bound is below the %g%% threshold",
+		td.Notes = append(td.Notes, fmt.Sprintf("uncalibrated: at temperature 0 only %d of %d outputs are identical (%.1f%%, %s CI [%.1f, %.1f], below the %g%% threshold), but hosted APIs are not deterministic at temperature 0, so this decides nothing alone; calibrate with --calibrate RUN or a baseline of two epochs",
 			id.Identical, id.N, 100*id.Rate, level, 100*id.CI[0], 100*id.CI[1], 100*o.IdenticalThreshold))
 	case td.Temperature.Zero:
-		td.Notes = append(td.Notes, "both runs asked for temperature 0: non-identical outputs are the drift signal")
+		td.Notes = append(td.Notes, "both runs asked for temperature 0; the identical-output rate is uncalibrated (the model's own self-agreement is not known) and decides nothing alone: calibrate with --calibrate RUN or a baseline of two epochs")
 	case tempUnknown != "":
 		td.Notes = append(td.Notes, "the temperature is unknown: "+tempUnknown+"; the identical-output rate is shown but decides nothing")
 	case td.Temperature.Before == nil || td.Temperature.After == nil:
@@ -610,9 +797,23 @@ func decide(td *TargetDrift, o DriftOptions, tempUnknown string) {
 			*td.Temperature.Before, *td.Temperature.After))
 	}
 	f := td.Flips
-	if f.N > 0 && f.PValue < o.Alpha {
-		td.Reasons = append(td.Reasons, fmt.Sprintf("the primary verdict flipped %d times pass→fail and %d times fail→pass (%s p = %.2g < %g)",
-			f.PassToFail, f.FailToPass, TestLabel(f.Test), f.PValue, o.Alpha))
+	if f.N > 0 && f.PValue < flipLevel {
+		td.Reasons = append(td.Reasons, fmt.Sprintf("the primary verdict flipped %d times pass→fail and %d times fail→pass (%s p = %.2g < %.3g)",
+			f.PassToFail, f.FailToPass, TestLabel(f.Test), f.PValue, flipLevel))
+	}
+	if cal != nil && f.N > 0 && cal.FlipN > 0 {
+		t := cal.FlipTest
+		msg := fmt.Sprintf("the primary verdict flipped in %d of %d pairs (%.1f%%) against the model's own %d of %d (%.1f%%)",
+			f.Flipped, f.N, 100*f.Rate, cal.Flipped, cal.FlipN, 100*cal.FlipRate)
+		if t.PValue < cal.Level {
+			td.Reasons = append(td.Reasons, fmt.Sprintf("%s: more than the model's noise explains (one-sided two-proportion z = %.2f, p = %.2g < %.3g)", msg, t.Z, t.PValue, cal.Level))
+		} else {
+			td.Notes = append(td.Notes, fmt.Sprintf("%s: within the model's own noise (one-sided p = %.2g)", msg, t.PValue))
+		}
+	}
+	if td.Excluded.Pairs > 0 {
+		td.Notes = append(td.Notes, fmt.Sprintf("%s left out of the flips and identical outputs because a call failed (before: %s; after: %s): errors are not behaviour",
+			countNoun(td.Excluded.Pairs, "pair"), kindList(td.Excluded.Before), kindList(td.Excluded.After)))
 	}
 	if c := td.FromCache; c.After > 0 || c.Before > 0 {
 		td.Notes = append(td.Notes, fmt.Sprintf("%d of %d results after and %d before came from the response cache: a cached reply is identical by construction, so drift cannot show in it; re-run the canary set with `assay run --no-cache`",

@@ -53,8 +53,24 @@ type driftJSON struct {
 			Changed bool
 		}
 		FromCache struct{ Before, After int } `json:"from_cache"`
+		Excluded  struct {
+			Pairs         int
+			Before, After map[string]int
+		}
+		Health struct {
+			Before, After struct{ Calls, Failed int }
+		}
+		FlippedCases []struct{ Case, Direction string } `json:"flipped_cases"`
+		Calibration  *struct {
+			Pairs, Identical, FlipN, Flipped int
+			IdenticalTest                    struct {
+				Z      float64
+				PValue float64 `json:"p_value"`
+			} `json:"identical_test"`
+		}
 	}
-	Warnings []string
+	CannotJudge []string `json:"cannot_judge"`
+	Warnings    []string
 }
 
 func runDriftJSON(t *testing.T, args ...string) (driftJSON, invocation) {
@@ -114,11 +130,16 @@ func TestDriftIdenticalRerunsAreStable(t *testing.T) {
 	}
 }
 
-// At temperature 0 the model now answers 9 of 30 cases (30%) differently:
-// with a trailing space the scorer still passes (no verdict flips, McNemar
-// p = 1), but 21/30 identical outputs, Wilson 95% upper bound 0.833, is
-// clearly below 0.95: drifted, exit 3. The same change at temperature 0.7
-// decides nothing (identical outputs are not expected there): stable.
+// The model now answers with a trailing space on 9 of 30 cases: no verdict
+// flips (McNemar p = 1), but only 21/30 outputs are identical (Wilson 95%
+// upper bound 0.833, below 0.95). Hosted APIs are not deterministic at
+// temperature 0, so uncalibrated that decides nothing: stable, exit 0, with
+// a note that the signal is uncalibrated. Calibrated by a second run of
+// the baseline's configuration (30/30 identical), the canary's 21/30 is
+// below the model's own self-agreement: one-sided pooled z test
+// (statsmodels proportions_ztest([21, 30], [30, 30], alternative="smaller"))
+// z = −3.254, p = 0.000569 < 0.05/3: drifted, exit 3. At temperature 0.7
+// the uncalibrated rate decides nothing either.
 func TestDriftChangedOutputsAtTemperatureZero(t *testing.T) {
 	var rules []mock.Rule
 	for i := 11; i <= 19; i++ {
@@ -129,15 +150,21 @@ func TestDriftChangedOutputsAtTemperatureZero(t *testing.T) {
 	_, after := startMock(t, mock.Options{Rules: rules})
 	for _, tc := range []struct {
 		temperature string
+		calibrate   bool
 		code        int
 		verdict     string
-	}{{"0", ExitFailed, "drifted"}, {"0.7", ExitOK, "stable"}} {
-		t.Run("temperature "+tc.temperature, func(t *testing.T) {
+	}{{"0", false, ExitOK, "stable"}, {"0", true, ExitFailed, "drifted"}, {"0.7", false, ExitOK, "stable"}} {
+		t.Run(fmt.Sprintf("temperature %s calibrated %v", tc.temperature, tc.calibrate), func(t *testing.T) {
 			dir := t.TempDir()
 			db := filepath.Join(dir, "assay.db")
 			a := runJSON(t, cliEnv{}, "run", echoTask(t, dir, 30, echoTarget(before, tc.temperature)), "--db", db, "--no-cache")
 			b := runJSON(t, cliEnv{}, "run", echoTask(t, dir, 30, echoTarget(after, tc.temperature)), "--db", db, "--no-cache")
-			d, inv := runDriftJSON(t, a.RunID, b.RunID, "--db", db)
+			args := []string{a.RunID, b.RunID, "--db", db}
+			if tc.calibrate {
+				c := runJSON(t, cliEnv{}, "run", echoTask(t, dir, 30, echoTarget(before, tc.temperature)), "--db", db, "--no-cache")
+				args = append(args, "--calibrate", c.RunID)
+			}
+			d, inv := runDriftJSON(t, args...)
 			if inv.code != tc.code || len(d.Targets) != 1 {
 				t.Fatalf("exit %d, want %d\n%s", inv.code, tc.code, inv.stdout)
 			}
@@ -149,13 +176,27 @@ func TestDriftChangedOutputsAtTemperatureZero(t *testing.T) {
 			if math.Abs(tg.Identical.CI[1]-0.833352517317562) > 1e-6 || math.Abs(tg.Identical.CI[0]-0.5212421254128503) > 1e-6 {
 				t.Errorf("identical CI %v, want [0.521242, 0.833353]", tg.Identical.CI)
 			}
-			text := runCLI(t, cliEnv{}, "drift", a.RunID, b.RunID, "--db", db)
-			if tc.verdict == "drifted" {
-				if len(tg.Reasons) != 1 || !strings.Contains(tg.Reasons[0], "21 of 30 outputs are identical") || !strings.Contains(text.stderr, "oa drifted") {
-					t.Errorf("reasons %q, stderr %q: want one reason naming 21 of 30 identical outputs", tg.Reasons, text.stderr)
+			text := runCLI(t, cliEnv{}, append([]string{"drift"}, args...)...)
+			notes := strings.Join(tg.Notes, "\n")
+			switch {
+			case tc.calibrate:
+				c := tg.Calibration
+				if c == nil || c.Pairs != 30 || c.Identical != 30 || math.Abs(c.IdenticalTest.Z+3.253956867279843) > 1e-9 ||
+					math.Abs(c.IdenticalTest.PValue-0.0005690477923374636) > 1e-12 {
+					t.Fatalf("calibration %+v: want 30/30 identical, z −3.25396, p 0.000569048", c)
 				}
-			} else if !strings.Contains(text.stdout, "identical outputs are expected to be rare above 0") {
-				t.Errorf("at temperature 0.7 the report must say identical outputs are not expected:\n%s", text.stdout)
+				if len(tg.Reasons) != 1 || !strings.Contains(tg.Reasons[0], "21 of 30 outputs are identical") || !strings.Contains(tg.Reasons[0], "self-agreement of 30 of 30") ||
+					!strings.Contains(text.stderr, "oa drifted") || !strings.Contains(text.stdout, "calibration (run "+args[5]+")") {
+					t.Errorf("reasons %q, stderr %q: want one reason naming 21 of 30 identical against 30 of 30\n%s", tg.Reasons, text.stderr, text.stdout)
+				}
+			case tc.temperature == "0":
+				if len(tg.Reasons) != 0 || !strings.Contains(notes, "uncalibrated: at temperature 0 only 21 of 30 outputs are identical") || !strings.Contains(text.stdout, "decides nothing alone") {
+					t.Errorf("reasons %q notes %q: want no reason, a note that the identical-output rate is uncalibrated\n%s", tg.Reasons, notes, text.stdout)
+				}
+			default:
+				if !strings.Contains(text.stdout, "identical outputs are expected to be rare above 0") {
+					t.Errorf("at temperature 0.7 the report must say identical outputs are not expected:\n%s", text.stdout)
+				}
 			}
 		})
 	}
@@ -183,8 +224,12 @@ func TestDriftFlipsAreTested(t *testing.T) {
 	if f.PassToFail != 6 || f.FailToPass != 0 || f.N != 30 || f.PValue != 0.03125 || f.Direction != "worse" {
 		t.Errorf("flips %+v: want 6 pass→fail of 30, p 0.03125, worse", f)
 	}
-	if len(d.Targets[0].Reasons) != 2 {
-		t.Errorf("reasons %q: want the identical-output rate and McNemar", d.Targets[0].Reasons)
+	// The 21/30 identical outputs are uncalibrated: McNemar alone decides.
+	if len(d.Targets[0].Reasons) != 1 || !strings.Contains(d.Targets[0].Reasons[0], "flipped 6 times pass→fail") {
+		t.Errorf("reasons %q: want McNemar's alone", d.Targets[0].Reasons)
+	}
+	if fc := d.Targets[0].FlippedCases; len(fc) != 6 || fc[0].Direction != "pass_to_fail" {
+		t.Errorf("flipped cases %+v: want the 6 pass→fail listed", fc)
 	}
 }
 
@@ -231,6 +276,10 @@ func putFakeRun(t *testing.T, db, id string, started time.Time, rs []fakeResult)
 			Primary: true, Pass: r.pass, Value: b01(r.pass), Shape: "pass"}
 		if !r.pass {
 			sc.Shape, sc.Kind = "silent", "wrong"
+		}
+		if r.errKind != "" {
+			// As the scorer grades a failed call: loud, of its error kind.
+			sc.Pass, sc.Value, sc.Shape, sc.Kind = false, 0, "loud", r.errKind
 		}
 		scores = append(scores, sc)
 	}
@@ -383,10 +432,12 @@ func TestDriftErrorsAndEdges(t *testing.T) {
 	putFakeRun(t, db, "b", t0.Add(time.Hour), after)
 	d, inv := runDriftJSON(t, "a", "b", "--db", db)
 	tg := d.Targets[0]
-	// 38/40 identical: Wilson upper bound 0.9931 ≥ 0.95, so stable; the two
-	// flips pass→fail give McNemar p = 0.5.
-	if inv.code != ExitOK || tg.Identical.Errored != 2 || tg.Identical.Identical != 38 || tg.Fingerprints.Changed || tg.Flips.PValue != 0.5 {
-		t.Errorf("exit %d %+v: want stable, 2 errored, 38 identical, fingerprint unchanged (errors report none), p 0.5", inv.code, tg)
+	// The two timeouts are not behaviour: left out of the flips and the
+	// identical outputs (38/38 identical, no flip, p = 1), counted apart.
+	if inv.code != ExitOK || tg.Identical.Errored != 2 || tg.Identical.N != 38 || tg.Identical.Identical != 38 || tg.Fingerprints.Changed ||
+		tg.Flips.N != 38 || tg.Flips.PValue != 1 || tg.Excluded.Pairs != 2 || tg.Excluded.After["timeout"] != 2 || len(tg.Excluded.Before) != 0 ||
+		tg.Health.After.Calls != 40 || tg.Health.After.Failed != 2 {
+		t.Errorf("exit %d %+v: want stable, 2 pairs left out (timeout, after), 38 identical of 38, fingerprint unchanged (errors report none), p 1", inv.code, tg)
 	}
 
 	for _, c := range []struct {
@@ -517,6 +568,75 @@ func TestDriftPairsByEpoch(t *testing.T) {
 		tg := d.Targets[0]
 		if inv.code != ExitOK || tg.Paired != c.paired || tg.Identical.Identical != c.paired || tg.Flips.N != c.paired {
 			t.Errorf("%s vs %s: exit %d, %+v; want %d pairs, all identical", c.a, c.b, inv.code, tg, c.paired)
+		}
+	}
+}
+
+// The provider was down for the canary (a bad key: auth on every call):
+// 152 failed calls are not a changed model. drift says it cannot judge,
+// naming the count, the run and the error kind, and exits 1, never 3 —
+// though every verdict "flipped" to a loud failure and no model was
+// reported. A side with fewer pairs than --min-pairs cannot be judged
+// either; a few failed calls are left out and the rest is judged.
+func TestDriftCannotJudgeFailedSide(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "assay.db")
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var good, down, flaky []fakeResult
+	for i := 1; i <= 152; i++ {
+		id := fmt.Sprintf("c%d", i)
+		good = append(good, fakeResult{caseID: id, raw: "answer " + id, pass: i%5 != 0, model: "m", fp: "fp"})
+		down = append(down, fakeResult{caseID: id, errKind: "auth"})
+		r := good[i-1]
+		if i > 100 {
+			r = fakeResult{caseID: id, errKind: "rate_limit"}
+		}
+		flaky = append(flaky, r)
+	}
+	putFakeRun(t, db, "good", t0, good)
+	putFakeRun(t, db, "down", t0.Add(time.Hour), down)
+	putFakeRun(t, db, "flaky", t0.Add(2*time.Hour), flaky)
+
+	inv := runCLI(t, cliEnv{}, "drift", "good", "down", "--db", db, "--format", "json")
+	var d driftJSON
+	if err := json.Unmarshal([]byte(inv.stdout), &d); err != nil {
+		t.Fatalf("the report is written before exiting 1: %v\n%s", err, inv.stdout)
+	}
+	want := "cannot judge: 152 of 152 calls of canary in run down failed: auth"
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q", inv.code, inv.stderr, want)
+	}
+	tg := d.Targets[0]
+	if tg.Verdict != "cannot_judge" || len(d.Drifted) != 0 || tg.Flips.N != 0 || tg.Excluded.Pairs != 152 || tg.Excluded.After["auth"] != 152 ||
+		len(d.CannotJudge) != 1 || d.CannotJudge[0] != want {
+		t.Errorf("%+v, cannot judge %q: want cannot_judge, nothing compared, 152 pairs left out (auth)", tg, d.CannotJudge)
+	}
+	text := runCLI(t, cliEnv{}, "drift", "good", "down", "--db", db)
+	md := runCLI(t, cliEnv{}, "drift", "good", "down", "--db", db, "--format", "markdown")
+	for _, o := range []invocation{text, md} {
+		if o.code != ExitErr || !strings.Contains(o.stdout, want) || !strings.Contains(o.stdout, "CANNOT JUDGE") || strings.Contains(o.stdout, "DRIFT:") {
+			t.Errorf("exit %d: want 1 and the cause in the report, no drift verdict\n%s", o.code, o.stdout)
+		}
+	}
+	// Baseline and canary swapped: the failed side is the baseline.
+	if back := runCLI(t, cliEnv{}, "drift", "down", "good", "--db", db); back.code != ExitErr || !strings.Contains(back.stderr, "152 of 152 calls of canary in run down failed: auth") {
+		t.Errorf("failed baseline: exit %d %q", back.code, back.stderr)
+	}
+
+	// 52 of 152 rate-limited: a third, under the half; 100 pairs judged.
+	d, inv = runDriftJSON(t, "good", "flaky", "--db", db)
+	if inv.code != ExitOK || d.Targets[0].Verdict != "stable" || d.Targets[0].Flips.N != 100 || d.Targets[0].Excluded.After["rate_limit"] != 52 {
+		t.Errorf("flaky: exit %d %+v; want stable on 100 pairs, 52 left out (rate_limit)", inv.code, d.Targets[0])
+	}
+	// Stricter limits make the same run unjudgeable.
+	if o := runCLI(t, cliEnv{}, "drift", "good", "flaky", "--db", db, "--max-error-rate", "0.3"); o.code != ExitErr || !strings.Contains(o.stderr, "52 of 152 calls of canary in run flaky failed: rate_limit") {
+		t.Errorf("--max-error-rate 0.3: exit %d %q", o.code, o.stderr)
+	}
+	if o := runCLI(t, cliEnv{}, "drift", "good", "flaky", "--db", db, "--min-pairs", "101"); o.code != ExitErr || !strings.Contains(o.stderr, "only 100 pairs of canary have an output on both sides (52 left out because a call failed), fewer than --min-pairs 101") {
+		t.Errorf("--min-pairs 101: exit %d %q", o.code, o.stderr)
+	}
+	for _, c := range []struct{ flag, msg string }{{"--max-error-rate=1", "--max-error-rate must be in (0, 1)"}, {"--min-pairs=0", "--min-pairs must be 1 or more"}} {
+		if o := runCLI(t, cliEnv{}, "drift", "good", "flaky", "--db", db, c.flag); o.code != ExitUsage || !strings.Contains(o.stderr, c.msg) {
+			t.Errorf("%s: exit %d %q", c.flag, o.code, o.stderr)
 		}
 	}
 }

@@ -270,11 +270,19 @@ func DriftText(w io.Writer, r *analysis.DriftReport) error {
 			fmt.Fprintf(w, "  - %s\n", oneLine(s))
 		}
 		fmt.Fprintf(w, "  models before: %s\n  models after:  %s\n", diffModels(t.Fingerprints.Before), diffModels(t.Fingerprints.After))
-		if t.Identical.Errored > 0 {
-			fmt.Fprintf(w, "  %d pairs had a failed call in either run (counted as not identical)\n", t.Identical.Errored)
+		fmt.Fprintf(w, "  calls before: %s\n  calls after:  %s\n", driftHealth(t.Health.Before), driftHealth(t.Health.After))
+		if h := t.Health.Calibration; h != nil {
+			fmt.Fprintf(w, "  calls of the calibration: %s\n", driftHealth(*h))
+		}
+		if c := t.Calibration; c != nil {
+			fmt.Fprintf(w, "  calibration (%s): %d of %d identical (%s), %d of %d flipped (%s); tests at %s\n",
+				oneLine(c.Source), c.Identical, c.Pairs, units.Pct(c.Rate), c.Flipped, c.FlipN, units.Pct(c.FlipRate), pfmt(c.Level))
 		}
 		for _, s := range t.Notes {
 			fmt.Fprintf(w, "  note: %s\n", oneLine(s))
+		}
+		if ids := driftFlippedList(t.FlippedCases, oneLine); ids != "" {
+			fmt.Fprintf(w, "  flipped: %s\n", ids)
 		}
 	}
 	if len(r.Only) > 0 {
@@ -290,11 +298,60 @@ func DriftText(w io.Writer, r *analysis.DriftReport) error {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", oneLine(wn))
 	}
+	for _, c := range r.CannotJudge {
+		fmt.Fprintf(w, "\n%s", oneLine(c))
+	}
 	fmt.Fprintf(w, "\n%s\n", driftSummary(r))
 	return nil
 }
 
+// driftHealth is a side's calls of a target: "152 calls, 152 failed
+// (152 auth)".
+func driftHealth(h analysis.DriftSideHealth) string {
+	if h.Failed == 0 {
+		return fmt.Sprintf("%s, none failed", diffCount(h.Calls, "call"))
+	}
+	kinds := make([]string, 0, len(h.Kinds))
+	for k, n := range h.Kinds {
+		kinds = append(kinds, fmt.Sprintf("%d %s", n, oneLine(k)))
+	}
+	slices.Sort(kinds)
+	return fmt.Sprintf("%s, %d failed (%s)", diffCount(h.Calls, "call"), h.Failed, strings.Join(kinds, ", "))
+}
+
+// driftFlippedList lists the first flipped cases, escaped by esc, and how
+// many more there are ("" when none flipped). JSON lists them all.
+func driftFlippedList(fs []analysis.DriftFlippedCase, esc func(string) string) string {
+	const shown = 20
+	if len(fs) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, min(len(fs), shown))
+	for i, f := range fs {
+		if i == shown {
+			break
+		}
+		arrow := "pass→fail"
+		if f.Direction == "fail_to_pass" {
+			arrow = "fail→pass"
+		}
+		id := esc(f.Case)
+		if f.Epoch > 1 {
+			id += fmt.Sprintf(" (epoch %d)", f.Epoch)
+		}
+		parts = append(parts, id+" "+arrow)
+	}
+	out := strings.Join(parts, ", ")
+	if len(fs) > shown {
+		out += fmt.Sprintf(" … and %d more (--format json lists them all)", len(fs)-shown)
+	}
+	return out
+}
+
 func driftSummary(r *analysis.DriftReport) string {
+	if len(r.CannotJudge) > 0 && len(r.Drifted) == 0 {
+		return fmt.Sprintf("CANNOT JUDGE: %d of %s could not be judged (a side's calls failed, or too few pairs): no drift verdict", countVerdict(r, analysis.DriftCannotJudge), diffCount(len(r.Targets), "target"))
+	}
 	if len(r.Drifted) == 0 {
 		return fmt.Sprintf("no drift: %s checked, none drifted", diffCount(len(r.Targets), "target"))
 	}
@@ -303,6 +360,16 @@ func driftSummary(r *analysis.DriftReport) string {
 		names[i] = oneLine(n)
 	}
 	return fmt.Sprintf("DRIFT: %d of %s drifted (%s)", len(r.Drifted), diffCount(len(r.Targets), "target"), strings.Join(names, ", "))
+}
+
+func countVerdict(r *analysis.DriftReport, v string) int {
+	n := 0
+	for _, t := range r.Targets {
+		if t.Verdict == v {
+			n++
+		}
+	}
+	return n
 }
 
 func diffCount(n int, word string) string {
@@ -515,7 +582,7 @@ func DriftMarkdown(w io.Writer, r *analysis.DriftReport) error {
 			units.Pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
 	}
 	for _, t := range r.Targets {
-		if len(t.Reasons)+len(t.Notes) == 0 {
+		if len(t.Reasons)+len(t.Notes)+len(t.FlippedCases) == 0 && t.Calibration == nil {
 			continue
 		}
 		fmt.Fprintf(&b, "\n**%s**\n\n", mdText(t.Target))
@@ -525,6 +592,16 @@ func DriftMarkdown(w io.Writer, r *analysis.DriftReport) error {
 		for _, s := range t.Notes {
 			fmt.Fprintf(&b, "- note: %s\n", mdText(s))
 		}
+		if c := t.Calibration; c != nil {
+			fmt.Fprintf(&b, "- calibration (%s): %d of %d identical (%s), %d of %d flipped (%s); tests at %s\n",
+				mdText(c.Source), c.Identical, c.Pairs, units.Pct(c.Rate), c.Flipped, c.FlipN, units.Pct(c.FlipRate), units.PValue(c.Level))
+		}
+		if ids := driftFlippedList(t.FlippedCases, mdText); ids != "" {
+			fmt.Fprintf(&b, "- flipped: %s\n", ids)
+		}
+	}
+	for _, c := range r.CannotJudge {
+		fmt.Fprintf(&b, "\n> **%s**\n", mdText(c))
 	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&b, "\n> warning: %s\n", mdText(wn))
