@@ -6,7 +6,11 @@
 // second after it completes). It skips the keys a resumed run already has
 // (and, for `run --retry-errors`, calls the failed ones again, replacing
 // each stored result atomically),
-// stops issuing work on the first interrupt and keeps what finished.
+// stops issuing work on the first interrupt and keeps what finished. A
+// target whose provider reports it unavailable (provider.WithBreaker
+// tripped: consecutive auth failures, unknown host, refused connection)
+// stops early: its remaining calls are not made and not stored, so a
+// resume makes them, and the summary names the target and why.
 //
 // The runner knows the provider, scorer and store interfaces, not their
 // implementations, and never renders reports.
@@ -91,6 +95,17 @@ type Summary struct {
 	// (Options.Retry); RetriedErrors those of them that failed again.
 	Retried       int
 	RetriedErrors int
+	// Unavailable holds the targets that stopped early because their
+	// provider reported them unavailable (provider.UnavailableError), each
+	// with the reason, in the order they stopped. Their calls not made are
+	// not stored.
+	Unavailable []Unavailable
+}
+
+// Unavailable is a target given up during the run.
+type Unavailable struct {
+	Target string `json:"target"`
+	Reason string `json:"reason"`
 }
 
 type item struct {
@@ -132,6 +147,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	writeErr := make(chan error, 1)
 	go func() { writeErr <- o.write(out, &sum, abort) }()
 
+	var unavailMu sync.Mutex
 	var wg sync.WaitGroup
 	var issueErr error
 	var issueErrOnce sync.Once
@@ -145,6 +161,18 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			workers = 8
 		}
 		jobs := make(chan job, workers)
+		// given closes when the target is given up: its issuer and
+		// workers stop, and what was queued is never called.
+		given := make(chan struct{})
+		var giveUp sync.Once
+		unavailable := func(ue *provider.UnavailableError) {
+			giveUp.Do(func() {
+				unavailMu.Lock()
+				sum.Unavailable = append(sum.Unavailable, Unavailable{Target: t.Spec.Name, Reason: ue.Reason})
+				unavailMu.Unlock()
+				close(given)
+			})
+		}
 		for range workers {
 			wg.Add(1)
 			go func() {
@@ -155,11 +183,17 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 						continue // queued, never issued: a resume does it
 					case <-ctx.Done():
 						continue
+					case <-given:
+						continue
 					default:
 					}
-					it, ok := o.call(ctx, t, j)
+					it, ok := o.call(ctx, t, j, unavailable)
 					if !ok {
-						discarded.Add(1)
+						select {
+						case <-given: // not made: the target is unavailable
+						default:
+							discarded.Add(1)
+						}
 						continue
 					}
 					out <- it
@@ -170,7 +204,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		go func() {
 			defer wg.Done()
 			defer close(jobs)
-			err := o.issue(ctx, stop, t, jobs, &skipped)
+			err := o.issue(ctx, stop, given, t, jobs, &skipped)
+			if errors.Is(err, errGivenUp) {
+				return
+			}
 			if errors.Is(err, errStopped) {
 				interrupted.Store(true)
 				return
@@ -202,7 +239,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	return sum, errors.Join(issueErr, werr)
 }
 
-var errStopped = errors.New("stopped")
+var (
+	errStopped = errors.New("stopped")
+	errGivenUp = errors.New("target unavailable")
+)
 
 type job struct {
 	c     *dataset.Case
@@ -212,7 +252,8 @@ type job struct {
 }
 
 // issue streams the cases for one target and sends the calls still to do.
-func (o *Options) issue(ctx context.Context, stop <-chan struct{}, t *Target, jobs chan<- job, skipped *atomic.Int64) error {
+// It returns errGivenUp once given closes.
+func (o *Options) issue(ctx context.Context, stop, given <-chan struct{}, t *Target, jobs chan<- job, skipped *atomic.Int64) error {
 	return o.Cases(func(c *dataset.Case) error {
 		var msgs []provider.Message
 		var rerr error
@@ -231,6 +272,8 @@ func (o *Options) issue(ctx context.Context, stop <-chan struct{}, t *Target, jo
 				return errStopped
 			case <-ctx.Done():
 				return errStopped
+			case <-given:
+				return errGivenUp
 			default:
 			}
 			select {
@@ -239,6 +282,8 @@ func (o *Options) issue(ctx context.Context, stop <-chan struct{}, t *Target, jo
 				return errStopped
 			case <-ctx.Done():
 				return errStopped
+			case <-given:
+				return errGivenUp
 			}
 		}
 		return nil
@@ -246,8 +291,10 @@ func (o *Options) issue(ctx context.Context, stop <-chan struct{}, t *Target, jo
 }
 
 // call makes one call and scores it. ok is false when the call was aborted
-// by cancellation: such a result is not stored, so a resume makes it again.
-func (o *Options) call(ctx context.Context, t *Target, j job) (item, bool) {
+// by cancellation, or not made because the target is unavailable (then
+// unavailable is told why): such a result is not stored, so a resume makes
+// it again.
+func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*provider.UnavailableError)) (item, bool) {
 	r := store.Result{
 		RunID:  o.RunID,
 		CaseID: j.c.ID,
@@ -270,6 +317,10 @@ func (o *Options) call(ctx context.Context, t *Target, j job) (item, bool) {
 		resp, err := t.Provider.Complete(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
+				return item{}, false
+			}
+			if ue, ok := provider.Unavailable(err); ok {
+				unavailable(ue)
 				return item{}, false
 			}
 			kind := provider.KindOf(err)

@@ -47,6 +47,8 @@ const (
 	DefaultTimeout     = 60 * time.Second
 	DefaultRetries     = 6
 	DefaultConcurrency = 8
+	// DefaultMaxErrorRate is run.max_error_rate when the spec sets none.
+	DefaultMaxErrorRate = 0.2
 )
 
 // Upper bounds on the spec's counts: each is far above what a run needs,
@@ -195,7 +197,7 @@ func parseSpec(file string, src []byte, ovs []overlaySource, o Options) (*Spec, 
 	// Defaults are set before decoding, so a value written as 0 stays 0
 	// (and is then checked) while an absent one keeps its default.
 	s.Dataset.ID = DefaultID
-	s.Run = RunConfig{Epochs: DefaultEpochs, Timeout: Duration(DefaultTimeout), Retries: DefaultRetries}
+	s.Run = RunConfig{Epochs: DefaultEpochs, Timeout: Duration(DefaultTimeout), Retries: DefaultRetries, MaxErrorRate: DefaultMaxErrorRate}
 	if len(ovRoots) > 0 {
 		root = d.applyOverlays(root, ovRoots)
 	}
@@ -519,6 +521,9 @@ func (v *validator) check() {
 			hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 		}
 		v.at("run.schedule", hint, "unknown run.schedule %s", shortQuote(s.Run.Schedule))
+	}
+	if r := s.Run.MaxErrorRate; !(r >= 0 && r <= 1) {
+		v.at("run.max_error_rate", "a share of the results between 0 and 1, e.g. 0.2 for 20%", "run.max_error_rate must be between 0 and 1, got %v", r)
 	}
 	if s.Run.Timeout <= 0 {
 		v.at("run.timeout", "write a duration like 30s, 1m30s or 250ms", "run.timeout must be greater than 0")

@@ -97,3 +97,25 @@ func quoteName(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// KeyValueFlaw says what is wrong with an API key read from the
+// environment that an HTTP header cannot carry as it is: surrounding
+// whitespace (a trailing newline from `echo` or a file is the usual one) or
+// control characters. It returns "" for a clean key. The message never
+// holds the key; pair it with MaskSecret to show which value it was.
+func KeyValueFlaw(key string) string {
+	switch {
+	case strings.HasSuffix(key, "\r\n") || strings.HasSuffix(key, "\n"):
+		return "ends with a newline"
+	case strings.TrimRightFunc(key, unicode.IsSpace) != key:
+		return "ends with whitespace"
+	case strings.TrimLeftFunc(key, unicode.IsSpace) != key:
+		return "starts with whitespace"
+	}
+	for i, r := range key {
+		if unicode.IsControl(r) {
+			return "holds a control character (" + strconv.QuoteRune(r) + ") at byte " + strconv.Itoa(i)
+		}
+	}
+	return ""
+}

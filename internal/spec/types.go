@@ -249,6 +249,11 @@ type RunConfig struct {
 	// another, each with its own concurrency, so an exec target's latency
 	// is not measured on a host the other targets saturate.
 	Schedule string `yaml:"schedule,omitempty" json:"schedule,omitempty"`
+	// MaxErrorRate is the share of a target's results that may fail for a
+	// provider reason (auth, unavailable, rate limits after retries, …)
+	// before `assay run` calls the run unhealthy (exit 5): a number in
+	// [0, 1], default DefaultMaxErrorRate.
+	MaxErrorRate float64 `yaml:"max_error_rate,omitempty" json:"max_error_rate"`
 }
 
 // Run schedules (run.schedule).
