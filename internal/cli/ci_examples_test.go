@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,116 +175,241 @@ func TestCIShellScriptGatesAgainstMock(t *testing.T) {
 	if posted != summary {
 		t.Errorf("a regression's summary was not posted: %q", posted)
 	}
+
+	// The gate errors (the committed baseline is gone): the summary says so,
+	// with assay gate's error, and is posted all the same.
+	if err := os.Remove(r.baseline); err != nil {
+		t.Fatal(err)
+	}
+	code, summary, posted = r.scriptRun(t)
+	if code != ExitErr {
+		t.Fatalf("missing baseline: gate.sh exit %d, want %d\n%s", code, ExitErr, summary)
+	}
+	if !strings.Contains(summary, "error (exit 1)") || !strings.Contains(summary, "assay gate failed") || !strings.Contains(summary, "baseline.json") {
+		t.Errorf("the summary of a gate error should say the gate failed, with its error naming the baseline:\n%s", summary)
+	}
+	if posted != summary {
+		t.Errorf("a gate error's summary was not posted: %q", posted)
+	}
 }
 
-// workflow is the part of a GitHub Actions workflow the test runs.
+// ciStep is a step of a workflow's job or of a composite action.
+type ciStep struct {
+	Name  string            `yaml:"name"`
+	ID    string            `yaml:"id"`
+	Uses  string            `yaml:"uses"`
+	If    string            `yaml:"if"`
+	Shell string            `yaml:"shell"`
+	Env   map[string]string `yaml:"env"`
+	With  map[string]string `yaml:"with"`
+	Run   string            `yaml:"run"`
+}
+
+// workflow is the part of a GitHub Actions workflow the tests run.
 type workflow struct {
+	Env  map[string]string `yaml:"env"`
 	Jobs map[string]struct {
 		Env   map[string]string `yaml:"env"`
-		Steps []struct {
-			Name string            `yaml:"name"`
-			Uses string            `yaml:"uses"`
-			If   string            `yaml:"if"`
-			Env  map[string]string `yaml:"env"`
-			Run  string            `yaml:"run"`
-		} `yaml:"steps"`
+		Steps []ciStep          `yaml:"steps"`
 	} `yaml:"jobs"`
 }
 
-// runWorkflow runs the workflow's job the way a runner does: `uses` steps
-// are the checkout and Go setup (already done here), `run` steps run in bash
-// -e with the job's and step's environment, and after a failure only steps
-// with `if: always()` run. `go` and `gh` are stubs on PATH: go install does
-// nothing (assay is already on PATH), gh records the comment it would post.
-// ok is whether the job succeeded.
-func runWorkflow(t *testing.T, r *ciRepo, wfPath string) (ok bool, comment, stepSummary string) {
+// ciRunner runs steps the way a GitHub runner does: `uses` steps are the
+// checkout and Go setup (already done here) or an artifact upload (recorded),
+// `run` steps run in bash -e with the workflow's, job's and step's
+// environment, and after a failure only steps whose if starts with always()
+// run. A step's GITHUB_ENV lines reach the later steps; its GITHUB_OUTPUT
+// lines are kept by step id. `go` and `gh` are stubs on PATH: go records its
+// arguments and installs nothing (assay is already on PATH), gh records the
+// comment it would post.
+type ciRunner struct {
+	t     *testing.T
+	dir   string   // the repository checkout, where steps run
+	path  string   // PATH: the stubs first, then assay's directory
+	env   []string // added to every step's environment
+	exprs map[string]string
+
+	ghLog, goLog, stepSummary string
+
+	ok        bool
+	uploaded  []string                     // the artifact paths uploaded that existed
+	outputs   map[string]map[string]string // by step id
+	extraEnvs []string                     // from GITHUB_ENV
+}
+
+func newCIRunner(t *testing.T, dir, assayDir string, exprs map[string]string) *ciRunner {
 	t.Helper()
-	var wf workflow
-	if err := yaml.Unmarshal([]byte(readFileT(t, wfPath)), &wf); err != nil {
-		t.Fatalf("%s: %v", wfPath, err)
-	}
-	job, found := wf.Jobs["gate"]
-	if !found || len(job.Steps) == 0 {
-		t.Fatalf("%s has no gate job with steps", wfPath)
-	}
 	stubs := t.TempDir()
-	writeFile(t, filepath.Join(stubs, "go"), "#!/bin/sh\nexit 0\n")
+	writeFile(t, filepath.Join(stubs, "go"), "#!/bin/sh\necho \"$@\" >> \"$GO_LOG\"\nexit 0\n")
 	writeFile(t, filepath.Join(stubs, "gh"), "#!/bin/sh\necho \"$@\" > \"$GH_LOG\"\ncat \"$5\" > \"$GH_LOG.body\"\n")
 	for _, f := range []string{"go", "gh"} {
 		if err := os.Chmod(filepath.Join(stubs, f), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ghLog := filepath.Join(t.TempDir(), "gh.log")
-	summaryFile := filepath.Join(t.TempDir(), "step-summary.md")
-	expr := regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
-	subst := func(s string) string {
-		return expr.ReplaceAllStringFunc(s, func(m string) string {
-			switch strings.TrimSpace(expr.FindStringSubmatch(m)[1]) {
-			case "github.event.pull_request.number":
-				return "42"
-			case "github.token", "secrets.OPENAI_API_KEY":
-				return "not-a-real-token"
-			}
-			t.Fatalf("workflow uses an expression the test does not know: %s", m)
-			return ""
-		})
-	}
-	ok = true
-	for _, st := range job.Steps {
+	logs := t.TempDir()
+	return &ciRunner{t: t, dir: dir, path: stubs + ":" + assayDir + ":" + os.Getenv("PATH"), exprs: exprs,
+		ghLog: filepath.Join(logs, "gh.log"), goLog: filepath.Join(logs, "go.log"),
+		stepSummary: filepath.Join(logs, "step-summary.md"), ok: true, outputs: map[string]map[string]string{}}
+}
+
+var ciExpr = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+
+// subst replaces each ${{ expression }} by its value; an expression the
+// test does not know fails it.
+func (c *ciRunner) subst(s string) string {
+	return ciExpr.ReplaceAllStringFunc(s, func(m string) string {
+		e := strings.TrimSpace(ciExpr.FindStringSubmatch(m)[1])
+		v, ok := c.exprs[e]
+		if !ok {
+			c.t.Fatalf("a step uses an expression the test does not know: %s", m)
+		}
+		return v
+	})
+}
+
+func (c *ciRunner) runSteps(steps []ciStep, env ...map[string]string) {
+	t := c.t
+	t.Helper()
+	for _, st := range steps {
+		if !c.ok && !strings.HasPrefix(st.If, "always()") {
+			continue
+		}
 		if st.Uses != "" {
-			if !strings.HasPrefix(st.Uses, "actions/checkout@") && !strings.HasPrefix(st.Uses, "actions/setup-go@") {
+			switch {
+			case strings.HasPrefix(st.Uses, "actions/checkout@"), strings.HasPrefix(st.Uses, "actions/setup-go@"):
+			case strings.HasPrefix(st.Uses, "actions/upload-artifact@"):
+				p := c.subst(st.With["path"])
+				if _, err := os.Stat(filepath.Join(c.dir, p)); err == nil {
+					c.uploaded = append(c.uploaded, p)
+				}
+			default:
 				t.Fatalf("step uses %s, which the test cannot stand in for", st.Uses)
 			}
 			continue
 		}
-		if !ok && st.If != "always()" {
-			continue
+		if st.Shell != "" && st.Shell != "bash" {
+			t.Fatalf("step %q runs in %s; the kit's steps run in bash", st.Name, st.Shell)
 		}
-		cmd := exec.Command("bash", "-e", "-c", subst(st.Run))
-		cmd.Dir = r.dir
-		cmd.Env = append(cleanEnv(),
-			"PATH="+stubs+":"+filepath.Dir(r.bin)+":"+os.Getenv("PATH"),
-			"GITHUB_STEP_SUMMARY="+summaryFile, "GH_LOG="+ghLog)
-		for k, v := range job.Env {
-			cmd.Env = append(cmd.Env, k+"="+subst(v))
-		}
-		for k, v := range st.Env {
-			cmd.Env = append(cmd.Env, k+"="+subst(v))
+		ghEnv := filepath.Join(t.TempDir(), "env")
+		ghOut := filepath.Join(t.TempDir(), "output")
+		cmd := exec.Command("bash", "-e", "-c", c.subst(st.Run))
+		cmd.Dir = c.dir
+		cmd.Env = append(cleanEnv(), "PATH="+c.path, "GITHUB_STEP_SUMMARY="+c.stepSummary,
+			"GH_LOG="+c.ghLog, "GO_LOG="+c.goLog, "GITHUB_ENV="+ghEnv, "GITHUB_OUTPUT="+ghOut)
+		cmd.Env = append(cmd.Env, c.env...)
+		cmd.Env = append(cmd.Env, c.extraEnvs...)
+		for _, e := range append(env, st.Env) {
+			for k, v := range e {
+				cmd.Env = append(cmd.Env, k+"="+c.subst(v))
+			}
 		}
 		out, err := cmd.CombinedOutput()
 		t.Logf("step %q: err %v\n%s", st.Name, err, out)
 		if err != nil {
-			ok = false
+			c.ok = false
+		}
+		if b, err := os.ReadFile(ghEnv); err == nil {
+			c.extraEnvs = append(c.extraEnvs, strings.Fields(string(b))...)
+		}
+		if b, err := os.ReadFile(ghOut); err == nil && st.ID != "" {
+			c.outputs[st.ID] = map[string]string{}
+			for _, line := range strings.Fields(string(b)) {
+				if k, v, ok := strings.Cut(line, "="); ok {
+					c.outputs[st.ID][k] = v
+				}
+			}
 		}
 	}
-	body, _ := os.ReadFile(ghLog + ".body")
-	args, _ := os.ReadFile(ghLog)
+}
+
+// comment is the pull-request comment gh was asked to post ("" for none).
+func (c *ciRunner) comment() string {
+	body, _ := os.ReadFile(c.ghLog + ".body")
+	args, _ := os.ReadFile(c.ghLog)
 	if len(body) > 0 && !strings.HasPrefix(string(args), "pr comment 42 ") {
-		t.Errorf("gh was called as %q, want a comment on pull request 42", args)
+		c.t.Errorf("gh was called as %q, want a comment on pull request 42", args)
 	}
-	ss, _ := os.ReadFile(summaryFile)
-	return ok, string(body), string(ss)
+	return string(body)
+}
+
+func (c *ciRunner) read(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// ghExprs are the expressions a pull request's workflow or action uses.
+func ghExprs() map[string]string {
+	return map[string]string{
+		"github.event.pull_request.number": "42",
+		"github.token":                     "not-a-real-token",
+		"secrets.OPENAI_API_KEY":           "not-a-real-token",
+	}
+}
+
+// runWorkflow runs the workflow's job named job in r's repository.
+func runWorkflow(t *testing.T, dir, assayDir, wfPath, job string, exprs map[string]string) *ciRunner {
+	t.Helper()
+	var wf workflow
+	if err := yaml.Unmarshal([]byte(readFileT(t, wfPath)), &wf); err != nil {
+		t.Fatalf("%s: %v", wfPath, err)
+	}
+	j, found := wf.Jobs[job]
+	if !found || len(j.Steps) == 0 {
+		t.Fatalf("%s has no %s job with steps", wfPath, job)
+	}
+	c := newCIRunner(t, dir, assayDir, exprs)
+	c.runSteps(j.Steps, wf.Env, j.Env)
+	return c
+}
+
+// checkPinned checks that the install step installed a pinned assay
+// version, not @latest.
+func checkPinned(t *testing.T, c *ciRunner) {
+	t.Helper()
+	got := c.read(c.goLog)
+	m := regexp.MustCompile(`^install github\.com/assay-eval/assay/cmd/assay@(\S+)\n$`).FindStringSubmatch(got)
+	if m == nil || m[1] == "latest" || !regexp.MustCompile(`^v\d+\.\d+\.\d+$|^[0-9a-f]{7,40}$`).MatchString(m[1]) {
+		t.Errorf("the install step ran go %q; want go install of a pinned assay version (a tag or a commit, not latest)", got)
+	}
 }
 
 func TestCIGitHubWorkflow(t *testing.T) {
 	r := newCIRepo(t)
 	wf := filepath.Join(repoRoot(t), "docs", "ci", "github-actions.yml")
 
-	ok, comment, summary := runWorkflow(t, r, wf)
-	if !ok {
+	c := runWorkflow(t, r.dir, filepath.Dir(r.bin), wf, "gate", ghExprs())
+	if !c.ok {
 		t.Fatalf("the workflow failed on an unchanged eval")
 	}
-	if comment == "" || comment != summary {
+	checkPinned(t, c)
+	if comment, summary := c.comment(), c.read(c.stepSummary); comment == "" || comment != summary {
 		t.Errorf("the pull request comment and the step summary should both be the gate's markdown summary:\ncomment %q\nsummary %q", comment, summary)
+	}
+	if !slices.Equal(c.uploaded, []string{"assay-report.html"}) {
+		t.Errorf("uploaded %q, want the HTML report assay-report.html", c.uploaded)
+	} else if html := c.read(filepath.Join(r.dir, "assay-report.html")); !strings.Contains(html, "<html") || !strings.Contains(html, "bot") {
+		t.Errorf("assay-report.html is not the run's HTML report:\n%.300s", html)
 	}
 
 	r.regress(t)
-	ok, comment, _ = runWorkflow(t, r, wf)
-	if ok {
+	c = runWorkflow(t, r.dir, filepath.Dir(r.bin), wf, "gate", ghExprs())
+	if c.ok {
 		t.Fatalf("the workflow passed a regression")
 	}
-	if !strings.Contains(strings.ToLower(comment), "fail") {
+	if comment := c.comment(); !strings.Contains(strings.ToLower(comment), "fail") {
 		t.Errorf("the comment on a regressed pull request should say the gate failed:\n%s", comment)
+	}
+
+	// A gate that errors (the committed baseline is gone) still comments.
+	if err := os.Remove(r.baseline); err != nil {
+		t.Fatal(err)
+	}
+	c = runWorkflow(t, r.dir, filepath.Dir(r.bin), wf, "gate", ghExprs())
+	if c.ok {
+		t.Fatalf("the workflow passed without a baseline")
+	}
+	if comment := c.comment(); !strings.Contains(comment, "error") || !strings.Contains(comment, "baseline.json") {
+		t.Errorf("the comment on a gate error should say there was an error and name the missing baseline:\n%s", comment)
 	}
 }
