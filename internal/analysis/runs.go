@@ -23,7 +23,30 @@ type RunComparison struct {
 	// only their shared cases were compared (CompareSharedCases).
 	Cases    *CaseDiff `json:"shared_cases,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// Excluded counts, per target with a failed call on either side, the
+	// results left out of the comparison because their call failed (a
+	// provider error is not behaviour), by side and error kind.
+	Excluded []CompareExcluded `json:"excluded,omitempty"`
 }
+
+// CompareExcluded is one target's results left out of a run comparison
+// because a call failed on either side: Pairs counts the (case, epoch)
+// slots where either side failed; Before and After each side's failed
+// calls of the target by error kind, and Calls its calls.
+type CompareExcluded struct {
+	Target      string         `json:"target"`
+	Pairs       int            `json:"pairs"`
+	BeforeCalls int            `json:"before_calls"`
+	AfterCalls  int            `json:"after_calls"`
+	Before      map[string]int `json:"before,omitempty"`
+	After       map[string]int `json:"after,omitempty"`
+}
+
+// CannotJudgeError says a side of a comparison is too unhealthy to judge:
+// more than half its calls of a target failed.
+type CannotJudgeError struct{ Reasons []string }
+
+func (e *CannotJudgeError) Error() string { return strings.Join(e.Reasons, "; ") }
 
 // CompareRuns pairs every target the two runs share, on the primary scorer
 // of each run's latest scoring, with the test Analyze uses for the design
@@ -111,11 +134,34 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 	}); err != nil {
 		return nil, err
 	}
-	pb, sb, err := primaryPasses(ctx, st, before, ci)
+	fb, err := failedCalls(ctx, st, before)
 	if err != nil {
 		return nil, err
 	}
-	pa, sa, err := primaryPasses(ctx, st, after, ci)
+	fa, err := failedCalls(ctx, st, after)
+	if err != nil {
+		return nil, err
+	}
+	var unjudged []string
+	for _, f := range []struct {
+		run   *store.Run
+		calls map[string]*runFailures
+	}{{before, fb}, {after, fa}} {
+		for _, name := range f.run.Targets {
+			if rf := f.calls[name]; rf != nil && float64(len(rf.kinds)) > DefaultDriftMaxErrorRate*float64(rf.calls) {
+				unjudged = append(unjudged, fmt.Sprintf("cannot judge: %d of %d calls of %s in run %s failed: %s",
+					len(rf.kinds), rf.calls, name, f.run.ID, kindList(rf.byKind())))
+			}
+		}
+	}
+	if len(unjudged) > 0 {
+		return nil, &CannotJudgeError{Reasons: unjudged}
+	}
+	pb, sb, err := primaryPasses(ctx, st, before, ci, fb)
+	if err != nil {
+		return nil, err
+	}
+	pa, sa, err := primaryPasses(ctx, st, after, ci, fa)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +185,11 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 		if !slices.Contains(before.Targets, name) {
 			rc.Only = append(rc.Only, name)
 			continue
+		}
+		if ex, ok := excludedOf(name, fb[name], fa[name]); ok {
+			rc.Excluded = append(rc.Excluded, ex)
+			rc.Warnings = append(rc.Warnings, fmt.Sprintf("target %s: %s left out because a call failed (before: %s; after: %s): a provider error is not behaviour",
+				name, countNoun(ex.Pairs, "result"), kindCounts(ex.Before), kindCounts(ex.After)))
 		}
 		c, ok := pairDense(pa[name], pb[name], ci, o.pairing())
 		if !ok {
@@ -165,8 +216,76 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 	return rc, nil
 }
 
-// primaryPasses reads the primary verdicts of a run's latest scoring.
-func primaryPasses(ctx context.Context, st store.Store, run *store.Run, ci *caseIndex) (map[string]*verdicts, string, error) {
+// runFailures is one target's calls in a run and the failed ones, by
+// result key (case ID and epoch) with their error kind.
+type runFailures struct {
+	calls int
+	kinds map[failKey]string
+}
+
+type failKey struct {
+	caseID string
+	epoch  int
+}
+
+func (f *runFailures) byKind() map[string]int {
+	m := map[string]int{}
+	for _, k := range f.kinds {
+		m[k]++
+	}
+	return m
+}
+
+// failedCalls reads a run's results and keeps, per target, the count of
+// calls and the failed ones (a provider error kind).
+func failedCalls(ctx context.Context, st store.Store, run *store.Run) (map[string]*runFailures, error) {
+	out := map[string]*runFailures{}
+	err := st.Results(ctx, run.ID, func(r store.Result) error {
+		f := out[r.Target]
+		if f == nil {
+			f = &runFailures{kinds: map[failKey]string{}}
+			out[r.Target] = f
+		}
+		f.calls++
+		if r.ErrorKind != "" {
+			f.kinds[failKey{r.CaseID, max(r.Epoch, 1)}] = r.ErrorKind
+		}
+		return nil
+	})
+	return out, err
+}
+
+// excludedOf counts a target's results left out of a comparison because a
+// call failed on either side (ok false when none failed).
+func excludedOf(name string, before, after *runFailures) (CompareExcluded, bool) {
+	ex := CompareExcluded{Target: name}
+	union := map[failKey]bool{}
+	if before != nil {
+		ex.BeforeCalls = before.calls
+		if len(before.kinds) > 0 {
+			ex.Before = before.byKind()
+		}
+		for k := range before.kinds {
+			union[k] = true
+		}
+	}
+	if after != nil {
+		ex.AfterCalls = after.calls
+		if len(after.kinds) > 0 {
+			ex.After = after.byKind()
+		}
+		for k := range after.kinds {
+			union[k] = true
+		}
+	}
+	ex.Pairs = len(union)
+	return ex, ex.Pairs > 0
+}
+
+// primaryPasses reads the primary verdicts of a run's latest scoring,
+// leaving out the results whose call failed (failed, from failedCalls):
+// a provider error is not a verdict on the model.
+func primaryPasses(ctx context.Context, st store.Store, run *store.Run, ci *caseIndex, failed map[string]*runFailures) (map[string]*verdicts, string, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, "", err
@@ -178,6 +297,11 @@ func primaryPasses(ctx context.Context, st store.Store, run *store.Run, ci *case
 			return nil
 		}
 		scorer = s.Scorer
+		if f := failed[s.Target]; f != nil {
+			if _, bad := f.kinds[failKey{s.CaseID, max(s.Epoch, 1)}]; bad {
+				return nil
+			}
+		}
 		if out[s.Target] == nil {
 			out[s.Target] = newVerdicts(run.Epochs)
 		}

@@ -634,6 +634,23 @@ func TestDriftCannotJudgeFailedSide(t *testing.T) {
 	if o := runCLI(t, cliEnv{}, "drift", "good", "flaky", "--db", db, "--min-pairs", "101"); o.code != ExitErr || !strings.Contains(o.stderr, "only 100 pairs of canary have an output on both sides (52 left out because a call failed), fewer than --min-pairs 101") {
 		t.Errorf("--min-pairs 101: exit %d %q", o.code, o.stderr)
 	}
+	// compare leaves the failed calls out the same way, and cannot judge
+	// the side whose calls all failed.
+	if o := runCLI(t, cliEnv{}, "compare", "good", "down", "--db", db); o.code != ExitErr || !strings.Contains(o.stderr, want) {
+		t.Errorf("compare good down: exit %d %q; want 1 and %q", o.code, o.stderr, want)
+	}
+	cmp := runCLI(t, cliEnv{}, "compare", "good", "flaky", "--db", db, "--format", "json")
+	var rc struct {
+		Comparisons []struct{ N int }
+		Excluded    []struct {
+			Pairs int
+			After map[string]int
+		}
+	}
+	if err := json.Unmarshal([]byte(cmp.stdout), &rc); err != nil || cmp.code != ExitOK || len(rc.Comparisons) != 1 || rc.Comparisons[0].N != 100 ||
+		len(rc.Excluded) != 1 || rc.Excluded[0].Pairs != 52 || rc.Excluded[0].After["rate_limit"] != 52 {
+		t.Errorf("compare good flaky: exit %d %v %+v; want 100 paired, 52 left out (rate_limit)\n%s", cmp.code, err, rc, cmp.stderr)
+	}
 	for _, c := range []struct{ flag, msg string }{{"--max-error-rate=1", "--max-error-rate must be in (0, 1)"}, {"--min-pairs=0", "--min-pairs must be 1 or more"}} {
 		if o := runCLI(t, cliEnv{}, "drift", "good", "flaky", "--db", db, c.flag); o.code != ExitUsage || !strings.Contains(o.stderr, c.msg) {
 			t.Errorf("%s: exit %d %q", c.flag, o.code, o.stderr)
