@@ -33,6 +33,7 @@ error message or secret.`,
 
 type baselineExportOptions struct {
 	Run     string
+	Spec    string // the spec RUN is of (latest: its newest run)
 	Output  string
 	Targets string
 	// AllowIncomplete exports a run that did not finish.
@@ -42,6 +43,7 @@ type baselineExportOptions struct {
 func (o *baselineExportOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "write to FILE (default: stdout)")
+	addSpecSelectFlag(cmd, &o.Spec)
 	f.StringVar(&o.Targets, "targets", "", "export only these targets (comma-separated)")
 	f.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "export a run that did not finish (interrupted or failed): a baseline of only the cases it stored")
 }
@@ -70,7 +72,7 @@ func newBaselineExportCommand(g *Globals) *cobra.Command {
 }
 
 func runBaselineExport(ctx context.Context, g *Globals, o *baselineExportOptions) error {
-	st, run, err := openRun(ctx, g, "baseline export", o.Run)
+	st, run, err := openRunOf(ctx, g, "baseline export", o.Run, o.Spec, true)
 	if err != nil {
 		return err
 	}

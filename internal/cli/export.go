@@ -15,6 +15,7 @@ import (
 
 type exportOptions struct {
 	Run      string
+	Spec     string // the spec RUN is of (latest: its newest run)
 	Format   string
 	Output   string
 	Scoring  int
@@ -67,6 +68,7 @@ FILE's extension unless --format says.
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Format, "format", "", "jsonl, csv or parquet (default: from FILE's extension)")
+	addSpecSelectFlag(cmd, &o.Spec)
 	f.StringVarP(&o.Output, "output", "o", "", "the file to write")
 	f.IntVar(&o.Scoring, "scoring", 0, "the scoring to export (default: the latest complete one)")
 	f.BoolVar(&o.NoInputs, "no-inputs", false, "leave out the cases' input fields (they are read from the run's dataset)")
@@ -74,7 +76,7 @@ FILE's extension unless --format says.
 }
 
 func runExport(ctx context.Context, g *Globals, o *exportOptions) error {
-	st, run, err := openRun(ctx, g, "export", o.Run)
+	st, run, err := openRunOf(ctx, g, "export", o.Run, o.Spec, true)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -13,32 +14,39 @@ import (
 
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
 
 type gateOptions struct {
 	Run         string
+	Spec        string // the spec RUN is of (latest: its newest run)
 	Baseline    string
 	Rules       []string
 	Targets     string
 	Strict      bool
 	SharedCases bool
-	// AllowIncomplete gates a candidate run that did not finish.
-	AllowIncomplete bool
-	Alpha           float64
-	Format          string
-	Output          string
-	Summary         string
+	// AllowPartial gates a side that did not finish, or that covers fewer
+	// cases than the other (--allow-incomplete is its older name).
+	AllowPartial bool
+	// RulesFrom is whose gate rules apply: baseline (default) or candidate.
+	RulesFrom string
+	Alpha     float64
+	Format    string
+	Output    string
+	Summary   string
 }
 
 func (o *gateOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Baseline, "baseline", "", "the baseline: a baseline file (assay baseline export) or a run ID, ID prefix or latest")
-	f.StringArrayVar(&o.Rules, "rule", nil, "a gate rule, e.g. 'primary max_drop=5%' (repeatable; replaces the spec's gate rules)")
+	addSpecSelectFlag(cmd, &o.Spec)
+	f.StringArrayVar(&o.Rules, "rule", nil, "a gate rule, e.g. 'primary max_drop=5%' (repeatable; replaces the specs' gate rules: for the CI configuration's own rules)")
+	f.StringVar(&o.RulesFrom, "rules-from", gate.RulesBaseline, "whose spec's gate rules apply: baseline (a change cannot relax the gate it is judged by) or candidate (apply the rules the candidate's spec changed)")
 	f.StringVar(&o.Targets, "targets", "", "gate only these targets (comma-separated)")
 	f.BoolVar(&o.Strict, "strict", false, "fail an inconclusive check too: every check must show it is within its limit (a non-inferiority test)")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different datasets, compare the cases both have instead of refusing")
-	f.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "gate a candidate run that did not finish (interrupted or failed) on the results it stored, instead of refusing")
+	addAllowPartialFlag(cmd, &o.AllowPartial, "gate a side that did not finish (interrupted, failed or running) or that covers fewer cases than the other, on the cases both have, instead of refusing")
 	f.Float64Var(&o.Alpha, "alpha", 0, "level of the one-sided tests at the limits: the run's false-fail rate over all its checks (default: the spec's gate.alpha, else 0.05)")
 	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.GateFormats, "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to FILE (the text report still goes to stdout)")
@@ -52,9 +60,15 @@ func newGateCommand(g *Globals) *cobra.Command {
 		Short: "Fail on a regression versus a baseline, with paired statistics (never calls a model)",
 		Long: `Gate a candidate run against a baseline: a baseline file written by
 'assay baseline export' (committed beside the spec, so CI needs no database),
-or a stored run. Each rule — from the candidate run's spec (gate:) or from
---rule flags — is checked on every target both runs have, paired by case,
-with one-sided tests at the limit the rule sets:
+or a stored run. The base decides the gate: the rules are the baseline's
+(the gate: section of the spec it was run from, recorded in the baseline
+file with its hash), so a change under review cannot loosen the gate it is
+judged by. Every rule the candidate's spec changed is reported, and a
+relaxed one (a larger max_drop or max_rise, a lower min, a higher max, a
+lower alpha, a removed rule) fails the gate unless --rules-from candidate
+is passed. --rule flags (the CI configuration's own) replace both. Each rule
+is checked on every target both runs have, paired by case, with one-sided
+tests at the limit the rule sets:
 
   fail          the data show the limit is crossed: the one-sided 1-alpha
                 bound on the good side is beyond it, after Holm over every
@@ -73,8 +87,12 @@ needs at least 30 paired cases (inconclusive below).
 With no rules the gate checks that the primary scorer's rate does not drop
 more than 5% relative to the baseline. A target of the baseline missing from
 the candidate fails. Runs on different datasets are refused unless
---shared-cases. A candidate run that did not finish is refused unless
---allow-incomplete. A changed model fingerprint is flagged.
+--shared-cases. Partial evidence is refused: a side that did not finish, or
+that covers fewer cases than the other (a --limit run against a full
+baseline), unless --allow-partial (or --shared-cases, for the cases both
+have). A side more than half of whose calls of a target failed cannot be
+judged (exit 1: errors are not behaviour). A changed model fingerprint is
+flagged.
 
 ` + gate.RuleSyntax + `
 
@@ -101,6 +119,9 @@ Exit codes: 0 no check failed, 3 a check failed (regression), 1 error,
 			}
 			if _, err := splitTargets(o.Targets); err != nil {
 				return usageError{err}
+			}
+			if o.RulesFrom != gate.RulesBaseline && o.RulesFrom != gate.RulesCandidate {
+				return usageError{fmt.Errorf("--rules-from must be baseline or candidate (got %q)", o.RulesFrom)}
 			}
 			return nil
 		},
@@ -132,22 +153,28 @@ func splitTargets(s string) ([]string, error) {
 }
 
 func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
-	st, run, err := openRun(ctx, g, "gate: candidate "+o.Run, o.Run)
+	st, run, err := openRunOf(ctx, g, "gate: candidate "+o.Run, o.Run, o.Spec, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	// Fail closed: a run stopped part way measured only some cases, and a
 	// gate on those would pass what it never saw.
-	if err := requireComplete("gate: the candidate run", run, o.AllowIncomplete); err != nil {
+	candEv := evidence{Name: "the candidate", Run: run}
+	if err := requireFinished("gate", o.AllowPartial, candEv); err != nil {
 		return err
 	}
 	cand, err := gate.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("gate: candidate: %w", err)
 	}
-	base, err := loadBaseline(ctx, g, st, o.Baseline)
+	base, baseRun, err := loadBaselineRun(ctx, g, st, o.Baseline)
 	if err != nil {
+		return err
+	}
+	candEv = evidence{Name: "the candidate", Run: run, Source: cand.Source, DatasetHash: cand.Run.DatasetHash, Cases: caseIDs(cand)}
+	baseEv := evidence{Name: "the baseline", Run: baseRun, Source: base.Source, DatasetHash: base.Run.DatasetHash, Cases: caseIDs(base)}
+	if err := requireWholeEvidence("gate", baseEv, candEv, o.AllowPartial, o.SharedCases); err != nil {
 		return err
 	}
 
@@ -157,37 +184,40 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 			return usageError{fmt.Errorf("--targets: %q is in neither run (baseline targets: %s; candidate targets: %s)", t, targetList(base), targetList(cand))}
 		}
 	}
-
-	// The candidate's spec gives the rules and alpha; --rule replaces its
-	// rules (a stale rule there does not matter then), --alpha its alpha.
-	rules, specAlpha, err := gate.RulesFromConfig(run.Config, nil, nil)
-	fromFlags := len(o.Rules) > 0
-	switch {
-	case fromFlags:
-		rules, err = gate.RulesFromFlags(o.Rules, cand.Scorers, cand.TagKeys())
-		if err != nil {
-			return usageError{err}
-		}
-	case err != nil:
-		return fmt.Errorf("gate: run %s: %w", run.ID, err)
+	// Errors are not behaviour: a side most of whose calls failed says
+	// nothing about the model, and failing the gate on it would page
+	// someone about a regression that is an outage or a bad key.
+	if err := judgeable(ctx, st, "gate", baseRun, base, targets); err != nil {
+		return err
 	}
-	alpha := o.Alpha
-	if alpha == 0 {
-		alpha = specAlpha
+	if err := judgeable(ctx, st, "gate", run, cand, targets); err != nil {
+		return err
+	}
+
+	rules, alpha, from, hash, changes, notes, err := gateRules(o, base, cand, run)
+	if err != nil {
+		return err
+	}
+	if o.Alpha != 0 {
+		alpha = o.Alpha
 	}
 	if err := checkSlices(rules, cand); err != nil {
-		if fromFlags {
+		if from == gate.RulesFlags {
 			return usageError{err}
 		}
-		return fmt.Errorf("gate: the spec's gate rules: %w", err)
+		return fmt.Errorf("gate: the %s's gate rules: %w", from, err)
 	}
 
 	res, err := gate.Evaluate(base, cand, rules, gate.Options{Alpha: alpha, Strict: o.Strict, SharedCases: o.SharedCases, Targets: targets})
 	if err != nil {
 		return fmt.Errorf("gate: %w", err)
 	}
-	if run.Status != store.StatusComplete {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the candidate run %s is %s, not complete (--allow-incomplete): only its stored results were gated (finish it with assay run SPEC --resume %s)", run.ID, run.Status, run.ID))
+	res.SetRuleChanges(from, hash, changes)
+	res.Warnings = append(notes, res.Warnings...)
+	for _, s := range []evidence{baseEv, candEv} {
+		if s.Run != nil && s.Run.Status != store.StatusComplete {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s run %s is %s, not complete (--allow-partial): only its stored results were gated (finish it with assay run SPEC --resume %s)", s.Name, s.Run.ID, s.Run.Status, s.Run.ID))
+		}
 	}
 
 	if o.Output != "" {
@@ -213,28 +243,173 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 
 // loadBaseline reads the baseline: a file when the path exists, else a run.
 func loadBaseline(ctx context.Context, g *Globals, st store.Store, ref string) (*gate.Snapshot, error) {
+	s, _, err := loadBaselineRun(ctx, g, st, ref)
+	return s, err
+}
+
+// loadBaselineRun is loadBaseline that also returns the baseline's run
+// (nil for a baseline file).
+func loadBaselineRun(ctx context.Context, g *Globals, st store.Store, ref string) (*gate.Snapshot, *store.Run, error) {
 	if fi, err := os.Stat(ref); err == nil {
 		if fi.IsDir() {
-			return nil, fmt.Errorf("gate: --baseline %s is a directory, not a baseline file", ref)
+			return nil, nil, fmt.Errorf("gate: --baseline %s is a directory, not a baseline file", ref)
 		}
 		s, err := gate.LoadBaseline(ref)
 		if err != nil {
-			return nil, fmt.Errorf("gate: baseline: %w", err)
+			return nil, nil, fmt.Errorf("gate: baseline: %w", err)
 		}
-		return s, nil
+		return s, nil, nil
 	}
 	run, err := getRun(ctx, st, "gate: baseline "+ref, ref)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, fmt.Errorf("gate: --baseline %s: no such file, and no run with that ID in %s", ref, g.DB)
+		return nil, nil, fmt.Errorf("gate: --baseline %s: no such file, and no run with that ID in %s", ref, g.DB)
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
 	s, err := gate.FromStore(ctx, st, run)
 	if err != nil {
-		return nil, fmt.Errorf("gate: baseline: %w", err)
+		return nil, nil, fmt.Errorf("gate: baseline: %w", err)
 	}
-	return s, nil
+	return s, run, nil
+}
+
+func caseIDs(s *gate.Snapshot) []string {
+	ids := make([]string, len(s.Cases))
+	for i, c := range s.Cases {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// gateRules decides the rules the gate applies, and whose they are. The
+// base decides: by default the baseline's rules (the gate: section of the
+// spec it was run from), so a change under review cannot loosen the gate
+// it is judged by; --rules-from candidate applies the candidate spec's
+// instead, and --rule flags (the CI configuration's) replace both. It
+// returns the rules, the alpha of the section applied, where they came
+// from, its GateHash, what the candidate's spec changed in the baseline's
+// rules, and notes for the report.
+func gateRules(o *gateOptions, base, cand *gate.Snapshot, run *store.Run) (rules []gate.Rule, alpha float64, from, hash string, changes []gate.RuleChange, notes []string, err error) {
+	candGate, candErr := gate.GateOfConfig(run.Config)
+	baseGate := base.Run.Gate
+	if baseGate != nil && candGate != nil {
+		changes = gate.CompareGates(baseGate, candGate, cand.Primary)
+	}
+	relaxed := gate.Relaxed(changes)
+	var applied *spec.Gate
+	from = o.RulesFrom
+	switch {
+	case len(o.Rules) > 0:
+		from = gate.RulesFlags
+		rules, err = gate.RulesFromFlags(o.Rules, cand.Scorers, cand.TagKeys())
+		if err != nil {
+			return nil, 0, "", "", nil, nil, usageError{err}
+		}
+		if baseGate != nil {
+			alpha = baseGate.Alpha
+		} else if candGate != nil {
+			alpha = candGate.Alpha
+		}
+		if len(changes) > 0 {
+			notes = append(notes, fmt.Sprintf("the candidate's spec changes the baseline's gate rules (%s); not applied: the --rule flags decide", changeList(changes)))
+		}
+		return rules, alpha, from, "", changes, notes, nil
+	case from == gate.RulesCandidate:
+		applied = candGate
+		s := "the candidate's gate rules were applied (--rules-from candidate), not the baseline's"
+		if len(relaxed) > 0 {
+			s += fmt.Sprintf(", including the rules it relaxes: %s", changeList(relaxed))
+		}
+		notes = append(notes, s)
+	case baseGate == nil:
+		from, applied = gate.RulesCandidate, candGate
+		notes = append(notes, fmt.Sprintf("THE BASELINE RECORDS NO GATE RULES (%s was written by an older assay): the candidate's own rules were applied, which the change under review could have relaxed; export the baseline again (assay baseline export RUN -o FILE) so that its rules decide", base.Source))
+	default:
+		applied = baseGate
+	}
+	if from == gate.RulesCandidate && candErr != nil {
+		return nil, 0, "", "", nil, nil, fmt.Errorf("gate: run %s: %w", run.ID, candErr)
+	}
+	rules, alpha, err = gate.RulesOf(applied, "the "+from+"'s spec", nil, nil)
+	if err != nil {
+		return nil, 0, "", "", nil, nil, fmt.Errorf("gate: %w", err)
+	}
+	return rules, alpha, from, gate.GateHash(applied), changes, notes, nil
+}
+
+func changeList(cs []gate.RuleChange) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, c.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// judgeable refuses a side too unhealthy to judge: a target more than
+// half of whose calls failed (an outage, a bad key) measured the
+// provider, not the model, so no verdict about behaviour can come of it.
+// run is the side's stored run (nil for a baseline file, which records
+// which calls failed but not why); only the targets named are checked
+// (nil: all).
+func judgeable(ctx context.Context, st store.Store, what string, run *store.Run, s *gate.Snapshot, targets []string) error {
+	for _, t := range s.Targets {
+		if targets != nil && !slices.Contains(targets, t.Name) {
+			continue
+		}
+		calls, failed := 0, 0
+		for j := range t.LatencyMS {
+			if t.Has(j) {
+				calls++
+				if j < len(t.Errored) && t.Errored[j] {
+					failed++
+				}
+			}
+		}
+		if calls == 0 || 2*failed <= calls {
+			continue
+		}
+		kinds := "provider errors (the baseline file records which calls failed, not why)"
+		id := s.Run.ID
+		if run != nil {
+			if k, err := errorKinds(ctx, st, run.ID, t.Name); err == nil && k != "" {
+				kinds = k
+			}
+		}
+		return fmt.Errorf("%s: cannot judge: %d of %d calls of %s in run %s failed: %s; errors are not behaviour: fix the cause and run again (assay run SPEC --resume %s retries the failed calls)",
+			what, failed, calls, t.Name, id, kinds, id)
+	}
+	return nil
+}
+
+// errorKinds names the error kinds of a target's failed calls, the most
+// frequent first, with their counts when there are several.
+func errorKinds(ctx context.Context, st store.Store, runID, target string) (string, error) {
+	n := map[string]int{}
+	err := st.Results(ctx, runID, func(r store.Result) error {
+		if r.Target == target && r.ErrorKind != "" {
+			n[r.ErrorKind]++
+		}
+		return nil
+	})
+	if err != nil || len(n) == 0 {
+		return "", err
+	}
+	kinds := slices.Collect(maps.Keys(n))
+	slices.SortFunc(kinds, func(a, b string) int {
+		if n[a] != n[b] {
+			return n[b] - n[a]
+		}
+		return strings.Compare(a, b)
+	})
+	if len(kinds) == 1 {
+		return kinds[0], nil
+	}
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s (%d)", k, n[k]))
+	}
+	return strings.Join(parts, ", "), nil
 }
 
 // checkSlices refuses a rule about a slice no case of the candidate is in:
@@ -286,6 +461,9 @@ func targetList(s *gate.Snapshot) string {
 // failedChecks names what failed, for the error line of a failed gate.
 func failedChecks(res *gate.Result) string {
 	var parts []string
+	if res.RelaxedRules > 0 {
+		parts = append(parts, "the candidate's spec relaxes the baseline's gate rules ("+changeList(gate.Relaxed(res.RuleChanges))+"); pass --rules-from candidate to apply its rules on purpose")
+	}
 	for _, t := range res.Targets {
 		if t.Missing {
 			parts = append(parts, fmt.Sprintf("target %q not measured", t.Name))

@@ -19,7 +19,9 @@ import (
 )
 
 type reportOptions struct {
-	Run     string
+	Run string
+	// Spec, when set, is the spec RUN is of (latest: its newest run).
+	Spec    string
 	Format  string
 	Output  string
 	Scoring int
@@ -44,6 +46,7 @@ func (o *reportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Format, "format", "text", "report format: "+strings.Join(report.Formats, "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write to FILE instead of stdout")
 	f.IntVar(&o.Scoring, "scoring", 0, "which scoring of the run (default: the latest)")
+	addSpecSelectFlag(cmd, &o.Spec)
 	f.StringVar(&o.Baseline, "baseline", "", "a baseline file (assay baseline export) or run: warn about every target whose reported model or fingerprint changed since it")
 	f.StringVar(&o.Failures, "failures", strconv.Itoa(analysis.DefaultWorst), "how many of the worst failures to list (costliest first), N or all")
 	f.StringVar(&o.Test, "test", "score", "paired pass/fail test: score (McNemar score test with Tango's interval, which agree by construction) or exact (exact McNemar with Newcombe's interval; a verdict needs both)")
@@ -91,7 +94,7 @@ func newReportCommand(g *Globals) *cobra.Command {
 }
 
 func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
-	st, run, err := openRun(ctx, g, "report", o.Run)
+	st, run, err := openRunOf(ctx, g, "report", o.Run, o.Spec, true)
 	if err != nil {
 		return err
 	}

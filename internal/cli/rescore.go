@@ -18,6 +18,8 @@ import (
 )
 
 type rescoreOptions struct {
+	// Files are overlays merged over the spec (-f).
+	Files   []string
 	Run     string
 	Spec    string
 	JSON    bool
@@ -27,7 +29,8 @@ type rescoreOptions struct {
 
 func (o *rescoreOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.Spec, "spec", "", "spec whose scorers to apply (default: the spec the run was started with)")
+	addOverlayFlag(cmd, &o.Files)
+	f.StringVar(&o.Spec, "spec", "", "spec whose scorers to apply (default: the spec the run was started with); latest is then the newest run of this spec")
 	f.BoolVar(&o.JSON, "json", false, "print a JSON summary")
 	f.BoolVar(&o.NoCache, "no-cache", false, "call every judge anew and store the fresh verdicts in the response cache")
 	f.IntVar(&o.Workers, "workers", 8, "results scored at once (judge calls are further bounded by the judge's limits)")
@@ -83,22 +86,27 @@ type scorerCount struct {
 }
 
 func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
-	st, run, err := openRun(ctx, g, "rescore", o.Run)
+	st, run, err := openRunOf(ctx, g, "rescore", o.Run, o.Spec, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	path := o.Spec
+	path, files := o.Spec, o.Files
 	if path == "" {
+		// The run's own spec, with the overlays it was run with unless
+		// -f gives others.
 		path = run.SpecPath
+		if len(files) == 0 {
+			files = storedOverlays(run.Config)
+		}
 	}
-	t, err := task.Load(path)
+	t, err := task.LoadWith(path, specOptions(g, files))
 	if err != nil {
 		return err
 	}
-	if t.Dataset.Hash != run.DatasetHash {
-		return fmt.Errorf("rescore %s: the dataset changed since the run (%s → %s); scores must be of the cases the run measured",
-			run.ID, short(run.DatasetHash), short(t.Dataset.Hash))
+	if d := datasetChanged(run, t.Dataset); d != "" {
+		return fmt.Errorf("rescore %s: the dataset changed since the run (%s); scores must be of the cases the run measured",
+			run.ID, d)
 	}
 	var closers []io.Closer
 	defer func() {

@@ -41,17 +41,20 @@ type runOptions struct {
 	// one of Kinds (default: the retryable provider kinds).
 	RetryErrors bool
 	Kinds       []string
+	// Files are overlays merged over the spec (-f).
+	Files []string
 }
 
 func (o *runOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
+	addOverlayFlag(cmd, &o.Files)
 	f.StringSliceVar(&o.Targets, "targets", nil, "run only these targets (comma-separated names)")
 	f.IntVar(&o.Limit, "limit", 0, "run only the first N cases")
 	f.IntVar(&o.Epochs, "epochs", 0, "repeat every case K times (overrides run.epochs)")
 	f.BoolVar(&o.NoCache, "no-cache", false, "call every target anew (every call is made and paid) and store the fresh replies in the response cache")
 	f.BoolVar(&o.JSON, "json", false, "print a JSON summary (with run_id) instead of text")
 	f.StringVar(&o.Experiment, "experiment", "", "the experiment this run belongs to (overrides the spec's experiment:); reports count the variants tried in it")
-	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run (RUN_ID or latest) without repeating completed calls")
+	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run (RUN_ID, or latest: the newest run of this spec) without repeating completed calls")
 	f.BoolVar(&o.Force, "force", false, "with --resume: take the run over even if another process holds its lease (only when that process is gone)")
 	f.BoolVar(&o.RetryErrors, "retry-errors", false, "with --resume: call again the results that failed for a provider reason (--kinds), replacing each")
 	f.StringSliceVar(&o.Kinds, "kinds", nil, "with --retry-errors: the failure kinds to retry (comma-separated; default: the retryable ones, e.g. rate_limited,timeout,server_error)")
@@ -137,10 +140,17 @@ type runSummary struct {
 	SavedUSD float64 `json:"saved_usd"`
 	// Retry says what --retry-errors called again (absent without it).
 	Retry *retryReport `json:"retry_errors,omitempty"`
+	// Health is each target's provider error rate over every result of
+	// the run; Unhealthy when one is above MaxErrorRate or a target was
+	// given up (TargetUnavailable), and the exit code is then 5.
+	Health            []targetHealth       `json:"health"`
+	MaxErrorRate      float64              `json:"max_error_rate"`
+	Unhealthy         bool                 `json:"unhealthy"`
+	TargetUnavailable []runner.Unavailable `json:"target_unavailable,omitempty"`
 }
 
 func runRun(ctx context.Context, g *Globals, o *runOptions) error {
-	t, err := task.Load(o.Spec)
+	t, err := task.LoadWith(o.Spec, specOptions(g, o.Files))
 	if err != nil {
 		return err
 	}
@@ -161,11 +171,16 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	var rr *retryReport
 	var leaseLost <-chan struct{}
 	if o.Resume != "" {
-		run, err = st.GetRun(ctx, o.Resume)
+		// latest is the newest run of this spec (latest.go).
+		id, err := latestOf(ctx, st, o.Resume, sp.Name)
 		if err != nil {
 			return fmt.Errorf("resuming %s: %w", o.Resume, err)
 		}
-		if err := resumeChanged(run, sp, t.Dataset.Hash); err != nil {
+		run, err = st.GetRun(ctx, id)
+		if err != nil {
+			return fmt.Errorf("resuming %s: %w", o.Resume, err)
+		}
+		if err := resumeChanged(run, sp, t.Dataset); err != nil {
 			return err
 		}
 		if run.Status == store.StatusComplete && !o.RetryErrors {
@@ -224,6 +239,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 			SpecPath:     sp.File,
 			SpecHash:     sp.Hash,
 			DatasetHash:  t.Dataset.Hash,
+			FileHash:     t.Dataset.FileHash,
 			PromptHash:   sp.PromptHash(),
 			GitCommit:    gitCommit(ctx, sp.Dir),
 			ScorersHash:  sp.ScorersHash(),
@@ -256,6 +272,12 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	}
 	if len(problems) > 0 {
 		return problems
+	}
+	// A target that answers every call with 401/403, or cannot be reached
+	// at all, is given up after a few calls in a row rather than called on
+	// every case (the breaker is outermost: a cache hit is a success).
+	for i := range targets {
+		targets[i].Provider = provider.WithBreaker(targets[i].Provider, provider.DefaultBreakerThreshold)
 	}
 	// Scorers with live judges: a judge is a target of the spec, called
 	// through the same wrappers (limits, retries, cache) as a candidate.
@@ -385,7 +407,18 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		s.Retry = rr
 		printRetry(g.Stderr, run.ID, rr)
 	}
+	s.MaxErrorRate, s.TargetUnavailable = sp.Run.MaxErrorRate, sum.Unavailable
+	health, herr := runHealth(wctx, st, run, sp.Run.MaxErrorRate, sum.Unavailable)
+	if herr != nil {
+		runErr = errors.Join(runErr, herr)
+	}
+	s.Health = health
+	s.Unhealthy = slices.ContainsFunc(health, func(h targetHealth) bool { return h.Unhealthy })
 	if o.JSON {
+		// Loud whatever the output format: a target given up is on stderr too.
+		for _, u := range sum.Unavailable {
+			fmt.Fprintf(g.Stderr, "target_unavailable: %s: %s\n", u.Target, u.Reason)
+		}
 		enc := json.NewEncoder(g.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(s); err != nil {
@@ -399,6 +432,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		}
 		fmt.Fprintf(g.Stderr, "%s: %d results stored (%d errors), %d already done, $%.4f spent%s, %.1fs\n",
 			run.Status, s.Stored, s.Errors, s.Skipped, s.SpendUSD, saved, s.DurationSec)
+		printHealth(g.Stderr, health, sp.Run.MaxErrorRate)
 	}
 	if runErr == nil && run.Status == store.StatusComplete {
 		// A judge that mostly failed makes its scorer's rate meaningless:
@@ -409,6 +443,9 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if s.Unhealthy {
+		return unhealthyError(health, sp.Run.MaxErrorRate, o.Spec, run.ID)
 	}
 	if run.Status == store.StatusInterrupted {
 		return fmt.Errorf("%w: %d of %d results stored; finish with: assay run %s --resume %s",
