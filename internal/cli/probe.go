@@ -47,7 +47,9 @@ func newProbeCommand(g *Globals) *cobra.Command {
 }
 
 type probeOptions struct {
-	Spec string
+	// Files are overlays merged over the spec (-f).
+	Files []string
+	Spec  string
 	// Exactly one source of twins.
 	Twins    string
 	Rewriter string
@@ -67,6 +69,7 @@ type probeOptions struct {
 
 func (o *probeOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
+	addOverlayFlag(cmd, &o.Files)
 	f.StringVar(&o.Twins, "twins", "", "twin file (JSONL or CSV), joined to the dataset's cases by ID")
 	f.StringVar(&o.Rewriter, "rewriter", "", "spec target that paraphrases each case with a fixed prompt")
 	f.StringVar(&o.TwinsSet, "twins-set", "", "reuse a stored twin set by its ID (printed by an earlier probe)")
@@ -186,7 +189,7 @@ type probeTwins struct {
 }
 
 func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) error {
-	t, err := task.Load(o.Spec)
+	t, err := task.LoadWith(o.Spec, specOptions(g, o.Files))
 	if err != nil {
 		return err
 	}

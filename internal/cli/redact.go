@@ -7,7 +7,9 @@ import (
 
 // specRedactor hides the value of every variable a target of sp (candidate
 // or judge) names — its api_key_env (or the default key variable a hosted
-// target without one reads) and each entry of an exec target's env: — read
+// target without one reads), each entry of an exec target's env:, each
+// variable interpolated into a header and the header's whole value — and
+// the key in its api_key_file, read
 // through getenv, the same lookup the providers use. Every provider built
 // from sp is wrapped with it, so a key one program or server echoes is
 // replaced whichever target's reply or error carries it. Values shorter
@@ -27,11 +29,29 @@ func specRedactor(sp *spec.Spec, getenv func(string) string) *provider.Redactor 
 	for i := range sp.Targets {
 		t := &sp.Targets[i]
 		add(t.APIKeyEnv)
-		if t.APIKeyEnv == "" && t.BaseURL == "" {
+		if t.APIKeyEnv == "" && t.APIKeyFile == "" && (t.BaseURL == "" || t.BaseURLEnv != "") {
 			add(defaultKeyEnv[t.Provider])
 		}
 		for _, name := range t.Env {
 			add(name)
+		}
+		// A header value taken from the environment is a secret like a
+		// key: each variable in it, and the whole value as sent.
+		for _, name := range t.HeaderVars {
+			add(name)
+		}
+		if len(t.HeaderVars) > 0 {
+			for _, h := range t.HeaderNames {
+				if v := t.Headers[h]; v != "" && !seen["header "+h+"="+v] {
+					seen["header "+h+"="+v] = true
+					secrets = append(secrets, provider.Secret{Name: "header " + h, Value: v})
+				}
+			}
+		}
+		if t.APIKeyFile != "" {
+			if key, err := readKeyFile(sp, i); err == nil {
+				secrets = append(secrets, provider.Secret{Name: "api_key_file", Value: key})
+			}
 		}
 	}
 	return provider.NewRedactor(secrets)

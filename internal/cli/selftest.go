@@ -33,6 +33,8 @@ const (
 const mockJudgeVerdict = `{"verdict": "pass", "reason": "The output says it satisfies the rubric, so it passes."}`
 
 type selftestOptions struct {
+	// Files are overlays merged over the spec (-f).
+	Files    []string
 	Spec     string
 	Format   string
 	Limit    int
@@ -49,6 +51,7 @@ const targetJudgeCases = 50
 
 func (o *selftestOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
+	addOverlayFlag(cmd, &o.Files)
 	f.StringVar(&o.Format, "format", "text", "output format: text or json")
 	f.IntVar(&o.Limit, "limit", 0, "attack only the first N cases (default: every case a run uses)")
 	f.IntVar(&o.Examples, "examples", 3, "example cases shown for each null model that passes clearly above chance")
@@ -121,7 +124,7 @@ Exit codes: 0 sound (or nothing found with the headline's judge skipped),
 
 func runSelftest(ctx context.Context, g *Globals, o *selftestOptions) error {
 	start := g.Now()
-	t, err := task.Load(o.Spec)
+	t, err := task.LoadWith(o.Spec, specOptions(g, o.Files))
 	if err != nil {
 		return err
 	}

@@ -22,17 +22,26 @@ import (
 // defaultKeyEnv is the variable read when a hosted target names none.
 var defaultKeyEnv = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
-// apiKey reads the target's key from the environment. A target with its own
-// base_url and no api_key_env needs no key (local servers rarely check one).
-// The key is returned to the caller only; it is never stored or printed.
+// apiKey reads the target's key from its api_key_file, else from the
+// environment. A target with its own base_url and no api_key_env needs no
+// key (local servers rarely check one); one whose base URL came from
+// OPENAI_BASE_URL or ANTHROPIC_BASE_URL sends the default key variable's
+// value when it is set and none otherwise. The key is returned to the
+// caller only; it is never stored or printed.
 func apiKey(sp *spec.Spec, i int, getenv func(string) string) (string, error) {
 	t := &sp.Targets[i]
+	if t.APIKeyFile != "" {
+		return readKeyFile(sp, i)
+	}
 	name := t.APIKeyEnv
 	if name == "" {
-		if t.BaseURL != "" {
+		if t.BaseURL != "" && t.BaseURLEnv == "" {
 			return "assay-no-key", nil
 		}
 		name = defaultKeyEnv[t.Provider]
+		if t.BaseURLEnv != "" && getenv(name) == "" {
+			return "assay-no-key", nil
+		}
 	}
 	key := getenv(name)
 	if key == "" {

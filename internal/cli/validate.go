@@ -21,6 +21,8 @@ import (
 )
 
 type validateOptions struct {
+	// Files are overlays merged over the spec (-f).
+	Files        []string
 	Spec         string
 	Deep         bool
 	Strict       bool
@@ -32,6 +34,7 @@ type validateOptions struct {
 
 func (o *validateOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
+	addOverlayFlag(cmd, &o.Files)
 	f.BoolVar(&o.Deep, "deep", false, "also check the dataset's health: duplicates, missing expected values, label and tag distributions")
 	f.BoolVar(&o.Strict, "strict", false, "with --deep: fail (exit 4) on warnings (duplicate cases) too")
 	f.Float64Var(&o.DupThreshold, "dup-threshold", dataset.DefaultDupThreshold, "with --deep: token-set overlap (Jaccard, 0 to 1] at or above which two cases are near-duplicates")
@@ -112,7 +115,7 @@ type validateReport struct {
 }
 
 func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
-	t, err := task.Load(o.Spec)
+	t, err := task.LoadWith(o.Spec, specOptions(g, o.Files))
 	var problems spec.Problems
 	if err != nil && !errors.As(err, &problems) {
 		return err
