@@ -88,8 +88,13 @@ type ClassStats struct {
 	RecallCI    [2]float64 `json:"recall_ci"`
 	F1          float64    `json:"f1"`
 	F1CI        [2]float64 `json:"f1_ci"`
-	// F1Method is the interval method of this class's F1 ("bca" or
-	// "percentile"), which can differ from class to class.
+	// F1Method is the interval method of this class's F1, which can differ
+	// from class to class: "bca"; "percentile" where BCa is undefined; or
+	// "bound" where every resample gives the same F1 (0: no case of the
+	// class or prediction of it ever right; or 1), the bootstrap then
+	// saying nothing: [0, 2u/(1+u)] for u the recall's upper bound, since
+	// F1 ≤ 2R/(1+R), or [min of the precision's and recall's lower
+	// bounds, 1], since F1 ≥ min(P, R).
 	F1Method string `json:"f1_ci_method"`
 }
 
@@ -543,6 +548,15 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 		if epochs > 1 {
 			cs.PrecisionCI = percentileOr01(reps[3*i], alpha, n > 1)
 			cs.RecallCI = percentileOr01(reps[3*i+1], alpha, n > 1)
+			// Every resample alike (none right, or all): the bootstrap
+			// says nothing; Wilson's interval counting each case once
+			// (its epochs as one answer) does.
+			if n > 1 && constant(reps[3*i]) {
+				cs.PrecisionCI = wilsonCases(cs.TP, cs.Predicted, epochs, alpha)
+			}
+			if n > 1 && constant(reps[3*i+1]) {
+				cs.RecallCI = wilsonCases(cs.TP, cs.Support, epochs, alpha)
+			}
 		} else {
 			pw := stats.Wilson(cs.TP, cs.Predicted, alpha)
 			rw := stats.Wilson(cs.TP, cs.Support, alpha)
@@ -550,11 +564,46 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 			cs.RecallCI = [2]float64{round4(rw.Lo), round4(rw.Hi)}
 		}
 		cs.F1CI, cs.F1Method = interval(3*i + 2)
+		if n > 1 && constant(reps[3*i+2]) {
+			// F1 = 2PR/(P+R) lies between min(P, R) and 2R/(1+R): bounds
+			// from the precision and recall intervals where the bootstrap
+			// has none (no class case ever right, or every one).
+			cs.F1CI, cs.F1Method = [2]float64{0, round4(2 * cs.RecallCI[1] / (1 + cs.RecallCI[1]))}, "bound"
+			if cs.F1 == 1 {
+				cs.F1CI = [2]float64{math.Min(cs.PrecisionCI[0], cs.RecallCI[0]), 1}
+			}
+		}
 		c.PerClass[i] = cs
 	}
 	c.MacroF1 = round4(theta[3*K])
 	c.MacroF1CI, c.F1Method = interval(3 * K)
 	return c
+}
+
+// constant reports whether every replicate is the same.
+func constant(reps []float64) bool {
+	for _, x := range reps {
+		if x != reps[0] {
+			return false
+		}
+	}
+	return len(reps) > 0
+}
+
+// wilsonCases is the Wilson interval of k of n answers made over epochs,
+// counted as k/epochs of n/epochs cases (whole cases, rounded up): as if a
+// case's epochs were one answer, the most they can be.
+func wilsonCases(k, n, epochs int, alpha float64) [2]float64 {
+	nc := (n + epochs - 1) / epochs
+	kc := (k + epochs - 1) / epochs
+	if k < n {
+		kc = min(kc, nc-1)
+	}
+	if k == 0 {
+		kc = 0
+	}
+	w := stats.Wilson(kc, nc, alpha)
+	return [2]float64{round4(w.Lo), round4(w.Hi)}
 }
 
 // weightedAcceleration is stats.BCaAcceleration of the jackknife values

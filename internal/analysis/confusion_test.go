@@ -463,3 +463,27 @@ func TestClassesLargeRunIsFast(t *testing.T) {
 		t.Errorf("macro-F1 interval %v: too wide for 500,000 cases", c.MacroF1CI)
 	}
 }
+
+// A class never predicted right has F1 0 in every resample: its interval
+// is not the point [0, 0] but reaches up to what its recall's allows.
+func TestClassF1NeverRightIsNotAPoint(t *testing.T) {
+	labels := []string{"x", "y"}
+	var cases []labelCase
+	for i := range 20 {
+		exp, p := 0, 0
+		if i >= 12 {
+			exp, p = 1, 0 // y is never found
+		}
+		cases = append(cases, labelCase{exp: exp, pred: []int{p}})
+	}
+	c := classStats(cases, labels, 0.05, 1, rand.New(rand.NewPCG(5, 6)), 1000)
+	y := c.PerClass[1]
+	u := stats.Wilson(0, 8, 0.05).Hi
+	if y.F1 != 0 || y.F1Method != "bound" || !near(y.F1CI[1], 2*u/(1+u), 1e-4) || y.F1CI[0] != 0 {
+		t.Errorf("y: F1 %v %v (%s), want 0 in [0, %.4f] (bound)", y.F1, y.F1CI, y.F1Method, 2*u/(1+u))
+	}
+	x := c.PerClass[0]
+	if x.Recall != 1 || x.F1Method == "bound" && x.F1CI[1] != 1 {
+		t.Errorf("x: %+v", x)
+	}
+}

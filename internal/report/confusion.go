@@ -110,7 +110,7 @@ func classViews(rep *analysis.Report) []classView {
 		v.Methods = "Rows are the expected label, columns the predicted one; the diagonal is what " + c.Scorer +
 			" passed. " + analysis.ClassOther + " is an answer outside the labels, " + analysis.ClassNone +
 			" no answer (a provider error, an unparseable or empty output). Precision and recall have " + pr +
-			" 95% intervals; F1 and macro-F1 BCa bootstrap intervals over cases (percentile where BCa is undefined)."
+			" 95% intervals; F1 and macro-F1 BCa bootstrap intervals over cases (percentile where BCa is undefined; bounds from precision and recall where every resample agrees)."
 		out = append(out, v)
 	}
 	if len(out) == 0 {
@@ -174,7 +174,11 @@ func textClasses(w io.Writer, rep *analysis.Report) error {
 			}
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintln(tw, "\t")
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "class\tsupport\tprecision\trecall\tF1\t")
 		for _, s := range v.Stats {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", term(s[0]), s[1], s[2], s[3], s[4])
