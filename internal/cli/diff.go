@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/store"
 )
 
 type diffOptions struct {
@@ -27,7 +30,7 @@ func (o *diffOptions) AddFlags(cmd *cobra.Command) {
 func newDiffCommand(g *Globals) *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{
-		Use:   "diff RUN_A RUN_B",
+		Use:   "diff RUN_A|BASELINE_FILE RUN_B|BASELINE_FILE",
 		Short: "Show what changed between two runs: versions, spec, cases, models, flipped verdicts (never calls a model)",
 		Long: `Show what changed between two runs (A before, B after):
 
@@ -40,6 +43,14 @@ func newDiffCommand(g *Globals) *cobra.Command {
   - the models and fingerprints each target's provider reported;
   - per target both runs ran, the cases whose primary verdict flipped
     (pass→fail first), paired by case and epoch, with both outputs.
+
+Either side may be a baseline file written by 'assay baseline export' (read
+as a file when the path exists, else as a run), so an alert (a gate or a
+drift check against a committed baseline) can be triaged without the old
+database. A file holds verdicts and output hashes, not outputs, expected
+values or the resolved spec: for its side a flipped case shows the output's
+hash, the expected value comes from the stored side, and the spec is
+compared by its hashes.
 
 Outputs are shown quoted and escaped: control characters and terminal escape
 sequences cannot act on your terminal. diff is information, not a verdict:
@@ -65,18 +76,70 @@ model changed under its name?) or gate.`,
 }
 
 func runDiff(ctx context.Context, g *Globals, o *diffOptions) error {
-	st, before, after, err := openRunPair(ctx, g, "diff", o.Before, o.After)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	limit := o.Limit
 	if limit == 0 {
 		limit = -1 // DiffOptions: 0 means the default
 	}
-	d, err := analysis.DiffRuns(ctx, st, before, after, analysis.DiffOptions{Limit: limit, Target: o.Target})
+	do := analysis.DiffOptions{Limit: limit, Target: o.Target}
+	beforeFile, afterFile := isFile(o.Before), isFile(o.After)
+	if !beforeFile && !afterFile {
+		st, before, after, err := openRunPair(ctx, g, "diff", o.Before, o.After)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		d, err := analysis.DiffRuns(ctx, st, before, after, do)
+		if err != nil {
+			return fmt.Errorf("diff: %w", err)
+		}
+		return report.RunDiff(g.Stdout, o.Format, d)
+	}
+	// A baseline file on either side: the store is opened only for a side
+	// that is a run.
+	var st store.Store
+	if !beforeFile || !afterFile {
+		var err error
+		if st, err = openExistingStore(ctx, g); err != nil {
+			return fmt.Errorf("diff: %w", err)
+		}
+		defer st.Close()
+	}
+	side := func(ref string, file bool) (*analysis.DriftSide, error) {
+		if file {
+			snap, err := gate.LoadBaseline(ref)
+			if err != nil {
+				return nil, fmt.Errorf("diff: %w", err)
+			}
+			return analysis.BaselineDriftSide(snap), nil
+		}
+		run, err := getRun(ctx, st, "diff", ref)
+		if err != nil {
+			return nil, err
+		}
+		s, err := analysis.StoredDriftSide(ctx, st, run)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %w", err)
+		}
+		return s, nil
+	}
+	before, err := side(o.Before, beforeFile)
+	if err != nil {
+		return err
+	}
+	after, err := side(o.After, afterFile)
+	if err != nil {
+		return err
+	}
+	d, err := analysis.DiffSides(ctx, st, before, after, do)
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
 	return report.RunDiff(g.Stdout, o.Format, d)
+}
+
+// isFile reports whether ref names an existing file (a baseline file)
+// rather than a run.
+func isFile(ref string) bool {
+	fi, err := os.Stat(ref)
+	return err == nil && !fi.IsDir()
 }
