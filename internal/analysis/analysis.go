@@ -49,14 +49,10 @@ type Report struct {
 
 // RunInfo says what was measured.
 type RunInfo struct {
-	ID       string `json:"id"`
-	Spec     string `json:"spec"`
-	SpecHash string `json:"spec_hash"`
-	// DatasetHash is the dataset's content hash, FileHash its file's byte
-	// hash ("" for a run recorded before content hashes, whose
-	// DatasetHash is the byte hash).
+	ID          string `json:"id"`
+	Spec        string `json:"spec"`
+	SpecHash    string `json:"spec_hash"`
 	DatasetHash string `json:"dataset_hash"`
-	FileHash    string `json:"file_hash,omitempty"`
 	PromptHash  string `json:"prompt_hash"`
 	GitCommit   string `json:"git_commit,omitempty"`
 	// ScorersHash names the definition of correct (parser and scorers).
@@ -168,9 +164,6 @@ type Target struct {
 	// Classes is the confusion matrix and per-class precision, recall and
 	// F1 of the run's label scorer (confusion.go), when it has one.
 	Classes *Classes `json:"classes,omitempty"`
-	// Pairwise are the pairwise judges' wins, ties and losses against
-	// their baseline target (pairwise.go), in spec order.
-	Pairwise []Pairwise `json:"pairwise,omitempty"`
 	// Slices are the primary scorer's rates per tag: key → value → rate.
 	Slices map[string]map[string]Rate `json:"slices,omitempty"`
 	// ErrorCost is the priced cost of the primary scorer's failures (the
@@ -598,9 +591,6 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	if err := addClasses(ctx, st, run, scoring, rep, o.Alpha); err != nil {
 		return nil, err
 	}
-	if err := addPairwise(ctx, st, run, scoring, rep, o.Alpha); err != nil {
-		return nil, err
-	}
 	rep.Spec = json.RawMessage(run.Config)
 	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
 	rep.Warnings = append(rep.Warnings, clusterWarnings(rep.Comparisons)...)
@@ -652,7 +642,7 @@ func quantile(xs []float64, q float64) float64 {
 
 func runInfo(run *store.Run, scoring int) RunInfo {
 	ri := RunInfo{
-		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash, FileHash: run.FileHash,
+		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash,
 		PromptHash: run.PromptHash, GitCommit: run.GitCommit, ScorersHash: run.ScorersHash,
 		AssayVersion: run.AssayVersion, Experiment: run.Experiment, Cases: run.Cases, Epochs: run.Epochs,
 		Status: run.Status, Scoring: scoring, Started: run.Started.UTC().Format("2006-01-02T15:04:05Z"),

@@ -17,6 +17,7 @@ type compareOptions struct {
 	Format        string
 	Margin        float64
 	SharedCases   bool
+	AllowPartial  bool
 	Test          string
 	test          string // parsed
 }
@@ -27,6 +28,7 @@ func (o *compareOptions) AddFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.Margin, "margin", 0.02, "equivalence margin: a difference whose interval lies inside ±margin is called equivalent")
 	f.StringVar(&o.Test, "test", "score", "paired pass/fail test: score (McNemar score test with Tango's interval) or exact (exact McNemar with Newcombe's interval)")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different dataset versions, compare only the cases both measured (by ID) instead of refusing")
+	addAllowPartialFlag(cmd, &o.AllowPartial, "compare a run that did not finish (interrupted, failed or running) or that covers fewer cases than the other, on the cases both have, instead of refusing")
 }
 
 func newCompareCommand(g *Globals) *cobra.Command {
@@ -80,6 +82,9 @@ func runCompare(ctx context.Context, g *Globals, o *compareOptions) error {
 		return err
 	}
 	defer st.Close()
+	if err := requireRunPairWhole(ctx, st, "compare", before, after, o.AllowPartial, o.SharedCases); err != nil {
+		return err
+	}
 	margin := o.Margin
 	if margin == 0 {
 		margin = -1 // equivalence off

@@ -335,7 +335,7 @@ func TestDriftFromBaselineFileEqualsFromRunEverywhere(t *testing.T) {
 	file := exportBaseline(t, db, "r1", dir)
 	for _, c := range [][]string{
 		{"r2"}, {"r2", "--ignore-fingerprints"}, {"r2", "--target", "a"}, {"r2", "--alpha", "0.2", "--identical-threshold", "0.5"},
-		{"r3"}, {"r1"}, {"r4", "--shared-cases"},
+		{"r3", "--allow-partial"}, {"r1"}, {"r4", "--shared-cases"},
 	} {
 		t.Run(strings.Join(c, " "), func(t *testing.T) {
 			doc := sameDrift(t, db, file, append([]string{"r1"}, c...), append([]string{file}, c...))

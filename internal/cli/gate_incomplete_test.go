@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -14,7 +16,8 @@ import (
 // cases, and a pass on those would pass what it never saw.
 func TestGateRefusesAnIncompleteCandidate(t *testing.T) {
 	dir := t.TempDir()
-	spec := echoTask(t, dir, 12, `  - {name: e, provider: exec, command: ["cat"]}`)
+	_, url := startMock(t, mock.Options{})
+	spec := echoTask(t, dir, 12, fmt.Sprintf(`  - {name: e, provider: openai, model: m, base_url: %s/v1}`, url))
 	db := filepath.Join(dir, "a.db")
 	e := cliEnv{env: map[string]string{"ASSAY_DB": db}}
 	base := runJSON(t, e, "run", spec)
@@ -37,12 +40,21 @@ func TestGateRefusesAnIncompleteCandidate(t *testing.T) {
 	st.Close()
 
 	inv := runCLI(t, e, "gate", cand.RunID, "--baseline", base.RunID)
-	if inv.code != ExitErr || !strings.Contains(inv.stderr, "not complete") || !strings.Contains(inv.stderr, "--resume "+cand.RunID) || !strings.Contains(inv.stderr, "--allow-incomplete") {
-		t.Errorf("gate of an interrupted run: exit %d, %q; want exit 1 naming --resume and --allow-incomplete", inv.code, inv.stderr)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "interrupted, not complete") || !strings.Contains(inv.stderr, "--resume "+cand.RunID) || !strings.Contains(inv.stderr, "--allow-partial") {
+		t.Errorf("gate of an interrupted run: exit %d, %q; want exit 1 naming --resume and --allow-partial", inv.code, inv.stderr)
 	}
-	inv = runCLI(t, e, "gate", cand.RunID, "--baseline", base.RunID, "--allow-incomplete")
-	if inv.code != 0 || !strings.Contains(inv.stdout, "not complete (--allow-incomplete)") {
-		t.Errorf("--allow-incomplete: exit %d, stdout %q, stderr %q; want a pass with the warning", inv.code, inv.stdout, inv.stderr)
+	// --allow-partial goes ahead, and so does its older name.
+	for _, flag := range []string{"--allow-partial", "--allow-incomplete"} {
+		inv = runCLI(t, e, "gate", cand.RunID, "--baseline", base.RunID, flag)
+		if inv.code != 0 || !strings.Contains(inv.stdout, "not complete (--allow-partial)") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want a pass with the warning", flag, inv.code, inv.stdout, inv.stderr)
+		}
+	}
+	// The baseline side is held to the same: an interrupted run is no
+	// baseline.
+	inv = runCLI(t, e, "gate", base.RunID, "--baseline", cand.RunID)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "the baseline (run "+cand.RunID+") is interrupted") {
+		t.Errorf("gate against an interrupted baseline: exit %d, %q; want exit 1 naming the baseline", inv.code, inv.stderr)
 	}
 
 	// Nor is a run that stopped part way exported as a baseline.

@@ -26,6 +26,7 @@ type gateFake struct {
 	latency func(i int) float64 // default 200 + i%50 ms
 	model   string              // default "m-1"
 	raw     func(i int) string  // default "out-<i>"
+	errKind func(i int) string  // the call's error kind (default "": no error)
 }
 
 // gateRun describes a run written straight into the store: n cases
@@ -113,6 +114,11 @@ func writeGateRun(t *testing.T, db string, r gateRun) string {
 			}
 			if tg.model != "" {
 				res.Model = tg.model
+			}
+			if tg.errKind != nil {
+				if res.ErrorKind = tg.errKind(i); res.ErrorKind != "" {
+					res.Raw, res.Model, res.Fingerprint = "", "", ""
+				}
 			}
 			pass := tg.pass[i]
 			sc := store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg.name, Epoch: 1, Scorer: "correct", Primary: true, Pass: pass, Shape: "pass"}

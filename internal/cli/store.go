@@ -3,6 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/assay-eval/assay/internal/analysis"
 
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
@@ -106,4 +112,166 @@ func requireScoring(ctx context.Context, st store.Store, what string, run *store
 		return fmt.Errorf("%s: scoring %d of run %s is incomplete (its rescore is running or was stopped); rescore again (assay rescore %s) or pick a complete scoring", what, scoring, run.ID, run.ID)
 	}
 	return nil
+}
+
+// addAllowPartialFlag adds --allow-partial, the one name gate, drift and
+// compare use for going ahead on partial evidence, and --allow-incomplete,
+// its older name, hidden.
+func addAllowPartialFlag(cmd *cobra.Command, p *bool, usage string) {
+	f := cmd.Flags()
+	f.BoolVar(p, "allow-partial", false, usage)
+	f.BoolVar(p, "allow-incomplete", false, "the older name of --allow-partial")
+	_ = f.MarkHidden("allow-incomplete")
+}
+
+// evidence is one side of a comparison (gate, drift, compare), for
+// requireWholeEvidence.
+type evidence struct {
+	// Name is the side as the command calls it: "the candidate", "run A".
+	Name string
+	// Run is the stored run (nil for a baseline file, which holds only
+	// complete runs unless exported with --allow-partial).
+	Run *store.Run
+	// Source is "run ID" or the baseline file's path.
+	Source      string
+	DatasetHash string
+	// Cases are the IDs of the cases the side measured.
+	Cases []string
+}
+
+// runEvidence is a stored run as a side of a comparison.
+func runEvidence(ctx context.Context, st store.Store, name string, run *store.Run) (evidence, error) {
+	ids, err := runCaseIDs(ctx, st, run.ID)
+	if err != nil {
+		return evidence{}, err
+	}
+	return evidence{Name: name, Run: run, Source: "run " + run.ID, DatasetHash: run.DatasetHash, Cases: ids}, nil
+}
+
+// runCaseIDs lists the IDs of the cases a run recorded, once each.
+func runCaseIDs(ctx context.Context, st store.Store, runID string) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	err := st.Cases(ctx, runID, func(c store.Case) error {
+		if !seen[c.ID] {
+			seen[c.ID] = true
+			ids = append(ids, c.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", runID, err)
+	}
+	return ids, nil
+}
+
+// requireWholeEvidence fails closed on partial evidence: it refuses a side
+// that did not finish (interrupted, failed or still running) or that
+// covers fewer cases than the other (a --limit run against a full one), so
+// that a verdict never stands for cases one side never measured. It names
+// what is missing: the count and the first few case IDs. allowPartial
+// (--allow-partial) lets both through; sharedCases (--shared-cases, which
+// asks for the cases both sides have) lets a difference in cases through.
+// Sides on different datasets are left to the dataset check, which says
+// more.
+func requireWholeEvidence(what string, a, b evidence, allowPartial, sharedCases bool) error {
+	if allowPartial {
+		return nil
+	}
+	if err := requireFinished(what, false, a, b); err != nil {
+		return err
+	}
+	if sharedCases || (a.DatasetHash != "" && b.DatasetHash != "" && a.DatasetHash != b.DatasetHash) {
+		return nil
+	}
+	for _, p := range [][2]evidence{{a, b}, {b, a}} {
+		s, other := p[0], p[1]
+		missing := missingCases(s.Cases, other.Cases)
+		if len(missing) == 0 {
+			continue
+		}
+		return fmt.Errorf("%s: %s (%s) covers %d of the %d cases of %s (%s): %d missing (%s); a verdict on part of the cases would stand for cases it never measured: run every case, or pass --shared-cases to compare only the %d cases both have (or --allow-partial)",
+			what, s.Name, s.Source, len(other.Cases)-len(missing), len(other.Cases), other.Name, other.Source,
+			len(missing), firstIDs(missing, 5), len(other.Cases)-len(missing))
+	}
+	return nil
+}
+
+// requireFinished is the first half of requireWholeEvidence: it refuses a
+// side whose run did not finish, unless allowPartial. Only Name and Run of
+// the sides are read, so a command can call it before loading a run's
+// results.
+func requireFinished(what string, allowPartial bool, sides ...evidence) error {
+	if allowPartial {
+		return nil
+	}
+	for _, s := range sides {
+		if s.Run != nil && s.Run.Status != store.StatusComplete {
+			spec := s.Run.SpecPath
+			if spec == "" {
+				spec = "SPEC"
+			}
+			how := "finish it (assay run " + spec + " --resume " + s.Run.ID + ")"
+			if s.Run.Status == store.StatusRunning {
+				how = "wait for it to finish"
+			}
+			return fmt.Errorf("%s: %s (run %s) is %s, not complete: it did not measure every case, and a verdict on part of them would stand for cases it never saw; %s, or pass --allow-partial to use the results it stored",
+				what, s.Name, s.Run.ID, s.Run.Status, how)
+		}
+	}
+	return nil
+}
+
+// missingCases is the IDs of want that have lacks, in want's order.
+func missingCases(have, want []string) []string {
+	in := make(map[string]bool, len(have))
+	for _, id := range have {
+		in[id] = true
+	}
+	var out []string
+	for _, id := range want {
+		if !in[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// firstIDs lists the first n case IDs, quoted, and how many more.
+func firstIDs(ids []string, n int) string {
+	var parts []string
+	for _, id := range ids[:min(n, len(ids))] {
+		parts = append(parts, strconv.Quote(id))
+	}
+	s := strings.Join(parts, ", ")
+	if len(ids) > n {
+		s += fmt.Sprintf(" and %d more", len(ids)-n)
+	}
+	return s
+}
+
+// driftEvidence is a side of a drift check as a side of a comparison.
+func driftEvidence(name string, s *analysis.DriftSide) evidence {
+	e := evidence{Name: name, Run: s.Run, Source: s.Snap.Source, DatasetHash: s.Snap.Run.DatasetHash, Cases: caseIDs(s.Snap)}
+	return e
+}
+
+// requireRunPairWhole is requireWholeEvidence for two stored runs, the
+// run before and the run after.
+func requireRunPairWhole(ctx context.Context, st store.Store, what string, before, after *store.Run, allowPartial, sharedCases bool) error {
+	if err := requireFinished(what, allowPartial, evidence{Name: "the run before", Run: before}, evidence{Name: "the run after", Run: after}); err != nil {
+		return err
+	}
+	if allowPartial || sharedCases {
+		return nil
+	}
+	a, err := runEvidence(ctx, st, "the run before", before)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	b, err := runEvidence(ctx, st, "the run after", after)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return requireWholeEvidence(what, a, b, allowPartial, sharedCases)
 }
