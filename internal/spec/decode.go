@@ -515,7 +515,7 @@ func (d *decoder) eachKey(m *ast.MappingNode, path string, fn func(key string, k
 			}
 			if first, dup := seen[key]; dup {
 				if depth == 0 {
-					d.problem(at, "", "duplicate key %s in %s (first at line %d)", quoteName(key), orTop(path), first.Line)
+					d.problem(at, "", "duplicate key %s in %s (first at line %d)", quoteName(key), orTop(path), first.Line%lineBase)
 				}
 				continue
 			}

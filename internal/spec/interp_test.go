@@ -306,6 +306,15 @@ func TestOverlayProblemsNameTheOverlay(t *testing.T) {
 			t.Errorf("%s: at %s:%d:%d, want %s:%d:%d", c.msg, p.File, p.Line, p.Col, ovs[1], c.line, c.col)
 		}
 	}
+	// A key written twice in an overlay is reported there, at its own line.
+	_, ps, _, ovs = loadWith(t, hosted+"run: {epochs: 2}\n", nil, "run:\n  epochs: 3\n  epochs: 4\n")
+	if p := problemAt(t, ps, `duplicate key "epochs" in run (first at line 2)`); p.File != ovs[0] || p.Line != 3 {
+		t.Errorf("duplicate in overlay at %s:%d", p.File, p.Line)
+	}
+	_, ps, _, ovs = loadWith(t, hosted, nil, "volume:\n  requests_per_month: 3\n  requests_per_month: 4\n")
+	if p := problemAt(t, ps, `duplicate key "requests_per_month" in volume (first at line 2)`); p.File != ovs[0] || p.Line != 3 {
+		t.Errorf("duplicate in a new section of an overlay at %s:%d", p.File, p.Line)
+	}
 	// A problem in the spec itself still names the spec.
 	_, ps, file, _ = loadWith(t, hosted+"run: {epochs: 0}\n", nil, "run: {retries: 1}\n")
 	if p := problemAt(t, ps, "run.epochs"); p.File != file || p.Line != 9 {

@@ -104,6 +104,7 @@ func asMapping(n ast.Node) *ast.MappingNode {
 
 // merge merges the overlay mapping ov into base (both at path).
 func (mg *merger) merge(base, ov *ast.MappingNode, path string) {
+	seen := map[string]loc{}
 	for _, kv := range ov.Values {
 		if kv == nil || kv.Key == nil {
 			continue
@@ -117,6 +118,11 @@ func (mg *merger) merge(base, ov *ast.MappingNode, path string) {
 			mg.d.problem(nodeLoc(kv.Key), "", "keys in %s must be plain text", orTop(path))
 			continue
 		}
+		if first, dup := seen[key]; dup {
+			mg.d.problem(nodeLoc(kv.Key), "", "duplicate key %s in %s (first at line %d)", quoteName(key), orTop(path), first.Line%lineBase)
+			continue
+		}
+		seen[key] = nodeLoc(kv.Key)
 		kp := join(path, key)
 		var target *ast.MappingValueNode
 		for _, bkv := range base.Values {
