@@ -357,9 +357,9 @@ func (d *decoder) resolveEnv(s *Spec) {
 				}
 				switch {
 				case !httpToken.MatchString(name):
-					d.problemAt(s, hp, "a header name is letters, digits and -", "%s: %s is not a valid HTTP header name", p+".headers", quoteName(name))
+					d.problemAtKey(s, hp, "a header name is letters, digits and -", "%s: %s is not a valid HTTP header name", p+".headers", quoteName(name))
 				case contains(reservedHeaders, strings.ToLower(name)):
-					d.problemAt(s, hp, "the key goes in api_key_env or api_key_file; the client sets the others", "%s: header %s is set by assay or the SDK and cannot be replaced", p+".headers", name)
+					d.problemAtKey(s, hp, "the key goes in api_key_env or api_key_file; the client sets the others", "%s: header %s is set by assay or the SDK and cannot be replaced", p+".headers", name)
 				case strings.ContainsFunc(val, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }):
 					d.problemAt(s, hp, "a header value is one line of text; check the variable for a trailing newline", "%s: the value of header %s holds a line break or control character", p+".headers", name)
 				case !interp && LooksLikeSecret(val):
@@ -398,6 +398,16 @@ func (d *decoder) resolveEnv(s *Spec) {
 func (d *decoder) problemAt(s *Spec, path, hint, format string, args ...any) {
 	line, col, _ := s.Pos(path)
 	d.problem(loc{line, col}, hint, format, args...)
+}
+
+// problemAtKey records a problem at the key naming a written path (a
+// header's name rather than its value).
+func (d *decoder) problemAtKey(s *Spec, path, hint, format string, args ...any) {
+	if p, ok := s.pos[path]; ok {
+		d.problem(p.Key, hint, format, args...)
+		return
+	}
+	d.problemAt(s, path, hint, format, args...)
 }
 
 // hashExtra lists what, beyond the spec's bytes and files, decides the

@@ -148,6 +148,13 @@ var badCases = []struct {
 		`bad/duplicate_key.yaml:5:1: duplicate key "prompt" in the spec (first at line 3)`,
 		`bad/duplicate_key.yaml:8:49: duplicate key "command" in targets[0] (first at line 8)`,
 	}},
+	{"bad/interpolation.yaml", []string{
+		`bad/interpolation.yaml:8:12: targets[0].model: environment variable ASSAY_FIXTURE_UNSET_MODEL is not set (export ASSAY_FIXTURE_UNSET_MODEL, or give a default: ${ASSAY_FIXTURE_UNSET_MODEL:-value})`,
+		`bad/interpolation.yaml:9:56: targets[0].base_url: ${ is not closed with } (write ${NAME} or ${NAME:-default}; write $$ for a literal $)`,
+		`bad/interpolation.yaml:10:19: targets[0].limits.rpm must be a whole number, got "many" (after ${...})`,
+		`bad/interpolation.yaml:13:7: targets[0].headers: header Authorization is set by assay or the SDK and cannot be replaced (the key goes in api_key_env or api_key_file; the client sets the others)`,
+		`bad/interpolation.yaml:14:17: targets[0].headers.X-Team: ${...} holds an empty name (write ${NAME} or ${NAME:-default}: a NAME is letters, digits and _, not starting with a digit; write $$ for a literal $)`,
+	}},
 	{"bad/multiple_documents.yaml", []string{
 		`bad/multiple_documents.yaml:6:1: the spec must be a single YAML document, found a second one (remove the '---' separator)`,
 	}},
