@@ -1,6 +1,7 @@
 // Package analysis turns a run's stored results and scores into findings:
 // per-target counts, rates with intervals, failure shapes, latency tails,
-// tokens and cost, and a label scorer's confusion matrices (confusion.go). It produces plain structs that report renders; it reads
+// tokens and cost, and a label scorer's confusion matrices (confusion.go).
+// It produces plain structs that report renders; it reads
 // the store and uses stats, and never calls a model or formats output.
 package analysis
 
