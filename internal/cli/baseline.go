@@ -45,7 +45,7 @@ func (o *baselineExportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVarP(&o.Output, "output", "o", "", "write to FILE (default: stdout)")
 	addSpecSelectFlag(cmd, &o.Spec)
 	f.StringVar(&o.Targets, "targets", "", "export only these targets (comma-separated)")
-	f.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "export a run that did not finish (interrupted or failed): a baseline of only the cases it stored")
+	addAllowPartialFlag(cmd, &o.AllowIncomplete, "export a run that did not finish (interrupted or failed): a baseline of only the cases it stored")
 }
 
 func newBaselineExportCommand(g *Globals) *cobra.Command {

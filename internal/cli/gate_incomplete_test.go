@@ -60,10 +60,12 @@ func TestGateRefusesAnIncompleteCandidate(t *testing.T) {
 	// Nor is a run that stopped part way exported as a baseline.
 	out := filepath.Join(dir, "baseline.json")
 	inv = runCLI(t, e, "baseline", "export", cand.RunID, "-o", out)
-	if inv.code != ExitErr || !strings.Contains(inv.stderr, "not complete") || !strings.Contains(inv.stderr, "--allow-incomplete") {
-		t.Errorf("export of an interrupted run: exit %d, %q; want exit 1 naming --allow-incomplete", inv.code, inv.stderr)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "not complete") || !strings.Contains(inv.stderr, "--allow-partial") {
+		t.Errorf("export of an interrupted run: exit %d, %q; want exit 1 naming --allow-partial", inv.code, inv.stderr)
 	}
-	if inv := runCLI(t, e, "baseline", "export", cand.RunID, "-o", out, "--allow-incomplete"); inv.code != 0 {
-		t.Errorf("export --allow-incomplete: exit %d, %q", inv.code, inv.stderr)
+	for _, flag := range []string{"--allow-partial", "--allow-incomplete"} {
+		if inv := runCLI(t, e, "baseline", "export", cand.RunID, "-o", out, flag); inv.code != 0 {
+			t.Errorf("export %s: exit %d, %q", flag, inv.code, inv.stderr)
+		}
 	}
 }

@@ -94,7 +94,7 @@ func requireComplete(what string, run *store.Run, allow bool) error {
 	if run.Status == store.StatusComplete || allow {
 		return nil
 	}
-	return fmt.Errorf("%s %s is %s, not complete: it did not measure every case; finish it (assay run SPEC --resume %s) or pass --allow-incomplete to use the results it stored", what, run.ID, run.Status, run.ID)
+	return fmt.Errorf("%s %s is %s, not complete: it did not measure every case; finish it (assay run SPEC --resume %s) or pass --allow-partial to use the results it stored", what, run.ID, run.Status, run.ID)
 }
 
 // requireScoring refuses an explicitly chosen scoring that is pending: a
