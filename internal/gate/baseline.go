@@ -209,12 +209,12 @@ func WriteBaseline(w io.Writer, s *Snapshot) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
 	if err := enc.Encode(f); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
-	enc.SetIndent("", " ")
 
 // hashStrings is a target's output hashes as the file holds them: 16 hex
 // digits each, "" where there is no result.
