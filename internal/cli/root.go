@@ -27,6 +27,7 @@ const (
 	ExitUsage       = 2
 	ExitFailed      = 3 // gate found a regression; selftest found the grader exploitable
 	ExitInvalid     = 4 // invalid spec or dataset
+	ExitUnhealthy   = 5 // run: a target's provider errors above run.max_error_rate, or a target given up
 	ExitInterrupted = 130
 )
 
@@ -37,6 +38,10 @@ const exitCodesHelp = `Exit codes:
   3    a failed verdict: gate found a regression, selftest an exploitable grader,
        drift a changed model, probe a likely contaminated target
   4    invalid spec or dataset
+  5    unhealthy run: a target's provider errors exceeded run.max_error_rate
+       (default 20%), or it was given up as unavailable after 5 consecutive
+       auth failures (401/403), unknown hosts or refused connections
+       (results are kept; resume with --resume)
   130  interrupted (results so far are kept; resume with --resume)`
 
 // Globals is the process state every command works with.

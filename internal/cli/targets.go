@@ -52,8 +52,26 @@ func apiKey(sp *spec.Spec, i int, getenv func(string) string) (string, error) {
 		return "", spec.Problems{sp.Problemf(path, "export it, or set api_key_env to the variable that holds the key",
 			"target %s: environment variable %s is not set", t.Name, showEnvName(name))}
 	}
+	if flaw := spec.KeyValueFlaw(key); flaw != "" {
+		// An HTTP header cannot carry it: every call would fail. Said
+		// before any call, the key shown masked.
+		path := fmt.Sprintf("targets[%d].api_key_env", i)
+		if t.APIKeyEnv == "" {
+			path = fmt.Sprintf("targets[%d]", i)
+		}
+		return "", keyFlawError{spec.Problems{sp.Problemf(path, "set the variable to the key alone: a key read from a file or pasted with echo often ends with a newline",
+			"target %s: the key in environment variable %s %s: %s", t.Name, showEnvName(name), flaw, spec.MaskSecret(key))}}
+	}
 	return key, nil
 }
+
+// keyFlawError is a key that is set but that no call could send (see
+// spec.KeyValueFlaw): a problem for validate too, where a key not set is
+// only a warning.
+type keyFlawError struct{ ps spec.Problems }
+
+func (e keyFlawError) Error() string { return e.ps.Error() }
+func (e keyFlawError) Unwrap() error { return e.ps }
 
 // showEnvName is a variable name for a message; one that looks like a
 // pasted secret (spec.Load reports it) is masked, never shown.

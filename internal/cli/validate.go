@@ -150,7 +150,10 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 				}
 			}
 			var ps spec.Problems
-			if errors.As(perr, &ps) {
+			var kf keyFlawError
+			if errors.As(perr, &kf) {
+				problems = append(problems, kf.ps...) // set, but unusable
+			} else if errors.As(perr, &ps) {
 				for _, p := range ps {
 					rep.Warnings = append(rep.Warnings, p.String())
 				}
