@@ -164,3 +164,45 @@ func TestClassesBounded(t *testing.T) {
 		t.Errorf("%d per-class rows, want %d", len(v.Stats), maxShownClasses)
 	}
 }
+
+// Whatever a label holds, the Markdown tables keep their cells and no raw
+// HTML or link appears, and the HTML page adds no element.
+func FuzzClassLabels(f *testing.F) {
+	for _, s := range []string{hostLabel, "a|b", "<script>x</script>", "`", "\\|", "line\nbreak", "\x1b[2J", "](x)", "@x", "https://e.example", "-", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, label string) {
+		rep := classesReport()
+		for i := range rep.Targets {
+			rep.Targets[i].Classes.Labels[0] = label
+			rep.Targets[i].Classes.PerClass[0].Label = label
+		}
+		rep.ClassComparisons[0].Label = label
+		var b strings.Builder
+		if err := Markdown(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		cols := 0
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.Contains(l, "<script") || strings.Contains(l, "](") {
+				t.Fatalf("label %q: raw HTML or a link in %q", label, l)
+			}
+			if !strings.HasPrefix(l, "|") {
+				cols = 0
+				continue
+			}
+			if c := len(cells(l)); cols == 0 {
+				cols = c
+			} else if c != cols {
+				t.Fatalf("label %q: %d cells, the table has %d: %q", label, c, cols, l)
+			}
+		}
+		var h bytes.Buffer
+		if err := renderHTML(&h, rep, htmlOptions{csp: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := scanHTML(h.String()); err != nil {
+			t.Fatalf("label %q: %v", label, err)
+		}
+	})
+}
