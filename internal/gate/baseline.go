@@ -133,12 +133,12 @@ func (n *numbers) UnmarshalJSON(b []byte) error {
 // line-oriented so that its git diff reads: cases sorted by ID, targets by
 // name, every list entry on a line of its own (see sortedForFile).
 func WriteBaseline(w io.Writer, s *Snapshot) error {
+	s = s.sortedForFile()
 	f := fileBaseline{Version: json.RawMessage(strconv.Itoa(BaselineVersion)), Run: &s.Run, Scorers: s.Scorers, Primary: s.Primary, Epochs: s.Epochs}
 	f.Run.Epochs = s.Epochs
 	f.Cases.ID = make([]string, len(s.Cases))
 	keys := s.TagKeys()
 	if len(keys) > 0 {
-	s = s.sortedForFile()
 		f.Cases.Tags = map[string][]*string{}
 		for _, k := range keys {
 			col := s.tags[k]
