@@ -165,6 +165,9 @@ type Target struct {
 	// Classes is the confusion matrix and per-class precision, recall and
 	// F1 of the run's label scorer (confusion.go), when it has one.
 	Classes *Classes `json:"classes,omitempty"`
+	// Pairwise are the pairwise judges' wins, ties and losses against
+	// their baseline target (pairwise.go), in spec order.
+	Pairwise []Pairwise `json:"pairwise,omitempty"`
 	// Slices are the primary scorer's rates per tag: key → value → rate.
 	Slices map[string]map[string]Rate `json:"slices,omitempty"`
 	// ErrorCost is the priced cost of the primary scorer's failures (the
@@ -590,6 +593,9 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	}
 	rep.Pareto = pareto(rep.Targets)
 	if err := addClasses(ctx, st, run, scoring, rep, o.Alpha); err != nil {
+		return nil, err
+	}
+	if err := addPairwise(ctx, st, run, scoring, rep, o.Alpha); err != nil {
 		return nil, err
 	}
 	rep.Spec = json.RawMessage(run.Config)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -184,6 +185,9 @@ func DiffRuns(ctx context.Context, st store.Store, before, after *store.Run, o D
 	d := &RunDiff{Before: runInfo(before, 0), After: runInfo(after, 0)}
 	d.Warnings = append(d.Warnings, incompleteWarnings(before, after)...)
 	d.Versions = versionChanges(before, after)
+	if n := dataset.CompareVersions("run "+before.ID, runDataset(before), "run "+after.ID, runDataset(after)).Note; n != "" {
+		d.Warnings = append(d.Warnings, n)
+	}
 	if len(before.Config) > 0 && len(after.Config) > 0 {
 		sd, err := diffSpecs(before.Config, after.Config)
 		if err != nil {
@@ -276,7 +280,6 @@ func versionChanges(before, after *store.Run) []VersionChange {
 	rows := []struct{ name, b, a string }{
 		{"spec_hash", before.SpecHash, after.SpecHash},
 		{"prompt_hash", before.PromptHash, after.PromptHash},
-		{"dataset_hash", before.DatasetHash, after.DatasetHash},
 		{"scorers_hash", before.ScorersHash, after.ScorersHash},
 		{"git_commit", before.GitCommit, after.GitCommit},
 		{"assay_version", before.AssayVersion, after.AssayVersion},
@@ -285,7 +288,11 @@ func versionChanges(before, after *store.Run) []VersionChange {
 	for i, r := range rows {
 		out[i] = VersionChange{Name: r.name, Before: r.b, After: r.a, Same: r.b == r.a}
 	}
-	return out
+	// The dataset by content (or by bytes for a run made before content
+	// hashes), after the prompt as before, then its file's bytes.
+	bd, ad := runDataset(before), runDataset(after)
+	rows2 := datasetRows(dataset.CompareVersions("before", bd, "after", ad), bd, ad)
+	return slices.Insert(out, 2, rows2...)
 }
 
 // readCases numbers both runs' cases in ci (the before run's first, in

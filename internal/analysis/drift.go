@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
@@ -320,7 +321,7 @@ func (s *DriftSide) info() RunInfo {
 		return runInfo(s.Run, 0)
 	}
 	r := s.Snap.Run
-	return RunInfo{ID: r.ID, Spec: r.Spec, SpecHash: r.SpecHash, DatasetHash: r.DatasetHash, PromptHash: r.PromptHash,
+	return RunInfo{ID: r.ID, Spec: r.Spec, SpecHash: r.SpecHash, DatasetHash: r.DatasetHash, FileHash: r.FileHash, PromptHash: r.PromptHash,
 		GitCommit: r.GitCommit, ScorersHash: r.ScorersHash, AssayVersion: r.AssayVersion, Cases: len(s.Snap.Cases),
 		Epochs: s.Snap.Epochs, Scoring: r.Scoring, Started: r.Created.UTC().Format("2006-01-02T15:04:05Z")}
 }
@@ -394,14 +395,18 @@ func DriftSides(before, after *DriftSide, o DriftOptions) (*DriftReport, error) 
 		rep.Calibration = cal.source
 		rep.Warnings = append(rep.Warnings, cal.warnings...)
 	}
-	if bs.Run.DatasetHash != as.Run.DatasetHash {
+	dv := dataset.CompareVersions(sideName(before), bs.Run.Dataset(), sideName(after), as.Run.Dataset())
+	if dv.Note != "" {
+		rep.Warnings = append(rep.Warnings, dv.Note)
+	}
+	if !dv.Same {
 		if !o.SharedCases {
 			return nil, &DatasetMismatchError{Before: before.ID(), After: after.ID(),
-				BeforeHash: bs.Run.DatasetHash, AfterHash: as.Run.DatasetHash, Cases: cd}
+				BeforeHash: dv.Before, AfterHash: dv.After, Cases: cd, Note: dv.Note}
 		}
 		rep.Cases = &cd
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the runs measured different dataset versions (%s before, %s after): only the %d cases both measured are paired (shared cases)",
-			ShortHash(bs.Run.DatasetHash), ShortHash(as.Run.DatasetHash), cd.Shared))
+			ShortHash(dv.Before), ShortHash(dv.After), cd.Shared))
 		if before.Run == nil || after.Run == nil {
 			rep.Warnings = append(rep.Warnings, "a baseline file holds the cases' IDs and tags but not their expected values: a shared case whose expected value changed cannot be told")
 		}

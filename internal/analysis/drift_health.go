@@ -1,11 +1,13 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/gate"
 )
 
@@ -46,9 +48,13 @@ func calibrationOf(before, calib *DriftSide, alpha float64) (*driftCal, error) {
 		return &driftCal{source: "epochs 1 and 2 of run " + before.ID(), before: bs, level: level}, nil
 	}
 	cs := calib.Snap
-	if cs.Run.DatasetHash != bs.Run.DatasetHash {
-		return nil, fmt.Errorf("the calibration %s measured a different dataset version from %s (dataset %s, not %s): a calibration is a second run of the baseline's configuration on the same cases",
-			sideName(calib), sideName(before), ShortHash(cs.Run.DatasetHash), ShortHash(bs.Run.DatasetHash))
+	if dv := dataset.CompareVersions(sideName(calib), cs.Run.Dataset(), sideName(before), bs.Run.Dataset()); !dv.Same {
+		msg := fmt.Sprintf("the calibration %s measured a different dataset version from %s (dataset %s, not %s): a calibration is a second run of the baseline's configuration on the same cases",
+			sideName(calib), sideName(before), ShortHash(dv.Before), ShortHash(dv.After))
+		if dv.Note != "" {
+			msg += " (" + dv.Note + ")"
+		}
+		return nil, errors.New(msg)
 	}
 	c := &driftCal{source: sideName(calib), side: calib, epochs: min(bs.Epochs, cs.Epochs), before: bs, level: level}
 	_, c.caseIn = compareSnapshotCases(before, calib)

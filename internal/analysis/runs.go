@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -72,6 +73,9 @@ type DatasetMismatchError struct {
 	Before, After         string // run IDs
 	BeforeHash, AfterHash string // dataset hashes
 	Cases                 CaseDiff
+	// Note says how the versions were compared when a side predates
+	// content hashes (dataset.Match.Note).
+	Note string
 }
 
 func (e *DatasetMismatchError) Error() string {
@@ -81,7 +85,14 @@ func (e *DatasetMismatchError) Error() string {
 	}
 	return fmt.Sprintf("runs %s and %s measured different dataset versions (dataset %s before, %s after): %s added, %s removed, %d shared%s",
 		e.Before, e.After, ShortHash(e.BeforeHash), ShortHash(e.AfterHash),
-		countNoun(e.Cases.Added, "case"), countNoun(e.Cases.Removed, "case"), e.Cases.Shared, changed)
+		countNoun(e.Cases.Added, "case"), countNoun(e.Cases.Removed, "case"), e.Cases.Shared, changed) + e.note()
+}
+
+func (e *DatasetMismatchError) note() string {
+	if e.Note == "" {
+		return ""
+	}
+	return " (" + e.Note + ")"
 }
 
 // ShortHash shortens a content hash for people: "sha256:" and the first 12
@@ -109,7 +120,8 @@ func countNoun(n int, word string) string {
 
 func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, o Options, shared bool) (*RunComparison, error) {
 	var cases *CaseDiff
-	if before.DatasetHash != after.DatasetHash {
+	dv := dataset.CompareVersions("run "+before.ID, runDataset(before), "run "+after.ID, runDataset(after))
+	if !dv.Same {
 		cd, err := diffCases(ctx, st, before.ID, after.ID)
 		if err != nil {
 			return nil, err
@@ -117,7 +129,7 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 		cases = &cd
 		if !shared {
 			return nil, &DatasetMismatchError{Before: before.ID, After: after.ID,
-				BeforeHash: before.DatasetHash, AfterHash: after.DatasetHash, Cases: cd}
+				BeforeHash: dv.Before, AfterHash: dv.After, Cases: cd, Note: dv.Note}
 		}
 		if cd.Shared == 0 {
 			return nil, fmt.Errorf("runs %s and %s share no case: there is nothing to pair", before.ID, after.ID)
@@ -166,9 +178,12 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 		return nil, err
 	}
 	rc := &RunComparison{Before: runInfo(before, 0), After: runInfo(after, 0), Cases: cases}
+	if dv.Note != "" {
+		rc.Warnings = append(rc.Warnings, dv.Note)
+	}
 	if cases != nil {
 		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the runs measured different dataset versions (%s before, %s after): only the %d cases both measured are compared (shared cases); %s added and %s removed are left out",
-			ShortHash(before.DatasetHash), ShortHash(after.DatasetHash), cases.Shared, countNoun(cases.Added, "case"), countNoun(cases.Removed, "case")))
+			ShortHash(dv.Before), ShortHash(dv.After), cases.Shared, countNoun(cases.Added, "case"), countNoun(cases.Removed, "case")))
 		if cases.Changed > 0 {
 			rc.Warnings = append(rc.Warnings, fmt.Sprintf("%s kept their ID but changed their expected value or tags (e.g. %s): they are paired, yet ask something different",
 				countNoun(cases.Changed, "shared case"), strings.Join(cases.ChangedIDs, ", ")))

@@ -281,7 +281,7 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 	case o.Rewriter != "":
 		tw, err = rewriterTwins(runCtx, g, st, t, &sp.Targets[rewriter], rewriterP, fields, cases, stop)
 	default:
-		tw, err = storedTwins(ctx, g, st, o.TwinsSet, t.Dataset.Hash)
+		tw, err = storedTwins(ctx, g, st, o.TwinsSet, t.Dataset.FileHash)
 	}
 	if err != nil {
 		return err
@@ -348,6 +348,7 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 
 	// Two ordinary runs: the originals, then the twins.
 	origRun := probeRunRecord(ctx, g, t, names, len(originals), t.Dataset.Hash)
+	origRun.FileHash = t.Dataset.FileHash
 	twinRun := probeRunRecord(ctx, g, t, names, len(twins), tw.info.ID)
 	rep.Runs = probe.Runs{Original: origRun.ID, Twins: twinRun.ID}
 	for _, r := range []struct {
@@ -526,7 +527,7 @@ func fileTwins(ctx context.Context, g *Globals, st store.Store, t *task.Task, o 
 	if err != nil {
 		return nil, err
 	}
-	id := probe.FileSetID(t.Dataset.Hash, f.Hash, f.IDField, t.Spec.Dataset)
+	id := probe.FileSetID(t.Dataset.FileHash, f.Hash, f.IDField, t.Spec.Dataset)
 	have, err := loadTwins(ctx, st, id)
 	if err != nil {
 		return nil, err
@@ -539,7 +540,7 @@ func fileTwins(ctx context.Context, g *Globals, st store.Store, t *task.Task, o 
 	}
 	sort.Slice(add, func(i, j int) bool { return add[i].Line < add[j].Line })
 	source := "file:" + o.Twins
-	if err := putTwins(ctx, g, st, id, source, t.Dataset.Hash, add); err != nil {
+	if err := putTwins(ctx, g, st, id, source, t.Dataset.FileHash, add); err != nil {
 		return nil, err
 	}
 	return &probeTwins{info: probe.SetInfo{ID: id, Source: source, Stored: len(have), Added: len(add), JoinField: f.IDField}, twins: f.Twins}, nil
@@ -566,7 +567,7 @@ func storedTwins(ctx context.Context, g *Globals, st store.Store, id, datasetHas
 const rewriteBatch = 64
 
 func rewriterTwins(ctx context.Context, g *Globals, st store.Store, t *task.Task, rt *spec.Target, p provider.Provider, fields []string, cases []*dataset.Case, stop <-chan struct{}) (*probeTwins, error) {
-	id := probe.RewriterSetID(t.Dataset.Hash, t.Spec.Dataset.ID, rt, fields)
+	id := probe.RewriterSetID(t.Dataset.FileHash, t.Spec.Dataset.ID, rt, fields)
 	source := "rewriter:" + rt.Name
 	have, err := loadTwins(ctx, st, id)
 	if err != nil {
@@ -601,7 +602,7 @@ func rewriterTwins(ctx context.Context, g *Globals, st store.Store, t *task.Task
 		}
 		// Stored with a context of its own: an interrupt keeps what finished.
 		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		putErr = putTwins(wctx, g, st, id, source, t.Dataset.Hash, pending)
+		putErr = putTwins(wctx, g, st, id, source, t.Dataset.FileHash, pending)
 		wcancel()
 		pending = pending[:0]
 	}

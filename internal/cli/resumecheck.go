@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -13,12 +14,17 @@ import (
 // the definition of correct (the scorers hash, which covers a JSON schema,
 // the files it $refs and a file:// rubric by content). Results scored two
 // ways would be mixed in one run. The error names each hash that changed
-// and, from the run's stored resolved spec, each file.
-func resumeChanged(run *store.Run, sp *spec.Spec, datasetHash string) error {
+// and, from the run's stored resolved spec, each file. The dataset is
+// compared by content (the same cases re-saved with other line ends, a
+// byte-order mark or quoting resume), or by the file's bytes for a run
+// recorded before content hashes (datasetChanged).
+func resumeChanged(run *store.Run, sp *spec.Spec, ds *dataset.Info) error {
 	var what []string
+	if d := datasetChanged(run, ds); d != "" {
+		what = append(what, d)
+	}
 	for _, h := range []struct{ name, before, now string }{
 		{"spec", run.SpecHash, sp.Hash},
-		{"dataset", run.DatasetHash, datasetHash},
 		{"prompt", run.PromptHash, sp.PromptHash()},
 		{"scorers", run.ScorersHash, sp.ScorersHash()},
 	} {
@@ -42,6 +48,23 @@ func resumeChanged(run *store.Run, sp *spec.Spec, datasetHash string) error {
 		}
 	}
 	return fmt.Errorf("%s; start a new run instead", msg)
+}
+
+// datasetChanged compares the dataset a run measured with the one read
+// now; "" when they are the same cases (or the run recorded no hash), else
+// "dataset OLD → NEW" with, for a run recorded before content hashes whose
+// bytes differ, why the cases cannot be told apart.
+func datasetChanged(run *store.Run, ds *dataset.Info) string {
+	m := dataset.CompareVersions("run", dataset.Version{Hash: run.DatasetHash, File: run.FileHash},
+		"dataset now", dataset.Version{Hash: ds.Hash, File: ds.FileHash})
+	if m.Same {
+		return ""
+	}
+	if m.ByBytes {
+		return fmt.Sprintf("dataset file %s → %s: the run records only its file's byte hash, so the file must be the one it read byte for byte",
+			short(m.Before), short(m.After))
+	}
+	return fmt.Sprintf("dataset %s → %s", short(m.Before), short(m.After))
 }
 
 // quotePath quotes a path only when it needs it (spaces, control

@@ -132,7 +132,7 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 			rep.Cases = t.Dataset.Count
 		}
 		if len(problems) == 0 {
-			rep.Hashes = map[string]string{"spec": sp.Hash, "dataset": t.Dataset.Hash, "prompt": sp.PromptHash(), "scorers": sp.ScorersHash()}
+			rep.Hashes = map[string]string{"spec": sp.Hash, "dataset": t.Dataset.Hash, "dataset_file": t.Dataset.FileHash, "prompt": sp.PromptHash(), "scorers": sp.ScorersHash()}
 		}
 		if t.Dataset != nil {
 			for _, p := range t.Dataset.Warnings {
@@ -207,7 +207,7 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 	if len(problems) == 0 {
 		fmt.Fprintf(g.Stdout, "%s: ok — spec %q, %d cases, %d targets, %d scorers\n",
 			o.Spec, sp.Name, t.Dataset.Count, len(sp.Targets), len(sp.Scorers))
-		fmt.Fprintf(g.Stdout, "  spec %s\n  dataset %s\n  prompt %s\n  scorers %s\n", sp.Hash, t.Dataset.Hash, sp.PromptHash(), sp.ScorersHash())
+		fmt.Fprintf(g.Stdout, "  spec %s\n  dataset %s (cases; file %s)\n  prompt %s\n  scorers %s\n", sp.Hash, t.Dataset.Hash, t.Dataset.FileHash, sp.PromptHash(), sp.ScorersHash())
 		if len(rep.Judges) > 0 {
 			fmt.Fprintf(g.Stdout, "  candidates %s; judges %s (they grade, they are not run or ranked)\n", strings.Join(rep.Candidates, ", "), strings.Join(rep.Judges, ", "))
 		}

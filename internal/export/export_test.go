@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -310,4 +312,54 @@ func readBack(t *testing.T, path, format string) []map[string]any {
 		}
 	}
 	return rows
+}
+
+// A run that recorded its dataset's content hash reads its inputs from
+// the same cases saved another way (CRLF line ends, keys reordered, a
+// byte-order mark); a changed case is still refused.
+func TestExportInputsByContent(t *testing.T) {
+	_, run := fixture(t)
+	data := filepath.Join(filepath.Dir(run.SpecPath), "cases.jsonl")
+	// The fixture's dataset hashes, as a run records them now.
+	info := scanFixture(t, run)
+	run.DatasetHash, run.FileHash = info.Hash, info.FileHash
+	if err := os.WriteFile(data, []byte("\xef\xbb\xbf{\"answer\":4,\"q\":\"2+2?\",\"id\":\"a\"}\r\n{\"answer\":\"hi\",\"id\":\"b\",\"q\":\"say \\\"hi\\\"\"}\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := OpenInputs(run)
+	if err != nil {
+		t.Fatalf("OpenInputs on the same cases re-saved: %v", err)
+	}
+	f, err := in.Fields("b")
+	in.Close()
+	if err != nil || !strings.Contains(string(f), `"q":"say \"hi\""`) {
+		t.Fatalf("fields of b: %s %v", f, err)
+	}
+	if err := os.WriteFile(data, []byte("{\"answer\":4,\"q\":\"2+2?\",\"id\":\"a\"}\r\n{\"answer\":\"hi\",\"id\":\"b\",\"q\":\"say hi\"}\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenInputs(run); !errors.Is(err, ErrDatasetChanged) {
+		t.Fatalf("OpenInputs after a case changed: %v; want ErrDatasetChanged", err)
+	}
+	// A run recorded before content hashes (the byte hash only) needs
+	// the same bytes.
+	run.DatasetHash, run.FileHash = info.FileHash, ""
+	if _, err := OpenInputs(run); !errors.Is(err, ErrDatasetChanged) || !strings.Contains(err.Error(), "only the file's byte hash") {
+		t.Fatalf("OpenInputs for an old run after the bytes changed: %v", err)
+	}
+}
+
+// scanFixture reads the run's dataset as `assay run` does.
+func scanFixture(t *testing.T, run *store.Run) *dataset.Info {
+	t.Helper()
+	var sp spec.Spec
+	if err := json.Unmarshal(run.Config, &sp); err != nil {
+		t.Fatal(err)
+	}
+	sp.File, sp.Dir = run.SpecPath, filepath.Dir(run.SpecPath)
+	info, err := dataset.Scan(&sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
 }

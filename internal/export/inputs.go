@@ -24,7 +24,9 @@ var ErrDatasetChanged = errors.New("the dataset changed since the run")
 // records a case's ID, line, expected value, tags and weight, not the
 // fields the prompt was made of, so an export reads them again from the
 // dataset file the run's resolved spec names, after checking that the file
-// still has the content (hash) the run measured.
+// still holds the cases the run measured: the same bytes, or — for a run
+// that recorded its dataset's content hash — the same cases saved another
+// way (line ends, a byte-order mark, CSV quoting, JSONL key order).
 type Inputs struct {
 	r    *dataset.Reader
 	path string
@@ -52,8 +54,20 @@ func OpenInputs(run *store.Run) (*Inputs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run %s: reading its dataset %s: %w", run.ID, path, err)
 	}
-	if run.DatasetHash != "" && got != run.DatasetHash {
-		return nil, fmt.Errorf("run %s: %w: %s has hash %s, the run measured %s", run.ID, ErrDatasetChanged, path, short(got), short(run.DatasetHash))
+	if v := (dataset.Version{Hash: run.DatasetHash, File: run.FileHash}); run.DatasetHash != "" && got != v.Bytes() {
+		if v.Content() == "" {
+			return nil, fmt.Errorf("run %s: %w: %s has hash %s, the run measured %s (the run records only the file's byte hash, made before datasets were identified by content)",
+				run.ID, ErrDatasetChanged, path, short(got), short(v.Bytes()))
+		}
+		// Other bytes: the same cases saved another way still have the
+		// run's content hash. One streaming pass tells.
+		info, err := dataset.Scan(&sp)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: reading its dataset %s: %w", run.ID, path, err)
+		}
+		if info.Hash != v.Content() {
+			return nil, fmt.Errorf("run %s: %w: %s holds dataset %s, the run measured %s", run.ID, ErrDatasetChanged, path, short(info.Hash), short(v.Content()))
+		}
 	}
 	r, err := dataset.Open(&sp)
 	if err != nil {
@@ -86,7 +100,7 @@ func (in *Inputs) Fields(caseID string) (json.RawMessage, error) {
 // Close closes the dataset.
 func (in *Inputs) Close() error { return in.r.Close() }
 
-// fileHash is "sha256:<hex>" of a file's bytes, as dataset.Info.Hash.
+// fileHash is "sha256:<hex>" of a file's bytes, as dataset.Info.FileHash.
 func fileHash(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {

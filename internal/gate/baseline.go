@@ -31,7 +31,7 @@ const maxEpochs = 10000
 // WriteBaseline; shown here compact):
 //
 //	{"assay_baseline": 1,
-//	 "run": {"id": …, "spec_hash": …, "dataset_hash": …, …},
+//	 "run": {"id": …, "spec_hash": …, "dataset_hash": …, "file_hash": …, …},
 //	 "scorers": ["correct", …], "primary": "correct", "epochs": 1,
 //	 "cases": {"id": ["c1", …], "tags": {"tier": ["hard", null, …]}},
 //	 "targets": [{"name": "gpt", "temperature": 0, "config_hash": "5d41402abc4b2a76",
@@ -55,6 +55,11 @@ const maxEpochs = 10000
 // recorded), its config_hash (ConfigHash of its entry in the resolved
 // spec), and errored, the indexes of the results whose call failed, in
 // increasing order (absent when not recorded).
+//
+// run.dataset_hash is the dataset's content hash (its cases as parsed) and
+// run.file_hash the hash of the file's bytes. A file written before
+// content hashes has no file_hash, and its dataset_hash is the byte hash:
+// it is still read, and compared by bytes (dataset.CompareVersions).
 type fileBaseline struct {
 	Version json.RawMessage `json:"assay_baseline"`
 	Run     *RunInfo        `json:"run"`

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/stats"
 )
@@ -205,16 +206,25 @@ type DatasetMismatchError struct {
 	// reverse (both complete; the message shows the first few).
 	Added, Removed []string
 	Shared         int
+	// ByBytes is true when a side predates content hashes, so the files'
+	// bytes were compared; Note says so.
+	ByBytes bool
+	Note    string
 }
 
 func (e *DatasetMismatchError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the runs measured different datasets (baseline %s, candidate %s): ", e.BaselineHash, e.CandidateHash)
 	switch {
+	case len(e.Added) == 0 && len(e.Removed) == 0 && e.ByBytes && e.Note != "":
+		b.WriteString("the case IDs are the same but the dataset files differ")
 	case len(e.Added) == 0 && len(e.Removed) == 0:
 		b.WriteString("the case IDs are the same but their contents changed")
 	default:
 		fmt.Fprintf(&b, "%d cases added%s, %d removed%s", len(e.Added), idList(e.Added), len(e.Removed), idList(e.Removed))
+	}
+	if e.Note != "" {
+		b.WriteString(" (" + e.Note + ")")
 	}
 	fmt.Fprintf(&b, "; refusing to compare. Pass --shared-cases to compare only the %d cases both have, or gate against a baseline of the current dataset", e.Shared)
 	return b.String()
@@ -276,11 +286,17 @@ func Evaluate(base, cand *Snapshot, rules []Rule, o Options) (*Result, error) {
 		}
 	}
 	res.Cases, res.Added, res.Removed = len(pairs), len(added), len(removed)
-	sameData := base.Run.DatasetHash == cand.Run.DatasetHash || base.Run.DatasetHash == "" || cand.Run.DatasetHash == ""
+	// By content hash; by the file's bytes when a side predates content
+	// hashes, with a note (as when the same cases come in other bytes).
+	dv := dataset.CompareVersions("baseline", base.Run.Dataset(), "candidate", cand.Run.Dataset())
+	sameData := dv.Same
+	if dv.Note != "" {
+		res.Warnings = append(res.Warnings, dv.Note)
+	}
 	switch {
 	case !sameData && !o.SharedCases:
-		return nil, &DatasetMismatchError{BaselineHash: base.Run.DatasetHash, CandidateHash: cand.Run.DatasetHash,
-			Added: added, Removed: removed, Shared: len(pairs)}
+		return nil, &DatasetMismatchError{BaselineHash: dv.Before, CandidateHash: dv.After,
+			Added: added, Removed: removed, Shared: len(pairs), ByBytes: dv.ByBytes, Note: dv.Note}
 	case !sameData:
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the runs measured different datasets (%s → %s): compared only the %d cases both have (%d added, %d removed; cases with the same ID may have changed)",
 			ShortHash(base.Run.DatasetHash), ShortHash(cand.Run.DatasetHash), len(pairs), len(added), len(removed)))

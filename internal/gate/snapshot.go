@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -72,10 +73,15 @@ type tagColumn struct {
 
 // RunInfo identifies the run a snapshot was taken of.
 type RunInfo struct {
-	ID           string    `json:"id"`
-	Spec         string    `json:"spec,omitempty"`
-	SpecHash     string    `json:"spec_hash,omitempty"`
+	ID       string `json:"id"`
+	Spec     string `json:"spec,omitempty"`
+	SpecHash string `json:"spec_hash,omitempty"`
+	// DatasetHash is the dataset's content hash and FileHash its file's
+	// byte hash; a run or baseline file recorded before content hashes
+	// has no FileHash, and its DatasetHash is the byte hash (Dataset
+	// reads both).
 	DatasetHash  string    `json:"dataset_hash,omitempty"`
+	FileHash     string    `json:"file_hash,omitempty"`
 	PromptHash   string    `json:"prompt_hash,omitempty"`
 	ScorersHash  string    `json:"scorers_hash,omitempty"`
 	AssayVersion string    `json:"assay_version,omitempty"`
@@ -89,6 +95,11 @@ type RunInfo struct {
 	// baseline file written before they were recorded.
 	Gate     *spec.Gate `json:"gate,omitempty"`
 	GateHash string     `json:"gate_hash,omitempty"`
+}
+
+// Dataset is the dataset version the run recorded.
+func (r RunInfo) Dataset() dataset.Version {
+	return dataset.Version{Hash: r.DatasetHash, File: r.FileHash}
 }
 
 // Case is a case's ID; from the store also its expected value and
@@ -321,7 +332,7 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 		return nil, fmt.Errorf("run %s has no scores: nothing to gate (run it to completion, or rescore it)", run.ID)
 	}
 	s := &Snapshot{
-		Run: RunInfo{ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash,
+		Run: RunInfo{ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash, FileHash: run.FileHash,
 			PromptHash: run.PromptHash, ScorersHash: run.ScorersHash, AssayVersion: run.AssayVersion,
 			GitCommit: run.GitCommit, Epochs: run.Epochs, Scoring: scoring, Created: run.Started.UTC()},
 		Source: "run " + run.ID,

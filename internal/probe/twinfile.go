@@ -142,7 +142,7 @@ func ReadFile(sp *spec.Spec, o FileOptions, isCase func(id string) bool, example
 		return nil, probs.Sort(sp.File)
 	}
 
-	out := &File{Hash: info.Hash, IDField: idField, Format: format, Twins: map[string]*Twin{}}
+	out := &File{Hash: info.FileHash, IDField: idField, Format: format, Twins: map[string]*Twin{}}
 	unmatched := 0
 	err = dataset.Each(&tsp, func(c *dataset.Case) error {
 		if !isCase(c.ID) {

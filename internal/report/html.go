@@ -86,7 +86,9 @@ type htmlPage struct {
 	Fields                      []htmlFieldTable
 	FieldNote                   string
 	Classes                     *htmlClasses
-	FailuresHint                string
+	// Pairwise are the pairwise judges' wins, ties and losses (nil for none).
+	Pairwise     *htmlPairwise
+	FailuresHint string
 }
 
 type htmlNoise struct {
@@ -240,6 +242,7 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 	p.Rescored = visible(rescoredLine(rep.Run), false)
 	htmlScorersAndFields(&p, rep)
 	p.Classes = newHTMLClasses(rep)
+	p.Pairwise = newHTMLPairwise(rep)
 	for _, f := range rep.Worst {
 		h := htmlFailure{Target: f.Target, CaseID: visible(f.CaseID, false), Shape: f.Shape, Kind: visible(f.Kind, false),
 			Reason: visible(f.Reason, true), Expected: visible(f.Expected, true), Raw: visible(f.Raw, true)}

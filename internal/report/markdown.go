@@ -48,6 +48,7 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	mdScorers(b, rep)
 	mdFields(b, rep)
 	mdClasses(b, rep)
+	mdPairwise(b, rep)
 	mdNoise(b, rep)
 	if notes := targetNotes(rep, mdText); len(notes) > 0 {
 		b.WriteString("\n**Notes**\n\n")

@@ -96,6 +96,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	if err := textClasses(w, rep); err != nil {
 		return err
 	}
+	if err := textPairwise(w, rep); err != nil {
+		return err
+	}
 	if err := textNoise(w, rep); err != nil {
 		return err
 	}
