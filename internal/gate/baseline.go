@@ -54,7 +54,9 @@ const maxEpochs = 10000
 // params.temperature; null when the spec left it unset, absent when not
 // recorded), its config_hash (ConfigHash of its entry in the resolved
 // spec), and errored, the indexes of the results whose call failed, in
-// increasing order (absent when not recorded).
+// increasing order (absent when not recorded). run.gate and run.gate_hash
+// (the gate: section of the run's spec and its GateHash, checked against
+// each other on reading) were added the same way: absent in older files.
 //
 // run.dataset_hash is the dataset's content hash (its cases as parsed) and
 // run.file_hash the hash of the file's bytes. A file written before

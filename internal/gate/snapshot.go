@@ -1,7 +1,9 @@
 // Package gate owns the regression gate: a portable snapshot of a run
 // (built from the store or read from a baseline file), the baseline file
-// format, the gate's rules (from the spec's gate: section or --rule flags),
-// and their evaluation into a Result whose checks carry their numbers and
+// format, the gate's rules (from the spec's gate: section or --rule flags;
+// a baseline carries the rules of its spec, and CompareGates lists what a
+// candidate's spec changed in them and which changes relax the gate:
+// basegate.go), and their evaluation into a Result whose checks carry their numbers and
 // a one-line reason (with the unit formatters the reasons are written
 // with). A check is decided by one-sided paired tests at the limit its rule
 // sets (limit.go): fail when the data show the limit crossed, with the fail
