@@ -141,7 +141,9 @@ func TestBaselineCarriesGateRules(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "run.gate_hash: is set but run.gate is missing") {
 		t.Errorf("hash without rules: got %v", err)
 	}
-	err = edit(func(run map[string]any) { run["gate"].(map[string]any)["rules"].([]any)[0].(map[string]any)["maxdrop"] = "5%" })
+	err = edit(func(run map[string]any) {
+		run["gate"].(map[string]any)["rules"].([]any)[0].(map[string]any)["maxdrop"] = "5%"
+	})
 	if err == nil || !strings.Contains(err.Error(), `unknown field "maxdrop"`) {
 		t.Errorf("an unknown field in a rule: got %v", err)
 	}
