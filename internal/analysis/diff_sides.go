@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -41,13 +42,19 @@ func DiffSides(ctx context.Context, st store.Store, before, after *DriftSide, o 
 	rows := []struct{ name, b, a string }{
 		{"spec_hash", br.SpecHash, ar.SpecHash},
 		{"prompt_hash", br.PromptHash, ar.PromptHash},
-		{"dataset_hash", br.DatasetHash, ar.DatasetHash},
 		{"scorers_hash", br.ScorersHash, ar.ScorersHash},
 		{"git_commit", br.GitCommit, ar.GitCommit},
 		{"assay_version", br.AssayVersion, ar.AssayVersion},
 	}
 	for _, r := range rows {
 		d.Versions = append(d.Versions, VersionChange{Name: r.name, Before: r.b, After: r.a, Same: r.b == r.a})
+	}
+	// The dataset by content (or by bytes for a side made before content
+	// hashes) after the prompt, as DiffRuns shows it, then its file's bytes.
+	bd, ad := br.Dataset(), ar.Dataset()
+	d.Versions = slices.Insert(d.Versions, 2, datasetRows(dataset.CompareVersions("before", bd, "after", ad), bd, ad)...)
+	if n := dataset.CompareVersions(sideName(before), bd, sideName(after), ad).Note; n != "" {
+		d.Warnings = append(d.Warnings, n)
 	}
 	if before.Run != nil && after.Run != nil && len(before.Run.Config) > 0 && len(after.Run.Config) > 0 {
 		if sd, err := diffSpecs(before.Run.Config, after.Run.Config); err == nil {

@@ -79,6 +79,9 @@ func TestDiffBaselineFileOnEitherSide(t *testing.T) {
 	}
 
 	fromRuns := runDiffJSON(t, "before", "after", "--db", db)
+	if len(fromRuns.Versions) < 6 {
+		t.Fatalf("versions %+v", fromRuns.Versions)
+	}
 	wantIDs := []string{"c3 pass_to_fail", "c7 pass_to_fail", "c12 pass_to_fail", "c4 fail_to_pass"}
 	check := func(name string, d diffDoc, beforeFile, afterFile bool) {
 		t.Helper()
@@ -103,8 +106,8 @@ func TestDiffBaselineFileOnEitherSide(t *testing.T) {
 		if wantExp := !(beforeFile && afterFile); (c.Expected != "") != wantExp {
 			t.Errorf("%s: expected %q (want it from a stored side)", name, c.Expected)
 		}
-		if len(d.Versions) != 6 {
-			t.Errorf("%s: versions %+v", name, d.Versions)
+		if !reflect.DeepEqual(d.Versions, fromRuns.Versions) {
+			t.Errorf("%s: versions %+v; from the runs %+v", name, d.Versions, fromRuns.Versions)
 		}
 		if (beforeFile || afterFile) != strings.Contains(strings.Join(d.Warnings, "\n"), "holds verdicts and output hashes, not outputs") {
 			t.Errorf("%s: warnings %q", name, d.Warnings)

@@ -159,6 +159,12 @@ func runDrift(ctx context.Context, g *Globals, o *driftOptions) error {
 		return err
 	}
 	if err := requireWholeEvidence("drift", driftEvidence("the first side", before), driftEvidence("the second side", after), o.AllowPartial, o.SharedCases); err != nil {
+		// A side its provider stopped early (the circuit breaker after a
+		// few failed calls) is partial because its calls failed: say that
+		// first.
+		if why := analysis.UnhealthySides(o.MaxErrorRate, o.Target, before, after); len(why) > 0 {
+			return fmt.Errorf("drift: %s; %w", strings.Join(why, "; "), err)
+		}
 		return err
 	}
 	if o.Calibrate != "" {

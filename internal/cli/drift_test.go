@@ -657,3 +657,25 @@ func TestDriftCannotJudgeFailedSide(t *testing.T) {
 		}
 	}
 }
+
+// A bad key trips the circuit breaker after a few calls: the canary run
+// holds 3 results, all auth failures, of the 152 cases. drift refuses the
+// partial side (exit 1, never 3) and names the cause first.
+func TestDriftStoppedRunNamesTheCause(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "assay.db")
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var good, stopped []fakeResult
+	for i := 1; i <= 152; i++ {
+		id := fmt.Sprintf("c%d", i)
+		good = append(good, fakeResult{caseID: id, raw: "answer " + id, pass: true, model: "m", fp: "fp"})
+		if i <= 3 {
+			stopped = append(stopped, fakeResult{caseID: id, errKind: "auth"})
+		}
+	}
+	putFakeRun(t, db, "good", t0, good)
+	putFakeRun(t, db, "stopped", t0.Add(time.Hour), stopped)
+	inv := runCLI(t, cliEnv{}, "drift", "good", "stopped", "--db", db)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "drift: cannot judge: 3 of 3 calls of canary in run stopped failed: auth") {
+		t.Errorf("exit %d %q; want 1 naming the 3 auth failures first", inv.code, inv.stderr)
+	}
+}
