@@ -50,10 +50,14 @@ type Report struct {
 
 // RunInfo says what was measured.
 type RunInfo struct {
-	ID          string `json:"id"`
-	Spec        string `json:"spec"`
-	SpecHash    string `json:"spec_hash"`
+	ID       string `json:"id"`
+	Spec     string `json:"spec"`
+	SpecHash string `json:"spec_hash"`
+	// DatasetHash is the dataset's content hash, FileHash its file's byte
+	// hash ("" for a run recorded before content hashes, whose
+	// DatasetHash is the byte hash).
 	DatasetHash string `json:"dataset_hash"`
+	FileHash    string `json:"file_hash,omitempty"`
 	PromptHash  string `json:"prompt_hash"`
 	GitCommit   string `json:"git_commit,omitempty"`
 	// ScorersHash names the definition of correct (parser and scorers).
@@ -649,7 +653,7 @@ func quantile(xs []float64, q float64) float64 {
 
 func runInfo(run *store.Run, scoring int) RunInfo {
 	ri := RunInfo{
-		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash,
+		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash, FileHash: run.FileHash,
 		PromptHash: run.PromptHash, GitCommit: run.GitCommit, ScorersHash: run.ScorersHash,
 		AssayVersion: run.AssayVersion, Experiment: run.Experiment, Cases: run.Cases, Epochs: run.Epochs,
 		Status: run.Status, Scoring: scoring, Started: run.Started.UTC().Format("2006-01-02T15:04:05Z"),
