@@ -61,6 +61,8 @@ func TestEnvironmentConfigEndToEnd(t *testing.T) {
     api_key_file: key.txt
     headers:
       X-Tenant: ${TENANT_TOKEN}
+scorers:
+  - {name: correct, type: regex, pattern: "^word-"}
 `)
 	e := cliEnv{env: map[string]string{
 		"OPENAI_BASE_URL": srv.URL + "/v1",
@@ -150,6 +152,21 @@ func TestEnvironmentConfigEndToEnd(t *testing.T) {
 				t.Errorf("%s holds a secret", f)
 			}
 		}
+	}
+
+	// rescore without --spec reloads the run's spec with its overlays: the
+	// overlay's scorers, so the new scoring's scorers hash is the run's.
+	if inv := runCLI(t, e, "rescore", runID, "--db", db); inv.code != 0 {
+		t.Fatalf("rescore: exit %d: %s", inv.code, inv.stderr)
+	}
+	st, err = sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, err := st.ScoringScorersHash(ctx, runID, 2)
+	st.Close()
+	if err != nil || h2 != stored.ScorersHash {
+		t.Errorf("rescore's scorers hash %s (%v), want the run's %s", h2, err, stored.ScorersHash)
 	}
 
 	// Resuming without the overlay is another spec: refused.
