@@ -1,6 +1,9 @@
 // Package spec owns the evaluation spec (assay.yaml): its types, strict YAML
 // loading with defaults, and validation that reports every problem at once as
-// FILE:LINE:COL: message. It must not import the runner, providers or store.
+// FILE:LINE:COL: message. LoadWith also merges overlay files over the spec,
+// expands ${VAR} under dataset, run and targets, and takes a hosted target's
+// base URL from OPENAI_BASE_URL / ANTHROPIC_BASE_URL when it sets none
+// (interp.go, overlay.go). It must not import the runner, providers or store.
 package spec
 
 import (
