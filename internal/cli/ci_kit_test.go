@@ -253,6 +253,9 @@ func runAction(t *testing.T, dir, assayDir string, inputs map[string]string, env
 	if a.Runs.Using != "composite" || a.Name == "" || a.Description == "" {
 		t.Fatalf("action.yml is not a composite action with a name and a description: %+v", a)
 	}
+	if out := a.Outputs["exit-code"]; strings.TrimSpace(out.Description) == "" || out.Value != "${{ steps.gate.outputs.exit-code }}" {
+		t.Errorf("action.yml: output exit-code should be documented and be the gate step's exit-code: %+v", out)
+	}
 	exprs := ghExprs()
 	for name, in := range a.Inputs {
 		if strings.TrimSpace(in.Description) == "" {
