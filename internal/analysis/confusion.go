@@ -413,16 +413,34 @@ func (t classTally) prf(i int) (p, r, f float64) {
 }
 
 // stats writes each class's precision, recall and F1 (3 per class) and
-// then the macro-F1 into out.
-func (t classTally) stats(out []float64) {
+// then the macro-F1 into out. For a resample (resample true), a figure the
+// resample cannot define is NaN rather than sklearn's 0: precision with
+// no prediction of the class, recall and F1 with no case of it. Those
+// resamples say nothing about the figure and are left out of its interval
+// (which is then conditional on the class being drawn), instead of
+// dragging it to 0; a resample's macro-F1 is the mean over the classes it
+// drew.
+func (t classTally) stats(out []float64, resample bool) {
 	k := len(t.tp)
-	macro := 0.0
+	macro, defined := 0.0, 0
 	for i := range k {
 		p, r, f := t.prf(i)
+		if resample && t.pred[i] == 0 {
+			p = math.NaN()
+		}
+		if resample && t.sup[i] == 0 {
+			r, f = math.NaN(), math.NaN()
+		}
 		out[3*i], out[3*i+1], out[3*i+2] = p, r, f
-		macro += f
+		if !math.IsNaN(f) {
+			macro += f
+			defined++
+		}
 	}
-	out[3*k] = macro / float64(k)
+	out[3*k] = math.NaN()
+	if defined > 0 {
+		out[3*k] = macro / float64(defined)
+	}
 }
 
 // classStats computes a target's confusion matrix and per-class figures
@@ -485,7 +503,7 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 		return slices.Compare(kinds[a].pred, kinds[b].pred)
 	})
 	theta := make([]float64, 3*K+1)
-	tally.stats(theta)
+	tally.stats(theta, false)
 	reps := make([][]float64, 3*K+1)
 	accel := make([]float64, 3*K+1)
 	if n > 1 {
@@ -508,9 +526,11 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 				left -= drawn
 				mass -= count[k]
 			}
-			bt.stats(row)
+			bt.stats(row, true)
 			for j, x := range row {
-				reps[j] = append(reps[j], x)
+				if !math.IsNaN(x) {
+					reps[j] = append(reps[j], x)
+				}
 			}
 		}
 		// Jackknife: one case of each kind left out, weighted by its count.
@@ -518,7 +538,7 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 		for k, lc := range kinds {
 			tally.add(lc, -1)
 			jack[k] = make([]float64, 3*K+1)
-			tally.stats(jack[k])
+			tally.stats(jack[k], true)
 			tally.add(lc, 1)
 		}
 		for j := range accel {
@@ -526,7 +546,7 @@ func classStats(cases []labelCase, labels []string, alpha float64, epochs int, r
 		}
 	}
 	interval := func(j int) ([2]float64, string) {
-		if n < 2 {
+		if n < 2 || len(reps[j]) == 0 {
 			return [2]float64{0, 1}, "percentile"
 		}
 		iv, method := stats.BCaCIAccel(reps[j], theta[j], accel[j], alpha), "bca"
@@ -611,8 +631,10 @@ func wilsonCases(k, n, epochs int, alpha float64) [2]float64 {
 func weightedAcceleration(jack [][]float64, count []float64, j int) float64 {
 	var n, mean float64
 	for k := range jack {
-		n += count[k]
-		mean += count[k] * jack[k][j]
+		if !math.IsNaN(jack[k][j]) {
+			n += count[k]
+			mean += count[k] * jack[k][j]
+		}
 	}
 	if n < 2 {
 		return math.NaN()
@@ -620,6 +642,9 @@ func weightedAcceleration(jack [][]float64, count []float64, j int) float64 {
 	mean /= n
 	var s2, s3 float64
 	for k := range jack {
+		if math.IsNaN(jack[k][j]) {
+			continue // this case was its class's only one
+		}
 		d := mean - jack[k][j]
 		s2 += count[k] * d * d
 		s3 += count[k] * d * d * d

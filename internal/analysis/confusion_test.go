@@ -487,3 +487,30 @@ func TestClassF1NeverRightIsNotAPoint(t *testing.T) {
 		t.Errorf("x: %+v", x)
 	}
 }
+
+// A small class always right is neither the point [1, 1] nor dragged to 0
+// by the resamples that happen not to draw it.
+func TestClassF1SmallPerfectClass(t *testing.T) {
+	labels := []string{"big", "small"}
+	var cases []labelCase
+	for i := range 24 {
+		exp, p := 0, 0
+		switch {
+		case i < 2:
+			exp, p = 1, 1
+		case i < 4:
+			p = 1 - 1 // big answered right
+		case i < 6:
+			p = 3 // no answer
+		}
+		cases = append(cases, labelCase{exp: exp, pred: []int{p}})
+	}
+	c := classStats(cases, labels, 0.05, 1, rand.New(rand.NewPCG(7, 8)), 2000)
+	s := c.PerClass[1]
+	if s.F1 != 1 || s.F1CI[1] != 1 || !(s.F1CI[0] > 0 && s.F1CI[0] < 1) {
+		t.Errorf("small: F1 %v %v (%s), want 1 with a lower bound inside (0, 1)", s.F1, s.F1CI, s.F1Method)
+	}
+	if c.MacroF1CI[0] == 0 {
+		t.Errorf("macro-F1 interval %v reaches 0: resamples without the small class counted it as 0", c.MacroF1CI)
+	}
+}
