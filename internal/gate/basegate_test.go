@@ -192,3 +192,43 @@ func FuzzCompareGates(f *testing.F) {
 		}
 	})
 }
+
+// Errors are not behaviour: a candidate whose provider failed 30 of 200
+// calls (loud failures, as the scorers record them) is judged on the 170
+// cases with an output on both sides, and its failed calls are counted
+// apart; counted as failures they would fail a rule no behaviour broke.
+func TestGateLeavesFailedCallsOut(t *testing.T) {
+	const n = 200
+	pass := func(k int) []int {
+		out := make([]int, n)
+		for j := range k {
+			out[j] = 1
+		}
+		return out
+	}
+	base := testSnap("b", "sha256:d", 1, ids(n), nil, testTarget("t", pass(n), nil, nil, nil, "x"))
+	ct := testTarget("t", pass(n-30), pass(0), nil, nil, "x")
+	for j := n - 30; j < n; j++ {
+		ct.Errored[j] = true
+		ct.Shape[j] = ShapeLoud
+		ct.SetKind(j, "auth")
+	}
+	cand := testSnap("c", "sha256:d", 1, ids(n), nil, ct)
+	rules := mustRules(t, "primary max_drop=5%", "loud_rate max_rise=2pt")
+	res := evaluate(t, base, cand, rules, Options{})
+	if res.Verdict != Pass || res.Failed != 0 {
+		t.Errorf("verdict %s with %d failed checks; want pass: the failed calls are not behaviour", res.Verdict, res.Failed)
+	}
+	tr := res.Targets[0]
+	if tr.Errors.Candidate != 30 || tr.Errors.Baseline != 0 {
+		t.Errorf("errors %+v, want 30 in the candidate", tr.Errors)
+	}
+	for _, c := range tr.Checks {
+		if c.N != n-30 {
+			t.Errorf("%s: n = %d, want %d (the pairs with an output on both sides)", c.Rule, c.N, n-30)
+		}
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "0 failed calls in the baseline and 30 in the candidate (provider errors)") {
+		t.Errorf("warnings %q: want the failed calls counted", res.Warnings)
+	}
+}

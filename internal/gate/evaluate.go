@@ -110,6 +110,10 @@ type TargetResult struct {
 	Reason  string `json:"reason,omitempty"`
 	// Cases is the number of cases with results in both runs.
 	Cases int `json:"cases"`
+	// Errors counts the failed calls (provider errors) of those cases on
+	// each side: left out of every check, as they say nothing of the
+	// model's behaviour.
+	Errors SideCounts `json:"errors"`
 	// FingerprintChanged says the model names or system fingerprints the
 	// provider reported differ from the baseline's.
 	FingerprintChanged    bool          `json:"fingerprint_changed"`
@@ -427,6 +431,24 @@ func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Ru
 		}
 	}
 	tr.Cases = len(both)
+	// Errors are not behaviour: a failed call has no output to judge, so
+	// the checks leave it out, and it is counted apart.
+	for _, p := range both {
+		for e := range base.Epochs {
+			if j := p[0]*base.Epochs + e; bt.Has(j) && bt.failed(j) {
+				tr.Errors.Baseline++
+			}
+		}
+		for e := range cand.Epochs {
+			if j := p[1]*cand.Epochs + e; ct.Has(j) && ct.failed(j) {
+				tr.Errors.Candidate++
+			}
+		}
+	}
+	if tr.Errors.Baseline+tr.Errors.Candidate > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: %d failed calls in the baseline and %d in the candidate (provider errors) are left out of the checks: errors are not behaviour",
+			clip(bt.Name), tr.Errors.Baseline, tr.Errors.Candidate))
+	}
 	if FingerprintsChanged(bt.Fingerprints, ct.Fingerprints) {
 		tr.FingerprintChanged = true
 		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: the model fingerprint changed since the baseline (%s → %s): the provider may serve a different model under the same name",
@@ -565,7 +587,7 @@ func (e *evaluator) perCase(pairs [][2]int, bval, cval func(j int) (float64, boo
 func passVal(t *Target, scorer string) func(int) (float64, bool) {
 	p := t.Pass[scorer]
 	return func(j int) (float64, bool) {
-		if p == nil || !t.Has(j) || p[j] < 0 {
+		if p == nil || !t.behaved(j) || p[j] < 0 {
 			return 0, false
 		}
 		return float64(p[j]), true
@@ -574,7 +596,7 @@ func passVal(t *Target, scorer string) func(int) (float64, bool) {
 
 func loudVal(t *Target) func(int) (float64, bool) {
 	return func(j int) (float64, bool) {
-		if t.Shape[j] == ShapeNone {
+		if t.Shape[j] == ShapeNone || t.failed(j) {
 			return 0, false
 		}
 		return b2f(t.Shape[j] == ShapeLoud), true
@@ -583,7 +605,7 @@ func loudVal(t *Target) func(int) (float64, bool) {
 
 func costVal(t *Target) func(int) (float64, bool) {
 	return func(j int) (float64, bool) {
-		if !t.Has(j) {
+		if !t.behaved(j) {
 			return 0, false
 		}
 		return t.CostUSD[j], true
@@ -912,7 +934,7 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 		col := column(t)
 		var xs []float64
 		for k := range epochs {
-			if j := ci*epochs + k; t.Has(j) && !math.IsNaN(col[j]) {
+			if j := ci*epochs + k; t.behaved(j) && !math.IsNaN(col[j]) {
 				xs = append(xs, col[j])
 			}
 		}
@@ -1190,4 +1212,10 @@ func selectK(xs []float64, k int) float64 {
 	}
 	slices.Sort(xs[lo : hi+1])
 	return xs[k]
+}
+
+// SideCounts is a count on each side of the gate.
+type SideCounts struct {
+	Baseline  int `json:"baseline"`
+	Candidate int `json:"candidate"`
 }

@@ -251,6 +251,10 @@ func (t *Target) Has(j int) bool { return !math.IsNaN(t.LatencyMS[j]) }
 // does not say: a baseline file from before failures were recorded).
 func (t *Target) failed(j int) bool { return j < len(t.Errored) && t.Errored[j] }
 
+// behaved reports whether result j exists and its call did not fail: an
+// output whose behaviour can be judged.
+func (t *Target) behaved(j int) bool { return t.Has(j) && !t.failed(j) }
+
 // Target returns the named target, or nil.
 func (s *Snapshot) Target(name string) *Target {
 	for _, t := range s.Targets {
