@@ -48,6 +48,9 @@ func calibrationOf(before, calib *DriftSide, alpha float64) (*driftCal, error) {
 		return &driftCal{source: "epochs 1 and 2 of run " + before.ID(), before: bs, level: level}, nil
 	}
 	cs := calib.Snap
+	if calib.ID() == before.ID() {
+		return nil, fmt.Errorf("the calibration %s is the baseline's own run: a calibration is a second run of its configuration (run the canary set again, e.g. assay run SPEC --no-cache), against which the baseline's self-agreement is measured", sideName(calib))
+	}
 	if dv := dataset.CompareVersions(sideName(calib), cs.Run.Dataset(), sideName(before), bs.Run.Dataset()); !dv.Same {
 		msg := fmt.Sprintf("the calibration %s measured a different dataset version from %s (dataset %s, not %s): a calibration is a second run of the baseline's configuration on the same cases",
 			sideName(calib), sideName(before), ShortHash(dv.Before), ShortHash(dv.After))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -207,7 +208,13 @@ func TestDiffTextEscapesHostileOutputs(t *testing.T) {
 	if !strings.Contains(out, want) {
 		t.Errorf("the hostile output is not shown quoted and escaped (%s):\n%s", want, out)
 	}
-	for _, s := range []string{"spec_hash      CHANGED", "prompt_hash    CHANGED", "target oa changed:", `model: "m" → "m2"`,
+	// The version rows are padded to the longest name (dataset_file_hash).
+	for _, re := range []string{`\n  spec_hash +CHANGED`, `\n  prompt_hash +CHANGED`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("text diff lacks %s:\n%s", re, out)
+		}
+	}
+	for _, s := range []string{"target oa changed:", `model: "m" → "m2"`,
 		"target added: fresh", "target removed: old", "added: c31, c32", "removed: c1, c2",
 		"case c11, epoch 1: pass→fail", "case c12, epoch 1: fail→pass", `    before: "word-11"`} {
 		if !strings.Contains(out, s) {

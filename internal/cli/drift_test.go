@@ -634,6 +634,10 @@ func TestDriftCannotJudgeFailedSide(t *testing.T) {
 	if o := runCLI(t, cliEnv{}, "drift", "good", "flaky", "--db", db, "--min-pairs", "101"); o.code != ExitErr || !strings.Contains(o.stderr, "only 100 pairs of canary have an output on both sides (52 left out because a call failed), fewer than --min-pairs 101") {
 		t.Errorf("--min-pairs 101: exit %d %q", o.code, o.stderr)
 	}
+	// A calibration is a second run, not the baseline itself.
+	if o := runCLI(t, cliEnv{}, "drift", "good", "flaky", "--db", db, "--calibrate", "good"); o.code != ExitErr || !strings.Contains(o.stderr, "the calibration run good is the baseline's own run") {
+		t.Errorf("--calibrate the baseline: exit %d %q", o.code, o.stderr)
+	}
 	// compare leaves the failed calls out the same way, and cannot judge
 	// the side whose calls all failed.
 	if o := runCLI(t, cliEnv{}, "compare", "good", "down", "--db", db); o.code != ExitErr || !strings.Contains(o.stderr, want) {
