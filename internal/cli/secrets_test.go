@@ -37,9 +37,11 @@ func TestSecretsNeverWritten(t *testing.T) {
 	e := cliEnv{env: map[string]string{"MY_OPENAI_KEY": key, "MY_ANTHROPIC_KEY": key, "WRONG_KEY": wrong}}
 
 	var artifacts []string
+	// The denied target's wrong key trips the breaker: the run is
+	// unhealthy (exit 5), and its error text is checked for the keys too.
 	inv := runCLI(t, e, "run", path, "--db", db)
-	if inv.code != 0 {
-		t.Fatalf("run exit %d: %s", inv.code, inv.stderr)
+	if inv.code != ExitUnhealthy || !strings.Contains(inv.stderr, "target_unavailable: denied: 5 consecutive auth failures (HTTP 401)") {
+		t.Fatalf("run exit %d, want %d with denied unavailable: %s", inv.code, ExitUnhealthy, inv.stderr)
 	}
 	artifacts = append(artifacts, inv.stdout, inv.stderr)
 	for _, f := range []string{"text", "json"} {
@@ -49,9 +51,10 @@ func TestSecretsNeverWritten(t *testing.T) {
 		}
 		artifacts = append(artifacts, inv.stdout, inv.stderr)
 	}
-	// The denied target's 40 results are stored as auth failures.
-	if got := readRun(t, db, strings.TrimSpace(inv.stdout)); countKind(got, "auth") != 40 {
-		t.Errorf("%d auth failures stored for the denied target, want 40", countKind(got, "auth"))
+	// The denied target's calls made (the breaker's 5, and at most 7 more
+	// in flight) are stored as auth failures; the rest were never made.
+	if got := readRun(t, db, strings.TrimSpace(inv.stdout)); countKind(got, "auth") < 5 || countKind(got, "auth") > 12 {
+		t.Errorf("%d auth failures stored for the denied target, want 5 to 12", countKind(got, "auth"))
 	}
 	inv = runCLI(t, e, "validate", path)
 	artifacts = append(artifacts, inv.stdout, inv.stderr)
@@ -155,9 +158,10 @@ printf '{"output":"token %s basic %s","model":"%s"}\n' "$EXEC_TOKEN" "$b" "$EXEC
 	defer hold.Close()
 
 	var artifacts []string
+	// 2 of each target's 6 calls fail on purpose: above run.max_error_rate.
 	inv := runCLI(t, e, "run", path, "--db", db, "--targets", "ex,oa")
-	if inv.code != 0 {
-		t.Fatalf("run exit %d: %s", inv.code, inv.stderr)
+	if inv.code != ExitUnhealthy {
+		t.Fatalf("run exit %d, want %d: %s", inv.code, ExitUnhealthy, inv.stderr)
 	}
 	artifacts = append(artifacts, inv.stdout, inv.stderr)
 	reports := map[string]string{}
