@@ -64,6 +64,10 @@ fail() {
 			escape <"$3"
 			echo
 			echo "</pre>"
+			if [ "$(wc -c <"$3")" -gt 60000 ]; then
+				echo
+				echo "(cut at 60,000 bytes: the job's log has all of it)"
+			fi
 		fi
 	} >"$summary"
 	post

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,6 +141,15 @@ func TestCIShellScriptSummarizesErrors(t *testing.T) {
 			}
 		})
 	}
+
+	// A pull-request comment holds 65,536 characters: a long error is cut.
+	t.Run("long error", func(t *testing.T) {
+		code, dir, _ := stubScript(t, []string{"STUB_RUN_EXIT=1", "STUB_ERR=" + strings.Repeat("provider said no. ", 5000)}, "assay.yaml", "baseline.json", "summary.md")
+		summary := readFileT(t, filepath.Join(dir, "summary.md"))
+		if code != 1 || len(summary) > 61000 || !strings.Contains(summary, "provider said no.") || !strings.Contains(summary, "cut at 60,000 bytes") {
+			t.Errorf("a 90 KB error: exit %d, a summary of %d bytes; want exit 1 and the error cut to 60,000 bytes, saying so", code, len(summary))
+		}
+	})
 
 	t.Run("script usage", func(t *testing.T) {
 		code, dir, _ := stubScript(t, nil, "only-a-spec.yaml")
@@ -363,4 +373,47 @@ func TestCIActionInputs(t *testing.T) {
 		t.Errorf("the comment on an unhealthy run should say so:\n%s", comment)
 	}
 	checkEscaped(t, comment)
+}
+
+// The kit's shell (gate.sh and every run: step of the workflows and the
+// action) is shellcheck-clean, when shellcheck is installed.
+func TestCIShellcheck(t *testing.T) {
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Skip("shellcheck is not installed")
+	}
+	root := repoRoot(t)
+	files := []string{filepath.Join(root, "docs", "ci", "gate.sh")}
+	dir := t.TempDir()
+	addSteps := func(name string, steps []ciStep) {
+		for i, st := range steps {
+			if st.Run == "" {
+				continue
+			}
+			if strings.Contains(st.Run, "${{") {
+				t.Errorf("%s step %q: an expression inside run: is pasted into the script; pass it through env:", name, st.Name)
+			}
+			f := filepath.Join(dir, fmt.Sprintf("%s-%d.sh", name, i))
+			writeFile(t, f, "#!/usr/bin/env bash\nset -e\n"+st.Run)
+			files = append(files, f)
+		}
+	}
+	for _, wf := range []string{"github-actions.yml", "canary.yml"} {
+		var w workflow
+		if err := yaml.Unmarshal([]byte(readFileT(t, filepath.Join(root, "docs", "ci", wf))), &w); err != nil {
+			t.Fatal(err)
+		}
+		for job, j := range w.Jobs {
+			addSteps(wf+"-"+job, j.Steps)
+		}
+	}
+	var a compositeAction
+	if err := yaml.Unmarshal([]byte(readFileT(t, filepath.Join(root, "action.yml"))), &a); err != nil {
+		t.Fatal(err)
+	}
+	addSteps("action", a.Runs.Steps)
+	out, err := exec.Command(sc, append([]string{"-s", "bash"}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
 }
