@@ -91,10 +91,10 @@ func newCacheClearCommand(g *Globals) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, only := o.filter(cmd)
-			return runCacheClear(cmd.Context(), g, target, only)
+			return runCacheClear(cmd.Context(), g, target, only, o.JSON)
 		},
 	}
-	o.AddFlags(cmd, false)
+	o.AddFlags(cmd, true)
 	return cmd
 }
 
@@ -157,7 +157,7 @@ func runCacheStats(ctx context.Context, g *Globals, o *cacheOptions, target stri
 	return tw.Flush()
 }
 
-func runCacheClear(ctx context.Context, g *Globals, target string, only bool) error {
+func runCacheClear(ctx context.Context, g *Globals, target string, only, asJSON bool) error {
 	st, err := openExistingStore(ctx, g)
 	if err != nil {
 		return fmt.Errorf("cache clear: %w", err)
@@ -173,6 +173,16 @@ func runCacheClear(ctx context.Context, g *Globals, target string, only bool) er
 	what := "the response cache"
 	if only {
 		what = "target " + cacheTargetName(target) + "'s cache"
+	}
+	if asJSON {
+		out := struct {
+			Removed int64  `json:"removed"`
+			Target  string `json:"target,omitempty"` // only this target's entries were removed
+		}{Removed: n}
+		if only {
+			out.Target = cacheTargetName(target)
+		}
+		return writeJSONOut(g.Stdout, out)
 	}
 	fmt.Fprintf(g.Stdout, "removed %s from %s\n", entries(n), what)
 	return nil

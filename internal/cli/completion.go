@@ -44,6 +44,13 @@ var formatValues = map[string][]string{
 	"assay selftest":            {"text", "json"},
 	"assay probe contamination": {"text", "json"},
 	"assay export":              export.Formats,
+	"assay run":                 jsonFormats,
+	"assay rescore":             jsonFormats,
+	"assay runs":                jsonFormats,
+	"assay cache stats":         jsonFormats,
+	"assay plan":                jsonFormats,
+	"assay cache clear":         jsonFormats,
+	"assay runs rm":             jsonFormats,
 }
 
 // runArgCommands take stored runs as positional arguments: how many (-1:

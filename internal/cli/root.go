@@ -183,6 +183,8 @@ reviewer or a CI pipeline can act on.
 		newExportCommand(g),
 		newCacheCommand(g),
 	)
+	// Every command with --json also takes --format text|json (jsonformat.go).
+	addJSONFormats(root)
 	// After every command is added: shell completion of runs, targets and
 	// formats (completion.go); `assay completion SHELL` is cobra's.
 	registerCompletions(root, g)

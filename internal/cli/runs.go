@@ -118,6 +118,15 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 type runsRmOptions struct {
 	IDs   []string
 	Force bool
+	JSON  bool
+}
+
+// runRemoved is one deleted run as `assay runs rm --format json` prints it.
+type runRemoved struct {
+	ID     string `json:"id"`
+	Spec   string `json:"spec"`
+	Status string `json:"status"`
+	store.Deleted
 }
 
 func newRunsRmCommand(g *Globals) *cobra.Command {
@@ -147,6 +156,7 @@ asked; what was deleted is printed.
 		},
 	}
 	cmd.Flags().BoolVar(&o.Force, "force", false, "delete a run even while a live process holds its lease (that process then fails)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print what was deleted as a JSON array")
 	return cmd
 }
 
@@ -190,10 +200,15 @@ func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
 	if len(problems) > 0 {
 		return fmt.Errorf("runs rm: nothing was deleted:\n  %s", strings.Join(problems, "\n  "))
 	}
+	removed := []runRemoved{}
 	for _, run := range runs {
 		del, err := st.DeleteRun(ctx, run.ID)
 		if err != nil {
 			return fmt.Errorf("runs rm: %w", err)
+		}
+		if o.JSON {
+			removed = append(removed, runRemoved{ID: run.ID, Spec: run.Spec, Status: run.Status, Deleted: del})
+			continue
 		}
 		lease := ""
 		if del.Lease {
@@ -207,6 +222,9 @@ func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
 			run.ID, termSafe(run.Spec), run.Status, del.Cases, del.Results, del.Scores, del.Scorings, scorings, lease)
 	}
 	fmt.Fprintln(g.Stderr, "the response cache is kept: assay cache clear empties it")
+	if o.JSON {
+		return writeJSONOut(g.Stdout, removed)
+	}
 	return nil
 }
 
