@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/units"
@@ -204,9 +205,12 @@ func selectionLedger(ctx context.Context, st store.Store, run *store.Run, rep *R
 	counted := map[string]bool{}
 	for i := range runs {
 		r := &runs[i]
-		if r.DatasetHash != run.DatasetHash || r.ScorersHash != run.ScorersHash {
+		// The dataset by content (by bytes for a run made before content
+		// hashes: dataset.CompareVersions).
+		sameData := dataset.CompareVersions("run", runDataset(r), "run", runDataset(run)).Same
+		if !sameData || r.ScorersHash != run.ScorersHash {
 			reason := ExcludedDataset
-			if r.DatasetHash == run.DatasetHash {
+			if sameData {
 				reason = ExcludedScorers
 			}
 			for _, tg := range r.Targets {
