@@ -163,7 +163,7 @@ func runDrift(ctx context.Context, g *Globals, o *driftOptions) error {
 		// few failed calls) is partial because its calls failed: say that
 		// first.
 		if why := analysis.UnhealthySides(o.MaxErrorRate, o.Target, before, after); len(why) > 0 {
-			return fmt.Errorf("drift: %s; %w", strings.Join(why, "; "), err)
+			return fmt.Errorf("drift: %s; and %s", strings.Join(why, "; "), strings.TrimPrefix(err.Error(), "drift: "))
 		}
 		return err
 	}

@@ -679,7 +679,29 @@ func TestDriftStoppedRunNamesTheCause(t *testing.T) {
 	putFakeRun(t, db, "good", t0, good)
 	putFakeRun(t, db, "stopped", t0.Add(time.Hour), stopped)
 	inv := runCLI(t, cliEnv{}, "drift", "good", "stopped", "--db", db)
-	if inv.code != ExitErr || !strings.Contains(inv.stderr, "drift: cannot judge: 3 of 3 calls of canary in run stopped failed: auth") {
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "drift: cannot judge: 3 of 3 calls of canary in run stopped failed: auth; and the second side (run stopped) covers 3 of the 152 cases") {
 		t.Errorf("exit %d %q; want 1 naming the 3 auth failures first", inv.code, inv.stderr)
 	}
+}
+
+// End to end through `assay run` against the mock: the canary run's key
+// is wrong (auth, HTTP 401, on every call it makes). However run ends (the
+// run-health exit, the circuit breaker), drift against the good run exits
+// 1 naming the auth failures, never 3.
+func TestDriftBadKeyRunEndToEnd(t *testing.T) {
+	const key = "sk-test-good-key-0123456789"
+	_, url := startMock(t, mock.Options{APIKey: key})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	spec := echoTask(t, dir, 30, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1, api_key_env: CANARY_KEY, params: {temperature: 0}}`, url))
+	good := runJSON(t, cliEnv{env: map[string]string{"CANARY_KEY": key}}, "run", spec, "--db", db, "--no-cache")
+	bad := runCLI(t, cliEnv{env: map[string]string{"CANARY_KEY": "sk-test-wrong-key-9876543210"}}, "run", spec, "--db", db, "--no-cache")
+	if bad.code == ExitOK {
+		t.Logf("the run with a wrong key exited 0 (run health not enforced here)")
+	}
+	inv := runCLI(t, cliEnv{}, "drift", good.RunID, "latest", "--db", db)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "cannot judge: ") || !strings.Contains(inv.stderr, "calls of oa in run ") || !strings.Contains(inv.stderr, "failed: auth") {
+		t.Errorf("drift against the bad-key run: exit %d %q; want 1 naming the auth failures", inv.code, inv.stderr)
+	}
+	t.Logf("run exit %d; drift: %s", bad.code, inv.stderr)
 }
