@@ -232,3 +232,33 @@ func TestGateLeavesFailedCallsOut(t *testing.T) {
 		t.Errorf("warnings %q: want the failed calls counted", res.Warnings)
 	}
 }
+
+// A baseline file's rules are outside input too: reading never panics, an
+// error names the file, and rules that are read are the rules hashed.
+func FuzzReadBaselineGate(f *testing.F) {
+	s := testSnap("r1", "sha256:d", 1, ids(3), nil, testTarget("t", []int{1, 0, 1}, nil, nil, nil, "a"))
+	s.Run.Gate = gateOf(0.01, spec.GateRule{Metric: "primary", MaxDrop: "5%"}, spec.GateRule{Metric: "correct", Slice: map[string]string{"tier": "hard"}, Min: "80%"})
+	s.Run.GateHash = GateHash(s.Run.Gate)
+	var buf bytes.Buffer
+	if err := WriteBaseline(&buf, s); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"5%"`), []byte(`"50%"`), 1))
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"max_drop"`), []byte(`"max_rise"`), 1))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ReadBaseline("f.json", bytes.NewReader(data))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if got.Run.Gate != nil && got.Run.GateHash != GateHash(got.Run.Gate) {
+			t.Fatalf("accepted rules that are not the ones hashed: %+v %q", got.Run.Gate, got.Run.GateHash)
+		}
+		if got.Run.Gate == nil && got.Run.GateHash != "" {
+			t.Fatalf("accepted a hash without rules")
+		}
+	})
+}
