@@ -36,7 +36,7 @@ func (o *driftOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Target, "target", "", "check this target only (default: every target both runs ran)")
 	f.Float64Var(&o.Alpha, "alpha", 0.05, "level of the flip test and of the intervals")
 	f.StringVar(&o.Test, "test", "exact", "flip test with one epoch per case: exact (exact McNemar) or score (McNemar score test)")
-	f.Float64Var(&o.IdenticalThreshold, "identical-threshold", 0.95, "at temperature 0, drifted when the upper bound of the identical-output rate's interval is below this")
+	f.Float64Var(&o.IdenticalThreshold, "identical-threshold", 0.95, "uncalibrated, at temperature 0: noted (not drift) when the upper bound of the identical-output rate's interval is below this")
 	f.BoolVar(&o.IgnoreFingerprints, "ignore-fingerprints", false, "show a changed model fingerprint without calling it drift (for providers that rotate fingerprints)")
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different dataset versions, pair only the cases both measured instead of refusing")
 	addAllowPartialFlag(cmd, &o.AllowPartial, "check a side that did not finish (interrupted, failed or running) or that covers fewer cases than the other, on the cases both have, instead of refusing")
