@@ -413,3 +413,26 @@ func TestCIGitHubWorkflow(t *testing.T) {
 		t.Errorf("the comment on a gate error should say there was an error and name the missing baseline:\n%s", comment)
 	}
 }
+
+// With the provider down (nothing listens at the target's address), the run
+// is unhealthy: gate.sh exits with the health code and its summary says the
+// run could not be judged, with the run's error, instead of saying nothing.
+func TestCIShellScriptProviderDown(t *testing.T) {
+	r := newCIRepo(t)
+	spec := readFileT(t, r.spec)
+	down := regexp.MustCompile(`base_url: http://[^/]+/v1`).ReplaceAllString(spec, "base_url: http://127.0.0.1:1/v1")
+	if down == spec {
+		t.Fatal("the spec has no base_url to point elsewhere")
+	}
+	writeFile(t, r.spec, down)
+	code, summary, posted := r.scriptRun(t)
+	if code != ExitUnhealthy {
+		t.Fatalf("provider down: gate.sh exit %d, want %d (unhealthy)\n%s", code, ExitUnhealthy, summary)
+	}
+	if !strings.Contains(summary, "error (exit 5)") || !strings.Contains(summary, "unhealthy") || !strings.Contains(summary, "<pre>") {
+		t.Errorf("the summary should say the run was unhealthy, with the run's error:\n%s", summary)
+	}
+	if posted != summary {
+		t.Errorf("the summary was not posted: %q", posted)
+	}
+}

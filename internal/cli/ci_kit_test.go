@@ -114,7 +114,7 @@ func TestCIShellScriptSummarizesErrors(t *testing.T) {
 		says     string // in the summary
 		notCalls string // a command gate.sh must not reach
 	}{
-		{"unhealthy run", []string{"STUB_RUN_EXIT=5"}, 5, "the run is unhealthy", "gate"},
+		{"unhealthy run", []string{"STUB_RUN_EXIT=5"}, ExitUnhealthy, "the run is unhealthy", "gate"},
 		{"run error", []string{"STUB_RUN_EXIT=1"}, 1, "assay run failed", "gate"},
 		{"gate error", []string{"STUB_GATE_EXIT=1"}, 1, "assay gate failed", ""},
 		{"gate usage error", []string{"STUB_GATE_EXIT=2"}, 2, "assay gate failed", ""},
