@@ -117,6 +117,11 @@ run: {timeout: 5s, retries: 2}
 			Name         string
 			JudgeCostUSD float64                 `json:"judge_cost_usd"`
 			CostUSD      struct{ Total float64 } `json:"cost_usd"`
+			Pairwise     []struct {
+				Scorer, Baseline                 string
+				Wins, Ties, Losses, Undecided, N int
+				WinRate                          float64 `json:"win_rate"`
+			} `json:"pairwise"`
 		}
 	}
 	if err := json.Unmarshal([]byte(inv.stdout), &rep); err != nil {
@@ -125,6 +130,15 @@ run: {timeout: 5s, retries: 2}
 	for _, tg := range rep.Targets {
 		if tg.JudgeCostUSD <= 0 || tg.CostUSD.Total != 0 {
 			t.Errorf("%s: judge cost %v, own cost %v; want judge cost apart and own cost 0", tg.Name, tg.JudgeCostUSD, tg.CostUSD.Total)
+		}
+		// The pairwise judge in the report: 9 ties (not failures, not
+		// losses) and the judge error undecided, on oa only.
+		switch {
+		case tg.Name == "oa" && (len(tg.Pairwise) != 1 || tg.Pairwise[0].Scorer != "vs_base" || tg.Pairwise[0].Baseline != "base" ||
+			tg.Pairwise[0].Ties != 9 || tg.Pairwise[0].Wins != 0 || tg.Pairwise[0].Losses != 0 || tg.Pairwise[0].Undecided != 1 || tg.Pairwise[0].N != 9):
+			t.Errorf("oa's pairwise findings %+v; want vs_base against base: 9 ties, 0 wins, 0 losses, 1 undecided", tg.Pairwise)
+		case tg.Name == "base" && len(tg.Pairwise) != 0:
+			t.Errorf("the baseline has pairwise findings against itself: %+v", tg.Pairwise)
 		}
 	}
 
