@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/store"
+)
+
+// TestResumeComparesDatasetByContent: a run resumes on the same cases
+// re-saved in other bytes; other cases are refused; a run recorded before
+// content hashes (the byte hash only) resumes on the same bytes and is
+// refused on others, saying it can only compare bytes. rescore uses the
+// same check.
+func TestResumeComparesDatasetByContent(t *testing.T) {
+	const content, lf, crlf = "sha256:c0", "sha256:1f", "sha256:c71f"
+	now := &dataset.Info{Hash: content, FileHash: crlf}
+	for _, c := range []struct {
+		name string
+		run  store.Run
+		want string // "" resumes; else a substring of the reason
+	}{
+		{"same cases, other bytes", store.Run{DatasetHash: content, FileHash: lf}, ""},
+		{"other cases", store.Run{DatasetHash: "sha256:0th3r", FileHash: crlf}, "dataset 0th3r → c0"},
+		{"old run, same bytes", store.Run{DatasetHash: crlf}, ""},
+		{"old run, other bytes", store.Run{DatasetHash: lf}, "records only its file's byte hash"},
+		{"no hash recorded", store.Run{}, ""},
+	} {
+		got := datasetChanged(&c.run, now)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
