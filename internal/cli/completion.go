@@ -51,6 +51,7 @@ var formatValues = map[string][]string{
 	"assay plan":                jsonFormats,
 	"assay cache clear":         jsonFormats,
 	"assay runs rm":             jsonFormats,
+	"assay init":                jsonFormats,
 }
 
 // runArgCommands take stored runs as positional arguments: how many (-1:

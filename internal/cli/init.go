@@ -19,10 +19,12 @@ type initOptions struct {
 	Dir      string
 	Force    bool
 	Template string
+	JSON     bool
 }
 
 func (o *initOptions) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.Force, "force", false, "overwrite files that already exist")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print what was written and the next steps as JSON")
 	cmd.Flags().StringVar(&o.Template, "template", "", "scaffold one kind of eval: "+strings.Join(initTemplateNames(), ", ")+" (default: the quickstart)")
 }
 
@@ -179,10 +181,27 @@ func runInit(_ context.Context, g *Globals, o *initOptions) error {
 	if o.Template != "" {
 		what = fmt.Sprintf("the %s template (%s)", o.Template, initTemplates[o.Template].about)
 	}
-	fmt.Fprintf(g.Stdout, "Wrote %s to %s (%d files).\nNext:\n  assay validate %s\n", what, o.Dir, len(files), spec)
-	if next := initTemplates[o.Template].next; next != "" {
-		fmt.Fprintf(g.Stdout, "  %s\n", next)
+	next := []string{"assay validate " + spec}
+	if n := initTemplates[o.Template].next; n != "" {
+		next = append(next, n)
 	}
-	fmt.Fprintf(g.Stdout, "  assay run %s\n  assay report latest\n", spec)
+	next = append(next, "assay run "+spec, "assay report latest")
+	if o.JSON {
+		out := struct {
+			Dir      string   `json:"dir"`
+			Template string   `json:"template,omitempty"`
+			Spec     string   `json:"spec"`
+			Files    []string `json:"files"`
+			Next     []string `json:"next"`
+		}{Dir: o.Dir, Template: o.Template, Spec: spec, Next: next}
+		for _, f := range files {
+			out.Files = append(out.Files, f.rel)
+		}
+		return writeJSONOut(g.Stdout, out)
+	}
+	fmt.Fprintf(g.Stdout, "Wrote %s to %s (%d files).\nNext:\n", what, o.Dir, len(files))
+	for _, n := range next {
+		fmt.Fprintf(g.Stdout, "  %s\n", n)
+	}
 	return nil
 }

@@ -15,7 +15,6 @@ import (
 var formatExempt = map[string]string{
 	"assay mock":            "a server: it serves until stopped",
 	"assay baseline export": "writes a baseline file, which is JSON",
-	"assay init":            "scaffolds files",
 	"assay help":            "cobra's help",
 	"assay baseline":        "a group: it lists its subcommands",
 	"assay cache":           "a group: it lists its subcommands",
@@ -95,7 +94,7 @@ func TestEveryCommandTakesFormatJSON(t *testing.T) {
 			t.Errorf("%v --format json: exit %d, not JSON: %q %s", args, asFormat.code, asFormat.stdout, asFormat.stderr)
 		}
 	}
-	for _, args := range [][]string{{"cache", "clear"}, {"runs", "rm", sum.RunID}} {
+	for _, args := range [][]string{{"cache", "clear"}, {"runs", "rm", sum.RunID}, {"init", filepath.Join(dir, "scaffold")}} {
 		inv := runCLI(t, e, append(slices.Clone(args), "--db", db, "--format", "json")...)
 		var v any
 		if inv.code != 0 || json.Unmarshal([]byte(inv.stdout), &v) != nil {
