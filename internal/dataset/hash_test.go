@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -276,4 +277,21 @@ func FuzzContentHashLineEnds(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkCaseHash is the content hash's own cost per case (encoding and
+// SHA-256), on a case shaped like BenchmarkScan's: a 46-word question, an
+// answer, two tags. Compare with BenchmarkScan's time per case.
+//
+//	go test -run='^$' -bench=CaseHash ./internal/dataset/
+func BenchmarkCaseHash(b *testing.B) {
+	q := strings.TrimSpace(strings.Repeat("kobari tesa 417 venmo dorpi ", 9)) + "?"
+	c := &Case{ID: "q12345", Vars: map[string]any{"id": "q12345", "question": q, "answer": "417", "bucket": "edge", "tier": "3"},
+		Expected: "417", Tags: map[string]string{"bucket": "edge", "tier": "3"}}
+	r := &Reader{ch: sha256.New()}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.enc = appendCase(r.enc[:0], c)
+		r.ch.Write(r.enc)
+	}
 }
