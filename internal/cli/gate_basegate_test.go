@@ -221,6 +221,15 @@ func TestGateCannotJudgeAFailedCandidate(t *testing.T) {
 	if inv.code != ExitErr || !strings.Contains(inv.stderr, "cannot judge: 200 of 200 calls of t in run "+down+" failed: auth") {
 		t.Errorf("a candidate whose every call failed: exit %d, want 1\n%s%s", inv.code, inv.stdout, inv.stderr)
 	}
+	// Nor can a baseline whose calls failed judge anything, file or run.
+	file := filepath.Join(dir, "down.json")
+	if inv := runCLI(t, cliEnv{}, "baseline", "export", down, "-o", file, "--db", db); inv.code != 0 {
+		t.Fatalf("export: %s", inv.stderr)
+	}
+	inv = runCLI(t, cliEnv{}, "gate", base, "--baseline", file, "--db", db)
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "cannot judge: 200 of 200 calls of t in run "+down+" failed: provider errors") {
+		t.Errorf("a baseline file whose every call failed: exit %d, want 1\n%s%s", inv.code, inv.stdout, inv.stderr)
+	}
 	// Under half failed: judged (the failures are the candidate's).
 	some := writeGateRun(t, db, gateRun{caseIDs: gateIDs(n), targets: []gateFake{{name: "t", pass: firstK(n, 180), errKind: auth(10)}}})
 	inv = runCLI(t, cliEnv{}, "gate", some, "--baseline", base, "--db", db)
