@@ -187,10 +187,10 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 	// Errors are not behaviour: a side most of whose calls failed says
 	// nothing about the model, and failing the gate on it would page
 	// someone about a regression that is an outage or a bad key.
-	if err := judgeable(ctx, st, "gate", baseRun, base, targets); err != nil {
+	if err := judgeable("gate", baseRun, base, targets); err != nil {
 		return err
 	}
-	if err := judgeable(ctx, st, "gate", run, cand, targets); err != nil {
+	if err := judgeable("gate", run, cand, targets); err != nil {
 		return err
 	}
 
@@ -349,52 +349,49 @@ func changeList(cs []gate.RuleChange) string {
 // judgeable refuses a side too unhealthy to judge: a target more than
 // half of whose calls failed (an outage, a bad key) measured the
 // provider, not the model, so no verdict about behaviour can come of it.
-// run is the side's stored run (nil for a baseline file, which records
-// which calls failed but not why); only the targets named are checked
-// (nil: all).
-func judgeable(ctx context.Context, st store.Store, what string, run *store.Run, s *gate.Snapshot, targets []string) error {
+// The message is worded as drift's (analysis.DriftSides): "cannot judge:
+// N of M calls of T in run R failed: KIND". run is the side's stored run
+// (nil for a baseline file); only the targets named are checked (nil:
+// all).
+func judgeable(what string, run *store.Run, s *gate.Snapshot, targets []string) error {
 	for _, t := range s.Targets {
 		if targets != nil && !slices.Contains(targets, t.Name) {
 			continue
 		}
 		calls, failed := 0, 0
+		kinds := map[string]int{}
 		for j := range t.LatencyMS {
-			if t.Has(j) {
-				calls++
-				if j < len(t.Errored) && t.Errored[j] {
-					failed++
+			if !t.Has(j) {
+				continue
+			}
+			calls++
+			if j < len(t.Errored) && t.Errored[j] {
+				failed++
+				// The scorers record a failed call as a loud failure
+				// whose kind is the error's.
+				k := "error"
+				if j < len(t.Kind) && t.KindAt(j) != "" {
+					k = t.KindAt(j)
 				}
+				kinds[k]++
 			}
 		}
 		if calls == 0 || 2*failed <= calls {
 			continue
 		}
-		kinds := "provider errors (the baseline file records which calls failed, not why)"
-		id := s.Run.ID
-		if run != nil {
-			if k, err := errorKinds(ctx, st, run.ID, t.Name); err == nil && k != "" {
-				kinds = k
-			}
+		side := "run " + s.Run.ID
+		if run == nil {
+			side = fmt.Sprintf("baseline file %s (run %s)", s.Source, s.Run.ID)
 		}
-		return fmt.Errorf("%s: cannot judge: %d of %d calls of %s in run %s failed: %s; errors are not behaviour: fix the cause and run again (assay run SPEC --resume %s retries the failed calls)",
-			what, failed, calls, t.Name, id, kinds, id)
+		return fmt.Errorf("%s: cannot judge: %d of %d calls of %s in %s failed: %s; errors are not behaviour: fix the cause and run again (assay run SPEC --resume %s retries the failed calls)",
+			what, failed, calls, t.Name, side, errorKindList(kinds), s.Run.ID)
 	}
 	return nil
 }
 
-// errorKinds names the error kinds of a target's failed calls, the most
-// frequent first, with their counts when there are several.
-func errorKinds(ctx context.Context, st store.Store, runID, target string) (string, error) {
-	n := map[string]int{}
-	err := st.Results(ctx, runID, func(r store.Result) error {
-		if r.Target == target && r.ErrorKind != "" {
-			n[r.ErrorKind]++
-		}
-		return nil
-	})
-	if err != nil || len(n) == 0 {
-		return "", err
-	}
+// errorKindList names the error kinds ("auth"), with counts when there
+// are several ("150 auth, 2 timeout"), the most frequent first.
+func errorKindList(n map[string]int) string {
 	kinds := slices.Collect(maps.Keys(n))
 	slices.SortFunc(kinds, func(a, b string) int {
 		if n[a] != n[b] {
@@ -403,13 +400,13 @@ func errorKinds(ctx context.Context, st store.Store, runID, target string) (stri
 		return strings.Compare(a, b)
 	})
 	if len(kinds) == 1 {
-		return kinds[0], nil
+		return kinds[0]
 	}
 	var parts []string
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s (%d)", k, n[k]))
+		parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
 	}
-	return strings.Join(parts, ", "), nil
+	return strings.Join(parts, ", ")
 }
 
 // checkSlices refuses a rule about a slice no case of the candidate is in:

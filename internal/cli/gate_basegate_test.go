@@ -227,7 +227,7 @@ func TestGateCannotJudgeAFailedCandidate(t *testing.T) {
 		t.Fatalf("export: %s", inv.stderr)
 	}
 	inv = runCLI(t, cliEnv{}, "gate", base, "--baseline", file, "--db", db)
-	if inv.code != ExitErr || !strings.Contains(inv.stderr, "cannot judge: 200 of 200 calls of t in run "+down+" failed: provider errors") {
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "cannot judge: 200 of 200 calls of t in baseline file "+file+" (run "+down+") failed: auth") {
 		t.Errorf("a baseline file whose every call failed: exit %d, want 1\n%s%s", inv.code, inv.stdout, inv.stderr)
 	}
 	// Under half failed: judged (the failures are the candidate's).

@@ -124,6 +124,10 @@ func writeGateRun(t *testing.T, db string, r gateRun) string {
 			sc := store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg.name, Epoch: 1, Scorer: "correct", Primary: true, Pass: pass, Shape: "pass"}
 			if pass {
 				sc.Value = 1
+			} else if res.ErrorKind != "" {
+				// As the scorers record a failed call: a loud failure of
+				// the error's kind.
+				sc.Shape, sc.Kind = "loud", res.ErrorKind
 			} else if tg.loud != nil && tg.loud(i) {
 				sc.Shape, sc.Kind = "loud", "timeout"
 			} else {
