@@ -62,6 +62,11 @@ func OpenInputs(run *store.Run) (*Inputs, error) {
 		// Other bytes: the same cases saved another way still have the
 		// run's content hash. One streaming pass tells.
 		info, err := dataset.Scan(&sp)
+		var probs spec.Problems
+		if errors.As(err, &probs) && len(probs) > 0 {
+			// It no longer reads as the run's spec reads it: not its cases.
+			return nil, fmt.Errorf("run %s: %w: %s no longer reads as the run's dataset (%s)", run.ID, ErrDatasetChanged, path, probs[0].String())
+		}
 		if err != nil {
 			return nil, fmt.Errorf("run %s: reading its dataset %s: %w", run.ID, path, err)
 		}
