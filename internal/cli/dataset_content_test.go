@@ -126,6 +126,16 @@ func TestGateAcrossDatasetEncodings(t *testing.T) {
 			t.Errorf("gate %s --baseline %s (same cases, other bytes): exit %d\nstdout %s\nstderr %s", cand, a.RunID, inv.code, inv.stdout, inv.stderr)
 		}
 	}
+	// compare and drift pair them the same way.
+	if inv := runCLI(t, e, "compare", a.RunID, b.RunID); inv.code != ExitOK || !strings.Contains(inv.stdout+inv.stderr, "differ in bytes") {
+		t.Errorf("compare %s %s (same cases, other bytes): exit %d\nstdout %s\nstderr %s", a.RunID, b.RunID, inv.code, inv.stdout, inv.stderr)
+	}
+	if inv := runCLI(t, e, "drift", a.RunID, c.RunID); inv.code != ExitOK || !strings.Contains(inv.stdout+inv.stderr, "differ in bytes") {
+		t.Errorf("drift %s %s (same cases, other bytes): exit %d\nstdout %s\nstderr %s", a.RunID, c.RunID, inv.code, inv.stdout, inv.stderr)
+	}
+	if inv := runCLI(t, e, "compare", a.RunID, d.RunID); inv.code != ExitErr || !strings.Contains(inv.stderr, "different dataset versions") {
+		t.Errorf("compare across a changed case: exit %d, %q; want exit 1 refusing", inv.code, inv.stderr)
+	}
 	inv := runCLI(t, e, "gate", d.RunID, "--baseline", a.RunID)
 	if inv.code != ExitErr || !strings.Contains(inv.stderr, "different datasets") || !strings.Contains(inv.stderr, "contents changed") {
 		t.Errorf("gate across a changed case: exit %d, %q; want exit 1 refusing", inv.code, inv.stderr)
@@ -159,6 +169,9 @@ func TestGateAcrossDatasetEncodings(t *testing.T) {
 	inv = runCLI(t, e, "gate", a2.RunID, "--baseline", oldFile)
 	if inv.code != ExitOK || !strings.Contains(inv.stdout, "records only its dataset file's byte hash") {
 		t.Errorf("gate of the same bytes against an old baseline file: exit %d\nstdout %s\nstderr %s", inv.code, inv.stdout, inv.stderr)
+	}
+	if inv := runCLI(t, e, "drift", oldFile, a2.RunID); inv.code != ExitOK || !strings.Contains(inv.stdout+inv.stderr, "records only its dataset file's byte hash") {
+		t.Errorf("drift from an old baseline file to the same bytes: exit %d\nstdout %s\nstderr %s", inv.code, inv.stdout, inv.stderr)
 	}
 	// Other bytes cannot be told apart from other cases: refused, saying
 	// why and what to do.
