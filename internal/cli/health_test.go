@@ -242,3 +242,19 @@ func TestKeyWithWhitespaceIsAnError(t *testing.T) {
 		t.Errorf("%d calls made with a broken key", calls.Load())
 	}
 }
+
+// Exit code 5 is part of the API: `assay --help` and README's exit-code
+// table both document it.
+func TestExitUnhealthyDocumented(t *testing.T) {
+	if ExitUnhealthy != 5 {
+		t.Fatalf("ExitUnhealthy = %d, want 5", ExitUnhealthy)
+	}
+	inv := runCLI(t, cliEnv{}, "--help")
+	if inv.code != 0 || !strings.Contains(inv.stdout+inv.stderr, "\n  5    unhealthy run: a target's provider errors exceeded run.max_error_rate") {
+		t.Errorf("assay --help does not document exit 5:\n%s", inv.stdout)
+	}
+	readme := readFileT(t, filepath.Join(repoRoot(t), "README.md"))
+	if !strings.Contains(readme, "\n| 5 | unhealthy run (`run`)") {
+		t.Errorf("README's exit-code table has no row for 5")
+	}
+}
