@@ -39,7 +39,9 @@ func coinTask(t *testing.T, dir string, n, seed int) string {
 		fmt.Fprintf(&b, `{"id":"c%d","q":"toss %d","expected":"yes"}`+"\n", i, i)
 	}
 	writeFile(t, filepath.Join(dir, "cases.jsonl"), b.String())
-	script, err := json.Marshal(coinScript)
+	// The spec interpolates ${NAME} in a target's command: the shell's own
+	// ${...} expansions are written $${...} there.
+	script, err := json.Marshal(strings.ReplaceAll(coinScript, "${", "$${"))
 	if err != nil {
 		t.Fatal(err)
 	}
