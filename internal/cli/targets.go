@@ -155,7 +155,7 @@ func buildProvider(sp *spec.Spec, i int, getenv func(string) string, st store.St
 		// cached call gets it rather than the stale one it bypassed.
 		o.Cache = st
 		o.CacheRefresh = noCache
-		o.Scope = provider.CacheScope{Provider: t.Provider, BaseURL: t.BaseURL, Model: t.Model, Target: t.Name}
+		o.Scope = provider.CacheScope{Provider: t.Provider, BaseURL: t.BaseURL, Model: t.Model, Target: t.Name, Headers: t.Headers}
 	}
 	if t.Provider == "replay" {
 		// Recorded outputs answer at once and never fail transiently.

@@ -29,6 +29,11 @@ type CacheScope struct {
 	// stored reply; it is not in the key (two targets that send the same
 	// request to the same model share the reply).
 	Target string
+	// Headers are the target's extra HTTP headers: one can select the
+	// backend or the deployment that answers, so they are in the key (only
+	// inside its SHA-256, never stored as written). None keeps the key it
+	// had before targets had headers.
+	Headers map[string]string
 }
 
 // cacheKeyDoc is the canonical form hashed into a cache key. Field order and
@@ -40,11 +45,14 @@ type cacheKeyDoc struct {
 	Params   spec.Params `json:"params"`
 	Messages []Message   `json:"messages"`
 	Epoch    int         `json:"epoch,omitempty"`
+	// Headers is last and omitted when empty, so a target without headers
+	// keeps its earlier keys; encoding/json writes map keys sorted.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // CacheKey is "sha256:<hex>" of the canonical JSON of everything that decides
 // the reply: provider, base URL, model (the request's, else the scope's),
-// params and messages. Case ID and vars are not in it: two cases that send the
+// params, messages and the target's extra headers. Case ID and vars are not in it: two cases that send the
 // same messages to the same model get the same reply. Params left unset and
 // params set to their default differ (nil temperature is the provider's
 // default, 0 is greedy), as they do on the wire.
@@ -65,6 +73,7 @@ func CacheKey(scope CacheScope, req *Request) string {
 		Model:    req.Model,
 		Params:   req.Params,
 		Messages: req.Messages,
+		Headers:  scope.Headers,
 	}
 	if d.Model == "" {
 		d.Model = scope.Model

@@ -91,6 +91,19 @@ func TestCacheKeyCanonicalForm(t *testing.T) {
 	if got != want {
 		t.Errorf("CacheKey = %s, want sha256 of %s", got, doc)
 	}
+
+	// A target's headers come last, their names sorted; a target without
+	// headers keeps the key above.
+	doc = `{"provider":"openai","base_url":"http://localhost:8080/v1","model":"gpt-x",` +
+		`"params":{"temperature":0},"messages":[{"role":"user","content":"hi"}],` +
+		`"headers":{"X-Accel":"on","X-Deployment":"eu-2"}}`
+	sum = sha256.Sum256([]byte(doc))
+	want = "sha256:" + hex.EncodeToString(sum[:])
+	got = CacheKey(CacheScope{Provider: "openai", BaseURL: "http://localhost:8080/v1",
+		Headers: map[string]string{"X-Deployment": "eu-2", "X-Accel": "on"}}, req)
+	if got != want {
+		t.Errorf("CacheKey with headers = %s, want sha256 of %s", got, doc)
+	}
 }
 
 func TestCacheKeyComponents(t *testing.T) {
@@ -118,6 +131,9 @@ func TestCacheKeyComponents(t *testing.T) {
 			r.Messages = []Message{{Role: "system", Content: "Answer briefly.What is 2+2?"}}
 		}},
 		{"epoch 2", nil, func(r *Request) { r.Epoch = 2 }},
+		// A header can pick the deployment that answers: a reply from one
+		// is never served as another's.
+		{"a header", func(s *CacheScope) { s.Headers = map[string]string{"X-Deployment": "canary"} }, nil},
 	}
 	for _, c := range changes {
 		t.Run("changes with "+c.name, func(t *testing.T) {
@@ -158,6 +174,14 @@ func TestCacheKeyComponents(t *testing.T) {
 		s.Model = "m-other"
 		if CacheKey(s, r) == a {
 			t.Error("key did not change with the scope's model")
+		}
+	})
+	t.Run("a header's value", func(t *testing.T) {
+		a, b := testScope, testScope
+		a.Headers = map[string]string{"X-Deployment": "stable"}
+		b.Headers = map[string]string{"X-Deployment": "canary"}
+		if CacheKey(a, baseRequest()) == CacheKey(b, baseRequest()) {
+			t.Error("two deployments share a key")
 		}
 	})
 	t.Run("each epoch above 1 apart", func(t *testing.T) {
