@@ -178,6 +178,9 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 		return nil, err
 	}
 	rc := &RunComparison{Before: runInfo(before, 0), After: runInfo(after, 0), Cases: cases}
+	// A run let through unfinished (--allow-partial) is said to be one, as
+	// diff and drift say it.
+	rc.Warnings = append(rc.Warnings, incompleteWarnings(before, after)...)
 	if dv.Note != "" {
 		rc.Warnings = append(rc.Warnings, dv.Note)
 	}

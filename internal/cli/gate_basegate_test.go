@@ -199,6 +199,13 @@ func TestPartialEvidenceRefused(t *testing.T) {
 	if inv.code != ExitErr || !strings.Contains(inv.stderr, "compare: the run before (run "+again+") is interrupted, not complete") {
 		t.Errorf("compare with an interrupted run: exit %d\n%s", inv.code, inv.stderr)
 	}
+	// Let through on purpose, each report still says the side is partial.
+	for _, cmd := range [][]string{{"compare", again, full}, {"drift", full, again}} {
+		inv = runCLI(t, e, append(cmd, "--db", db, "--allow-partial")...)
+		if !strings.Contains(inv.stdout, "run "+again+" is interrupted, not complete") {
+			t.Errorf("%s --allow-partial on an interrupted run does not say so: exit %d\n%s%s", cmd[0], inv.code, inv.stdout, inv.stderr)
+		}
+	}
 }
 
 // Errors are not behaviour: a candidate most of whose calls failed (an
