@@ -59,3 +59,19 @@ func TestTargetNotesInEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// Latency cells in the text tables: a local target's sub-millisecond
+// latency is shown, not rounded to 0.
+func TestMSCell(t *testing.T) {
+	for _, c := range []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {0.086, "0.086"}, {0.2, "0.20"}, {0.0004, "<0.001"}, {1.5, "1.5"},
+		{9.94, "9.9"}, {9.96, "10"}, {812.5, "812"}, {2140, "2140"},
+	} {
+		if got := msCell(c.in); got != c.want {
+			t.Errorf("msCell(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

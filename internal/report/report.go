@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,9 +75,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 		if t.Primary.N > 0 {
 			rate, ci = units.Pct(t.Primary.Rate), ciPct(t.Primary.CI)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.4f\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%.4f\t\n",
 			term(t.Name), t.N, t.Primary.Passed, rate, ci,
-			t.Failures.Loud, t.Failures.Silent, t.LatencyMS.P50, t.LatencyMS.P95, t.CostUSD.Total)
+			t.Failures.Loud, t.Failures.Silent, msCell(t.LatencyMS.P50), msCell(t.LatencyMS.P95), t.CostUSD.Total)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -528,7 +529,20 @@ func textFirstToken(w io.Writer, rep *analysis.Report) error {
 	fmt.Fprintln(tw, "target\tp50 ms\tp95 ms\tp99 ms\t")
 	for _, t := range ts {
 		ft := t.LatencyMS.FirstToken
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t\n", term(t.Name), ft.P50, ft.P95, ft.P99)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", term(t.Name), msCell(ft.P50), msCell(ft.P95), msCell(ft.P99))
 	}
 	return tw.Flush()
+}
+
+// msCell is milliseconds in a column headed "ms": whole from 10 ms, two
+// significant digits below, so a local target's 0.086 ms does not read 0.
+func msCell(x float64) string {
+	switch {
+	case x >= 9.95 || x <= 0 || math.IsNaN(x) || math.IsInf(x, 0):
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case x < 0.001:
+		return "<0.001"
+	}
+	decimals := min(3, 1-int(math.Floor(math.Log10(x))))
+	return strconv.FormatFloat(x, 'f', decimals, 64)
 }
