@@ -3,6 +3,7 @@ package selftest
 import (
 	"encoding/json"
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -59,16 +60,16 @@ func answerKey(v any) (string, bool) {
 	case string:
 		t := normText(x)
 		if numberRe.MatchString(t) {
-			if f, err := strconv.ParseFloat(strings.ReplaceAll(t, ",", ""), 64); err == nil && !math.IsInf(f, 0) {
-				return numberKey(f), true
+			if k, ok := decimalKey(strings.ReplaceAll(t, ",", "")); ok {
+				return k, true
 			}
 		}
 		return "s:" + t, true
 	case float64:
 		return numberKey(x), true
 	case json.Number:
-		if f, err := x.Float64(); err == nil && !math.IsInf(f, 0) {
-			return numberKey(f), true
+		if k, ok := decimalKey(x.String()); ok {
+			return k, true
 		}
 		return "s:" + x.String(), true
 	case int:
@@ -79,11 +80,37 @@ func answerKey(v any) (string, bool) {
 	return "j:" + jsonText(normStrings(v)), true
 }
 
+// numberKey is a float's key: the exact value of its shortest decimal
+// form, so 1.5 and "1.50" share one.
 func numberKey(f float64) string {
-	if f == 0 {
-		f = 0 // -0 is 0
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "s:" + strconv.FormatFloat(f, 'g', -1, 64)
 	}
-	return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
+	k, _ := decimalKey(strconv.FormatFloat(f, 'g', -1, 64))
+	return k
+}
+
+// maxKeyExponent bounds the exponent of a number written in text that is
+// keyed exactly: 1e999999999 as a fraction would take gigabytes.
+const maxKeyExponent = 400
+
+// decimalKey is a number written in decimal (JSON or plain text, no
+// commas) keyed by its exact value, so 12442.0 = 12442 = 1.2442e4 while
+// 9007199254740993 ≠ 9007199254740992 (a float64 holds neither apart).
+// ok is false for text that is not such a number, or whose exponent is
+// beyond maxKeyExponent.
+func decimalKey(s string) (string, bool) {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		if err != nil || e > maxKeyExponent || e < -maxKeyExponent {
+			return "", false
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return "", false
+	}
+	return "n:" + r.RatString(), true
 }
 
 func normText(s string) string {

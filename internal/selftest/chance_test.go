@@ -65,6 +65,9 @@ func TestAnswerKey(t *testing.T) {
 		{"caf\u00e9", "cafe\u0301"}, // NFC
 		{map[string]any{"team": "Sales", "n": 1.0}, map[string]any{"n": json.Number("1"), "team": " sales"}},
 		{"-0", "0", 0.0},
+		{json.Number("12442.0"), "12442", 12442.0, json.Number("1.2442e4"), "12,442"},
+		{json.Number("1.50"), "1.5", 1.5},
+		{json.Number("9007199254740993"), "9007199254740993"},
 		{"", "  ", "\n\t"},
 	}
 	for _, group := range same {
@@ -81,6 +84,10 @@ func TestAnswerKey(t *testing.T) {
 	differ := [][2]any{
 		{"18", "180"}, {"18", "1,8"}, {"billing", "bug"}, {"true", true}, {"{}", map[string]any{}},
 		{"1,00", "100"}, {[]any{"a"}, "a"}, {"", map[string]any{}},
+		// Beyond 2^53 a float64 holds neither apart; the keys do.
+		{json.Number("9007199254740993"), json.Number("9007199254740992")},
+		{"12345678901234567891", "12345678901234567890"},
+		{json.Number("0.1"), json.Number("0.10000000000000001")},
 	}
 	for _, p := range differ {
 		a, _ := answerKey(p[0])
