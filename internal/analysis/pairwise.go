@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
@@ -44,11 +46,18 @@ type Pairwise struct {
 	Net       float64    `json:"net"`
 	NetCI     [2]float64 `json:"net_ci"`
 	NetPValue float64    `json:"net_p_value"`
-	// Results says the intervals count each judged result as one
-	// observation: with epochs > 1 a case's repeats are not independent
-	// and the intervals are too narrow.
+	// Results would say the intervals count each judged result as one
+	// observation. They never do now: with epochs > 1 each case's epochs
+	// are averaged first (a case's repeats are not independent evidence),
+	// the rates get stats.EpochRateCI and the net lead the paired t over
+	// cases. Kept so older readers of the JSON still parse.
 	Results bool `json:"per_result,omitempty"`
+
+	cases map[string]*pairCase // per case, with epochs > 1
 }
+
+// pairCase counts one case's decided pairwise verdicts over its epochs.
+type pairCase struct{ wins, losses, decided int }
 
 // pairwiseJudges returns the pairwise judge scorers of a run's spec and
 // their baseline targets, in spec order.
@@ -97,15 +106,36 @@ func addPairwise(ctx context.Context, st store.Store, run *store.Run, scoring in
 			p = &Pairwise{Scorer: s.Scorer, Baseline: b}
 			tally[k] = p
 		}
+		var c *pairCase
+		if run.Epochs > 1 {
+			if p.cases == nil {
+				p.cases = map[string]*pairCase{}
+			}
+			if c = p.cases[s.CaseID]; c == nil {
+				c = &pairCase{}
+				p.cases[s.CaseID] = c
+			}
+		}
+		decided := true
 		switch {
 		case s.Pass:
 			p.Wins++
+			if c != nil {
+				c.wins++
+			}
 		case s.Kind == pairTieKind:
 			p.Ties++
 		case s.Kind == pairLossKind:
 			p.Losses++
+			if c != nil {
+				c.losses++
+			}
 		default:
 			p.Undecided++
+			decided = false
+		}
+		if c != nil && decided {
+			c.decided++
 		}
 		return nil
 	})
@@ -119,16 +149,16 @@ func addPairwise(ctx context.Context, st store.Store, run *store.Run, scoring in
 			if p == nil {
 				continue
 			}
-			p.finish(alpha)
-			p.Results = run.Epochs > 1
+			p.finish(alpha, run.Epochs)
 			t.Pairwise = append(t.Pairwise, *p)
 		}
 	}
 	return nil
 }
 
-// finish computes the rates and intervals from the counts.
-func (p *Pairwise) finish(alpha float64) {
+// finish computes the rates and intervals from the counts; with epochs >
+// 1, the intervals from each case's epochs averaged (see Results).
+func (p *Pairwise) finish(alpha float64, epochs int) {
 	p.N = p.Wins + p.Ties + p.Losses
 	if p.N == 0 {
 		return
@@ -145,6 +175,42 @@ func (p *Pairwise) finish(alpha float64) {
 	p.NetCI = [2]float64{ci.Lo, ci.Hi}
 	p.NetPValue = 1
 	if q, err := stats.PairedBinaryTable(t, alpha); err == nil {
+		p.NetPValue = q.PValue
+	}
+	if epochs > 1 && len(p.cases) > 0 {
+		p.epochIntervals(alpha, epochs)
+	}
+}
+
+// epochIntervals replaces the per-result intervals by per-case ones: each
+// case's share of wins and of losses over its decided epochs; the win and
+// loss rates get stats.EpochRateCI, the net lead the paired t on the
+// per-case (win − loss) means. Cases are taken in ID order.
+func (p *Pairwise) epochIntervals(alpha float64, epochs int) {
+	ids := make([]string, 0, len(p.cases))
+	for id, c := range p.cases {
+		if c.decided > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) < 2 {
+		return
+	}
+	wins, losses := make([]float64, len(ids)), make([]float64, len(ids))
+	for i, id := range ids {
+		c := p.cases[id]
+		wins[i] = float64(c.wins) / float64(c.decided)
+		losses[i] = float64(c.losses) / float64(c.decided)
+	}
+	if w, _ := stats.EpochRateCI(wins, epochs, alpha); !anyNaN(w.Lo, w.Hi) {
+		p.WinCI = [2]float64{w.Lo, w.Hi}
+	}
+	if l, _ := stats.EpochRateCI(losses, epochs, alpha); !anyNaN(l.Lo, l.Hi) {
+		p.LossCI = [2]float64{l.Lo, l.Hi}
+	}
+	if q, err := stats.PairedMeans(wins, losses, alpha); err == nil && !anyNaN(q.CI.Lo, q.CI.Hi, q.PValue) {
+		p.NetCI = [2]float64{math.Max(-1, q.CI.Lo), math.Min(1, q.CI.Hi)}
 		p.NetPValue = q.PValue
 	}
 }

@@ -20,7 +20,6 @@ type pairwiseRow struct {
 	Target, Scorer, Baseline      string
 	Wins, Ties, Losses, Undecided string
 	Win, Tie, Loss, Net, P        string
-	PerResult                     bool
 }
 
 func pairwiseRows(rep *analysis.Report) []pairwiseRow {
@@ -29,7 +28,7 @@ func pairwiseRows(rep *analysis.Report) []pairwiseRow {
 		for _, p := range t.Pairwise {
 			r := pairwiseRow{Target: t.Name, Scorer: p.Scorer, Baseline: p.Baseline,
 				Wins: units.Count(p.Wins), Ties: units.Count(p.Ties), Losses: units.Count(p.Losses), Undecided: units.Count(p.Undecided),
-				Win: units.Missing, Tie: units.Missing, Loss: units.Missing, Net: units.Missing, P: units.Missing, PerResult: p.Results}
+				Win: units.Missing, Tie: units.Missing, Loss: units.Missing, Net: units.Missing, P: units.Missing}
 			if p.N > 0 {
 				r.Win = units.Pct(p.WinRate) + " " + ciPct(p.WinCI)
 				r.Tie = units.Pct(p.TieRate)
@@ -43,11 +42,10 @@ func pairwiseRows(rep *analysis.Report) []pairwiseRow {
 	return out
 }
 
-func pairwiseEpochNote(rows []pairwiseRow) string {
-	for _, r := range rows {
-		if r.PerResult {
-			return " With epochs, each judged result counts once: a case's repeats are not independent, so the intervals are too narrow."
-		}
+// pairwiseEpochNote says how epochs enter the intervals ("" with one).
+func pairwiseEpochNote(rep *analysis.Report) string {
+	if rep.Run.Epochs > 1 {
+		return " With epochs, each case's epochs are averaged first (its repeats are not independent): the rates' intervals are over cases, the net lead's the paired t over cases."
 	}
 	return ""
 }
@@ -68,7 +66,7 @@ func textPairwise(w io.Writer, rep *analysis.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "  %s%s\n", pairwiseNote, pairwiseEpochNote(rows))
+	_, err := fmt.Fprintf(w, "  %s%s\n", pairwiseNote, pairwiseEpochNote(rep))
 	return err
 }
 
@@ -85,7 +83,7 @@ func mdPairwise(b *strings.Builder, rep *analysis.Report) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |\n", mdText(r.Target), mdText(r.Scorer), mdText(r.Baseline),
 			r.Wins, r.Ties, r.Losses, r.Undecided, r.Win, r.Loss, r.Net, r.P)
 	}
-	b.WriteString("\n" + pairwiseNote + pairwiseEpochNote(rows) + "\n")
+	b.WriteString("\n" + pairwiseNote + pairwiseEpochNote(rep) + "\n")
 }
 
 // htmlPairwise is the HTML view of the pairwise judges (nil when none).
@@ -99,5 +97,5 @@ func newHTMLPairwise(rep *analysis.Report) *htmlPairwise {
 	if len(rows) == 0 {
 		return nil
 	}
-	return &htmlPairwise{Rows: rows, Note: pairwiseNote + pairwiseEpochNote(rows)}
+	return &htmlPairwise{Rows: rows, Note: pairwiseNote + pairwiseEpochNote(rep)}
 }
