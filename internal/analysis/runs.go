@@ -95,21 +95,8 @@ func (e *DatasetMismatchError) note() string {
 	return " (" + e.Note + ")"
 }
 
-// ShortHash shortens a content hash for people: "sha256:" and the first 12
-// hex digits.
-func ShortHash(h string) string {
-	alg, hex, ok := strings.Cut(h, ":")
-	if !ok {
-		alg, hex = "", h
-	}
-	if len(hex) > 12 {
-		hex = hex[:12]
-	}
-	if alg == "" {
-		return hex
-	}
-	return alg + ":" + hex
-}
+// ShortHash shortens a content hash for people (dataset.ShortHash).
+func ShortHash(h string) string { return dataset.ShortHash(h) }
 
 func countNoun(n int, word string) string {
 	if n == 1 {

@@ -65,7 +65,7 @@ func CompareVersions(beforeName string, before Version, afterName string, after 
 		m := Match{Same: bc == ac, Before: bc, After: ac}
 		if m.Same && before.File != after.File {
 			m.Note = fmt.Sprintf("the %s and the %s measured the same cases (dataset %s) from files that differ in bytes (line ends, a byte-order mark, CSV quoting or key order)",
-				beforeName, afterName, shortHash(bc))
+				beforeName, afterName, ShortHash(bc))
 		}
 		return m
 	}
@@ -93,8 +93,9 @@ func CompareVersions(beforeName string, before Version, afterName string, after 
 	return m
 }
 
-// shortHash is "sha256:" and the first 12 hex digits.
-func shortHash(h string) string {
+// ShortHash shortens a content hash for people: "sha256:" and the first
+// 12 hex digits.
+func ShortHash(h string) string {
 	alg, hex, ok := strings.Cut(h, ":")
 	if !ok {
 		alg, hex = "", h

@@ -40,18 +40,7 @@ func (d *DB) AcquireLease(ctx context.Context, l store.Lease, staleBefore time.T
 // RenewLease implements store.Store.
 func (d *DB) RenewLease(ctx context.Context, runID, holder string, now time.Time) error {
 	return d.write(ctx, "renewing the lease on run "+runID, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ? WHERE run_id = ? AND holder = ?`, micros(now).Int64, runID, holder)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return store.ErrLeaseLost
-		}
-		return nil
+		return execOne(ctx, tx, store.ErrLeaseLost, `UPDATE leases SET heartbeat = ? WHERE run_id = ? AND holder = ?`, micros(now).Int64, runID, holder)
 	})
 }
 

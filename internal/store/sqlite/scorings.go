@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -43,18 +44,7 @@ func (d *DB) ReserveScoring(ctx context.Context, runID string) (int, error) {
 // a no-op.
 func (d *DB) CompleteScoring(ctx context.Context, runID string, scoring int) error {
 	return d.write(ctx, fmt.Sprintf("completing scoring %d of run %s", scoring, runID), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE scorings SET status = 'complete' WHERE run_id = ? AND scoring = ?`, runID, scoring)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("the scoring was never reserved (ReserveScoring)")
-		}
-		return nil
+		return execOne(ctx, tx, errNotReserved, `UPDATE scorings SET status = 'complete' WHERE run_id = ? AND scoring = ?`, runID, scoring)
 	})
 }
 
@@ -124,18 +114,7 @@ func (d *DB) ResultsWithoutCase(ctx context.Context, runID string) (int, error) 
 // SetScoringScorersHash records the scorers hash of a reserved scoring.
 func (d *DB) SetScoringScorersHash(ctx context.Context, runID string, scoring int, hash string) error {
 	return d.write(ctx, fmt.Sprintf("recording the scorers hash of scoring %d of run %s", scoring, runID), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE scorings SET scorers_hash = ? WHERE run_id = ? AND scoring = ?`, hash, runID, scoring)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("the scoring was never reserved (ReserveScoring)")
-		}
-		return nil
+		return execOne(ctx, tx, errNotReserved, `UPDATE scorings SET scorers_hash = ? WHERE run_id = ? AND scoring = ?`, hash, runID, scoring)
 	})
 }
 
@@ -151,4 +130,24 @@ func (d *DB) ScoringScorersHash(ctx context.Context, runID string, scoring int) 
 		return "", fmt.Errorf("reading the scorers hash of scoring %d of run %s: %w", scoring, runID, err)
 	}
 	return h, nil
+}
+
+// errNotReserved is the answer for a scoring that was never reserved.
+var errNotReserved = errors.New("the scoring was never reserved (ReserveScoring)")
+
+// execOne runs a statement that must change one row (or more), and returns
+// none when it changed nothing.
+func execOne(ctx context.Context, tx *sql.Tx, none error, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return none
+	}
+	return nil
 }
