@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/spec"
@@ -354,59 +354,18 @@ func changeList(cs []gate.RuleChange) string {
 // (nil for a baseline file); only the targets named are checked (nil:
 // all).
 func judgeable(what string, run *store.Run, s *gate.Snapshot, targets []string) error {
-	for _, t := range s.Targets {
-		if targets != nil && !slices.Contains(targets, t.Name) {
-			continue
+	side := &analysis.DriftSide{Snap: s, Run: run}
+	names := targets
+	if names == nil {
+		names = []string{""} // every target
+	}
+	for _, name := range names {
+		if why := analysis.UnhealthySides(analysis.DefaultDriftMaxErrorRate, name, side); len(why) > 0 {
+			return fmt.Errorf("%s: %s; errors are not behaviour: fix the cause and run again (assay run SPEC --resume %s retries the failed calls)",
+				what, why[0], s.Run.ID)
 		}
-		calls, failed := 0, 0
-		kinds := map[string]int{}
-		for j := range t.LatencyMS {
-			if !t.Has(j) {
-				continue
-			}
-			calls++
-			if j < len(t.Errored) && t.Errored[j] {
-				failed++
-				// The scorers record a failed call as a loud failure
-				// whose kind is the error's.
-				k := "error"
-				if j < len(t.Kind) && t.KindAt(j) != "" {
-					k = t.KindAt(j)
-				}
-				kinds[k]++
-			}
-		}
-		if calls == 0 || 2*failed <= calls {
-			continue
-		}
-		side := "run " + s.Run.ID
-		if run == nil {
-			side = fmt.Sprintf("baseline file %s (run %s)", s.Source, s.Run.ID)
-		}
-		return fmt.Errorf("%s: cannot judge: %d of %d calls of %s in %s failed: %s; errors are not behaviour: fix the cause and run again (assay run SPEC --resume %s retries the failed calls)",
-			what, failed, calls, t.Name, side, errorKindList(kinds), s.Run.ID)
 	}
 	return nil
-}
-
-// errorKindList names the error kinds ("auth"), with counts when there
-// are several ("150 auth, 2 timeout"), the most frequent first.
-func errorKindList(n map[string]int) string {
-	kinds := slices.Collect(maps.Keys(n))
-	slices.SortFunc(kinds, func(a, b string) int {
-		if n[a] != n[b] {
-			return n[b] - n[a]
-		}
-		return strings.Compare(a, b)
-	})
-	if len(kinds) == 1 {
-		return kinds[0]
-	}
-	var parts []string
-	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // checkSlices refuses a rule about a slice no case of the candidate is in:
