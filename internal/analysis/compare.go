@@ -220,6 +220,15 @@ func pairDense(a, b *verdicts, ci *caseIndex, o pairing) (Comparison, bool) {
 		if err != nil || n < 2 || anyNaN(p.Delta, p.SE, p.CI.Lo, p.CI.Hi, p.PValue) {
 			return Comparison{}, false
 		}
+		if !binary && p.SE == 0 {
+			// Every case differs by the same amount (two targets that agree
+			// on every case): the t interval has zero width, a certainty no
+			// finite set of cases gives, and would call them equivalent.
+			// The score interval of the same cases counted as discordant
+			// says what they can show.
+			p.CI = constantDifferenceCI(xa, xb, o.alpha)
+			p.CIMethod += "+tango_floor"
+		}
 		// A difference of rates lies in [−1, 1]; a t interval on few
 		// clusters can reach past it (whether it excludes 0 is unchanged).
 		lo, hi := math.Max(-1, p.CI.Lo), math.Min(1, p.CI.Hi)
@@ -431,4 +440,23 @@ func MethodLabel(cs []Comparison) string {
 		s += " with " + IntervalLabel(c.CIMethod)
 	}
 	return s
+}
+
+// constantDifferenceCI is the interval for per-case values in [0, 1] that
+// differ by the same amount on every case: Tango's score interval for the
+// paired table that counts each case's difference as A-only or B-only
+// (rounded to whole cases), so n cases that all agree give an interval of
+// the width n agreeing pass/fail cases give, never a point.
+func constantDifferenceCI(xa, xb []float64, alpha float64) stats.Interval {
+	var aOnly, bOnly float64
+	for i := range xa {
+		if d := xa[i] - xb[i]; d > 0 {
+			aOnly += d
+		} else {
+			bOnly -= d
+		}
+	}
+	t := stats.PairTable{AOnly: int(math.Round(aOnly)), BOnly: int(math.Round(bOnly))}
+	t.Neither = max(0, len(xa)-t.AOnly-t.BOnly)
+	return stats.TangoInterval(t, alpha)
 }

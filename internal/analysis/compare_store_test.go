@@ -517,3 +517,31 @@ func FuzzParseTestAndRateCI(f *testing.F) {
 		}
 	})
 }
+
+// Two targets that agree on every case, in every epoch: their per-case
+// differences are all 0, so a t interval (paired, or cluster-robust) has
+// zero width and would call them equivalent within 2 points, a certainty
+// 90 cases cannot give. The interval is the score interval of 90 agreeing
+// cases instead: Tango's for b = c = 0, n = 90, is ±0.0409356
+// (internal/stats/testdata/tango.py tango_ci(0, 0, 90, 0.05)), wider than
+// the margin, so the verdict is inconclusive.
+func TestAgreeingTargetsAreNotCertainlyEquivalent(t *testing.T) {
+	for _, clustered := range []bool{false, true} {
+		tags := make([]map[string]string, 90)
+		for i := range tags {
+			tags[i] = map[string]string{}
+			if clustered {
+				tags[i]["cluster"] = fmt.Sprintf("g%d", i%12)
+			}
+		}
+		st, run := storedRun(t, []string{"a", "b"}, 2, tags, func(_ string, c, e int) bool { return (c+e)%4 != 0 })
+		rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rep.Comparisons[0]
+		if c.Delta != 0 || math.Abs(c.CI[0]+0.0409356) > 1e-5 || math.Abs(c.CI[1]-0.0409356) > 1e-5 || c.Verdict == stats.VerdictEquivalent {
+			t.Errorf("clustered %v: Δ %v, CI %v (%s), verdict %s; want 0, ±0.0409 and not equivalent", clustered, c.Delta, c.CI, c.CIMethod, c.Verdict)
+		}
+	}
+}
