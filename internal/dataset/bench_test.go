@@ -164,6 +164,36 @@ func BenchmarkScan(b *testing.B) {
 	}
 }
 
+// BenchmarkEach is the streaming read a run makes once per target
+// (dataset.Each): beside BenchmarkScan it shows what hashing costs, as
+// Each hashes nothing.
+func BenchmarkEach(b *testing.B) {
+	const n = 50_000
+	for _, format := range []string{"jsonl", "csv"} {
+		b.Run("format="+format, func(b *testing.B) {
+			sp := healthBenchSpec(b, n)
+			if format == "csv" {
+				sp = csvBenchSpec(b, sp)
+			}
+			st, err := os.Stat(sp.Resolve(sp.Dataset.Path))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(st.Size())
+			b.ReportAllocs()
+			for b.Loop() {
+				got := 0
+				if err := dataset.Each(sp, func(*dataset.Case) error { got++; return nil }); err != nil {
+					b.Fatal(err)
+				}
+				if got != n {
+					b.Fatalf("%d cases, want %d", got, n)
+				}
+			}
+		})
+	}
+}
+
 // csvBenchSpec rewrites the JSONL cases of sp as CSV beside them and
 // returns a spec over the CSV file.
 func csvBenchSpec(b *testing.B, sp *spec.Spec) *spec.Spec {

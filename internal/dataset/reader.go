@@ -77,8 +77,13 @@ type Reader struct {
 // Open opens the dataset sp names. Problems that stop reading altogether —
 // a missing file, a CSV file without a header, a tag expression that does
 // not compile — come back as spec.Problems.
-func Open(sp *spec.Spec) (*Reader, error) {
-	r, probs, err := open(sp)
+func Open(sp *spec.Spec) (*Reader, error) { return openChecked(sp, true) }
+
+// openChecked is Open; hashing says whether the reader hashes what it
+// reads (Hash, FileHash): Each, which streams the cases once per target of
+// a run, does not.
+func openChecked(sp *spec.Spec, hashing bool) (*Reader, error) {
+	r, probs, err := open(sp, hashing)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +98,7 @@ func Open(sp *spec.Spec) (*Reader, error) {
 
 // open returns the reader (nil when the file cannot be read at all) and the
 // problems found opening it.
-func open(sp *spec.Spec) (*Reader, spec.Problems, error) {
+func open(sp *spec.Spec, hashing bool) (*Reader, spec.Problems, error) {
 	ds := &sp.Dataset
 	if ds.Path == "" {
 		return nil, spec.Problems{sp.Problemf("dataset.path", "the JSONL or CSV file of cases, relative to the spec", "dataset.path is required")}, nil
@@ -109,7 +114,7 @@ func open(sp *spec.Spec) (*Reader, spec.Problems, error) {
 	if err != nil {
 		return nil, spec.Problems{sp.Problemf("dataset.path", "paths are relative to the spec's directory", "dataset.path: cannot read %q: %s", ds.Path, spec.FileError(err))}, nil
 	}
-	r, probs, err := newReader(sp, path, f)
+	r, probs, err := newReaderHashing(sp, path, f, hashing)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -120,10 +125,20 @@ func open(sp *spec.Spec) (*Reader, spec.Problems, error) {
 
 // newReader reads the dataset from in, naming file in problems.
 func newReader(sp *spec.Spec, file string, in io.Reader) (*Reader, spec.Problems, error) {
+	return newReaderHashing(sp, file, in, true)
+}
+
+// newReaderHashing is newReader; without hashing the reader neither hashes
+// the file's bytes nor encodes each case for the content hash (Hash and
+// FileHash are then "").
+func newReaderHashing(sp *spec.Spec, file string, in io.Reader, hashing bool) (*Reader, spec.Problems, error) {
 	ds := &sp.Dataset
-	r := &Reader{sp: sp, file: file, h: sha256.New(), ch: sha256.New(), ids: map[[16]byte]int{}}
-	r.ch.Write([]byte(casesHashHeader))
-	r.raw = io.TeeReader(in, r.h)
+	r := &Reader{sp: sp, file: file, ids: map[[16]byte]int{}, raw: in}
+	if hashing {
+		r.h, r.ch = sha256.New(), sha256.New()
+		r.ch.Write([]byte(casesHashHeader))
+		r.raw = io.TeeReader(in, r.h)
+	}
 	var probs spec.Problems
 	switch ds.Format {
 	case "jsonl":
@@ -182,11 +197,21 @@ func (r *Reader) Close() error {
 // in the canonical encoding canonical.go describes (line ends, a
 // byte-order mark, CSV quoting and JSONL key order do not change it). It
 // is complete only after Next has returned io.EOF (or after Scan).
-func (r *Reader) Hash() string { return "sha256:" + hex.EncodeToString(r.ch.Sum(nil)) }
+func (r *Reader) Hash() string {
+	if r.ch == nil {
+		return ""
+	}
+	return "sha256:" + hex.EncodeToString(r.ch.Sum(nil))
+}
 
 // FileHash is "sha256:<hex>" of the file's bytes; it is complete only
 // after Next has returned io.EOF (or after Scan).
-func (r *Reader) FileHash() string { return "sha256:" + hex.EncodeToString(r.h.Sum(nil)) }
+func (r *Reader) FileHash() string {
+	if r.h == nil {
+		return ""
+	}
+	return "sha256:" + hex.EncodeToString(r.h.Sum(nil))
+}
 
 // Header is the CSV header (nil for JSONL).
 func (r *Reader) Header() []string { return r.header }
@@ -251,7 +276,7 @@ func (r *Reader) read() (*Case, []spec.Problem, error) {
 	}
 	c, cps := r.build(row)
 	probs = append(probs, cps...)
-	if c != nil {
+	if c != nil && r.ch != nil {
 		// Streaming: one case's encoding at a time, the buffer reused.
 		r.enc = appendCase(r.enc[:0], c)
 		r.ch.Write(r.enc)
@@ -413,7 +438,7 @@ func idKey(id string) [16]byte {
 // cases when it is set. It stops at the first problem (returned as
 // spec.Problems) or the first error from fn.
 func Each(sp *spec.Spec, fn func(*Case) error) error {
-	r, err := Open(sp)
+	r, err := openChecked(sp, false)
 	if err != nil {
 		return err
 	}
@@ -519,7 +544,7 @@ func (s *fieldStats) add(r *row) {
 // the problems as spec.Problems (also in Info.Problems), or an I/O error.
 func Scan(sp *spec.Spec) (*Info, error) {
 	info := &Info{Path: sp.Resolve(sp.Dataset.Path), Format: sp.Dataset.Format}
-	r, probs, err := open(sp)
+	r, probs, err := open(sp, true)
 	if err != nil {
 		return info, err
 	}
