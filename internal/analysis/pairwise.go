@@ -46,13 +46,9 @@ type Pairwise struct {
 	Net       float64    `json:"net"`
 	NetCI     [2]float64 `json:"net_ci"`
 	NetPValue float64    `json:"net_p_value"`
-	// Results would say the intervals count each judged result as one
-	// observation. They never do now: with epochs > 1 each case's epochs
-	// are averaged first (a case's repeats are not independent evidence),
-	// the rates get stats.EpochRateCI and the net lead the paired t over
-	// cases. Kept so older readers of the JSON still parse.
-	Results bool `json:"per_result,omitempty"`
-
+	// With epochs > 1 each case's epochs are averaged first (a case's
+	// repeats are not independent evidence): the rates get
+	// stats.EpochRateCI and the net lead the paired t over cases.
 	cases map[string]*pairCase // per case, with epochs > 1
 }
 
