@@ -226,7 +226,9 @@ func pairDense(a, b *verdicts, ci *caseIndex, o pairing) (Comparison, bool) {
 			// finite set of cases gives, and would call them equivalent.
 			// The score interval of the same cases counted as discordant
 			// says what they can show.
-			p.CI = constantDifferenceCI(xa, xb, o.alpha)
+			if q, err := stats.ConstantDifference(xa, xb, o.alpha); err == nil {
+				p.CI = q.CI
+			}
 			p.CIMethod += "+tango_floor"
 		}
 		// A difference of rates lies in [−1, 1]; a t interval on few
@@ -440,23 +442,4 @@ func MethodLabel(cs []Comparison) string {
 		s += " with " + IntervalLabel(c.CIMethod)
 	}
 	return s
-}
-
-// constantDifferenceCI is the interval for per-case values in [0, 1] that
-// differ by the same amount on every case: Tango's score interval for the
-// paired table that counts each case's difference as A-only or B-only
-// (rounded to whole cases), so n cases that all agree give an interval of
-// the width n agreeing pass/fail cases give, never a point.
-func constantDifferenceCI(xa, xb []float64, alpha float64) stats.Interval {
-	var aOnly, bOnly float64
-	for i := range xa {
-		if d := xa[i] - xb[i]; d > 0 {
-			aOnly += d
-		} else {
-			bOnly -= d
-		}
-	}
-	t := stats.PairTable{AOnly: int(math.Round(aOnly)), BOnly: int(math.Round(bOnly))}
-	t.Neither = max(0, len(xa)-t.AOnly-t.BOnly)
-	return stats.TangoInterval(t, alpha)
 }

@@ -545,3 +545,28 @@ func TestAgreeingTargetsAreNotCertainlyEquivalent(t *testing.T) {
 		}
 	}
 }
+
+// Three cases that all went from pass to fail in both epochs: every case
+// moved by the same amount, where the paired t would say p = 0 (drift,
+// certain). Tested as three pass/fail flips the one way, the McNemar score
+// test gives p = 2(1 − Φ(√3)) = 0.0832645 (scipy: 2*norm.sf(3**0.5)):
+// suggestive, not proof.
+func TestDriftOfConstantFlipsIsNotCertain(t *testing.T) {
+	tags := make([]map[string]string, 3)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	before := putRun(t, st, "20260101-000001-aaaaaa", []string{"oa"}, 2, tags, func(string, int, int) bool { return true })
+	after := putRun(t, st, "20260101-000002-bbbbbb", []string{"oa"}, 2, tags, func(string, int, int) bool { return false })
+	dr, err := Drift(ctx, st, before, after, DriftOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := dr.Targets[0].Flips
+	if f.PassToFail != 6 || math.Abs(f.PValue-0.0832645) > 1e-6 {
+		t.Errorf("drift flips %+v; want 6 pass→fail with p 0.0832645 (three cases, score test)", f)
+	}
+}

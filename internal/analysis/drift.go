@@ -666,6 +666,14 @@ func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []
 		// A = after, B = before: A only is fail→pass.
 		p, err = stats.PairedBinaryWith(stats.PairTable{Both: f.N - f.Flipped, AOnly: f.FailToPass, BOnly: f.PassToFail}, o.Alpha, o.Test)
 	}
+	if err == nil && (clustered || epochs > 1) && p.SE == 0 {
+		// Every case moved by the same amount: the t test would call two
+		// cases that both flipped certain (p = 0). Test them as that many
+		// pass/fail cases.
+		if q, qerr := stats.ConstantDifference(meanA, meanB, o.Alpha); qerr == nil {
+			p = q
+		}
+	}
 	if err == nil {
 		f.Test, f.DF, f.Clusters = p.Test, round6(p.DF), p.Clusters
 		f.PValue = p.PValue

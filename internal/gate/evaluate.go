@@ -775,6 +775,19 @@ func (e *evaluator) compare(out *Check, c spec.GateCheck, x, b []float64, kept [
 	if err != nil {
 		return
 	}
+	if !binary && p.SE == 0 && (c.Kind == "rate" || c.Kind == spec.GateLoudRate) {
+		// Every case's rate moved by the same amount (identical outputs
+		// over several epochs): the t bounds have zero width, a certainty
+		// no finite set of cases gives. Decide as n pass/fail cases would.
+		if q, err := stats.ConstantDifference(x, b, alpha); err == nil {
+			p = q
+			if ok2 {
+				if q2, err := stats.ConstantDifference(x, b, a2); err == nil {
+					bounds = q2.CI
+				}
+			}
+		}
+	}
 	out.Baseline, out.Candidate, out.Delta = Num(p.MeanB), Num(p.MeanA), Num(p.Delta)
 	out.CI, out.CIMethod, out.Test, out.PValue = [2]Num{Num(p.CI.Lo), Num(p.CI.Hi)}, p.CIMethod, p.Test, Num(p.PValue)
 	out.Clusters = p.Clusters

@@ -375,3 +375,18 @@ func TestVerdictAgreesWithBounds(t *testing.T) {
 		}
 	}
 }
+
+// A candidate identical to its baseline over several epochs moves no case's
+// rate: the paired t bounds would have zero width and pass a 4-point limit
+// as certain on 40 cases, which 40 agreeing pass/fail cases cannot show
+// (their one-sided bounds are ±6.3 points). Decided as those 40 cases,
+// the check is inconclusive, as it is with one epoch.
+func TestIdenticalEpochsAreNotCertain(t *testing.T) {
+	for _, epochs := range []int{1, 2} {
+		s := testSnap("b", "sha256:d", epochs, ids(40), nil, testTarget("m", passes(40*epochs, 30*epochs), nil, nil, nil, "b"))
+		c := onlyCheck(t, evaluate(t, s, s, mustRules(t, "primary max_drop=4pt"), Options{}))
+		if c.Verdict != Inconclusive || !(float64(c.CI[1]-c.CI[0]) > 0.1) {
+			t.Errorf("%d epochs, identical outputs, max_drop 4pt on 40 cases: %s, CI %v (%s); want inconclusive with a real interval", epochs, c.Verdict, c.CI, c.Reason)
+		}
+	}
+}

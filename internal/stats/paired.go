@@ -385,3 +385,39 @@ func nanPaired() Paired {
 		PValue: nan, MidP: nan,
 	}
 }
+
+// ConstantDifference compares per-case values in [0, 1] (rates: a case's
+// pass share over its epochs) that differ by the same amount on every case,
+// where a t interval has zero width — a certainty no finite set of cases
+// gives. It counts each case's difference as A-only or B-only (summed and
+// rounded to whole cases) and decides with the McNemar score test and
+// Tango's interval on that table: n cases that all agree get the interval
+// n agreeing pass/fail cases get, never a point. MeanA, MeanB and Delta are
+// the values' own.
+func ConstantDifference(a, b []float64, alpha float64) (Paired, error) {
+	if len(a) != len(b) {
+		return nanPaired(), fmt.Errorf("stats: paired values need one per case for each target: A has %d, B has %d", len(a), len(b))
+	}
+	var aOnly, bOnly, sumA, sumB float64
+	for i := range a {
+		if !(a[i] >= 0 && a[i] <= 1 && b[i] >= 0 && b[i] <= 1) {
+			return nanPaired(), fmt.Errorf("stats: ConstantDifference takes values in [0, 1], case %d has %v and %v", i, a[i], b[i])
+		}
+		sumA, sumB = sumA+a[i], sumB+b[i]
+		if d := a[i] - b[i]; d > 0 {
+			aOnly += d
+		} else {
+			bOnly -= d
+		}
+	}
+	t := PairTable{AOnly: int(math.Round(aOnly)), BOnly: int(math.Round(bOnly))}
+	t.Neither = max(0, len(a)-t.AOnly-t.BOnly)
+	p, err := PairedBinaryTable(t, alpha)
+	if err != nil {
+		return p, err
+	}
+	n := float64(len(a))
+	p.MeanA, p.MeanB = sumA/n, sumB/n
+	p.Delta = p.MeanA - p.MeanB
+	return p, nil
+}

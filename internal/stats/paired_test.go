@@ -454,3 +454,27 @@ func FuzzPairedBinaryTable(f *testing.F) {
 		}
 	})
 }
+
+// Per-case rates that all agree give the score interval of as many
+// agreeing pass/fail cases, never a point: 90 cases → Tango's ±0.0409356
+// (testdata/tango.py tango_ci(0, 0, 90, 0.05)); a constant lead of one
+// whole case each is b = 90, c = 0.
+func TestConstantDifference(t *testing.T) {
+	a, b := make([]float64, 90), make([]float64, 90)
+	for i := range a {
+		a[i], b[i] = 0.5, 0.5
+	}
+	p, err := ConstantDifference(a, b, 0.05)
+	if err != nil || p.Delta != 0 || math.Abs(p.CI.Lo+0.0409356) > 1e-6 || math.Abs(p.CI.Hi-0.0409356) > 1e-6 || p.PValue != 1 {
+		t.Errorf("agreeing: %+v %v; want Δ 0, ±0.0409356, p 1", p, err)
+	}
+	for i := range a {
+		a[i], b[i] = 1, 0
+	}
+	if p, err = ConstantDifference(a, b, 0.05); err != nil || p.Delta != 1 || !(p.CI.Lo > 0.9) || p.CI.Hi != 1 || !(p.PValue < 1e-6) {
+		t.Errorf("A always ahead: %+v %v", p, err)
+	}
+	if _, err := ConstantDifference([]float64{2}, []float64{0}, 0.05); err == nil {
+		t.Error("a value outside [0, 1] was taken")
+	}
+}
