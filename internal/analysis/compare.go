@@ -227,9 +227,8 @@ func pairDense(a, b *verdicts, ci *caseIndex, o pairing) (Comparison, bool) {
 			// The score interval of the same cases counted as discordant
 			// says what they can show.
 			if q, err := stats.ConstantDifference(xa, xb, o.alpha); err == nil {
-				p.CI = q.CI
+				p = q // named mcnemar_score / tango, as it is decided
 			}
-			p.CIMethod += "+tango_floor"
 		}
 		// A difference of rates lies in [−1, 1]; a t interval on few
 		// clusters can reach past it (whether it excludes 0 is unchanged).

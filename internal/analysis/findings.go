@@ -15,10 +15,10 @@ type Comparison struct {
 	// cluster tag.
 	Test string `json:"test"`
 	// CIMethod names the interval: "tango" (the score test's own interval),
-	// "newcombe" (beside the exact test), "t", or "cr1_t" (cluster-robust);
-	// "+tango_floor" follows the t ones when every case differed by the
-	// same amount (the t interval would have zero width) and the interval is
-	// the score interval of those cases counted as pass/fail pairs.
+	// "newcombe" (beside the exact test), "t", or "cr1_t" (cluster-robust).
+	// When every case differed by the same amount (a t interval would have
+	// zero width), the comparison is the score test with Tango's interval
+	// on those cases counted as pass/fail pairs (stats.ConstantDifference).
 	CIMethod string `json:"ci_method,omitempty"`
 	// DF is the t test's degrees of freedom (n−1, or G−1 with clusters);
 	// Clusters is G. Both absent for the McNemar tests.
