@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -193,7 +194,7 @@ type Target struct {
 	RateLimited int `json:"rate_limited,omitempty"`
 	// ParseTolerated counts the results whose headline score records that
 	// the json parser tolerated a ``` fence or prose around the value
-	// (store.Score.ParseNote); with output.strict those fail instead.
+	// (record.Score.ParseNote); with output.strict those fail instead.
 	ParseTolerated int `json:"parse_tolerated"`
 }
 
@@ -327,7 +328,7 @@ type acc struct {
 }
 
 // Analyze reads the run's results and scores and computes the findings.
-func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*Report, error) {
+func Analyze(ctx context.Context, st store.Store, run *record.Run, o Options) (*Report, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
@@ -370,7 +371,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 	var fo fieldOrder // read by the scores pass only
 	// The cases, numbered densely, with their tags for the per-slice tables.
 	ci := newCaseIndex()
-	err = st.Cases(ctx, run.ID, func(c store.Case) error {
+	err = st.Cases(ctx, run.ID, func(c record.Case) error {
 		ci.add(c.ID, c.Tags)
 		return nil
 	})
@@ -384,7 +385,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		if scoring == 0 {
 			return nil
 		}
-		err := st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+		err := st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
 			a := get(s.Target)
 			c := a.scorers[s.Scorer]
 			if c == nil {
@@ -471,7 +472,7 @@ func Analyze(ctx context.Context, st store.Store, run *store.Run, o Options) (*R
 		return nil
 	})
 	g.Go(func() error {
-		err := st.Results(ctx, run.ID, func(r store.Result) error {
+		err := st.Results(ctx, run.ID, func(r record.Result) error {
 			a := get(r.Target)
 			a.t.N++
 			if r.ErrorKind != "" {
@@ -651,7 +652,7 @@ func quantile(xs []float64, q float64) float64 {
 	return xs[i] + (h-lo)*(xs[i+1]-xs[i])
 }
 
-func runInfo(run *store.Run, scoring int) RunInfo {
+func runInfo(run *record.Run, scoring int) RunInfo {
 	ri := RunInfo{
 		ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash, FileHash: run.FileHash,
 		PromptHash: run.PromptHash, GitCommit: run.GitCommit, ScorersHash: run.ScorersHash,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -36,21 +37,21 @@ type benchRun struct {
 	started        time.Time
 }
 
-func fillRun(b *testing.B, st store.Store, r benchRun) *store.Run {
+func fillRun(b *testing.B, st store.Store, r benchRun) *record.Run {
 	b.Helper()
 	ctx := context.Background()
-	run := &store.Run{ID: store.NewRunID(r.started), Spec: "bench", SpecHash: "sha256:s", DatasetHash: "sha256:d",
+	run := &record.Run{ID: record.NewRunID(r.started), Spec: "bench", SpecHash: "sha256:s", DatasetHash: "sha256:d",
 		PromptHash: "sha256:p", ScorersHash: "sha256:c", Experiment: r.experiment, Cases: r.cases, Epochs: 1,
-		Status: store.StatusComplete, Started: r.started, Ended: r.started}
+		Status: record.StatusComplete, Started: r.started, Ended: r.started}
 	for t := range r.targets {
 		run.Targets = append(run.Targets, "model-"+strconv.Itoa(t))
 	}
 	if err := st.CreateRun(ctx, run); err != nil {
 		b.Fatal(err)
 	}
-	var cs []store.Case
+	var cs []record.Case
 	for i := 1; i <= r.cases; i++ {
-		cs = append(cs, store.Case{RunID: run.ID, ID: strconv.Itoa(i), Line: i, Expected: []byte(`"42"`),
+		cs = append(cs, record.Case{RunID: run.ID, ID: strconv.Itoa(i), Line: i, Expected: []byte(`"42"`),
 			Tags: map[string]string{"bucket": benchBuckets[i%4], "tier": strconv.Itoa(i % 9)}})
 		if len(cs) == 5000 || i == r.cases {
 			if err := st.PutCases(ctx, cs); err != nil {
@@ -60,13 +61,13 @@ func fillRun(b *testing.B, st store.Store, r benchRun) *store.Run {
 		}
 	}
 	rng := rand.New(rand.NewPCG(r.seed, 2))
-	var rs []store.Result
-	var ss []store.Score
+	var rs []record.Result
+	var ss []record.Score
 	for i := 1; i <= r.cases; i++ {
 		id := strconv.Itoa(i)
 		for t, name := range run.Targets {
 			pass := rng.Float64() < 0.6+0.05*float64(t)-0.03*float64(i%9)-r.regress
-			rs = append(rs, store.Result{RunID: run.ID, CaseID: id, Target: name, Epoch: 1,
+			rs = append(rs, record.Result{RunID: run.ID, CaseID: id, Target: name, Epoch: 1,
 				Raw: fmt.Sprintf("Working on case %d ... A: %t", i, pass), Parsed: `"42"`, Model: name + "-2026-11-01",
 				Fingerprint: "fp_1", InputTokens: 120, OutputTokens: 30, CostUSD: 0.0001,
 				LatencyMS: 200 + 800*rng.Float64(), Attempts: 1, CreatedAt: r.started})
@@ -74,7 +75,7 @@ func fillRun(b *testing.B, st store.Store, r benchRun) *store.Run {
 			if !pass {
 				shape, kind, value = "silent", "wrong", 0
 			}
-			ss = append(ss, store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: name, Epoch: 1, Scorer: "correct",
+			ss = append(ss, record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: name, Epoch: 1, Scorer: "correct",
 				Primary: true, Pass: pass, Value: value, Shape: shape, Kind: kind})
 		}
 		if len(rs) >= 2000 || i == r.cases {
@@ -155,7 +156,7 @@ func BenchmarkLedger(b *testing.B) {
 	ctx := context.Background()
 	st := openStore(b)
 	const runs, cases = 10, 10_000
-	var last *store.Run
+	var last *record.Run
 	for r := range runs {
 		last = fillRun(b, st, benchRun{cases: cases, targets: 2, seed: uint64(r + 1), regress: 0.005 * float64(r%3),
 			experiment: "bench", started: t0.Add(time.Duration(r) * time.Minute)})

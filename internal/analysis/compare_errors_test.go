@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -17,23 +18,23 @@ import (
 // pass, except those errKind names, whose call failed with that kind (no
 // output; graded as the scorer grades a failed call: a loud failure of
 // that kind).
-func putErrRun(t *testing.T, st store.Store, id string, n int, errKind func(c int) string) *store.Run {
+func putErrRun(t *testing.T, st store.Store, id string, n int, errKind func(c int) string) *record.Run {
 	t.Helper()
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &store.Run{ID: id, Spec: "s", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
+	r := &record.Run{ID: id, Spec: "s", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
 		Targets: []string{"m"}, Cases: n, Epochs: 1, Status: "complete", Started: t0}
 	if err := st.CreateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	var cases []store.Case
-	var results []store.Result
-	var scores []store.Score
+	var cases []record.Case
+	var results []record.Result
+	var scores []record.Score
 	for c := range n {
 		cid := fmt.Sprintf("c%03d", c)
-		cases = append(cases, store.Case{RunID: id, ID: cid, Line: c + 1, Expected: []byte(`"x"`)})
-		res := store.Result{RunID: id, CaseID: cid, Target: "m", Epoch: 1, Raw: "x", LatencyMS: 10, CreatedAt: t0}
-		sc := store.Score{RunID: id, Scoring: 1, CaseID: cid, Target: "m", Epoch: 1, Scorer: "correct", Primary: true, Pass: true, Value: 1, Shape: "pass"}
+		cases = append(cases, record.Case{RunID: id, ID: cid, Line: c + 1, Expected: []byte(`"x"`)})
+		res := record.Result{RunID: id, CaseID: cid, Target: "m", Epoch: 1, Raw: "x", LatencyMS: 10, CreatedAt: t0}
+		sc := record.Score{RunID: id, Scoring: 1, CaseID: cid, Target: "m", Epoch: 1, Scorer: "correct", Primary: true, Pass: true, Value: 1, Shape: "pass"}
 		if k := errKind(c); k != "" {
 			res.Raw, res.Error, res.ErrorKind = "", "the call failed", k
 			sc.Pass, sc.Value, sc.Shape, sc.Kind = false, 0, "loud", k
@@ -86,7 +87,7 @@ func TestCompareLeavesProviderErrorsOut(t *testing.T) {
 	}
 
 	down := putErrRun(t, st, "down", 40, func(int) string { return "auth" })
-	for _, pair := range [][2]*store.Run{{before, down}, {down, before}} {
+	for _, pair := range [][2]*record.Run{{before, down}, {down, before}} {
 		_, err = CompareRuns(ctx, st, pair[0], pair[1], Options{})
 		var cj *CannotJudgeError
 		if !errors.As(err, &cj) || err.Error() != "cannot judge: 40 of 40 calls of m in run down failed: auth" {

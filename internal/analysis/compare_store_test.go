@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
@@ -80,7 +81,7 @@ func loadComparisonsGolden(t *testing.T) comparisonsGolden {
 // storedRun stores a complete run: cases c000… with tags[i] (nil: none),
 // and per target per case per epoch a pass or fail of the primary scorer
 // "correct".
-func storedRun(t *testing.T, targets []string, epochs int, tags []map[string]string, pass func(target string, c, e int) bool) (store.Store, *store.Run) {
+func storedRun(t *testing.T, targets []string, epochs int, tags []map[string]string, pass func(target string, c, e int) bool) (store.Store, *record.Run) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
@@ -92,35 +93,35 @@ func storedRun(t *testing.T, targets []string, epochs int, tags []map[string]str
 }
 
 // putRun stores a complete run in st (see storedRun).
-func putRun(t *testing.T, st store.Store, id string, targets []string, epochs int, tags []map[string]string, pass func(target string, c, e int) bool) *store.Run {
+func putRun(t *testing.T, st store.Store, id string, targets []string, epochs int, tags []map[string]string, pass func(target string, c, e int) bool) *record.Run {
 	t.Helper()
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &store.Run{ID: id, Spec: "s", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
+	r := &record.Run{ID: id, Spec: "s", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
 		Targets: targets, Cases: len(tags), Epochs: epochs, Status: "complete", Started: t0}
 	if err := st.CreateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	var cases []store.Case
+	var cases []record.Case
 	for c := range tags {
-		cases = append(cases, store.Case{RunID: r.ID, ID: fmt.Sprintf("c%03d", c), Line: c + 1, Expected: []byte(`"x"`), Tags: tags[c]})
+		cases = append(cases, record.Case{RunID: r.ID, ID: fmt.Sprintf("c%03d", c), Line: c + 1, Expected: []byte(`"x"`), Tags: tags[c]})
 	}
 	if err := st.PutCases(ctx, cases); err != nil {
 		t.Fatal(err)
 	}
-	var results []store.Result
-	var scores []store.Score
+	var results []record.Result
+	var scores []record.Score
 	for _, tg := range targets {
 		for c := range tags {
 			for e := 1; e <= epochs; e++ {
 				id := fmt.Sprintf("c%03d", c)
 				ok := pass(tg, c, e-1)
-				results = append(results, store.Result{RunID: r.ID, CaseID: id, Target: tg, Epoch: e, Raw: "x", LatencyMS: 10, CreatedAt: t0})
+				results = append(results, record.Result{RunID: r.ID, CaseID: id, Target: tg, Epoch: e, Raw: "x", LatencyMS: 10, CreatedAt: t0})
 				shape := "pass"
 				if !ok {
 					shape = "silent"
 				}
-				scores = append(scores, store.Score{RunID: r.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: e,
+				scores = append(scores, record.Score{RunID: r.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: e,
 					Scorer: "correct", Primary: true, Pass: ok, Value: b2f(ok), Shape: shape})
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -211,7 +212,7 @@ type labelCase struct {
 
 // addClasses gives every target of rep its Classes, and rep its
 // ClassComparisons, when the run has a label scorer.
-func addClasses(ctx context.Context, st store.Store, run *store.Run, scoring int, rep *Report, alpha float64) error {
+func addClasses(ctx context.Context, st store.Store, run *record.Run, scoring int, rep *Report, alpha float64) error {
 	scorer, normalize, ok := labelScorer(run.Config)
 	if !ok || scoring == 0 {
 		return nil
@@ -221,7 +222,7 @@ func addClasses(ctx context.Context, st store.Store, run *store.Run, scoring int
 	var expText []string
 	support := map[string]int{}
 	scalar := true
-	err := st.Cases(ctx, run.ID, func(c store.Case) error {
+	err := st.Cases(ctx, run.ID, func(c record.Case) error {
 		if string(c.Expected) == "" || string(c.Expected) == "null" {
 			return nil // no expected label: not in the matrix
 		}
@@ -271,7 +272,7 @@ func addClasses(ctx context.Context, st store.Store, run *store.Run, scoring int
 		}
 		return v
 	}
-	err = st.Results(ctx, run.ID, func(r store.Result) error {
+	err = st.Results(ctx, run.ID, func(r record.Result) error {
 		i, ok := caseIx[r.CaseID]
 		if !ok || r.Epoch < 1 || r.Epoch > epochs {
 			return nil
@@ -298,7 +299,7 @@ func addClasses(ctx context.Context, st store.Store, run *store.Run, scoring int
 	}
 	// The scorer's verdicts decide the diagonal.
 	pred := map[string][]int{}
-	err = st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+	err = st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
 		if s.Scorer != scorer {
 			return nil
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
@@ -60,7 +61,7 @@ func readConfusionRef(t *testing.T) confusionRef {
 // (trim, lower) whose confusion matrices are the reference's: in each row,
 // cases are numbered in order and each target's predictions laid out
 // column by column, as confusion.py lays them out.
-func labelRun(t *testing.T, ref confusionRef) (store.Store, *store.Run) {
+func labelRun(t *testing.T, ref confusionRef) (store.Store, *record.Run) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
@@ -69,7 +70,7 @@ func labelRun(t *testing.T, ref confusionRef) (store.Store, *store.Run) {
 	}
 	t.Cleanup(func() { st.Close() })
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	run := &store.Run{ID: "20260101-000000-labels", Spec: "intents", SpecHash: "sha256:s", DatasetHash: "sha256:d",
+	run := &record.Run{ID: "20260101-000000-labels", Spec: "intents", SpecHash: "sha256:s", DatasetHash: "sha256:d",
 		PromptHash: "sha256:p", Targets: []string{"a", "b"}, Epochs: 1, Status: "complete", Started: t0,
 		Config: []byte(`{"scorers":[{"name":"valid","type":"is_json"},{"name":"intent","type":"equals","primary":true,"normalize":["trim","lower"]}]}`)}
 	// How a label is written: the dataset and the model vary case and
@@ -84,9 +85,9 @@ func labelRun(t *testing.T, ref confusionRef) (store.Store, *store.Run) {
 		return label
 	}
 	K := len(ref.Labels)
-	var cases []store.Case
-	var results []store.Result
-	var scores []store.Score
+	var cases []record.Case
+	var results []record.Result
+	var scores []record.Score
 	n := 0
 	for r, label := range ref.Labels {
 		support := 0
@@ -97,15 +98,15 @@ func labelRun(t *testing.T, ref confusionRef) (store.Store, *store.Run) {
 			id := fmt.Sprintf("c%03d", n)
 			n++
 			exp, _ := json.Marshal(spell(label, i))
-			cases = append(cases, store.Case{RunID: run.ID, ID: id, Line: n, Expected: exp})
+			cases = append(cases, record.Case{RunID: run.ID, ID: id, Line: n, Expected: exp})
 			for _, tg := range run.Targets {
 				col, left := 0, i
 				for left >= ref.Targets[tg].Matrix[r][col] {
 					left -= ref.Targets[tg].Matrix[r][col]
 					col++
 				}
-				res := store.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: 1, CreatedAt: t0}
-				sc := store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "intent", Primary: true}
+				res := record.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: 1, CreatedAt: t0}
+				sc := record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "intent", Primary: true}
 				switch {
 				case col == r:
 					b, _ := json.Marshal(spell(label, i+1))
@@ -126,16 +127,16 @@ func labelRun(t *testing.T, ref confusionRef) (store.Store, *store.Run) {
 					sc.Shape, sc.Kind = "loud", "unparseable"
 				}
 				results = append(results, res)
-				valid := store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "valid", Pass: true, Shape: "pass"}
+				valid := record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "valid", Pass: true, Shape: "pass"}
 				scores = append(scores, sc, valid)
 			}
 		}
 	}
 	// A case with no expected label is in no row of the matrix.
-	cases = append(cases, store.Case{RunID: run.ID, ID: "zz-unlabelled", Line: n + 1, Expected: []byte("null")})
+	cases = append(cases, record.Case{RunID: run.ID, ID: "zz-unlabelled", Line: n + 1, Expected: []byte("null")})
 	for _, tg := range run.Targets {
-		results = append(results, store.Result{RunID: run.ID, CaseID: "zz-unlabelled", Target: tg, Epoch: 1, Raw: `"billing"`, Parsed: `"billing"`, CreatedAt: t0})
-		scores = append(scores, store.Score{RunID: run.ID, Scoring: 1, CaseID: "zz-unlabelled", Target: tg, Epoch: 1, Scorer: "intent", Primary: true, Shape: "loud", Kind: "scorer_error"})
+		results = append(results, record.Result{RunID: run.ID, CaseID: "zz-unlabelled", Target: tg, Epoch: 1, Raw: `"billing"`, Parsed: `"billing"`, CreatedAt: t0})
+		scores = append(scores, record.Score{RunID: run.ID, Scoring: 1, CaseID: "zz-unlabelled", Target: tg, Epoch: 1, Scorer: "intent", Primary: true, Shape: "loud", Kind: "scorer_error"})
 	}
 	run.Cases = len(cases)
 	if err := st.CreateRun(ctx, run); err != nil {
@@ -257,19 +258,19 @@ func TestClassesOnlyForLabelSets(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			run := &store.Run{ID: "r", Spec: "s", Targets: []string{"a"}, Epochs: 1, Cases: MaxClasses + 1, Status: "complete",
+			run := &record.Run{ID: "r", Spec: "s", Targets: []string{"a"}, Epochs: 1, Cases: MaxClasses + 1, Status: "complete",
 				Started: time.Unix(0, 0), Config: []byte(`{"scorers":[{"name":"intent","type":"equals"}]}`)}
 			if err := st.CreateRun(ctx, run); err != nil {
 				t.Fatal(err)
 			}
-			var cs []store.Case
-			var rs []store.Result
-			var ss []store.Score
+			var cs []record.Case
+			var rs []record.Result
+			var ss []record.Score
 			for i := range MaxClasses + 1 {
 				id := fmt.Sprintf("c%02d", i)
-				cs = append(cs, store.Case{RunID: "r", ID: id, Line: i + 1, Expected: []byte(tc.exp(i))})
-				rs = append(rs, store.Result{RunID: "r", CaseID: id, Target: "a", Epoch: 1, Parsed: tc.exp(i), Raw: tc.exp(i)})
-				ss = append(ss, store.Score{RunID: "r", Scoring: 1, CaseID: id, Target: "a", Epoch: 1, Scorer: "intent", Primary: true, Pass: true, Shape: "pass"})
+				cs = append(cs, record.Case{RunID: "r", ID: id, Line: i + 1, Expected: []byte(tc.exp(i))})
+				rs = append(rs, record.Result{RunID: "r", CaseID: id, Target: "a", Epoch: 1, Parsed: tc.exp(i), Raw: tc.exp(i)})
+				ss = append(ss, record.Score{RunID: "r", Scoring: 1, CaseID: id, Target: "a", Epoch: 1, Scorer: "intent", Primary: true, Pass: true, Shape: "pass"})
 			}
 			if err := st.PutCases(ctx, cs); err != nil {
 				t.Fatal(err)

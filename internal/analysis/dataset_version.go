@@ -2,11 +2,11 @@ package analysis
 
 import (
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // runDataset is the dataset version a stored run recorded.
-func runDataset(r *store.Run) dataset.Version {
+func runDataset(r *record.Run) dataset.Version {
 	return dataset.Version{Hash: r.DatasetHash, File: r.FileHash}
 }
 

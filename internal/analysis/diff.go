@@ -14,6 +14,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -174,7 +175,7 @@ type DiffOptions struct {
 }
 
 // DiffRuns compares two runs and says what changed between them.
-func DiffRuns(ctx context.Context, st store.Store, before, after *store.Run, o DiffOptions) (*RunDiff, error) {
+func DiffRuns(ctx context.Context, st store.Store, before, after *record.Run, o DiffOptions) (*RunDiff, error) {
 	if o.Limit == 0 {
 		o.Limit = 20
 	}
@@ -256,17 +257,17 @@ func DiffRuns(ctx context.Context, st store.Store, before, after *store.Run, o D
 
 // incompleteWarnings says when a run did not complete: only its stored
 // results can be paired.
-func incompleteWarnings(runs ...*store.Run) []string {
+func incompleteWarnings(runs ...*record.Run) []string {
 	var ws []string
 	for _, r := range runs {
-		if r.Status != store.StatusComplete {
+		if r.Status != record.StatusComplete {
 			ws = append(ws, fmt.Sprintf("run %s is %s, not complete: only its stored results are paired", r.ID, r.Status))
 		}
 	}
 	return ws
 }
 
-func unionTargets(before, after *store.Run) []string {
+func unionTargets(before, after *record.Run) []string {
 	out := slices.Clone(after.Targets)
 	for _, n := range before.Targets {
 		if !slices.Contains(out, n) {
@@ -276,7 +277,7 @@ func unionTargets(before, after *store.Run) []string {
 	return out
 }
 
-func versionChanges(before, after *store.Run) []VersionChange {
+func versionChanges(before, after *record.Run) []VersionChange {
 	rows := []struct{ name, b, a string }{
 		{"spec_hash", before.SpecHash, after.SpecHash},
 		{"prompt_hash", before.PromptHash, after.PromptHash},
@@ -301,7 +302,7 @@ func readCases(ctx context.Context, st store.Store, beforeID, afterID string, ci
 	var d CaseDiff
 	seen := map[string][16]byte{}
 	var order []string
-	if err := st.Cases(ctx, beforeID, func(c store.Case) error {
+	if err := st.Cases(ctx, beforeID, func(c record.Case) error {
 		if _, dup := seen[c.ID]; dup {
 			return nil
 		}
@@ -314,7 +315,7 @@ func readCases(ctx context.Context, st store.Store, beforeID, afterID string, ci
 		return d, err
 	}
 	inAfter := map[string]bool{}
-	if err := st.Cases(ctx, afterID, func(c store.Case) error {
+	if err := st.Cases(ctx, afterID, func(c record.Case) error {
 		if inAfter[c.ID] {
 			return nil
 		}
@@ -360,7 +361,7 @@ func diffCases(ctx context.Context, st store.Store, beforeID, afterID string) (C
 // caseDigest identifies what a case asks of a model as far as the store
 // knows it: its expected value and tags (its prompt variables are not
 // stored; the dataset hash covers them).
-func caseDigest(c store.Case) [16]byte {
+func caseDigest(c record.Case) [16]byte {
 	h := sha256.New()
 	exp := c.Expected
 	if len(exp) == 0 {
@@ -394,7 +395,7 @@ const (
 // per (case, epoch) slot: the primary verdict, a digest of the raw output
 // and flags. Memory is ~20 bytes per result, not the outputs themselves.
 type runSide struct {
-	run     *store.Run
+	run     *record.Run
 	scorer  string
 	targets map[string]*targetSide
 }
@@ -462,14 +463,14 @@ func (t *targetSide) cases() int {
 
 // loadSide reads one run's results and primary scores (latest scoring) for
 // the targets want accepts.
-func loadSide(ctx context.Context, st store.Store, run *store.Run, ci *caseIndex, want func(string) bool) (*runSide, error) {
+func loadSide(ctx context.Context, st store.Store, run *record.Run, ci *caseIndex, want func(string) bool) (*runSide, error) {
 	s := &runSide{run: run, targets: map[string]*targetSide{}}
 	for _, n := range run.Targets {
 		if want(n) {
 			s.target(n)
 		}
 	}
-	err := st.Results(ctx, run.ID, func(r store.Result) error {
+	err := st.Results(ctx, run.ID, func(r record.Result) error {
 		if !want(r.Target) {
 			return nil
 		}
@@ -495,7 +496,7 @@ func loadSide(ctx context.Context, st store.Store, run *store.Run, ci *caseIndex
 	if err != nil {
 		return nil, err
 	}
-	err = st.Scores(ctx, run.ID, scoring, func(sc store.Score) error {
+	err = st.Scores(ctx, run.ID, scoring, func(sc record.Score) error {
 		if !sc.Primary || !want(sc.Target) {
 			return nil
 		}
@@ -568,7 +569,7 @@ func pairSlots(b, a *targetSide, fn func(i, e, jb, ja int)) {
 
 // flips counts a target's verdict flips and lists the first limit of them
 // (pass→fail before fail→pass) with both outputs and the expected value.
-func flips(ctx context.Context, st store.Store, before, after *store.Run, name string, b, a *targetSide, ci *caseIndex, limit int) (TargetFlips, error) {
+func flips(ctx context.Context, st store.Store, before, after *record.Run, name string, b, a *targetSide, ci *caseIndex, limit int) (TargetFlips, error) {
 	tf := TargetFlips{Target: name, Cases: []FlippedCase{}}
 	type flip struct{ i, e int }
 	var down, up []flip
@@ -606,16 +607,16 @@ func flips(ctx context.Context, st store.Store, before, after *store.Run, name s
 			fc.Direction = PassToFail
 		}
 		var err error
-		if fc.Before, err = shownOutput(ctx, st, before.ID, store.Key{CaseID: fc.CaseID, Target: name, Epoch: f.e}); err != nil {
+		if fc.Before, err = shownOutput(ctx, st, before.ID, record.Key{CaseID: fc.CaseID, Target: name, Epoch: f.e}); err != nil {
 			return tf, err
 		}
-		if fc.After, err = shownOutput(ctx, st, after.ID, store.Key{CaseID: fc.CaseID, Target: name, Epoch: f.e}); err != nil {
+		if fc.After, err = shownOutput(ctx, st, after.ID, record.Key{CaseID: fc.CaseID, Target: name, Epoch: f.e}); err != nil {
 			return tf, err
 		}
 		byCase[fc.CaseID] = append(byCase[fc.CaseID], len(tf.Cases))
 		tf.Cases = append(tf.Cases, fc)
 	}
-	err := st.Cases(ctx, after.ID, func(c store.Case) error {
+	err := st.Cases(ctx, after.ID, func(c record.Case) error {
 		for _, k := range byCase[c.ID] {
 			tf.Cases[k].Expected = expectedText(c.Expected)
 		}
@@ -626,7 +627,7 @@ func flips(ctx context.Context, st store.Store, before, after *store.Run, name s
 
 // shownOutput is a stored result's output for display: the raw text, or
 // the call's error when it failed, cut at maxRawShown bytes.
-func shownOutput(ctx context.Context, st store.Store, runID string, k store.Key) (string, error) {
+func shownOutput(ctx context.Context, st store.Store, runID string, k record.Key) (string, error) {
 	r, err := st.Result(ctx, runID, k)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -185,7 +186,7 @@ func sideFlips(ctx context.Context, st store.Store, before, after *DriftSide, na
 // stored run, else what a baseline file knows of it.
 func sideOutput(ctx context.Context, st store.Store, s *DriftSide, t *gate.Target, target, caseID string, j, epoch int) (string, error) {
 	if s.Run != nil && st != nil {
-		return shownOutput(ctx, st, s.Run.ID, store.Key{CaseID: caseID, Target: target, Epoch: epoch})
+		return shownOutput(ctx, st, s.Run.ID, record.Key{CaseID: caseID, Target: target, Epoch: epoch})
 	}
 	if flag(t.Errored, j) {
 		return fmt.Sprintf("(the call failed: %s; the baseline file holds no output)", errorKindAt(t, j)), nil

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/gate"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -126,13 +126,13 @@ func TestReportedModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	run := &store.Run{ID: "r", Targets: []string{"a", "b"}, Epochs: 1, Status: store.StatusComplete, Started: time.Now()}
+	run := &record.Run{ID: "r", Targets: []string{"a", "b"}, Epochs: 1, Status: record.StatusComplete, Started: time.Now()}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	var rs []store.Result
+	var rs []record.Result
 	add := func(c, target, model, fp, kind string) {
-		rs = append(rs, store.Result{RunID: "r", CaseID: c, Target: target, Epoch: 1, Model: model, Fingerprint: fp, ErrorKind: kind})
+		rs = append(rs, record.Result{RunID: "r", CaseID: c, Target: target, Epoch: 1, Model: model, Fingerprint: fp, ErrorKind: kind})
 	}
 	add("1", "a", "m-1", "fp1", "")
 	add("2", "a", "m-1", "fp2", "")

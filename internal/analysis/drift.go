@@ -11,6 +11,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -279,12 +280,12 @@ const (
 type DriftSide struct {
 	Snap *gate.Snapshot
 	// Run is the stored run; nil for a baseline file.
-	Run *store.Run
+	Run *record.Run
 }
 
 // StoredDriftSide reads one side of a drift check from the store: a
 // snapshot of the run under its latest scoring (also when it has none).
-func StoredDriftSide(ctx context.Context, st store.Store, run *store.Run) (*DriftSide, error) {
+func StoredDriftSide(ctx context.Context, st store.Store, run *record.Run) (*DriftSide, error) {
 	snap, err := gate.FromStoreUnscored(ctx, st, run)
 	if err != nil {
 		return nil, err
@@ -332,7 +333,7 @@ func (s *DriftSide) info() RunInfo {
 // drifted when its fingerprint changed, when at temperature 0 the interval
 // of its identical-output rate lies below the threshold, or when the flip
 // test's p-value is below alpha. It is DriftSides on two stored runs.
-func Drift(ctx context.Context, st store.Store, before, after *store.Run, o DriftOptions) (*DriftReport, error) {
+func Drift(ctx context.Context, st store.Store, before, after *record.Run, o DriftOptions) (*DriftReport, error) {
 	if o.Target != "" && (!slices.Contains(before.Targets, o.Target) || !slices.Contains(after.Targets, o.Target)) {
 		return nil, fmt.Errorf("target %q is not in both runs (%s has %s; %s has %s)", o.Target,
 			before.ID, strings.Join(before.Targets, ", "), after.ID, strings.Join(after.Targets, ", "))
@@ -547,7 +548,7 @@ func compareSnapshotCases(before, after *DriftSide) (CaseDiff, []int) {
 
 // storedCaseDigest is caseDigest of a case a snapshot took from the store.
 func storedCaseDigest(c gate.Case, tags map[string]string) [16]byte {
-	return caseDigest(store.Case{ID: c.ID, Expected: c.Expected, Tags: tags, Weight: c.Weight})
+	return caseDigest(record.Case{ID: c.ID, Expected: c.Expected, Tags: tags, Weight: c.Weight})
 }
 
 // driftOf pairs one target's results by case and epoch and counts flips

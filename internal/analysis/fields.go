@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/units"
 )
 
@@ -68,7 +68,7 @@ func (fo *fieldOrder) add(scorer, field string) {
 }
 
 // addFields records a score's per-field verdicts (case i of the index).
-func (a *acc) addFields(fo *fieldOrder, s *store.Score, i, epochs int) {
+func (a *acc) addFields(fo *fieldOrder, s *record.Score, i, epochs int) {
 	if len(s.Fields) == 0 {
 		return
 	}

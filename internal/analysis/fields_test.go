@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
 // fieldRun stores a run whose results are scored by the given function.
 func fieldRun(t *testing.T, epochs, cases int, targets []string, tags func(c int) map[string]string,
-	score func(target string, c, epoch int) []store.Score) (store.Store, *store.Run) {
+	score func(target string, c, epoch int) []record.Score) (store.Store, *record.Run) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
@@ -24,26 +25,26 @@ func fieldRun(t *testing.T, epochs, cases int, targets []string, tags func(c int
 	}
 	t.Cleanup(func() { st.Close() })
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	run := &store.Run{ID: "20260101-000000-fields", Spec: "invoices", SpecHash: "sha256:s", DatasetHash: "sha256:d",
+	run := &record.Run{ID: "20260101-000000-fields", Spec: "invoices", SpecHash: "sha256:s", DatasetHash: "sha256:d",
 		PromptHash: "sha256:p", Targets: targets, Cases: cases, Epochs: epochs, Status: "complete", Started: t0,
 		Config: []byte(`{"scorers":[{"name":"extract","type":"field_equals"},{"name":"tone","type":"judge"},{"name":"valid","type":"is_json"}]}`)}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	var cs []store.Case
+	var cs []record.Case
 	for c := range cases {
-		cs = append(cs, store.Case{RunID: run.ID, ID: fmt.Sprintf("c%02d", c), Line: c + 1, Expected: []byte(`{}`), Tags: tags(c)})
+		cs = append(cs, record.Case{RunID: run.ID, ID: fmt.Sprintf("c%02d", c), Line: c + 1, Expected: []byte(`{}`), Tags: tags(c)})
 	}
 	if err := st.PutCases(ctx, cs); err != nil {
 		t.Fatal(err)
 	}
-	var results []store.Result
-	var scores []store.Score
+	var results []record.Result
+	var scores []record.Score
 	for _, tg := range targets {
 		for c := range cases {
 			for e := 1; e <= epochs; e++ {
 				id := fmt.Sprintf("c%02d", c)
-				results = append(results, store.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: e, Raw: "{}", CreatedAt: t0})
+				results = append(results, record.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: e, Raw: "{}", CreatedAt: t0})
 				for _, s := range score(tg, c, e) {
 					s.RunID, s.Scoring, s.CaseID, s.Target, s.Epoch = run.ID, 1, id, tg, e
 					scores = append(scores, s)
@@ -59,17 +60,17 @@ func fieldRun(t *testing.T, epochs, cases int, targets []string, tags func(c int
 
 // fieldScore is a field_equals verdict from per-field statuses (nil: the
 // output could not be compared field by field).
-func fieldScore(statuses map[string]string) store.Score {
-	s := store.Score{Scorer: "extract", Primary: true, Pass: true, Value: 1, Shape: "pass"}
+func fieldScore(statuses map[string]string) record.Score {
+	s := record.Score{Scorer: "extract", Primary: true, Pass: true, Value: 1, Shape: "pass"}
 	if statuses == nil {
-		return store.Score{Scorer: "extract", Primary: true, Shape: "loud", Kind: "unparseable"}
+		return record.Score{Scorer: "extract", Primary: true, Shape: "loud", Kind: "unparseable"}
 	}
 	for _, f := range []string{"vendor", "date", "total", "currency"} {
 		st := statuses[f]
 		if st == "" {
 			st = "ok"
 		}
-		s.Fields = append(s.Fields, store.FieldVerdict{Field: f, Status: st})
+		s.Fields = append(s.Fields, record.FieldVerdict{Field: f, Status: st})
 		if st != "ok" {
 			s.Pass, s.Value, s.Shape, s.Kind = false, 0, "silent", "wrong"
 		}
@@ -83,10 +84,10 @@ func fieldScore(statuses map[string]string) store.Score {
 // warned about.
 func TestFieldRatesAndJudgeErrors(t *testing.T) {
 	st, run := fieldRun(t, 1, 20, []string{"a", "b"}, func(int) map[string]string { return nil },
-		func(target string, c, _ int) []store.Score {
+		func(target string, c, _ int) []record.Score {
 			if target == "b" {
 				// Every output of b is unparseable: it has no field verdicts.
-				return []store.Score{fieldScore(nil)}
+				return []record.Score{fieldScore(nil)}
 			}
 			f := map[string]string{}
 			switch {
@@ -101,11 +102,11 @@ func TestFieldRatesAndJudgeErrors(t *testing.T) {
 			if c >= 15 && c <= 18 {
 				f["total"] = "wrong"
 			}
-			tone := store.Score{Scorer: "tone", Pass: true, Value: 1, Shape: "pass", JudgeCost: 0.001}
+			tone := record.Score{Scorer: "tone", Pass: true, Value: 1, Shape: "pass", JudgeCost: 0.001}
 			if c < 3 {
-				tone = store.Score{Scorer: "tone", Shape: "loud", Kind: "judge_error", JudgeCost: 0.001}
+				tone = record.Score{Scorer: "tone", Shape: "loud", Kind: "judge_error", JudgeCost: 0.001}
 			}
-			return []store.Score{fieldScore(f), tone, {Scorer: "valid", Pass: c != 19, Shape: "pass"}}
+			return []record.Score{fieldScore(f), tone, {Scorer: "valid", Pass: c != 19, Shape: "pass"}}
 		})
 	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
 	if err != nil {
@@ -186,14 +187,14 @@ func TestFieldRatesFollowEpochsAndClusters(t *testing.T) {
 		{"clusters", 1, func(c int) map[string]string { return map[string]string{"cluster": fmt.Sprint(c / 4)} }, "cr1_t"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, run := fieldRun(t, tc.epochs, 24, []string{"a"}, tc.tags, func(_ string, c, e int) []store.Score {
+			st, run := fieldRun(t, tc.epochs, 24, []string{"a"}, tc.tags, func(_ string, c, e int) []record.Score {
 				// vendor wrong on a pattern that varies by case and epoch;
 				// every other field right, so pass == vendor ok.
 				f := map[string]string{}
 				if (c*7+e*3)%5 == 0 || c%6 == 1 {
 					f["vendor"] = "wrong"
 				}
-				return []store.Score{fieldScore(f), {Scorer: "valid", Pass: c%3 != 0, Shape: "pass"}}
+				return []record.Score{fieldScore(f), {Scorer: "valid", Pass: c%3 != 0, Shape: "pass"}}
 			})
 			rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
 			if err != nil {

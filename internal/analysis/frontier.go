@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // pareto names the targets no other target beats on all of quality (primary
@@ -45,7 +45,7 @@ const minBucketCases = 30
 
 // coverageWarnings says where the evidence is thin: a bucket missing or
 // under 30 cases, and a target sampled with temperature > 0 on one epoch.
-func coverageWarnings(run *store.Run, ci *caseIndex) []string {
+func coverageWarnings(run *record.Run, ci *caseIndex) []string {
 	var ws []string
 	count := map[string]int{}
 	bk, tagged := ci.keyOf["bucket"]

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -69,8 +70,8 @@ func TestWorstListFillsBoundedOutput(t *testing.T) {
 	w.offer(FailureExample{Target: "a", CaseID: "x", Epoch: 1, Shape: "silent"})
 	w.offer(FailureExample{Target: "a", CaseID: "y", Epoch: 1, Shape: "loud"})
 	long := strings.Repeat("é", maxRawShown) // 2 bytes a rune: the cut lands mid-rune
-	st := resultStore{rs: map[store.Key]store.Result{}}
-	for _, r := range []store.Result{
+	st := resultStore{rs: map[record.Key]record.Result{}}
+	for _, r := range []record.Result{
 		{CaseID: "x", Target: "a", Epoch: 1, Raw: long},
 		{CaseID: "y", Target: "a", Epoch: 1, ErrorKind: "timeout", Error: "no reply within 5s"},
 		{CaseID: "z", Target: "a", Epoch: 1, Raw: "not kept"},
@@ -97,10 +98,10 @@ func TestWorstListFillsBoundedOutput(t *testing.T) {
 // resultStore answers Result from a map.
 type resultStore struct {
 	store.Store
-	rs map[store.Key]store.Result
+	rs map[record.Key]record.Result
 }
 
-func (s resultStore) Result(_ context.Context, _ string, k store.Key) (*store.Result, error) {
+func (s resultStore) Result(_ context.Context, _ string, k record.Key) (*record.Result, error) {
 	r, ok := s.rs[k]
 	if !ok {
 		return nil, store.ErrNotFound
@@ -111,7 +112,7 @@ func (s resultStore) Result(_ context.Context, _ string, k store.Key) (*store.Re
 func TestCoverageWarnings(t *testing.T) {
 	cfg := `{"targets":[{"name":"a","params":{"temperature":0.7}},{"name":"b","params":{"temperature":0}},{"name":"grader"}],
 		"scorers":[{"name":"polite","type":"judge","target":"a"},{"name":"ok","type":"judge","target":"grader"}]}`
-	run := &store.Run{Targets: []string{"a", "b"}, Epochs: 1, Config: []byte(cfg)}
+	run := &record.Run{Targets: []string{"a", "b"}, Epochs: 1, Config: []byte(cfg)}
 	ci := newCaseIndex()
 	for i := 0; i < 40; i++ {
 		ci.add(fmt.Sprint(i), map[string]string{"bucket": map[bool]string{true: "common", false: "edge"}[i < 35]})

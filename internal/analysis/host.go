@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/assay-eval/assay/internal/host"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // hostWarnings warns when the host was saturated while the run's calls
@@ -14,7 +14,7 @@ import (
 // figures, a latency scorer's verdicts and p95 above all, then measure the
 // machine as much as the model, most of all for local targets (exec, a
 // local server) that share its CPUs with the other targets' workers.
-func hostWarnings(run *store.Run) []string {
+func hostWarnings(run *record.Run) []string {
 	l, err := host.Decode(run.Host)
 	if err != nil {
 		return []string{fmt.Sprintf("the run's host record cannot be read (%v): whether the host was saturated is unknown", err)}

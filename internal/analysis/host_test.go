@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/host"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // The report warns when the run's recorded host load was above its cores,
@@ -65,7 +65,7 @@ func TestHostSaturationWarning(t *testing.T) {
 // A host record that is not a load record is said to be unreadable, not
 // taken for an idle host.
 func TestHostRecordUnreadable(t *testing.T) {
-	ws := hostWarnings(&store.Run{Host: `{"cores": "two"}`})
+	ws := hostWarnings(&record.Run{Host: `{"cores": "two"}`})
 	if len(ws) != 1 || !strings.Contains(ws[0], "cannot be read") {
 		t.Errorf("warnings %q: want one saying the host record cannot be read", ws)
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/units"
@@ -177,7 +178,7 @@ type ledgerVariant struct {
 // run's experiment that started up to and including it, keeps the (run,
 // target) pairs comparable with it, and judges the run's top target.
 // pass and ci are the run's own primary verdicts, as the report has them.
-func selectionLedger(ctx context.Context, st store.Store, run *store.Run, rep *Report, pass map[string]*verdicts, ci *caseIndex, o Options) (*Ledger, error) {
+func selectionLedger(ctx context.Context, st store.Store, run *record.Run, rep *Report, pass map[string]*verdicts, ci *caseIndex, o Options) (*Ledger, error) {
 	scorer := ""
 	for _, t := range rep.Targets {
 		if t.Primary.Scorer != "" {
@@ -190,7 +191,7 @@ func selectionLedger(ctx context.Context, st store.Store, run *store.Run, rep *R
 		return nil, fmt.Errorf("selection ledger: %w", err)
 	}
 	later := 0
-	if i := slices.IndexFunc(runs, func(r store.Run) bool { return r.ID == run.ID }); i >= 0 {
+	if i := slices.IndexFunc(runs, func(r record.Run) bool { return r.ID == run.ID }); i >= 0 {
 		later = len(runs) - (i + 1)
 		runs = runs[:i+1]
 	} else {
@@ -252,7 +253,7 @@ func selectionLedger(ctx context.Context, st store.Store, run *store.Run, rep *R
 				excluded = append(excluded, ExcludedVariant{Run: r.ID, Target: tg, Reason: ExcludedScorers})
 			default:
 				vs = append(vs, ledgerVariant{LedgerVariant: LedgerVariant{Run: r.ID, Target: tg, Started: started}, pass: v})
-				if !counted[r.ID] && r.Status != store.StatusComplete {
+				if !counted[r.ID] && r.Status != record.StatusComplete {
 					incomplete++
 				}
 				counted[r.ID] = true
@@ -470,7 +471,7 @@ func ledgerExcludedNotes(ex []ExcludedVariant, counted int) []string {
 // ledgerReference resolves ref among the variants: the run by exact ID or
 // unique prefix (among the experiment's runs), the target by name or the
 // run's first variant.
-func ledgerReference(vs []ledgerVariant, runs []store.Run, ref VariantRef) (int, error) {
+func ledgerReference(vs []ledgerVariant, runs []record.Run, ref VariantRef) (int, error) {
 	var ids []string
 	for _, r := range runs {
 		if r.ID == ref.Run {
@@ -519,13 +520,13 @@ func ledgerVariantList(vs []ledgerVariant) string {
 
 // ledgerVerdicts reads the primary verdicts of a run's latest scoring
 // onto the case index ci, with each target's primary scorer.
-func ledgerVerdicts(ctx context.Context, st store.Store, run *store.Run, ci *caseIndex) (map[string]*verdicts, map[string]string, error) {
+func ledgerVerdicts(ctx context.Context, st store.Store, run *record.Run, ci *caseIndex) (map[string]*verdicts, map[string]string, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil || scoring == 0 {
 		return nil, nil, err
 	}
 	pass, scorer := map[string]*verdicts{}, map[string]string{}
-	err = st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+	err = st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
 		if !s.Primary {
 			return nil
 		}

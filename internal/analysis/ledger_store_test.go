@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -21,7 +22,7 @@ type ledgerRun struct {
 	pass                                     map[string]int
 }
 
-func ledgerStore(t *testing.T, runs []ledgerRun) (store.Store, map[string]*store.Run) {
+func ledgerStore(t *testing.T, runs []ledgerRun) (store.Store, map[string]*record.Run) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
@@ -30,33 +31,33 @@ func ledgerStore(t *testing.T, runs []ledgerRun) (store.Store, map[string]*store
 	}
 	t.Cleanup(func() { st.Close() })
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	out := map[string]*store.Run{}
+	out := map[string]*record.Run{}
 	for i, lr := range runs {
-		r := &store.Run{ID: lr.id, Spec: "s", SpecHash: "sha256:s", DatasetHash: lr.dataset, PromptHash: "sha256:p",
+		r := &record.Run{ID: lr.id, Spec: "s", SpecHash: "sha256:s", DatasetHash: lr.dataset, PromptHash: "sha256:p",
 			ScorersHash: lr.scorers, Experiment: lr.experiment, Targets: lr.targets, Cases: 100, Epochs: 1,
 			Status: lr.status, Started: t0.Add(time.Duration(i) * time.Minute)}
 		if err := st.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		var cases []store.Case
+		var cases []record.Case
 		for c := range 100 {
-			cases = append(cases, store.Case{RunID: r.ID, ID: fmt.Sprintf("c%03d", c), Line: c + 1, Expected: []byte(`"x"`)})
+			cases = append(cases, record.Case{RunID: r.ID, ID: fmt.Sprintf("c%03d", c), Line: c + 1, Expected: []byte(`"x"`)})
 		}
 		if err := st.PutCases(ctx, cases); err != nil {
 			t.Fatal(err)
 		}
-		var results []store.Result
-		var scores []store.Score
+		var results []record.Result
+		var scores []record.Score
 		for _, tg := range lr.targets {
 			for c := range 100 {
 				id := fmt.Sprintf("c%03d", c)
 				pass := c < lr.pass[tg]
-				results = append(results, store.Result{RunID: r.ID, CaseID: id, Target: tg, Epoch: 1, Raw: "x", CreatedAt: t0})
+				results = append(results, record.Result{RunID: r.ID, CaseID: id, Target: tg, Epoch: 1, Raw: "x", CreatedAt: t0})
 				shape := "pass"
 				if !pass {
 					shape = "silent"
 				}
-				scores = append(scores, store.Score{RunID: r.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1,
+				scores = append(scores, record.Score{RunID: r.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1,
 					Scorer: "correct", Primary: true, Pass: pass, Value: b2f(pass), Shape: shape})
 			}
 		}
@@ -78,7 +79,7 @@ const (
 	lr7 = "20260101-000007-999999"
 )
 
-func ledgerFixture(t *testing.T) (store.Store, map[string]*store.Run) {
+func ledgerFixture(t *testing.T) (store.Store, map[string]*record.Run) {
 	return ledgerStore(t, []ledgerRun{
 		{id: lr1, experiment: "search", dataset: "sha256:d", scorers: "sha256:s", status: "complete",
 			targets: []string{"base", "alt"}, pass: map[string]int{"base": 60, "alt": 62}},

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -80,7 +81,7 @@ func pairwiseJudges(config []byte) [][2]string {
 
 // addPairwise tallies every pairwise judge's wins, ties and losses per
 // target and puts them on the report's targets.
-func addPairwise(ctx context.Context, st store.Store, run *store.Run, scoring int, rep *Report, alpha float64) error {
+func addPairwise(ctx context.Context, st store.Store, run *record.Run, scoring int, rep *Report, alpha float64) error {
 	judges := pairwiseJudges(run.Config)
 	if len(judges) == 0 || scoring == 0 {
 		return nil
@@ -91,7 +92,7 @@ func addPairwise(ctx context.Context, st store.Store, run *store.Run, scoring in
 	}
 	type key struct{ target, scorer string }
 	tally := map[key]*Pairwise{}
-	err := st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+	err := st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
 		b, ok := baseline[s.Scorer]
 		if !ok {
 			return nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -15,7 +16,7 @@ import (
 // pairwiseRun stores a run of targets cand and base where the pairwise
 // judge "pref" (baseline: base) gave cand wins, ties, losses and judge
 // errors in those numbers.
-func pairwiseRun(t *testing.T, wins, ties, losses, errs int) (store.Store, *store.Run) {
+func pairwiseRun(t *testing.T, wins, ties, losses, errs int) (store.Store, *record.Run) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
@@ -24,21 +25,21 @@ func pairwiseRun(t *testing.T, wins, ties, losses, errs int) (store.Store, *stor
 	}
 	t.Cleanup(func() { st.Close() })
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	run := &store.Run{ID: "20260101-000000-pairs", Spec: "pairs", SpecHash: "sha256:s", DatasetHash: "sha256:d",
+	run := &record.Run{ID: "20260101-000000-pairs", Spec: "pairs", SpecHash: "sha256:s", DatasetHash: "sha256:d",
 		PromptHash: "sha256:p", Targets: []string{"cand", "base"}, Epochs: 1, Status: "complete", Started: t0,
 		Config: []byte(`{"scorers":[{"name":"ok","type":"is_json","primary":true},{"name":"pref","type":"judge","mode":"pairwise","baseline":"base"}]}`)}
-	var cases []store.Case
-	var results []store.Result
-	var scores []store.Score
+	var cases []record.Case
+	var results []record.Result
+	var scores []record.Score
 	n := wins + ties + losses + errs
 	for i := range n {
 		id := fmt.Sprintf("c%03d", i)
-		cases = append(cases, store.Case{RunID: run.ID, ID: id, Line: i + 1})
+		cases = append(cases, record.Case{RunID: run.ID, ID: id, Line: i + 1})
 		for _, tg := range run.Targets {
-			results = append(results, store.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: 1, Raw: "{}", Parsed: "{}", CreatedAt: t0})
-			scores = append(scores, store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "ok", Primary: true, Pass: true, Value: 1, Shape: "pass"})
+			results = append(results, record.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: 1, Raw: "{}", Parsed: "{}", CreatedAt: t0})
+			scores = append(scores, record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "ok", Primary: true, Pass: true, Value: 1, Shape: "pass"})
 		}
-		sc := store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: "cand", Epoch: 1, Scorer: "pref"}
+		sc := record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: "cand", Epoch: 1, Scorer: "pref"}
 		switch {
 		case i < wins:
 			sc.Pass, sc.Value, sc.Shape = true, 1, "pass"

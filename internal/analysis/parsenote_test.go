@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -22,23 +22,23 @@ func TestParseTolerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	run := &store.Run{ID: "r1", Spec: "s", SpecPath: "assay.yaml", Targets: []string{"chatty", "clean"}, Cases: 6, Epochs: 1,
-		Status: store.StatusComplete, Started: time.Now()}
+	run := &record.Run{ID: "r1", Spec: "s", SpecPath: "assay.yaml", Targets: []string{"chatty", "clean"}, Cases: 6, Epochs: 1,
+		Status: record.StatusComplete, Started: time.Now()}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
 	// chatty: cases 0-1 fenced, 2 prose, the rest bare: 3 tolerated.
 	notes := map[string][]string{"chatty": {"fenced", "fenced", "prose", "", "", ""}, "clean": {"", "", "", "", "", ""}}
-	var cases []store.Case
-	var results []store.Result
-	var scores []store.Score
+	var cases []record.Case
+	var results []record.Result
+	var scores []record.Score
 	for c := range 6 {
 		id := fmt.Sprintf("c%d", c)
-		cases = append(cases, store.Case{RunID: "r1", ID: id, Line: c + 1})
+		cases = append(cases, record.Case{RunID: "r1", ID: id, Line: c + 1})
 		for _, tg := range run.Targets {
-			results = append(results, store.Result{RunID: "r1", CaseID: id, Target: tg, Epoch: 1, Raw: "x", Attempts: 1})
+			results = append(results, record.Result{RunID: "r1", CaseID: id, Target: tg, Epoch: 1, Raw: "x", Attempts: 1})
 			for _, sc := range []string{"correct", "schema"} {
-				scores = append(scores, store.Score{RunID: "r1", Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: sc,
+				scores = append(scores, record.Score{RunID: "r1", Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: sc,
 					Primary: sc == "correct", Pass: true, Value: 1, Shape: "pass", ParseNote: notes[tg][c]})
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -33,7 +34,7 @@ type ResultRow struct {
 // Rows joins a run's results with the primary scores of one scoring (0 =
 // the latest), in the store's order (case, target, epoch). The primary
 // score is the one the scorer flagged primary.
-func Rows(ctx context.Context, st store.Store, run *store.Run, scoring int) ([]ResultRow, error) {
+func Rows(ctx context.Context, st store.Store, run *record.Run, scoring int) ([]ResultRow, error) {
 	if scoring == 0 {
 		var err error
 		if scoring, err = st.LatestScoring(ctx, run.ID); err != nil {
@@ -41,7 +42,7 @@ func Rows(ctx context.Context, st store.Store, run *store.Run, scoring int) ([]R
 		}
 	}
 	expected := map[string]string{}
-	if err := st.Cases(ctx, run.ID, func(c store.Case) error {
+	if err := st.Cases(ctx, run.ID, func(c record.Case) error {
 		if e := string(c.Expected); e != "" && e != "null" {
 			var s string
 			if json.Unmarshal(c.Expected, &s) == nil {
@@ -53,17 +54,17 @@ func Rows(ctx context.Context, st store.Store, run *store.Run, scoring int) ([]R
 	}); err != nil {
 		return nil, err
 	}
-	prim := map[store.Key]store.Score{}
-	if err := st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+	prim := map[record.Key]record.Score{}
+	if err := st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
 		if s.Primary {
-			prim[store.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] = s
+			prim[record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] = s
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	var rows []ResultRow
-	err := st.Results(ctx, run.ID, func(r store.Result) error {
+	err := st.Results(ctx, run.ID, func(r record.Result) error {
 		row := ResultRow{Target: r.Target, CaseID: r.CaseID, Epoch: r.Epoch, Raw: r.Raw,
 			Expected: expected[r.CaseID], LatencyMS: r.LatencyMS, Shape: "loud", Kind: "unscored"}
 		if row.Raw == "" && r.Error != "" {

@@ -3,7 +3,7 @@ package analysis
 import (
 	"fmt"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // rateLimitedKind is the stored error kind of a call the provider refused
@@ -16,7 +16,7 @@ const rateLimitedKind = "rate_limited"
 // rates, but they measure the harness (its requests per minute and
 // concurrency), not the model: the fix is a limit, and the results can be
 // called again.
-func rateLimitWarnings(run *store.Run, ts []Target) []string {
+func rateLimitWarnings(run *record.Run, ts []Target) []string {
 	var out []string
 	for _, t := range ts {
 		if t.RateLimited == 0 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -23,20 +23,20 @@ func TestRateLimitWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	run := &store.Run{ID: "r1", Spec: "s", SpecPath: "evals/assay.yaml", Targets: []string{"fast", "calm"}, Cases: 10, Epochs: 1,
-		Status: store.StatusComplete, Started: time.Now()}
+	run := &record.Run{ID: "r1", Spec: "s", SpecPath: "evals/assay.yaml", Targets: []string{"fast", "calm"}, Cases: 10, Epochs: 1,
+		Status: record.StatusComplete, Started: time.Now()}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	var cases []store.Case
-	var results []store.Result
-	var scores []store.Score
+	var cases []record.Case
+	var results []record.Result
+	var scores []record.Score
 	for c := range 10 {
 		id := fmt.Sprintf("c%d", c)
-		cases = append(cases, store.Case{RunID: "r1", ID: id, Line: c + 1})
+		cases = append(cases, record.Case{RunID: "r1", ID: id, Line: c + 1})
 		for _, tg := range run.Targets {
-			r := store.Result{RunID: "r1", CaseID: id, Target: tg, Epoch: 1, Raw: "x", Attempts: 1}
-			s := store.Score{RunID: "r1", Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "ok", Primary: true, Pass: true, Value: 1, Shape: "pass"}
+			r := record.Result{RunID: "r1", CaseID: id, Target: tg, Epoch: 1, Raw: "x", Attempts: 1}
+			s := record.Score{RunID: "r1", Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "ok", Primary: true, Pass: true, Value: 1, Shape: "pass"}
 			if tg == "fast" && c < 3 {
 				r.Raw, r.ErrorKind, r.Attempts = "", "rate_limited", 7
 				s.Pass, s.Value, s.Shape, s.Kind = false, 0, "loud", "rate_limited"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -57,14 +58,14 @@ func (e *CannotJudgeError) Error() string { return strings.Join(e.Reasons, "; ")
 // Runs on different dataset versions (different dataset hashes) are refused
 // with a *DatasetMismatchError: the same case ID may name a different
 // question. CompareSharedCases compares them on the cases both measured.
-func CompareRuns(ctx context.Context, st store.Store, before, after *store.Run, o Options) (*RunComparison, error) {
+func CompareRuns(ctx context.Context, st store.Store, before, after *record.Run, o Options) (*RunComparison, error) {
 	return compareRuns(ctx, st, before, after, o, false)
 }
 
 // CompareSharedCases is CompareRuns that, when the runs measured different
 // dataset versions, pairs only the cases both runs measured (by ID) and
 // says so in the comparison's warnings.
-func CompareSharedCases(ctx context.Context, st store.Store, before, after *store.Run, o Options) (*RunComparison, error) {
+func CompareSharedCases(ctx context.Context, st store.Store, before, after *record.Run, o Options) (*RunComparison, error) {
 	return compareRuns(ctx, st, before, after, o, true)
 }
 
@@ -105,7 +106,7 @@ func countNoun(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, o Options, shared bool) (*RunComparison, error) {
+func compareRuns(ctx context.Context, st store.Store, before, after *record.Run, o Options, shared bool) (*RunComparison, error) {
 	var cases *CaseDiff
 	dv := dataset.CompareVersions("run "+before.ID, runDataset(before), "run "+after.ID, runDataset(after))
 	if !dv.Same {
@@ -127,7 +128,7 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 		return nil, err
 	}
 	ci := newCaseIndex()
-	if err = st.Cases(ctx, after.ID, func(c store.Case) error {
+	if err = st.Cases(ctx, after.ID, func(c record.Case) error {
 		ci.add(c.ID, c.Tags)
 		return nil
 	}); err != nil {
@@ -143,7 +144,7 @@ func compareRuns(ctx context.Context, st store.Store, before, after *store.Run, 
 	}
 	var unjudged []string
 	for _, f := range []struct {
-		run   *store.Run
+		run   *record.Run
 		calls map[string]*runFailures
 	}{{before, fb}, {after, fa}} {
 		for _, name := range f.run.Targets {
@@ -243,9 +244,9 @@ func (f *runFailures) byKind() map[string]int {
 
 // failedCalls reads a run's results and keeps, per target, the count of
 // calls and the failed ones (a provider error kind).
-func failedCalls(ctx context.Context, st store.Store, run *store.Run) (map[string]*runFailures, error) {
+func failedCalls(ctx context.Context, st store.Store, run *record.Run) (map[string]*runFailures, error) {
 	out := map[string]*runFailures{}
-	err := st.Results(ctx, run.ID, func(r store.Result) error {
+	err := st.Results(ctx, run.ID, func(r record.Result) error {
 		f := out[r.Target]
 		if f == nil {
 			f = &runFailures{kinds: map[failKey]string{}}
@@ -290,14 +291,14 @@ func excludedOf(name string, before, after *runFailures) (CompareExcluded, bool)
 // primaryPasses reads the primary verdicts of a run's latest scoring,
 // leaving out the results whose call failed (failed, from failedCalls):
 // a provider error is not a verdict on the model.
-func primaryPasses(ctx context.Context, st store.Store, run *store.Run, ci *caseIndex, failed map[string]*runFailures) (map[string]*verdicts, string, error) {
+func primaryPasses(ctx context.Context, st store.Store, run *record.Run, ci *caseIndex, failed map[string]*runFailures) (map[string]*verdicts, string, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, "", err
 	}
 	out := map[string]*verdicts{}
 	scorer := ""
-	err = st.Scores(ctx, run.ID, scoring, func(s store.Score) error {
+	err = st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
 		if !s.Primary {
 			return nil
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -75,12 +76,12 @@ const streamAbove = 200
 // fillResults reads the stored output of every kept failure.
 func (w *worstList) fillResults(ctx context.Context, st store.Store, runID string) error {
 	if len(w.items) > streamAbove {
-		want := make(map[store.Key][]int, len(w.items))
+		want := make(map[record.Key][]int, len(w.items))
 		for i, f := range w.items {
-			k := store.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch}
+			k := record.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch}
 			want[k] = append(want[k], i)
 		}
-		return st.Results(ctx, runID, func(r store.Result) error {
+		return st.Results(ctx, runID, func(r record.Result) error {
 			for _, i := range want[r.Key()] {
 				w.setRaw(i, &r)
 			}
@@ -88,7 +89,7 @@ func (w *worstList) fillResults(ctx context.Context, st store.Store, runID strin
 		})
 	}
 	for i, f := range w.items {
-		r, err := st.Result(ctx, runID, store.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch})
+		r, err := st.Result(ctx, runID, record.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch})
 		if errors.Is(err, store.ErrNotFound) {
 			continue // a score whose result is gone: nothing to show
 		}
@@ -101,7 +102,7 @@ func (w *worstList) fillResults(ctx context.Context, st store.Store, runID strin
 }
 
 // setRaw attaches a kept failure's output, bounded for display.
-func (w *worstList) setRaw(i int, r *store.Result) {
+func (w *worstList) setRaw(i int, r *record.Result) {
 	raw := r.Raw
 	if r.ErrorKind != "" && raw == "" {
 		raw = r.Error
@@ -144,7 +145,7 @@ func (w *worstList) fillExpected(ctx context.Context, st store.Store, runID stri
 	for i, f := range w.items {
 		want[f.CaseID] = append(want[f.CaseID], i)
 	}
-	return st.Cases(ctx, runID, func(c store.Case) error {
+	return st.Cases(ctx, runID, func(c record.Case) error {
 		for _, i := range want[c.ID] {
 			e := string(c.Expected)
 			var s string

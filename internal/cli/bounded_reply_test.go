@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -63,7 +63,7 @@ func TestRunBoundsEndlessReplies(t *testing.T) {
 	run := runJSON(t, cliEnv{}, "run", path, "--db", db, "--no-cache")
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	if run.Status != store.StatusComplete || run.Stored != 3*cases {
+	if run.Status != record.StatusComplete || run.Stored != 3*cases {
 		t.Fatalf("run: %+v", run)
 	}
 	if h := hits.Load(); h != 3*cases {
@@ -83,7 +83,7 @@ func TestRunBoundsEndlessReplies(t *testing.T) {
 	}
 	defer st.Close()
 	n := 0
-	if err := st.Results(context.Background(), run.RunID, func(r store.Result) error {
+	if err := st.Results(context.Background(), run.RunID, func(r record.Result) error {
 		n++
 		if r.ErrorKind != "output_limit" {
 			t.Errorf("%s/%s: error kind %q (%s), want output_limit", r.Target, r.CaseID, r.ErrorKind, r.Error)

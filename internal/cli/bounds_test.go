@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -38,8 +38,8 @@ esac
 		t.Fatal(err)
 	}
 	defer st.Close()
-	amp := map[string]store.Score{}
-	err = st.Scores(ctx, run.RunID, 1, func(s store.Score) error {
+	amp := map[string]record.Score{}
+	err = st.Scores(ctx, run.RunID, 1, func(s record.Score) error {
 		if s.Scorer == "amp" {
 			amp[s.CaseID] = s
 		}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -198,27 +198,27 @@ func putCanaryRun(t *testing.T, db string, r canaryRun) {
 		ts = append(ts, fmt.Sprintf(`{"name":%q,"provider":"openai","model":"m"%s}`, n, params))
 	}
 	cfg := `{"name":"canary","targets":[` + strings.Join(ts, ",") + `],"scorers":[{"name":"correct","type":"equals","primary":true}]}`
-	run := &store.Run{ID: r.id, Spec: "canary", SpecHash: "sha256:spec", DatasetHash: r.dataset, PromptHash: r.prompt,
+	run := &record.Run{ID: r.id, Spec: "canary", SpecHash: "sha256:spec", DatasetHash: r.dataset, PromptHash: r.prompt,
 		ScorersHash: r.scorers, Targets: r.targets, Cases: len(r.cases), Epochs: r.epochs, Status: r.status,
 		Started: r.started, Ended: r.started.Add(time.Minute), Config: []byte(cfg)}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	var cases []store.Case
+	var cases []record.Case
 	for i, c := range r.cases {
 		exp := c.expected
 		if exp == "" {
 			exp = `"x"`
 		}
-		cases = append(cases, store.Case{RunID: r.id, ID: c.id, Line: i + 1, Expected: []byte(exp), Tags: c.tags})
+		cases = append(cases, record.Case{RunID: r.id, ID: c.id, Line: i + 1, Expected: []byte(exp), Tags: c.tags})
 	}
 	if err := st.PutCases(ctx, cases); err != nil {
 		t.Fatal(err)
 	}
-	var results []store.Result
-	var scores []store.Score
+	var results []record.Result
+	var scores []record.Score
 	for _, x := range r.results {
-		res := store.Result{RunID: r.id, CaseID: x.caseID, Target: x.target, Epoch: x.epoch, Raw: x.raw, Model: "m-" + x.target,
+		res := record.Result{RunID: r.id, CaseID: x.caseID, Target: x.target, Epoch: x.epoch, Raw: x.raw, Model: "m-" + x.target,
 			Fingerprint: x.fp, FromCache: x.cached, Attempts: 1, CreatedAt: r.started, LatencyMS: 10, CostUSD: 0.001}
 		if x.errKind != "" {
 			res.Raw, res.Error, res.ErrorKind, res.Model, res.Fingerprint = "", "the call failed", x.errKind, "", ""
@@ -227,7 +227,7 @@ func putCanaryRun(t *testing.T, db string, r canaryRun) {
 		if x.pass < 0 {
 			continue
 		}
-		sc := store.Score{RunID: r.id, Scoring: 1, CaseID: x.caseID, Target: x.target, Epoch: x.epoch, Scorer: "correct",
+		sc := record.Score{RunID: r.id, Scoring: 1, CaseID: x.caseID, Target: x.target, Epoch: x.epoch, Scorer: "correct",
 			Primary: true, Pass: x.pass == 1, Value: float64(x.pass), Shape: "pass"}
 		switch {
 		case x.errKind != "":
@@ -288,7 +288,7 @@ func TestDriftFromBaselineFileEqualsFromRunEverywhere(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	temps := map[string]string{"a": "0", "b": "0.7", "c": "", "d": "0"}
 	r1 := canaryRun{id: "r1", dataset: "sha256:d1", prompt: "sha256:p1", scorers: "sha256:s1", started: t0,
-		status: store.StatusComplete, epochs: 2, temps: temps, targets: []string{"a", "b", "c"}, cases: canaryCases(40, 0)}
+		status: record.StatusComplete, epochs: 2, temps: temps, targets: []string{"a", "b", "c"}, cases: canaryCases(40, 0)}
 	r1.results = canaryResults(r1.targets, r1.cases, 2, func(r *canaryResult, i int) {
 		if r.target == "a" && i == 3 {
 			r.errKind, r.pass = "timeout", 0
@@ -322,7 +322,7 @@ func TestDriftFromBaselineFileEqualsFromRunEverywhere(t *testing.T) {
 	putCanaryRun(t, db, r2)
 
 	r3 := r1
-	r3.id, r3.started, r3.epochs, r3.status = "r3", t0.Add(2*time.Hour), 1, store.StatusInterrupted
+	r3.id, r3.started, r3.epochs, r3.status = "r3", t0.Add(2*time.Hour), 1, record.StatusInterrupted
 	r3.prompt, r3.scorers = "sha256:p2", "sha256:s2"
 	r3.results = canaryResults(r3.targets, r3.cases, 1, nil)
 	putCanaryRun(t, db, r3)
@@ -402,7 +402,7 @@ func TestDriftFromBaselineFileHasNoCache(t *testing.T) {
 	db := filepath.Join(dir, "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	base := canaryRun{id: "cached", dataset: "sha256:d", prompt: "sha256:p", scorers: "sha256:s", started: t0,
-		status: store.StatusComplete, epochs: 1, temps: map[string]string{"a": "0"}, targets: []string{"a"}, cases: canaryCases(20, 0)}
+		status: record.StatusComplete, epochs: 1, temps: map[string]string{"a": "0"}, targets: []string{"a"}, cases: canaryCases(20, 0)}
 	base.results = canaryResults(base.targets, base.cases, 1, func(r *canaryResult, i int) { r.cached = true })
 	putCanaryRun(t, db, base)
 	fresh := base
@@ -543,7 +543,7 @@ func TestDriftBaselineFileErrors(t *testing.T) {
 	db := filepath.Join(dir, "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := canaryRun{id: "r1", dataset: "sha256:d", prompt: "sha256:p", scorers: "sha256:s", started: t0,
-		status: store.StatusComplete, epochs: 1, temps: map[string]string{"a": "0"}, targets: []string{"a"}, cases: canaryCases(5, 0)}
+		status: record.StatusComplete, epochs: 1, temps: map[string]string{"a": "0"}, targets: []string{"a"}, cases: canaryCases(5, 0)}
 	r.results = canaryResults(r.targets, r.cases, 1, nil)
 	putCanaryRun(t, db, r)
 	other := r

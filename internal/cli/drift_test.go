@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -255,24 +255,24 @@ func putFakeRun(t *testing.T, db, id string, started time.Time, rs []fakeResult)
 	}
 	defer st.Close()
 	cfg := `{"name":"canary","targets":[{"name":"canary","provider":"openai","model":"m","params":{"temperature":0}}],"scorers":[{"name":"correct","type":"equals","primary":true}]}`
-	run := &store.Run{ID: id, Spec: "canary", SpecHash: "sha256:spec", DatasetHash: "sha256:data", PromptHash: "sha256:prompt",
-		ScorersHash: "sha256:scorers", Targets: []string{"canary"}, Cases: len(rs), Epochs: 1, Status: store.StatusComplete,
+	run := &record.Run{ID: id, Spec: "canary", SpecHash: "sha256:spec", DatasetHash: "sha256:data", PromptHash: "sha256:prompt",
+		ScorersHash: "sha256:scorers", Targets: []string{"canary"}, Cases: len(rs), Epochs: 1, Status: record.StatusComplete,
 		Started: started, Ended: started.Add(time.Minute), Config: []byte(cfg)}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	var cases []store.Case
-	var results []store.Result
-	var scores []store.Score
+	var cases []record.Case
+	var results []record.Result
+	var scores []record.Score
 	for i, r := range rs {
-		cases = append(cases, store.Case{RunID: id, ID: r.caseID, Line: i + 1, Expected: []byte(`"x"`)})
-		res := store.Result{RunID: id, CaseID: r.caseID, Target: "canary", Epoch: 1, Raw: r.raw, Model: r.model,
+		cases = append(cases, record.Case{RunID: id, ID: r.caseID, Line: i + 1, Expected: []byte(`"x"`)})
+		res := record.Result{RunID: id, CaseID: r.caseID, Target: "canary", Epoch: 1, Raw: r.raw, Model: r.model,
 			Fingerprint: r.fp, ErrorKind: r.errKind, FromCache: r.fromCache, Attempts: 1, CreatedAt: started}
 		if r.errKind != "" {
 			res.Raw, res.Error = "", "the call failed"
 		}
 		results = append(results, res)
-		sc := store.Score{RunID: id, Scoring: 1, CaseID: r.caseID, Target: "canary", Epoch: 1, Scorer: "correct",
+		sc := record.Score{RunID: id, Scoring: 1, CaseID: r.caseID, Target: "canary", Epoch: 1, Scorer: "correct",
 			Primary: true, Pass: r.pass, Value: b01(r.pass), Shape: "pass"}
 		if !r.pass {
 			sc.Shape, sc.Kind = "silent", "wrong"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -77,7 +77,7 @@ type scored struct {
 	kind string
 }
 
-func readRun(t *testing.T, db, runID string) map[store.Key]scored {
+func readRun(t *testing.T, db, runID string) map[record.Key]scored {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, db)
@@ -85,8 +85,8 @@ func readRun(t *testing.T, db, runID string) map[store.Key]scored {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	out := map[store.Key]scored{}
-	err = st.Results(ctx, runID, func(r store.Result) error {
+	out := map[record.Key]scored{}
+	err = st.Results(ctx, runID, func(r record.Result) error {
 		if _, dup := out[r.Key()]; dup {
 			t.Errorf("result %v stored twice", r.Key())
 		}
@@ -96,8 +96,8 @@ func readRun(t *testing.T, db, runID string) map[store.Key]scored {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = st.Scores(ctx, runID, 1, func(s store.Score) error {
-		k := store.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}
+	err = st.Scores(ctx, runID, 1, func(s record.Score) error {
+		k := record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}
 		v := out[k]
 		v.pass = s.Pass
 		out[k] = v
@@ -251,6 +251,6 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	}
 }
 
-func keyOf(caseID, target string) store.Key {
-	return store.Key{CaseID: caseID, Target: target, Epoch: 1}
+func keyOf(caseID, target string) record.Key {
+	return record.Key{CaseID: caseID, Target: target, Epoch: 1}
 }

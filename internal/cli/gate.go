@@ -13,6 +13,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -215,7 +216,7 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 	res.SetRuleChanges(from, hash, changes)
 	res.Warnings = append(notes, res.Warnings...)
 	for _, s := range []evidence{baseEv, candEv} {
-		if s.Run != nil && s.Run.Status != store.StatusComplete {
+		if s.Run != nil && s.Run.Status != record.StatusComplete {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s run %s is %s, not complete (--allow-partial): only its stored results were gated (finish it with assay run SPEC --resume %s)", s.Name, s.Run.ID, s.Run.Status, s.Run.ID))
 		}
 	}
@@ -249,7 +250,7 @@ func loadBaseline(ctx context.Context, g *Globals, st store.Store, ref string) (
 
 // loadBaselineRun is loadBaseline that also returns the baseline's run
 // (nil for a baseline file).
-func loadBaselineRun(ctx context.Context, g *Globals, st store.Store, ref string) (*gate.Snapshot, *store.Run, error) {
+func loadBaselineRun(ctx context.Context, g *Globals, st store.Store, ref string) (*gate.Snapshot, *record.Run, error) {
 	if fi, err := os.Stat(ref); err == nil {
 		if fi.IsDir() {
 			return nil, nil, fmt.Errorf("gate: --baseline %s is a directory, not a baseline file", ref)
@@ -290,7 +291,7 @@ func caseIDs(s *gate.Snapshot) []string {
 // returns the rules, the alpha of the section applied, where they came
 // from, its GateHash, what the candidate's spec changed in the baseline's
 // rules, and notes for the report.
-func gateRules(o *gateOptions, base, cand *gate.Snapshot, run *store.Run) (rules []gate.Rule, alpha float64, from, hash string, changes []gate.RuleChange, notes []string, err error) {
+func gateRules(o *gateOptions, base, cand *gate.Snapshot, run *record.Run) (rules []gate.Rule, alpha float64, from, hash string, changes []gate.RuleChange, notes []string, err error) {
 	candGate, candErr := gate.GateOfConfig(run.Config)
 	baseGate := base.Run.Gate
 	if baseGate != nil && candGate != nil {
@@ -353,7 +354,7 @@ func changeList(cs []gate.RuleChange) string {
 // N of M calls of T in run R failed: KIND". run is the side's stored run
 // (nil for a baseline file); only the targets named are checked (nil:
 // all).
-func judgeable(what string, run *store.Run, s *gate.Snapshot, targets []string) error {
+func judgeable(what string, run *record.Run, s *gate.Snapshot, targets []string) error {
 	side := &analysis.DriftSide{Snap: s, Run: run}
 	names := targets
 	if names == nil {

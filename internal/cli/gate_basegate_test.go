@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -182,7 +182,7 @@ func TestPartialEvidenceRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Status = store.StatusInterrupted
+	r.Status = record.StatusInterrupted
 	if err := st.UpdateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -33,7 +33,7 @@ func TestGateRefusesAnIncompleteCandidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Status = store.StatusInterrupted
+	r.Status = record.StatusInterrupted
 	if err := st.UpdateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}

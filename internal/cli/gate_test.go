@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -77,18 +77,18 @@ func writeGateRun(t *testing.T, db string, r gateRun) string {
 	if r.dataset == "" {
 		r.dataset = "sha256:dataset-1"
 	}
-	run := &store.Run{ID: store.NewRunID(r.started), Spec: "gate-test", SpecHash: "sha256:spec", DatasetHash: r.dataset,
+	run := &record.Run{ID: record.NewRunID(r.started), Spec: "gate-test", SpecHash: "sha256:spec", DatasetHash: r.dataset,
 		PromptHash: "sha256:prompt", ScorersHash: "sha256:scorers", AssayVersion: "test", Cases: len(r.caseIDs), Epochs: 1,
-		Status: store.StatusComplete, Started: r.started, Ended: r.started.Add(time.Second), Config: []byte(r.config)}
+		Status: record.StatusComplete, Started: r.started, Ended: r.started.Add(time.Second), Config: []byte(r.config)}
 	for _, tg := range r.targets {
 		run.Targets = append(run.Targets, tg.name)
 	}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	var cases []store.Case
+	var cases []record.Case
 	for i, id := range r.caseIDs {
-		c := store.Case{RunID: run.ID, ID: id, Line: i + 1, Expected: []byte(`"x"`)}
+		c := record.Case{RunID: run.ID, ID: id, Line: i + 1, Expected: []byte(`"x"`)}
 		if r.tags != nil {
 			c.Tags = r.tags(i)
 		}
@@ -97,11 +97,11 @@ func writeGateRun(t *testing.T, db string, r gateRun) string {
 	if err := st.PutCases(ctx, cases); err != nil {
 		t.Fatal(err)
 	}
-	var results []store.Result
-	var scores []store.Score
+	var results []record.Result
+	var scores []record.Score
 	for _, tg := range r.targets {
 		for i, id := range r.caseIDs {
-			res := store.Result{RunID: run.ID, CaseID: id, Target: tg.name, Epoch: 1, Raw: fmt.Sprintf("out-%d", i),
+			res := record.Result{RunID: run.ID, CaseID: id, Target: tg.name, Epoch: 1, Raw: fmt.Sprintf("out-%d", i),
 				CostUSD: 0.001, LatencyMS: 200 + float64(i%50), Model: "m-1", Fingerprint: "fp_1", CreatedAt: r.started}
 			if tg.raw != nil {
 				res.Raw = tg.raw(i)
@@ -121,7 +121,7 @@ func writeGateRun(t *testing.T, db string, r gateRun) string {
 				}
 			}
 			pass := tg.pass[i]
-			sc := store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg.name, Epoch: 1, Scorer: "correct", Primary: true, Pass: pass, Shape: "pass"}
+			sc := record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg.name, Epoch: 1, Scorer: "correct", Primary: true, Pass: pass, Shape: "pass"}
 			if pass {
 				sc.Value = 1
 			} else if res.ErrorKind != "" {

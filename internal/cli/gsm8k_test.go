@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -71,7 +71,7 @@ func TestGSM8KReplayAgreesWithAuthors(t *testing.T) {
 	}
 
 	// The authors' verdicts, by line number.
-	want := map[store.Key]bool{}
+	want := map[record.Key]bool{}
 	f, err := os.Open(filepath.Join(data, "gsm8k", "example_model_solutions.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestGSM8KReplayAgreesWithAuthors(t *testing.T) {
 			if err := json.Unmarshal(rec[c], &v); err != nil {
 				t.Fatal(err)
 			}
-			want[store.Key{CaseID: strconv.Itoa(line), Target: c, Epoch: 1}] = v.IsCorrect
+			want[record.Key{CaseID: strconv.Itoa(line), Target: c, Epoch: 1}] = v.IsCorrect
 		}
 	}
 	if len(want) != 4*1319 {
@@ -106,13 +106,13 @@ func TestGSM8KReplayAgreesWithAuthors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	seen := map[store.Key]bool{}
+	seen := map[record.Key]bool{}
 	disagree := 0
-	err = st.Scores(ctx, sum.RunID, 1, func(s store.Score) error {
+	err = st.Scores(ctx, sum.RunID, 1, func(s record.Score) error {
 		if s.Scorer != "correct" {
 			return nil
 		}
-		k := store.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}
+		k := record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}
 		if seen[k] {
 			t.Errorf("score for %v twice", k)
 		}

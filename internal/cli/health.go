@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/units"
@@ -38,7 +39,7 @@ type targetHealth struct {
 }
 
 // runHealth tallies each of the run's targets' stored results.
-func runHealth(ctx context.Context, st store.Store, run *store.Run, maxRate float64, gaveUp []runner.Unavailable) ([]targetHealth, error) {
+func runHealth(ctx context.Context, st store.Store, run *record.Run, maxRate float64, gaveUp []runner.Unavailable) ([]targetHealth, error) {
 	provKinds := map[string]bool{}
 	for _, k := range provider.Kinds() {
 		provKinds[string(k)] = true
@@ -49,7 +50,7 @@ func runHealth(ctx context.Context, st store.Store, run *store.Run, maxRate floa
 		out[i] = targetHealth{Target: name, Expected: run.Cases * run.Epochs}
 		by[name] = &out[i]
 	}
-	err := st.Results(ctx, run.ID, func(r store.Result) error {
+	err := st.Results(ctx, run.ID, func(r record.Result) error {
 		h := by[r.Target]
 		if h == nil {
 			return nil

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -86,7 +86,7 @@ func TestRunBadKeyTripsBreaker(t *testing.T) {
 	}
 	// Only the calls made are stored, each as the auth failure it was: the
 	// rest are not fake failures, so the run is not complete.
-	if s.Status != store.StatusInterrupted || int64(s.Stored) != made || s.Errors != s.Stored {
+	if s.Status != record.StatusInterrupted || int64(s.Stored) != made || s.Errors != s.Stored {
 		t.Errorf("status %s, stored %d (%d errors), want interrupted with the %d calls made stored as errors", s.Status, s.Stored, s.Errors, made)
 	}
 	if len(s.Health) != 1 || s.Health[0].Results != int(made) || s.Health[0].Errors != int(made) ||
@@ -139,7 +139,7 @@ func TestRunUnreachableTargetTripsBreaker(t *testing.T) {
 			if err := json.Unmarshal([]byte(inv.stdout), &s); err != nil {
 				t.Fatalf("stdout %q: %v", inv.stdout, err)
 			}
-			if s.Stored < 5 || s.Stored > 12 || s.Errors != s.Stored || s.Status != store.StatusInterrupted {
+			if s.Stored < 5 || s.Stored > 12 || s.Errors != s.Stored || s.Status != record.StatusInterrupted {
 				t.Errorf("stored %d (%d errors, status %s), want 5 to 12 failures of %d cases and the run resumable", s.Stored, s.Errors, s.Status, cases)
 			}
 			if len(s.Health) != 1 || s.Health[0].Kinds["unavailable"] != s.Stored {
@@ -154,7 +154,7 @@ func TestRunUnreachableTargetTripsBreaker(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			err = st.Results(t.Context(), s.RunID, func(r store.Result) error {
+			err = st.Results(t.Context(), s.RunID, func(r record.Result) error {
 				if r.Attempts != 1 {
 					t.Errorf("case %s: %d attempts, want 1 (an unreachable target is not retried)", r.CaseID, r.Attempts)
 				}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -58,7 +58,7 @@ func isoSnapshot(t *testing.T, dir string) map[string]string {
 }
 
 // storedRun reads every result and primary score of a run.
-func isoStoredRun(t *testing.T, db, runID string) (map[store.Key]store.Result, map[store.Key]store.Score) {
+func isoStoredRun(t *testing.T, db, runID string) (map[record.Key]record.Result, map[record.Key]record.Score) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, db)
@@ -66,14 +66,14 @@ func isoStoredRun(t *testing.T, db, runID string) (map[store.Key]store.Result, m
 		t.Fatal(err)
 	}
 	defer st.Close()
-	results := map[store.Key]store.Result{}
-	if err := st.Results(ctx, runID, func(r store.Result) error { results[r.Key()] = r; return nil }); err != nil {
+	results := map[record.Key]record.Result{}
+	if err := st.Results(ctx, runID, func(r record.Result) error { results[r.Key()] = r; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	scores := map[store.Key]store.Score{}
-	err = st.Scores(ctx, runID, 1, func(s store.Score) error {
+	scores := map[record.Key]record.Score{}
+	err = st.Scores(ctx, runID, 1, func(s record.Score) error {
 		if s.Primary {
-			scores[store.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] = s
+			scores[record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] = s
 		}
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -59,7 +60,7 @@ func judgeErrorCounts(ctx context.Context, st store.Store, sp *spec.Spec, runID 
 	if len(counts) == 0 {
 		return counts, nil
 	}
-	err := st.Scores(ctx, runID, scoring, func(s store.Score) error {
+	err := st.Scores(ctx, runID, scoring, func(s record.Score) error {
 		if c := counts[s.Scorer]; c != nil {
 			c[1]++
 			if s.Kind == scorer.KindJudgeError {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -26,7 +26,7 @@ func tallyScores(t *testing.T, db, runID string, scoring int) map[string]map[str
 	}
 	defer st.Close()
 	out := map[string]map[string]*scorerTally{}
-	err = st.Scores(ctx, runID, scoring, func(s store.Score) error {
+	err = st.Scores(ctx, runID, scoring, func(s record.Score) error {
 		if out[s.Scorer] == nil {
 			out[s.Scorer] = map[string]*scorerTally{}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -59,7 +60,7 @@ func latestOf(ctx context.Context, st store.Store, ref, name string) (string, er
 // (specPath "" for none): latest is the newest run of that spec, and, when
 // refuseOther, an explicit run of another spec is refused (rescore takes
 // one: its --spec also says whose scorers to apply).
-func openRunOf(ctx context.Context, g *Globals, what, ref, specPath string, refuseOther bool) (store.Store, *store.Run, error) {
+func openRunOf(ctx context.Context, g *Globals, what, ref, specPath string, refuseOther bool) (store.Store, *record.Run, error) {
 	if specPath == "" {
 		return openRun(ctx, g, what, ref)
 	}

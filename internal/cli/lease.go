@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -92,7 +93,7 @@ func (rl *runLease) release() {
 
 // requireNoWriter refuses to work on a run another live process is
 // writing (rescore would score a run whose results are still arriving).
-func requireNoWriter(ctx context.Context, g *Globals, st store.Store, what string, run *store.Run) error {
+func requireNoWriter(ctx context.Context, g *Globals, st store.Store, what string, run *record.Run) error {
 	l, err := st.GetLease(ctx, run.ID)
 	if err != nil || l == nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -15,7 +16,7 @@ import (
 // target and epoch): each candidate against the baseline's result of the
 // same epoch. Nothing is returned once ctx is cancelled: a cancelled judge
 // call is not a verdict.
-func scorePairs(ctx context.Context, set *scorer.Set, c *dataset.Case, group []store.Result) []store.Score {
+func scorePairs(ctx context.Context, set *scorer.Set, c *dataset.Case, group []record.Result) []record.Score {
 	if len(set.Pairwise()) == 0 {
 		return nil
 	}
@@ -30,8 +31,8 @@ func scorePairs(ctx context.Context, set *scorer.Set, c *dataset.Case, group []s
 // hands each case's scores to add (called from several goroutines). Cases
 // are judged by several workers at once; the judge's own limits bound its
 // calls.
-func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, cases map[string]*dataset.Case, runID string, workers int, add func([]store.Score)) error {
-	groups := make(chan []store.Result, workers)
+func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, cases map[string]*dataset.Case, runID string, workers int, add func([]record.Score)) error {
+	groups := make(chan []record.Result, workers)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -46,7 +47,7 @@ func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, cases m
 	}
 	// Results stream in case order, so a case's group is whole when the
 	// next case starts.
-	var group []store.Result
+	var group []record.Result
 	send := func() error {
 		if len(group) == 0 {
 			return nil
@@ -59,7 +60,7 @@ func scoreRunPairs(ctx context.Context, st store.Store, set *scorer.Set, cases m
 			return ctx.Err()
 		}
 	}
-	err := st.Results(ctx, runID, func(r store.Result) error {
+	err := st.Results(ctx, runID, func(r record.Result) error {
 		if len(group) > 0 && group[0].CaseID != r.CaseID {
 			if err := send(); err != nil {
 				return err
@@ -88,7 +89,7 @@ func storePairs(ctx context.Context, st store.Store, set *scorer.Set, sp *spec.S
 	}
 	w, wr := newScoreWriter(st), newScoreWriter(st)
 	wr.replace = true
-	err = scoreRunPairs(ctx, st, set, cases, runID, workers, func(scores []store.Score) {
+	err = scoreRunPairs(ctx, st, set, cases, runID, workers, func(scores []record.Score) {
 		for i := range scores {
 			scores[i].RunID, scores[i].Scoring = runID, scoring
 		}

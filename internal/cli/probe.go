@@ -19,6 +19,7 @@ import (
 	"github.com/assay-eval/assay/internal/host"
 	"github.com/assay-eval/assay/internal/probe"
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
@@ -352,7 +353,7 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 	twinRun := probeRunRecord(ctx, g, t, names, len(twins), tw.info.ID)
 	rep.Runs = probe.Runs{Original: origRun.ID, Twins: twinRun.ID}
 	for _, r := range []struct {
-		run   *store.Run
+		run   *record.Run
 		cases []*dataset.Case
 		what  string
 	}{{origRun, originals, "originals"}, {twinRun, twins, "twins"}} {
@@ -479,7 +480,7 @@ func rewriteFields(t *task.Task, o *probeOptions) ([]string, error) {
 // loadTwins reads the twins stored in a set, by case ID.
 func loadTwins(ctx context.Context, st store.Store, set string) (map[string]*probe.Twin, error) {
 	out := map[string]*probe.Twin{}
-	err := st.Twins(ctx, set, func(r store.Twin) error {
+	err := st.Twins(ctx, set, func(r record.Twin) error {
 		tw, err := probe.FromRecord(r)
 		if err != nil {
 			return err
@@ -492,7 +493,7 @@ func loadTwins(ctx context.Context, st store.Store, set string) (map[string]*pro
 
 // putTwins stores twins of a set made for the dataset whose hash is datasetHash.
 func putTwins(ctx context.Context, g *Globals, st store.Store, set, source, datasetHash string, twins []*probe.Twin) error {
-	recs := make([]store.Twin, 0, len(twins))
+	recs := make([]record.Twin, 0, len(twins))
 	for _, tw := range twins {
 		r, err := tw.Record(set, source, datasetHash, g.Now())
 		if err != nil {
@@ -666,11 +667,11 @@ issue:
 // run records the twin set's ID as its dataset hash: it measured the twins,
 // and commands that re-read the dataset (rescore, resume) refuse it rather
 // than score twin outputs against the originals.
-func probeRunRecord(ctx context.Context, g *Globals, t *task.Task, names []string, cases int, datasetHash string) *store.Run {
+func probeRunRecord(ctx context.Context, g *Globals, t *task.Task, names []string, cases int, datasetHash string) *record.Run {
 	sp := t.Spec
 	cfg, _ := json.Marshal(sp)
-	return &store.Run{
-		ID:           store.NewRunID(g.Now()),
+	return &record.Run{
+		ID:           record.NewRunID(g.Now()),
 		Spec:         sp.Name,
 		SpecPath:     sp.File,
 		SpecHash:     sp.Hash,
@@ -682,7 +683,7 @@ func probeRunRecord(ctx context.Context, g *Globals, t *task.Task, names []strin
 		Targets:      names,
 		Cases:        cases,
 		Epochs:       1,
-		Status:       store.StatusRunning,
+		Status:       record.StatusRunning,
 		Started:      g.Now().UTC(),
 		Config:       cfg,
 	}
@@ -692,7 +693,7 @@ func probeRunRecord(ctx context.Context, g *Globals, t *task.Task, names []strin
 // run, its cases, every result as it completes (runner.Run), the pairwise
 // judges' scores, and its final status. runCtx aborts calls; ctx is for
 // the bookkeeping that must happen even then.
-func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.Task, set *scorer.Set, run *store.Run, cases []*dataset.Case, targets []runner.Target, stop <-chan struct{}, commitEvery time.Duration, what string) error {
+func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.Task, set *scorer.Set, run *record.Run, cases []*dataset.Case, targets []runner.Target, stop <-chan struct{}, commitEvery time.Duration, what string) error {
 	if err := st.CreateRun(ctx, run); err != nil {
 		return err
 	}
@@ -732,7 +733,7 @@ func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.T
 			byID[c.ID] = c
 		}
 		w := newScoreWriter(st)
-		runErr = scoreRunPairs(runCtx, st, set, byID, run.ID, 8, func(scores []store.Score) {
+		runErr = scoreRunPairs(runCtx, st, set, byID, run.ID, 8, func(scores []record.Score) {
 			for i := range scores {
 				scores[i].RunID, scores[i].Scoring = run.ID, 1
 			}
@@ -744,11 +745,11 @@ func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.T
 	defer wcancel()
 	switch {
 	case runErr != nil:
-		run.Status = store.StatusFailed
+		run.Status = record.StatusFailed
 	case sum.Interrupted || sum.Stored < total:
-		run.Status = store.StatusInterrupted
+		run.Status = record.StatusInterrupted
 	default:
-		run.Status = store.StatusComplete
+		run.Status = record.StatusComplete
 		run.Ended = g.Now().UTC()
 	}
 	if prev, err := host.Decode(run.Host); err == nil {
@@ -762,7 +763,7 @@ func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.T
 	if runErr != nil {
 		return fmt.Errorf("run %s (%s): %w", run.ID, what, runErr)
 	}
-	if run.Status == store.StatusInterrupted {
+	if run.Status == record.StatusInterrupted {
 		return fmt.Errorf("%w: run %s (%s) has %d of %d results; probe again to finish (completed calls come from the response cache)", ErrInterrupted, run.ID, what, sum.Stored, total)
 	}
 	return nil
@@ -770,13 +771,13 @@ func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.T
 
 // putCaseList records the cases of a run from memory.
 func putCaseList(ctx context.Context, st store.Store, runID string, cases []*dataset.Case) error {
-	batch := make([]store.Case, 0, min(len(cases), 1000))
+	batch := make([]record.Case, 0, min(len(cases), 1000))
 	for _, c := range cases {
 		exp, err := json.Marshal(c.Expected)
 		if err != nil {
 			return fmt.Errorf("case %s: expected value: %w", c.ID, err)
 		}
-		sc := store.Case{RunID: runID, ID: c.ID, Line: c.Line, Expected: exp, Tags: c.Tags}
+		sc := record.Case{RunID: runID, ID: c.ID, Line: c.Line, Expected: exp, Tags: c.Tags}
 		if c.HasWeight {
 			w := c.Weight
 			sc.Weight = &w

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -77,7 +77,7 @@ func storedTwinCount(t *testing.T, db, set string) int {
 	}
 	defer st.Close()
 	n := 0
-	if err := st.Twins(ctx, set, func(store.Twin) error { n++; return nil }); err != nil {
+	if err := st.Twins(ctx, set, func(record.Twin) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -10,7 +10,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/probe"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -298,7 +298,7 @@ run: {timeout: 5s, retries: 0}
 		t.Fatal(err)
 	}
 	var stored []*probe.Twin
-	err = st.Twins(ctx, r.TwinSet.ID, func(rec store.Twin) error {
+	err = st.Twins(ctx, r.TwinSet.ID, func(rec record.Twin) error {
 		if rec.Source != "rewriter:para" {
 			t.Errorf("twin source %q", rec.Source)
 		}

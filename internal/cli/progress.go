@@ -6,7 +6,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // progress draws done/total, rate, ETA, errors and spend on stderr when it is
@@ -38,7 +38,7 @@ func newProgress(g *Globals, total int) *progress {
 	return p
 }
 
-func (p *progress) add(r *store.Result) {
+func (p *progress) add(r *record.Result) {
 	if r.ErrorKind != "" {
 		p.errors++
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -166,7 +167,7 @@ func parseFailures(s string) (int, error) {
 // fingerprintWarnings compares the models each target reported in the run
 // with those it reported in the baseline: a provider serving another model
 // (or build) under the same name is a change the scores alone may not show.
-func fingerprintWarnings(ctx context.Context, g *Globals, st store.Store, run *store.Run, baseline string) ([]string, error) {
+func fingerprintWarnings(ctx context.Context, g *Globals, st store.Store, run *record.Run, baseline string) ([]string, error) {
 	base, err := loadBaseline(ctx, g, st, baseline)
 	if err != nil {
 		return nil, err

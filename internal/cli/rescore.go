@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -141,7 +142,7 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	sum := rescoreSummary{RunID: run.ID, Scoring: scoring, Scorers: map[string]scorerCount{}}
 	var mu sync.Mutex
 	w := newScoreWriter(st)
-	record := func(scores []store.Score) {
+	keep := func(scores []record.Score) {
 		mu.Lock()
 		for i := range scores {
 			s := &scores[i]
@@ -168,18 +169,18 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	defer unwatch()
 	interrupted := false
 
-	jobs := make(chan store.Result, o.Workers)
+	jobs := make(chan record.Result, o.Workers)
 	var wg sync.WaitGroup
 	for range o.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for r := range jobs {
-				record(set.Score(runCtx, cases[r.CaseID], &r))
+				keep(set.Score(runCtx, cases[r.CaseID], &r))
 			}
 		}()
 	}
-	err = st.Results(ctx, run.ID, func(r store.Result) error {
+	err = st.Results(ctx, run.ID, func(r record.Result) error {
 		if cases[r.CaseID] == nil {
 			return fmt.Errorf("result for case %q, which the dataset does not have", r.CaseID)
 		}
@@ -207,7 +208,7 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 		err = nil
 	}
 	if err == nil && !interrupted && len(set.Pairwise()) > 0 {
-		err = scoreRunPairs(runCtx, st, set, cases, run.ID, o.Workers, record)
+		err = scoreRunPairs(runCtx, st, set, cases, run.ID, o.Workers, keep)
 	}
 	if err == nil && runCtx.Err() != nil {
 		interrupted, err = true, nil // a second Ctrl-C: the calls in flight were dropped
@@ -277,13 +278,13 @@ type scoreWriter struct {
 	st      store.Store
 	replace bool // overwrite stored verdicts (Store.ReplaceScores)
 	mu      sync.Mutex
-	batch   []store.Score
+	batch   []record.Score
 	err     error
 }
 
 func newScoreWriter(st store.Store) *scoreWriter { return &scoreWriter{st: st} }
 
-func (w *scoreWriter) add(scores []store.Score) {
+func (w *scoreWriter) add(scores []record.Score) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.batch = append(w.batch, scores...)

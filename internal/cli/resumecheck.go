@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // resumeChanged refuses to resume a run when anything that decides its
@@ -18,7 +18,7 @@ import (
 // compared by content (the same cases re-saved with other line ends, a
 // byte-order mark or quoting resume), or by the file's bytes for a run
 // recorded before content hashes (datasetChanged).
-func resumeChanged(run *store.Run, sp *spec.Spec, ds *dataset.Info) error {
+func resumeChanged(run *record.Run, sp *spec.Spec, ds *dataset.Info) error {
 	var what []string
 	if d := datasetChanged(run, ds); d != "" {
 		what = append(what, d)
@@ -54,7 +54,7 @@ func resumeChanged(run *store.Run, sp *spec.Spec, ds *dataset.Info) error {
 // now; "" when they are the same cases (or the run recorded no hash), else
 // "dataset OLD → NEW" with, for a run recorded before content hashes whose
 // bytes differ, why the cases cannot be told apart.
-func datasetChanged(run *store.Run, ds *dataset.Info) string {
+func datasetChanged(run *record.Run, ds *dataset.Info) string {
 	m := dataset.CompareVersions("run", dataset.Version{Hash: run.DatasetHash, File: run.FileHash},
 		"dataset now", dataset.Version{Hash: ds.Hash, File: ds.FileHash})
 	if m.Same {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // TestResumeComparesDatasetByContent: a run resumes on the same cases
@@ -18,14 +18,14 @@ func TestResumeComparesDatasetByContent(t *testing.T) {
 	now := &dataset.Info{Hash: content, FileHash: crlf}
 	for _, c := range []struct {
 		name string
-		run  store.Run
+		run  record.Run
 		want string // "" resumes; else a substring of the reason
 	}{
-		{"same cases, other bytes", store.Run{DatasetHash: content, FileHash: lf}, ""},
-		{"other cases", store.Run{DatasetHash: "sha256:0th3r", FileHash: crlf}, "dataset 0th3r → c0"},
-		{"old run, same bytes", store.Run{DatasetHash: crlf}, ""},
-		{"old run, other bytes", store.Run{DatasetHash: lf}, "records only its file's byte hash"},
-		{"no hash recorded", store.Run{}, ""},
+		{"same cases, other bytes", record.Run{DatasetHash: content, FileHash: lf}, ""},
+		{"other cases", record.Run{DatasetHash: "sha256:0th3r", FileHash: crlf}, "dataset 0th3r → c0"},
+		{"old run, same bytes", record.Run{DatasetHash: crlf}, ""},
+		{"old run, other bytes", record.Run{DatasetHash: lf}, "records only its file's byte hash"},
+		{"no hash recorded", record.Run{}, ""},
 	} {
 		got := datasetChanged(&c.run, now)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {

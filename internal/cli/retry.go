@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -52,9 +53,9 @@ func retryKinds(values []string) ([]string, error) {
 
 // retrySet reads a run's stored results and returns the keys of those that
 // failed with one of kinds, each with its Retries so far.
-func retrySet(ctx context.Context, st store.Store, runID string, kinds []string) (map[store.Key]int, error) {
-	retry := map[store.Key]int{}
-	err := st.Results(ctx, runID, func(r store.Result) error {
+func retrySet(ctx context.Context, st store.Store, runID string, kinds []string) (map[record.Key]int, error) {
+	retry := map[record.Key]int{}
+	err := st.Results(ctx, runID, func(r record.Result) error {
 		if r.ErrorKind != "" && slices.Contains(kinds, r.ErrorKind) {
 			retry[r.Key()] = r.Retries
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -214,7 +214,7 @@ func TestRunRetryErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Results(t.Context(), first.RunID, func(r store.Result) error {
+	if err := st.Results(t.Context(), first.RunID, func(r record.Result) error {
 		retries[r.CaseID] = r.Retries
 		return nil
 	}); err != nil {
@@ -279,7 +279,7 @@ run: {timeout: 5s, retries: 1}
 			t.Fatal(err)
 		}
 		defer st.Close()
-		err = st.Scores(ctx, first.RunID, 1, func(s store.Score) error {
+		err = st.Scores(ctx, first.RunID, 1, func(s record.Score) error {
 			if s.Scorer == "vs_base" {
 				out[s.CaseID+"/"+s.Target] = s.Kind
 			}

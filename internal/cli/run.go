@@ -17,6 +17,7 @@ import (
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/host"
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -165,9 +166,9 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	}
 	defer st.Close()
 
-	var run *store.Run
-	var done map[store.Key]struct{}
-	var retry map[store.Key]int // --retry-errors: failed results to call again
+	var run *record.Run
+	var done map[record.Key]struct{}
+	var retry map[record.Key]int // --retry-errors: failed results to call again
 	var rr *retryReport
 	var leaseLost <-chan struct{}
 	if o.Resume != "" {
@@ -183,7 +184,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		if err := resumeChanged(run, sp, t.Dataset); err != nil {
 			return err
 		}
-		if run.Status == store.StatusComplete && !o.RetryErrors {
+		if run.Status == record.StatusComplete && !o.RetryErrors {
 			fmt.Fprintf(g.Stderr, "run %s is already complete\n", run.ID)
 		}
 		// One writer per run: the lease is taken before the stored results
@@ -233,8 +234,8 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		if o.Experiment != "" {
 			experiment = o.Experiment
 		}
-		run = &store.Run{
-			ID:           store.NewRunID(g.Now()),
+		run = &record.Run{
+			ID:           record.NewRunID(g.Now()),
 			Spec:         sp.Name,
 			SpecPath:     sp.File,
 			SpecHash:     sp.Hash,
@@ -248,7 +249,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 			Targets:      names,
 			Cases:        cases,
 			Epochs:       epochs,
-			Status:       store.StatusRunning,
+			Status:       record.StatusRunning,
 			Started:      g.Now().UTC(),
 			Config:       cfg,
 		}
@@ -300,7 +301,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 			return err
 		}
 	} else {
-		run.Status = store.StatusRunning
+		run.Status = record.StatusRunning
 		if err := st.UpdateRun(ctx, run); err != nil {
 			return err
 		}
@@ -380,11 +381,11 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	have := sum.Stored - sum.Retried + len(done) + len(retry)
 	switch {
 	case runErr != nil:
-		run.Status = store.StatusFailed
+		run.Status = record.StatusFailed
 	case sum.Interrupted || have < total:
-		run.Status = store.StatusInterrupted
+		run.Status = record.StatusInterrupted
 	default:
-		run.Status = store.StatusComplete
+		run.Status = record.StatusComplete
 		run.Ended = g.Now().UTC()
 	}
 	if prev, err := host.Decode(run.Host); err == nil {
@@ -434,7 +435,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 			run.Status, s.Stored, s.Errors, s.Skipped, s.SpendUSD, saved, s.DurationSec)
 		printHealth(g.Stderr, health, sp.Run.MaxErrorRate)
 	}
-	if runErr == nil && run.Status == store.StatusComplete {
+	if runErr == nil && run.Status == record.StatusComplete {
 		// A judge that mostly failed makes its scorer's rate meaningless:
 		// say so on stderr whatever the output format.
 		if counts, err := judgeErrorCounts(wctx, st, sp, run.ID, 1); err == nil {
@@ -447,7 +448,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	if s.Unhealthy {
 		return unhealthyError(health, sp.Run.MaxErrorRate, o.Spec, run.ID)
 	}
-	if run.Status == store.StatusInterrupted {
+	if run.Status == record.StatusInterrupted {
 		return fmt.Errorf("%w: %d of %d results stored; finish with: assay run %s --resume %s",
 			ErrInterrupted, have, total, o.Spec, run.ID)
 	}
@@ -547,8 +548,8 @@ func eachCase(t *task.Task, limit int, fn func(*dataset.Case) error) error {
 
 var errLimit = errors.New("limit reached")
 
-func putCases(ctx context.Context, st store.Store, run *store.Run, t *task.Task) error {
-	batch := make([]store.Case, 0, 1000)
+func putCases(ctx context.Context, st store.Store, run *record.Run, t *task.Task) error {
+	batch := make([]record.Case, 0, 1000)
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -562,7 +563,7 @@ func putCases(ctx context.Context, st store.Store, run *store.Run, t *task.Task)
 		if err != nil {
 			return fmt.Errorf("case %s: expected value: %w", c.ID, err)
 		}
-		sc := store.Case{RunID: run.ID, ID: c.ID, Line: c.Line, Expected: exp, Tags: c.Tags}
+		sc := record.Case{RunID: run.ID, ID: c.ID, Line: c.Line, Expected: exp, Tags: c.Tags}
 		if c.HasWeight {
 			w := c.Weight
 			sc.Weight = &w

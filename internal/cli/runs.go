@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -174,7 +175,7 @@ func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
 		return fmt.Errorf("runs rm: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): nothing was deleted", g.DB)
 	}
 	// Every run is resolved and checked before anything is deleted.
-	var runs []*store.Run
+	var runs []*record.Run
 	var problems []string
 	for _, id := range o.IDs {
 		if id == "latest" {
@@ -186,7 +187,7 @@ func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
 			problems = append(problems, err.Error())
 			continue
 		}
-		if slices.ContainsFunc(runs, func(r *store.Run) bool { return r.ID == run.ID }) {
+		if slices.ContainsFunc(runs, func(r *record.Run) bool { return r.ID == run.ID }) {
 			continue
 		}
 		if !o.Force {

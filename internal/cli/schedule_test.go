@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -25,7 +25,7 @@ func callWindows(t *testing.T, db, runID string) map[string][2]time.Time {
 	}
 	defer st.Close()
 	w := map[string][2]time.Time{}
-	err = st.Results(ctx, runID, func(r store.Result) error {
+	err = st.Results(ctx, runID, func(r record.Result) error {
 		start := r.CreatedAt.Add(-time.Duration(r.LatencyMS * float64(time.Millisecond)))
 		cur, ok := w[r.Target]
 		if !ok || start.Before(cur[0]) {

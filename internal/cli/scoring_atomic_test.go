@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -81,10 +81,10 @@ func TestKilledRescoreIsNeverRead(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("ReserveScoring = %d, %v; want 3", n, err)
 	}
-	var partial []store.Score
-	err = st.Results(ctx, run.RunID, func(r store.Result) error {
+	var partial []record.Score
+	err = st.Results(ctx, run.RunID, func(r record.Result) error {
 		if len(partial) < 10 {
-			partial = append(partial, store.Score{RunID: r.RunID, Scoring: 3, CaseID: r.CaseID, Target: r.Target, Epoch: r.Epoch,
+			partial = append(partial, record.Score{RunID: r.RunID, Scoring: 3, CaseID: r.CaseID, Target: r.Target, Epoch: r.Epoch,
 				Scorer: "any", Primary: true, Shape: "loud", Kind: "wrong"})
 		}
 		return nil
@@ -171,7 +171,7 @@ func TestConcurrentRescoresGetDistinctScorings(t *testing.T) {
 			t.Errorf("scoring %d pending = %v, %v; want complete", sc, p, err)
 		}
 		count := 0
-		if err := st.Scores(ctx, run.RunID, sc, func(store.Score) error { count++; return nil }); err != nil || count != 40 {
+		if err := st.Scores(ctx, run.RunID, sc, func(record.Score) error { count++; return nil }); err != nil || count != 40 {
 			t.Errorf("scoring %d has %d scores (%v), want 40", sc, count, err)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -83,7 +83,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	}
 }
 
-func countKind(rs map[store.Key]scored, kind string) int {
+func countKind(rs map[record.Key]scored, kind string) int {
 	n := 0
 	for _, r := range rs {
 		if r.kind == kind {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/record"
 
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
@@ -37,7 +38,7 @@ func openExistingStore(ctx context.Context, g *Globals) (store.Store, error) {
 // openRun opens an existing store and resolves a run reference (an ID, an
 // ID prefix or latest). An error resolving it is prefixed with what (the
 // command, e.g. "report: …"). The caller closes the store.
-func openRun(ctx context.Context, g *Globals, what, ref string) (store.Store, *store.Run, error) {
+func openRun(ctx context.Context, g *Globals, what, ref string) (store.Store, *record.Run, error) {
 	st, err := openExistingStore(ctx, g)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
@@ -56,7 +57,7 @@ func openRun(ctx context.Context, g *Globals, what, ref string) (store.Store, *s
 // and weights come from the case rows, so anything read from it would cover
 // only part of the cases without saying so. `assay run --resume` records
 // the missing cases. Errors are prefixed with what.
-func getRun(ctx context.Context, st store.Store, what, ref string) (*store.Run, error) {
+func getRun(ctx context.Context, st store.Store, what, ref string) (*record.Run, error) {
 	run, err := st.GetRun(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -74,7 +75,7 @@ func getRun(ctx context.Context, st store.Store, what, ref string) (*store.Run, 
 
 // openRunPair is openRun for the commands that take two runs, before and
 // after.
-func openRunPair(ctx context.Context, g *Globals, what, before, after string) (store.Store, *store.Run, *store.Run, error) {
+func openRunPair(ctx context.Context, g *Globals, what, before, after string) (store.Store, *record.Run, *record.Run, error) {
 	st, a, err := openRun(ctx, g, what, before)
 	if err != nil {
 		return nil, nil, nil, err
@@ -90,8 +91,8 @@ func openRunPair(ctx context.Context, g *Globals, what, before, after string) (s
 // requireComplete refuses a run that did not finish (interrupted or failed)
 // unless allowed: it measured only some cases, so a verdict or a baseline
 // made of it would stand for cases it never saw.
-func requireComplete(what string, run *store.Run, allow bool) error {
-	if run.Status == store.StatusComplete || allow {
+func requireComplete(what string, run *record.Run, allow bool) error {
+	if run.Status == record.StatusComplete || allow {
 		return nil
 	}
 	return fmt.Errorf("%s %s is %s, not complete: it did not measure every case; finish it (assay run SPEC --resume %s) or pass --allow-partial to use the results it stored", what, run.ID, run.Status, run.ID)
@@ -100,7 +101,7 @@ func requireComplete(what string, run *store.Run, allow bool) error {
 // requireScoring refuses an explicitly chosen scoring that is pending: a
 // rescore that is still writing it, or was stopped before it finished.
 // (Scoring 0, the latest, never picks a pending scoring.)
-func requireScoring(ctx context.Context, st store.Store, what string, run *store.Run, scoring int) error {
+func requireScoring(ctx context.Context, st store.Store, what string, run *record.Run, scoring int) error {
 	if scoring == 0 {
 		return nil
 	}
@@ -131,7 +132,7 @@ type evidence struct {
 	Name string
 	// Run is the stored run (nil for a baseline file, which holds only
 	// complete runs unless exported with --allow-partial).
-	Run *store.Run
+	Run *record.Run
 	// Source is "run ID" or the baseline file's path.
 	Source      string
 	DatasetHash string
@@ -140,7 +141,7 @@ type evidence struct {
 }
 
 // runEvidence is a stored run as a side of a comparison.
-func runEvidence(ctx context.Context, st store.Store, name string, run *store.Run) (evidence, error) {
+func runEvidence(ctx context.Context, st store.Store, name string, run *record.Run) (evidence, error) {
 	ids, err := runCaseIDs(ctx, st, run.ID)
 	if err != nil {
 		return evidence{}, err
@@ -152,7 +153,7 @@ func runEvidence(ctx context.Context, st store.Store, name string, run *store.Ru
 func runCaseIDs(ctx context.Context, st store.Store, runID string) ([]string, error) {
 	seen := map[string]bool{}
 	var ids []string
-	err := st.Cases(ctx, runID, func(c store.Case) error {
+	err := st.Cases(ctx, runID, func(c record.Case) error {
 		if !seen[c.ID] {
 			seen[c.ID] = true
 			ids = append(ids, c.ID)
@@ -206,13 +207,13 @@ func requireFinished(what string, allowPartial bool, sides ...evidence) error {
 		return nil
 	}
 	for _, s := range sides {
-		if s.Run != nil && s.Run.Status != store.StatusComplete {
+		if s.Run != nil && s.Run.Status != record.StatusComplete {
 			spec := s.Run.SpecPath
 			if spec == "" {
 				spec = "SPEC"
 			}
 			how := "finish it (assay run " + spec + " --resume " + s.Run.ID + ")"
-			if s.Run.Status == store.StatusRunning {
+			if s.Run.Status == record.StatusRunning {
 				how = "wait for it to finish"
 			}
 			return fmt.Errorf("%s: %s (run %s) is %s, not complete: it did not measure every case, and a verdict on part of them would stand for cases it never saw; %s, or pass --allow-partial to use the results it stored",
@@ -258,7 +259,7 @@ func driftEvidence(name string, s *analysis.DriftSide) evidence {
 
 // requireRunPairWhole is requireWholeEvidence for two stored runs, the
 // run before and the run after.
-func requireRunPairWhole(ctx context.Context, st store.Store, what string, before, after *store.Run, allowPartial, sharedCases bool) error {
+func requireRunPairWhole(ctx context.Context, st store.Store, what string, before, after *record.Run, allowPartial, sharedCases bool) error {
 	if err := requireFinished(what, allowPartial, evidence{Name: "the run before", Run: before}, evidence{Name: "the run after", Run: after}); err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -44,7 +44,7 @@ func writeTypedTask(t *testing.T, body string) string {
 }
 
 // scoresOf reads a run's first scoring: case → scorer → score.
-func scoresOf(t *testing.T, db, runID string) map[string]map[string]store.Score {
+func scoresOf(t *testing.T, db, runID string) map[string]map[string]record.Score {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, db)
@@ -52,11 +52,11 @@ func scoresOf(t *testing.T, db, runID string) map[string]map[string]store.Score 
 		t.Fatal(err)
 	}
 	defer st.Close()
-	out := map[string]map[string]store.Score{}
-	err = st.Scores(ctx, runID, 1, func(s store.Score) error {
+	out := map[string]map[string]record.Score{}
+	err = st.Scores(ctx, runID, 1, func(s record.Score) error {
 		k := s.Target + "/" + s.CaseID
 		if out[k] == nil {
-			out[k] = map[string]store.Score{}
+			out[k] = map[string]record.Score{}
 		}
 		out[k][s.Scorer] = s
 		return nil
@@ -122,7 +122,7 @@ scorers:
 					t.Errorf("%s %s: %s parse note %q, want %q", target, c.id, scorer, s.ParseNote, wantNote)
 				}
 			}
-			if f := ss["field"]; !c.pass && (len(f.Fields) != 1 || f.Fields[0] != (store.FieldVerdict{Field: "total", Status: "wrong"})) {
+			if f := ss["field"]; !c.pass && (len(f.Fields) != 1 || f.Fields[0] != (record.FieldVerdict{Field: "total", Status: "wrong"})) {
 				t.Errorf("%s %s: field verdicts %v, want total wrong", target, c.id, f.Fields)
 			}
 			if e := ss["equals"]; !c.pass && !strings.Contains(e.Reason, "got 9007199254740992, expected 9007199254740993") {

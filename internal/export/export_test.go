@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
@@ -21,7 +22,7 @@ import (
 
 // fixture stores a run of two cases × two targets with scorers exact and
 // judge (the judge scored only some results), and writes its dataset.
-func fixture(t *testing.T) (store.Store, *store.Run) {
+func fixture(t *testing.T) (store.Store, *record.Run) {
 	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "cases.jsonl")
@@ -39,22 +40,22 @@ func fixture(t *testing.T) (store.Store, *store.Run) {
 	}
 	t.Cleanup(func() { st.Close() })
 	cfg := `{"name":"t","dataset":{"path":"cases.jsonl","format":"jsonl","id":"id","expected":"answer"}}`
-	run := &store.Run{ID: "run1", Spec: "t", SpecPath: filepath.Join(dir, "assay.yaml"), DatasetHash: h,
-		Targets: []string{"m1", "m2"}, Cases: 2, Epochs: 1, Status: store.StatusComplete, Started: time.Now(), Config: []byte(cfg)}
+	run := &record.Run{ID: "run1", Spec: "t", SpecPath: filepath.Join(dir, "assay.yaml"), DatasetHash: h,
+		Targets: []string{"m1", "m2"}, Cases: 2, Epochs: 1, Status: record.StatusComplete, Started: time.Now(), Config: []byte(cfg)}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutCases(ctx, []store.Case{
+	if err := st.PutCases(ctx, []record.Case{
 		{RunID: "run1", ID: "a", Line: 1, Expected: []byte(`4`), Tags: map[string]string{"bucket": "common"}},
 		{RunID: "run1", ID: "b", Line: 2, Expected: []byte(`"hi"`)},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var rs []store.Result
-	var ss []store.Score
+	var rs []record.Result
+	var ss []record.Score
 	for _, c := range []string{"a", "b"} {
 		for _, tg := range []string{"m1", "m2"} {
-			r := store.Result{RunID: "run1", CaseID: c, Target: tg, Epoch: 1, Raw: "A: 4,\n\"quoted\"\r\n=cmd()", Parsed: `"4"`,
+			r := record.Result{RunID: "run1", CaseID: c, Target: tg, Epoch: 1, Raw: "A: 4,\n\"quoted\"\r\n=cmd()", Parsed: `"4"`,
 				InputTokens: 10, OutputTokens: 3, CostUSD: 0.001, LatencyMS: 12.5, Attempts: 1}
 			pass := c == "a"
 			if c == "b" && tg == "m2" {
@@ -65,17 +66,17 @@ func fixture(t *testing.T) (store.Store, *store.Run) {
 				r.FromCache, r.CostUSD, r.SavedUSD = true, 0, 0.001
 			}
 			rs = append(rs, r)
-			s := store.Score{RunID: "run1", Scoring: 1, CaseID: c, Target: tg, Epoch: 1, Scorer: "exact", Primary: true, Pass: pass, Shape: "pass"}
+			s := record.Score{RunID: "run1", Scoring: 1, CaseID: c, Target: tg, Epoch: 1, Scorer: "exact", Primary: true, Pass: pass, Shape: "pass"}
 			if pass {
 				s.Value = 1
 			} else {
 				s.Shape, s.Kind, s.Reason = "silent", "wrong", "expected hi, got 4"
 				s.ParseNote = "fenced"
-				s.Fields = []store.FieldVerdict{{Field: "a.b", Status: "ok"}, {Field: "say \"x\"", Status: "wrong"}}
+				s.Fields = []record.FieldVerdict{{Field: "a.b", Status: "ok"}, {Field: "say \"x\"", Status: "wrong"}}
 			}
 			ss = append(ss, s)
 			if tg == "m1" {
-				ss = append(ss, store.Score{RunID: "run1", Scoring: 1, CaseID: c, Target: tg, Epoch: 1, Scorer: "judge", Pass: true, Value: 0.75, Shape: "pass"})
+				ss = append(ss, record.Score{RunID: "run1", Scoring: 1, CaseID: c, Target: tg, Epoch: 1, Scorer: "judge", Pass: true, Value: 0.75, Shape: "pass"})
 			}
 		}
 	}
@@ -85,7 +86,7 @@ func fixture(t *testing.T) (store.Store, *store.Run) {
 	return st, run
 }
 
-func export(t *testing.T, st store.Store, run *store.Run, format string, inputs bool) string {
+func export(t *testing.T, st store.Store, run *record.Run, format string, inputs bool) string {
 	t.Helper()
 	names, err := st.ScorerNames(context.Background(), run.ID, 1)
 	if err != nil {
@@ -350,7 +351,7 @@ func TestExportInputsByContent(t *testing.T) {
 }
 
 // scanFixture reads the run's dataset as `assay run` does.
-func scanFixture(t *testing.T, run *store.Run) *dataset.Info {
+func scanFixture(t *testing.T, run *record.Run) *dataset.Info {
 	t.Helper()
 	var sp spec.Spec
 	if err := json.Unmarshal(run.Config, &sp); err != nil {

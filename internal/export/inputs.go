@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // ErrDatasetChanged is returned by OpenInputs when the run's dataset file
@@ -39,7 +39,7 @@ type Inputs struct {
 // the run recorded it. An error says why the inputs cannot be read: the
 // run has no resolved spec, the file is gone, or its content changed
 // (ErrDatasetChanged).
-func OpenInputs(run *store.Run) (*Inputs, error) {
+func OpenInputs(run *record.Run) (*Inputs, error) {
 	if len(run.Config) == 0 {
 		return nil, fmt.Errorf("run %s does not carry its resolved spec, so its dataset is unknown", run.ID)
 	}

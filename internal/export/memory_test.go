@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -29,20 +29,20 @@ func TestExportMemoryIsFlat(t *testing.T) {
 	}
 	defer st.Close()
 	const n = 20000
-	run := &store.Run{ID: "big", Targets: []string{"t"}, Cases: n, Epochs: 1, Status: store.StatusComplete, Started: time.Now()}
+	run := &record.Run{ID: "big", Targets: []string{"t"}, Cases: n, Epochs: 1, Status: record.StatusComplete, Started: time.Now()}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
 	raw := strings.Repeat("x", 4096)
 	for from := 0; from < n; from += 2000 {
-		var cs []store.Case
-		var rs []store.Result
-		var ss []store.Score
+		var cs []record.Case
+		var rs []record.Result
+		var ss []record.Score
 		for i := from; i < from+2000; i++ {
 			id := fmt.Sprintf("c%06d", i)
-			cs = append(cs, store.Case{RunID: "big", ID: id, Line: i + 1, Expected: []byte(`"x"`)})
-			rs = append(rs, store.Result{RunID: "big", CaseID: id, Target: "t", Epoch: 1, Raw: raw + id, Attempts: 1})
-			ss = append(ss, store.Score{RunID: "big", Scoring: 1, CaseID: id, Target: "t", Epoch: 1, Scorer: "ok", Primary: true, Pass: i%2 == 0, Shape: "pass"})
+			cs = append(cs, record.Case{RunID: "big", ID: id, Line: i + 1, Expected: []byte(`"x"`)})
+			rs = append(rs, record.Result{RunID: "big", CaseID: id, Target: "t", Epoch: 1, Raw: raw + id, Attempts: 1})
+			ss = append(ss, record.Score{RunID: "big", Scoring: 1, CaseID: id, Target: "t", Epoch: 1, Scorer: "ok", Primary: true, Pass: i%2 == 0, Shape: "pass"})
 		}
 		if err := st.PutCases(ctx, cs); err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -85,7 +86,7 @@ type Columns struct {
 // Source is what Rows reads besides the store.
 type Source struct {
 	Store   store.Store
-	Run     *store.Run
+	Run     *record.Run
 	Scoring int
 	Columns Columns
 	// Inputs gives a case's fields (nil when Columns.Inputs is false).
@@ -99,12 +100,12 @@ type Source struct {
 func Rows(ctx context.Context, src Source, fn func(*Row) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	scores := make(chan store.Score, 512)
-	cases := make(chan store.Case, 64)
+	scores := make(chan record.Score, 512)
+	cases := make(chan record.Case, 64)
 	errs := make(chan error, 2)
 	go func() {
 		defer close(scores)
-		errs <- src.Store.Scores(ctx, src.Run.ID, src.Scoring, func(s store.Score) error {
+		errs <- src.Store.Scores(ctx, src.Run.ID, src.Scoring, func(s record.Score) error {
 			select {
 			case scores <- s:
 				return nil
@@ -115,7 +116,7 @@ func Rows(ctx context.Context, src Source, fn func(*Row) error) error {
 	}()
 	go func() {
 		defer close(cases)
-		errs <- src.Store.Cases(ctx, src.Run.ID, func(c store.Case) error {
+		errs <- src.Store.Cases(ctx, src.Run.ID, func(c record.Case) error {
 			select {
 			case cases <- c:
 				return nil
@@ -129,11 +130,11 @@ func Rows(ctx context.Context, src Source, fn func(*Row) error) error {
 	for i, name := range src.Columns.Scorers {
 		index[name] = i
 	}
-	var cur *store.Case
+	var cur *record.Case
 	var tags json.RawMessage
-	var pending *store.Score
+	var pending *record.Score
 	row := &Row{}
-	err := src.Store.Results(ctx, src.Run.ID, func(r store.Result) error {
+	err := src.Store.Results(ctx, src.Run.ID, func(r record.Result) error {
 		for cur == nil || cur.ID != r.CaseID {
 			c, ok := <-cases
 			if !ok {
@@ -226,7 +227,7 @@ func nullable(b []byte) json.RawMessage {
 // fieldsObject is per-field verdicts as one JSON object in the scorer's
 // field order (nil for none), the shape a dataframe user expands into
 // columns.
-func fieldsObject(fs []store.FieldVerdict) json.RawMessage {
+func fieldsObject(fs []record.FieldVerdict) json.RawMessage {
 	if len(fs) == 0 {
 		return nil
 	}

@@ -27,7 +27,7 @@ const (
 )
 
 // GateOfConfig reads the gate: section of a run's stored resolved spec
-// (store.Run.Config): an empty Gate when the spec had none (the default
+// (record.Run.Config): an empty Gate when the spec had none (the default
 // rules apply), nil when the run recorded no spec.
 func GateOfConfig(config []byte) (*spec.Gate, error) {
 	if len(config) == 0 {

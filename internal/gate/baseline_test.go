@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -280,30 +280,30 @@ func TestFromStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	run := &store.Run{ID: "20261202-120000-000001", Spec: "s", SpecHash: "sha256:a", DatasetHash: "sha256:b", PromptHash: "sha256:c",
+	run := &record.Run{ID: "20261202-120000-000001", Spec: "s", SpecHash: "sha256:a", DatasetHash: "sha256:b", PromptHash: "sha256:c",
 		ScorersHash: "sha256:d", AssayVersion: "v1", Targets: []string{"x", "y"}, Cases: 3, Epochs: 2,
-		Status: store.StatusComplete, Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
+		Status: record.StatusComplete, Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
 		Config: []byte(`{"name":"s","targets":[{"name":"x","provider":"openai","model":"m","params":{"temperature":0,"max_tokens":10}},{"name":"y","provider":"openai","model":"m"}]}`)}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	var cases []store.Case
+	var cases []record.Case
 	for i := 1; i <= 3; i++ {
-		cases = append(cases, store.Case{RunID: run.ID, ID: fmt.Sprint("k", i), Line: i, Expected: []byte(`"4"`), Tags: map[string]string{"tier": fmt.Sprint(i)}})
+		cases = append(cases, record.Case{RunID: run.ID, ID: fmt.Sprint("k", i), Line: i, Expected: []byte(`"4"`), Tags: map[string]string{"tier": fmt.Sprint(i)}})
 	}
 	if err := st.PutCases(ctx, cases); err != nil {
 		t.Fatal(err)
 	}
 	const secret = "sk-test-SECRET-0000"
-	var results []store.Result
-	var scores []store.Score
+	var results []record.Result
+	var scores []record.Score
 	for _, tg := range []string{"x", "y"} {
 		for i := 1; i <= 3; i++ {
 			for e := 1; e <= 2; e++ {
 				if tg == "y" && i == 3 && e == 2 {
 					continue // never ran
 				}
-				r := store.Result{RunID: run.ID, CaseID: fmt.Sprint("k", i), Target: tg, Epoch: e, Raw: "the answer is 4 " + secret,
+				r := record.Result{RunID: run.ID, CaseID: fmt.Sprint("k", i), Target: tg, Epoch: e, Raw: "the answer is 4 " + secret,
 					CostUSD: 0.001 * float64(i), LatencyMS: 100 * float64(e), Model: "model-" + tg, Fingerprint: "fp", CreatedAt: run.Started}
 				if i == 2 && e == 1 {
 					r.Raw, r.Error, r.ErrorKind = "", "401 from https://api?key="+secret, "auth"
@@ -323,8 +323,8 @@ func TestFromStore(t *testing.T) {
 					shape = "loud"
 				}
 				scores = append(scores,
-					store.Score{RunID: run.ID, Scoring: 1, CaseID: r.CaseID, Target: tg, Epoch: e, Scorer: "correct", Primary: true, Pass: pass, Value: b2f(pass), Shape: shape, Kind: map[bool]string{false: "wrong"}[pass], Reason: "reason " + secret},
-					store.Score{RunID: run.ID, Scoring: 1, CaseID: r.CaseID, Target: tg, Epoch: e, Scorer: "short", Pass: true, Value: 1, Shape: "pass"})
+					record.Score{RunID: run.ID, Scoring: 1, CaseID: r.CaseID, Target: tg, Epoch: e, Scorer: "correct", Primary: true, Pass: pass, Value: b2f(pass), Shape: shape, Kind: map[bool]string{false: "wrong"}[pass], Reason: "reason " + secret},
+					record.Score{RunID: run.ID, Scoring: 1, CaseID: r.CaseID, Target: tg, Epoch: e, Scorer: "short", Pass: true, Value: 1, Shape: "pass"})
 			}
 		}
 	}
@@ -332,7 +332,7 @@ func TestFromStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A rescore (scoring 2) passes everything on "correct" for target x.
-	var rescored []store.Score
+	var rescored []record.Score
 	for _, s := range scores {
 		s.Scoring = 2
 		if s.Target == "x" && s.Scorer == "correct" {
@@ -424,15 +424,15 @@ func TestFromStoreUnscored(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	run := &store.Run{ID: "r", Spec: "s", Targets: []string{"x"}, Cases: 2, Epochs: 1, Status: store.StatusInterrupted,
+	run := &record.Run{ID: "r", Spec: "s", Targets: []string{"x"}, Cases: 2, Epochs: 1, Status: record.StatusInterrupted,
 		Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutCases(ctx, []store.Case{{RunID: "r", ID: "a", Line: 1}, {RunID: "r", ID: "b", Line: 2}}); err != nil {
+	if err := st.PutCases(ctx, []record.Case{{RunID: "r", ID: "a", Line: 1}, {RunID: "r", ID: "b", Line: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutResults(ctx, []store.Result{{RunID: "r", CaseID: "b", Target: "x", Epoch: 1, Raw: "hi", LatencyMS: 5, CreatedAt: run.Started}}, nil); err != nil {
+	if err := st.PutResults(ctx, []record.Result{{RunID: "r", CaseID: "b", Target: "x", Epoch: 1, Raw: "hi", LatencyMS: 5, CreatedAt: run.Started}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := FromStore(ctx, st, run); err == nil || !strings.Contains(err.Error(), "has no scores: nothing to gate") {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -111,21 +112,21 @@ func retainedMB(f func() any) float64 {
 
 // fillStore writes a run of cases × 2 targets into st the way bench/fill
 // does (one result and one primary score each, bucket and tier tags).
-func fillStore(b *testing.B, st store.Store, cases int, seed uint64, regress float64) *store.Run {
+func fillStore(b *testing.B, st store.Store, cases int, seed uint64, regress float64) *record.Run {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC).Add(time.Duration(cases) * time.Second)
-	run := &store.Run{ID: store.NewRunID(now), Spec: "bench", SpecHash: "sha256:s", DatasetHash: "sha256:d",
-		PromptHash: "sha256:p", Cases: cases, Epochs: 1, Status: store.StatusComplete, Started: now, Ended: now}
+	run := &record.Run{ID: record.NewRunID(now), Spec: "bench", SpecHash: "sha256:s", DatasetHash: "sha256:d",
+		PromptHash: "sha256:p", Cases: cases, Epochs: 1, Status: record.StatusComplete, Started: now, Ended: now}
 	for t := range benchTargets {
 		run.Targets = append(run.Targets, "model-"+strconv.Itoa(t))
 	}
 	if err := st.CreateRun(ctx, run); err != nil {
 		b.Fatal(err)
 	}
-	var cs []store.Case
+	var cs []record.Case
 	for i := 1; i <= cases; i++ {
-		cs = append(cs, store.Case{RunID: run.ID, ID: strconv.Itoa(i), Line: i, Expected: []byte(`"42"`), Tags: benchTags(i)})
+		cs = append(cs, record.Case{RunID: run.ID, ID: strconv.Itoa(i), Line: i, Expected: []byte(`"42"`), Tags: benchTags(i)})
 		if len(cs) == 5000 || i == cases {
 			if err := st.PutCases(ctx, cs); err != nil {
 				b.Fatal(err)
@@ -134,20 +135,20 @@ func fillStore(b *testing.B, st store.Store, cases int, seed uint64, regress flo
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 2))
-	var rs []store.Result
-	var ss []store.Score
+	var rs []record.Result
+	var ss []record.Score
 	for i := 1; i <= cases; i++ {
 		id := strconv.Itoa(i)
 		for t, name := range run.Targets {
 			pass := rng.Float64() < benchPass(t, i, regress)
-			rs = append(rs, store.Result{RunID: run.ID, CaseID: id, Target: name, Epoch: 1, Raw: "The answer is A: 42",
+			rs = append(rs, record.Result{RunID: run.ID, CaseID: id, Target: name, Epoch: 1, Raw: "The answer is A: 42",
 				Parsed: `"42"`, Model: name + "-2026-11-01", Fingerprint: "fp_1", InputTokens: 120, OutputTokens: 30,
 				CostUSD: 0.0001, LatencyMS: 200 + 800*rng.Float64(), Attempts: 1, CreatedAt: now})
 			shape, kind := "pass", ""
 			if !pass {
 				shape, kind = "silent", "wrong"
 			}
-			ss = append(ss, store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: name, Epoch: 1, Scorer: "correct",
+			ss = append(ss, record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: name, Epoch: 1, Scorer: "correct",
 				Primary: true, Pass: pass, Value: float64(b2i(pass)), Shape: shape, Kind: kind})
 		}
 		if len(rs) >= 2000 || i == cases {

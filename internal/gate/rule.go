@@ -154,7 +154,7 @@ func RulesFromFlags(flags []string, scorers, tagKeys []string) ([]Rule, error) {
 }
 
 // RulesFromConfig reads the gate: section of a run's stored resolved spec
-// (store.Run.Config), checked against the run's scorers and tag keys (nil
+// (record.Run.Config), checked against the run's scorers and tag keys (nil
 // lists are not checked), and gate.alpha (0 when not set; it is returned
 // even when a rule is in error). It returns no rules when the spec had no
 // gate section.

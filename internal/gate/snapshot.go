@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -191,7 +192,7 @@ type Target struct {
 	Kinds []string
 	// CostUSD and LatencyMS are NaN where there is no result. CostUSD is
 	// the reply's price, paid in the run or served from the cache alike
-	// (store.Result.Price): a cost gate compares models, not caches.
+	// (record.Result.Price): a cost gate compares models, not caches.
 	CostUSD   []float64
 	LatencyMS []float64
 	// FirstTokenMS is the time to the first token of a call that streamed,
@@ -318,18 +319,18 @@ func newPass(n int) []int8 {
 // FromStore takes a snapshot of a stored run, under its latest scoring.
 // Its memory is a few dozen bytes per result. A run with no scores is an
 // error: there is nothing to gate.
-func FromStore(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, error) {
+func FromStore(ctx context.Context, st store.Store, run *record.Run) (*Snapshot, error) {
 	return fromStore(ctx, st, run, true)
 }
 
 // FromStoreUnscored is FromStore that also takes a run with no scores (its
 // verdicts all "not scored"), for a caller that compares outputs as well
 // as verdicts (drift).
-func FromStoreUnscored(ctx context.Context, st store.Store, run *store.Run) (*Snapshot, error) {
+func FromStoreUnscored(ctx context.Context, st store.Store, run *record.Run) (*Snapshot, error) {
 	return fromStore(ctx, st, run, false)
 }
 
-func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores bool) (*Snapshot, error) {
+func fromStore(ctx context.Context, st store.Store, run *record.Run, needScores bool) (*Snapshot, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
@@ -350,7 +351,7 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 		s.Run.Gate, s.Run.GateHash = g, GateHash(g)
 	}
 	b := &builder{s: s, caseIdx: map[string]int{}, fps: map[string]map[[2]string]int{}}
-	if err := st.Cases(ctx, run.ID, func(c store.Case) error {
+	if err := st.Cases(ctx, run.ID, func(c record.Case) error {
 		if _, seen := b.caseIdx[c.ID]; !seen {
 			i := b.caseOf(c.ID)
 			for k, v := range c.Tags {
@@ -365,7 +366,7 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 	for _, name := range run.Targets {
 		b.target(name)
 	}
-	err = st.Results(ctx, run.ID, func(r store.Result) error {
+	err = st.Results(ctx, run.ID, func(r record.Result) error {
 		t, j := b.slot(r.Target, r.CaseID, r.Epoch)
 		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.Price()), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputSum(r.Raw)
 		t.Errored[j], t.Cached[j] = r.ErrorKind != "", r.FromCache
@@ -386,7 +387,7 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 		b.finish(run)
 		return s, nil
 	}
-	err = st.Scores(ctx, run.ID, scoring, func(sc store.Score) error {
+	err = st.Scores(ctx, run.ID, scoring, func(sc record.Score) error {
 		t, j := b.slot(sc.Target, sc.CaseID, sc.Epoch)
 		if !t.Has(j) {
 			return nil // a score without a result: nothing was measured
@@ -422,7 +423,7 @@ func fromStore(ctx context.Context, st store.Store, run *store.Run, needScores b
 
 // finish sizes every column to cases × epochs and sets each target's
 // fingerprints, temperature and configuration hash.
-func (b *builder) finish(run *store.Run) {
+func (b *builder) finish(run *record.Run) {
 	s := b.s
 	s.Run.Epochs = s.Epochs
 	n := len(s.Cases) * s.Epochs
@@ -447,7 +448,7 @@ type targetSetting struct {
 
 // targetSettings reads each target's params.temperature (nil where the
 // spec left it unset) and configuration hash from a run's resolved spec
-// (store.Run.Config, a spec.Spec as JSON). known is false when there is no
+// (record.Run.Config, a spec.Spec as JSON). known is false when there is no
 // resolved spec to read.
 func targetSettings(config []byte) (map[string]targetSetting, bool) {
 	out := map[string]targetSetting{}

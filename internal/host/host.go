@@ -5,7 +5,7 @@
 //
 // On Linux a Sampler reads the 1-minute load average from /proc/loadavg
 // every few seconds; on other systems it records nothing. What it saw is a
-// Load, stored on the run as JSON (store.Run.Host) and read back by
+// Load, stored on the run as JSON (record.Run.Host) and read back by
 // analysis, which warns when the load exceeded the cores. It imports
 // nothing of assay.
 package host

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/probe"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
@@ -30,18 +31,18 @@ const benchCases = 100_000
 // fillVerdicts stores a run of benchCases cases × 2 targets with one
 // primary score each; runs with the same seed pair case by case, and drop
 // lowers every pass probability (the twins are harder).
-func fillVerdicts(b *testing.B, st store.Store, started time.Time, drop float64) *store.Run {
+func fillVerdicts(b *testing.B, st store.Store, started time.Time, drop float64) *record.Run {
 	b.Helper()
 	ctx := context.Background()
-	run := &store.Run{ID: store.NewRunID(started), Spec: "bench", SpecHash: "sha256:s", DatasetHash: "sha256:d",
+	run := &record.Run{ID: record.NewRunID(started), Spec: "bench", SpecHash: "sha256:s", DatasetHash: "sha256:d",
 		PromptHash: "sha256:p", Targets: []string{"model-0", "model-1"}, Cases: benchCases, Epochs: 1,
-		Status: store.StatusComplete, Started: started, Ended: started}
+		Status: record.StatusComplete, Started: started, Ended: started}
 	if err := st.CreateRun(ctx, run); err != nil {
 		b.Fatal(err)
 	}
-	var cs []store.Case
+	var cs []record.Case
 	for i := 1; i <= benchCases; i++ {
-		cs = append(cs, store.Case{RunID: run.ID, ID: strconv.Itoa(i), Line: i, Expected: []byte(`"42"`)})
+		cs = append(cs, record.Case{RunID: run.ID, ID: strconv.Itoa(i), Line: i, Expected: []byte(`"42"`)})
 		if len(cs) == 5000 || i == benchCases {
 			if err := st.PutCases(ctx, cs); err != nil {
 				b.Fatal(err)
@@ -50,19 +51,19 @@ func fillVerdicts(b *testing.B, st store.Store, started time.Time, drop float64)
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var rs []store.Result
-	var ss []store.Score
+	var rs []record.Result
+	var ss []record.Score
 	for i := 1; i <= benchCases; i++ {
 		id := strconv.Itoa(i)
 		for t, name := range run.Targets {
 			pass := rng.Float64() < 0.6+0.05*float64(t)-0.03*float64(i%9)-drop
-			rs = append(rs, store.Result{RunID: run.ID, CaseID: id, Target: name, Epoch: 1, Raw: "A: 42",
+			rs = append(rs, record.Result{RunID: run.ID, CaseID: id, Target: name, Epoch: 1, Raw: "A: 42",
 				Attempts: 1, LatencyMS: 300, CreatedAt: started})
 			shape := "pass"
 			if !pass {
 				shape = "silent"
 			}
-			ss = append(ss, store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: name, Epoch: 1, Scorer: "correct",
+			ss = append(ss, record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: name, Epoch: 1, Scorer: "correct",
 				Primary: true, Pass: pass, Shape: shape})
 		}
 		if len(rs) >= 2000 || i == benchCases {

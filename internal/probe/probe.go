@@ -22,8 +22,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // setVersion is hashed into every twin set ID: a change to how twins are
@@ -59,16 +59,16 @@ type storedFields struct {
 
 // Record is the twin as the store keeps it: made for the dataset whose hash
 // is datasetHash.
-func (t *Twin) Record(set, source, datasetHash string, now time.Time) (store.Twin, error) {
+func (t *Twin) Record(set, source, datasetHash string, now time.Time) (record.Twin, error) {
 	b, err := json.Marshal(storedFields{Vars: t.Vars, Expected: t.Expected, OwnExpected: t.OwnExpected, Line: t.Line, Dataset: datasetHash})
 	if err != nil {
-		return store.Twin{}, fmt.Errorf("twin of case %s: %w", t.CaseID, err)
+		return record.Twin{}, fmt.Errorf("twin of case %s: %w", t.CaseID, err)
 	}
-	return store.Twin{Set: set, CaseID: t.CaseID, Source: source, Fields: b, CreatedAt: now.UTC()}, nil
+	return record.Twin{Set: set, CaseID: t.CaseID, Source: source, Fields: b, CreatedAt: now.UTC()}, nil
 }
 
 // FromRecord reads a stored twin.
-func FromRecord(r store.Twin) (*Twin, error) {
+func FromRecord(r record.Twin) (*Twin, error) {
 	var f storedFields
 	// Numbers come back as written (json.Number), as the dataset reader
 	// gives them: a twin's answer 9007199254740993 must not round to …992.

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"unicode"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -108,9 +109,9 @@ type RunVerdicts struct {
 // latest scoring (epoch 1 only: the probe makes one call per case), setting
 // apart the calls that failed with an error.
 func Verdicts(ctx context.Context, st store.Store, runID string) (*RunVerdicts, error) {
-	failed := map[store.Key]bool{}
+	failed := map[record.Key]bool{}
 	v := &RunVerdicts{Pass: map[string]map[string]bool{}, Errors: map[string]int{}}
-	err := st.Results(ctx, runID, func(r store.Result) error {
+	err := st.Results(ctx, runID, func(r record.Result) error {
 		if r.ErrorKind != "" && r.Epoch <= 1 {
 			failed[r.Key()] = true
 			v.Errors[r.Target]++
@@ -124,8 +125,8 @@ func Verdicts(ctx context.Context, st store.Store, runID string) (*RunVerdicts, 
 	if err != nil {
 		return nil, err
 	}
-	err = st.Scores(ctx, runID, scoring, func(s store.Score) error {
-		if !s.Primary || s.Epoch > 1 || failed[store.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] {
+	err = st.Scores(ctx, runID, scoring, func(s record.Score) error {
+		if !s.Primary || s.Epoch > 1 || failed[record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] {
 			return nil
 		}
 		m := v.Pass[s.Target]

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
-	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -95,16 +95,16 @@ func TestTablesFromStoredRuns(t *testing.T) {
 	// Each result has a primary score and another scorer's opposite
 	// verdict; case "e" failed with a time-out (scored as a failure).
 	put := func(run string, scoring int, pass map[string]bool) {
-		var res []store.Result
-		var sc []store.Score
+		var res []record.Result
+		var sc []record.Score
 		for id, p := range pass {
-			r := store.Result{RunID: run, CaseID: id, Target: "t", Epoch: 1}
+			r := record.Result{RunID: run, CaseID: id, Target: "t", Epoch: 1}
 			if id == "e" {
 				r.ErrorKind = "timeout"
 			}
 			res = append(res, r)
-			sc = append(sc, store.Score{RunID: run, Scoring: scoring, CaseID: id, Target: "t", Epoch: 1, Scorer: "c", Primary: true, Pass: p},
-				store.Score{RunID: run, Scoring: scoring, CaseID: id, Target: "t", Epoch: 1, Scorer: "d", Pass: !p})
+			sc = append(sc, record.Score{RunID: run, Scoring: scoring, CaseID: id, Target: "t", Epoch: 1, Scorer: "c", Primary: true, Pass: p},
+				record.Score{RunID: run, Scoring: scoring, CaseID: id, Target: "t", Epoch: 1, Scorer: "d", Pass: !p})
 		}
 		if scoring == 1 {
 			if err := st.PutResults(ctx, res, sc); err != nil {
@@ -115,7 +115,7 @@ func TestTablesFromStoredRuns(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"o", "w"} {
-		if err := st.CreateRun(ctx, &store.Run{ID: id, Targets: []string{"t"}, Status: store.StatusComplete}); err != nil {
+		if err := st.CreateRun(ctx, &record.Run{ID: id, Targets: []string{"t"}, Status: record.StatusComplete}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/analysis"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -100,32 +100,32 @@ func extractionReport(t *testing.T, worst int) *analysis.Report {
 	}
 	defer st.Close()
 	t0 := time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC)
-	run := &store.Run{ID: extractionRun, Spec: "invoice-extraction", SpecHash: "sha256:5pec", DatasetHash: "sha256:da7a",
+	run := &record.Run{ID: extractionRun, Spec: "invoice-extraction", SpecHash: "sha256:5pec", DatasetHash: "sha256:da7a",
 		PromptHash: "sha256:9r0m", ScorersHash: "sha256:0r1g1nal", Targets: extractionTargets, Cases: 40, Epochs: 1,
-		Status: store.StatusComplete, Started: t0, Ended: t0.Add(4 * time.Minute),
+		Status: record.StatusComplete, Started: t0, Ended: t0.Add(4 * time.Minute),
 		Config: []byte(`{"name":"invoice-extraction","scorers":[{"name":"extract","type":"field_equals","fields":["vendor","date","total","currency"],"primary":true},{"name":"valid_json","type":"is_json"},{"name":"tone","type":"judge","target":"grader"}]}`)}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
 	buckets := []string{"common", "edge", "hostile", "should-refuse"}
-	var cases []store.Case
+	var cases []record.Case
 	for i := range 40 {
-		cases = append(cases, store.Case{RunID: run.ID, ID: fmt.Sprintf("inv-%02d", i), Line: i + 1,
+		cases = append(cases, record.Case{RunID: run.ID, ID: fmt.Sprintf("inv-%02d", i), Line: i + 1,
 			Expected: []byte(fmt.Sprintf(`{"vendor":"Acme %d","date":"2026-02-%02d","total":%d.50,"currency":"EUR"}`, i, i%28+1, 100+i)),
 			Tags:     map[string]string{"bucket": buckets[i%4]}})
 	}
 	if err := st.PutCases(ctx, cases); err != nil {
 		t.Fatal(err)
 	}
-	var results []store.Result
-	var first []store.Score
+	var results []record.Result
+	var first []record.Score
 	for ti, tg := range extractionTargets {
 		for i := range 40 {
 			id := fmt.Sprintf("inv-%02d", i)
 			raw := extractionOutput(extractionFields(tg, i), i)
-			results = append(results, store.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: 1, Raw: raw,
+			results = append(results, record.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: 1, Raw: raw,
 				InputTokens: 310, OutputTokens: 42, CostUSD: 0.0002 / float64(ti+1), LatencyMS: float64(400 + 37*((i*7)%11) + 300*ti), CreatedAt: t0})
-			first = append(first, store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "extract",
+			first = append(first, record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: tg, Epoch: 1, Scorer: "extract",
 				Primary: true, Pass: true, Value: 1, Shape: "pass"})
 		}
 	}
@@ -138,10 +138,10 @@ func extractionReport(t *testing.T, worst int) *analysis.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var scores []store.Score
+	var scores []record.Score
 	for _, tg := range extractionTargets {
 		for i := range 40 {
-			key := store.Score{RunID: run.ID, Scoring: scoring, CaseID: fmt.Sprintf("inv-%02d", i), Target: tg, Epoch: 1}
+			key := record.Score{RunID: run.ID, Scoring: scoring, CaseID: fmt.Sprintf("inv-%02d", i), Target: tg, Epoch: 1}
 			f := extractionFields(tg, i)
 			s := key
 			s.Scorer, s.Primary = "extract", true
@@ -156,7 +156,7 @@ func extractionReport(t *testing.T, worst int) *analysis.Report {
 					if status == "" {
 						status = "ok"
 					}
-					s.Fields = append(s.Fields, store.FieldVerdict{Field: name, Status: status})
+					s.Fields = append(s.Fields, record.FieldVerdict{Field: name, Status: status})
 					parts = append(parts, name+" "+status)
 					if status != "ok" {
 						s.Pass, s.Value = false, 0

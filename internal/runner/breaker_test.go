@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // A target whose breaker trips stops early: the calls it never made are
@@ -63,7 +63,7 @@ func TestUnavailableTargetStopsEarly(t *testing.T) {
 
 			// A resume with the target fixed makes exactly the calls not made.
 			// Everything stored is done (the auth failures stay stored).
-			done := map[store.Key]struct{}{}
+			done := map[record.Key]struct{}{}
 			for k := range st.results {
 				done[k] = struct{}{}
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -24,7 +24,7 @@ func TestRunRetryReplacesOnlyFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.CreateRun(ctx, &store.Run{ID: "r", Targets: []string{"t"}, Cases: 10, Epochs: 1, Status: store.StatusRunning}); err != nil {
+	if err := st.CreateRun(ctx, &record.Run{ID: "r", Targets: []string{"t"}, Cases: 10, Epochs: 1, Status: record.StatusRunning}); err != nil {
 		t.Fatal(err)
 	}
 	var limited atomic.Bool
@@ -40,8 +40,8 @@ func TestRunRetryReplacesOnlyFailures(t *testing.T) {
 		}
 		return &provider.Response{Text: "ok " + req.CaseID, Attempts: 1}, nil
 	})
-	score := func(_ context.Context, c *dataset.Case, r *store.Result) []store.Score {
-		return []store.Score{{CaseID: r.CaseID, Target: r.Target, Epoch: r.Epoch, Scorer: "ok", Primary: true, Pass: r.ErrorKind == ""}}
+	score := func(_ context.Context, c *dataset.Case, r *record.Result) []record.Score {
+		return []record.Score{{CaseID: r.CaseID, Target: r.Target, Epoch: r.Epoch, Scorer: "ok", Primary: true, Pass: r.ErrorKind == ""}}
 	}
 	o := Options{RunID: "r", Targets: []Target{target("t", p, 4)}, Cases: cases(10), Render: render, Score: score, Store: st}
 	sum, err := Run(ctx, o)
@@ -54,9 +54,9 @@ func TestRunRetryReplacesOnlyFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	retry := map[store.Key]int{}
+	retry := map[record.Key]int{}
 	for _, id := range []string{"3", "7"} {
-		k := store.Key{CaseID: id, Target: "t", Epoch: 1}
+		k := record.Key{CaseID: id, Target: "t", Epoch: 1}
 		delete(done, k)
 		retry[k] = 0
 	}
@@ -79,7 +79,7 @@ func TestRunRetryReplacesOnlyFailures(t *testing.T) {
 		}
 	}
 	passes := 0
-	if err := st.Scores(ctx, "r", 1, func(s store.Score) error {
+	if err := st.Scores(ctx, "r", 1, func(s record.Score) error {
 		if s.Pass {
 			passes++
 		}
@@ -91,7 +91,7 @@ func TestRunRetryReplacesOnlyFailures(t *testing.T) {
 		t.Errorf("scoring 1 has %d passes after the retry, want 10 (the failures' verdicts replaced)", passes)
 	}
 	n := 0
-	if err := st.Results(ctx, "r", func(r store.Result) error {
+	if err := st.Results(ctx, "r", func(r record.Result) error {
 		n++
 		wantRetries := 0
 		if r.CaseID == "3" || r.CaseID == "7" {

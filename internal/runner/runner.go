@@ -27,6 +27,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -51,10 +52,10 @@ type Options struct {
 	Render func(*dataset.Case) ([]provider.Message, error)
 	// Score parses and scores a result (filling Parsed and ParseError) and
 	// returns one score per scorer.
-	Score func(ctx context.Context, c *dataset.Case, r *store.Result) []store.Score
+	Score func(ctx context.Context, c *dataset.Case, r *record.Result) []record.Score
 	Store store.Store
 	// Done holds the keys already stored (a resumed run); they are skipped.
-	Done map[store.Key]struct{}
+	Done map[record.Key]struct{}
 	// Retry, when not nil, holds stored results to call again (`run
 	// --resume RUN --retry-errors`: results that failed loudly for a
 	// provider reason), each with the stored result's Retries. Such a key
@@ -63,12 +64,12 @@ type Options struct {
 	// Retries one more), atomically with its scoring-1 scores, and the old
 	// result stays until the new one is written; keys in neither map are
 	// called as a resume calls them.
-	Retry map[store.Key]int
+	Retry map[record.Key]int
 	// Stop, when closed, stops issuing new calls; calls in flight finish and
 	// are kept. Cancelling ctx aborts calls in flight (they are not stored).
 	Stop <-chan struct{}
 	// Progress receives every stored result; may be nil.
-	Progress func(r *store.Result)
+	Progress func(r *record.Result)
 	// CommitEvery and CommitBatch bound how long a finished result waits
 	// before it is committed (defaults 100ms and 256).
 	CommitEvery time.Duration
@@ -109,8 +110,8 @@ type Unavailable struct {
 }
 
 type item struct {
-	res    store.Result
-	scores []store.Score
+	res    record.Result
+	scores []record.Score
 }
 
 // Run executes the run and returns when every issued call has finished and
@@ -259,7 +260,7 @@ func (o *Options) issue(ctx context.Context, stop, given <-chan struct{}, t *Tar
 		var rerr error
 		rendered := false
 		for e := 1; e <= o.Epochs; e++ {
-			if _, ok := o.Done[store.Key{CaseID: c.ID, Target: t.Spec.Name, Epoch: e}]; ok {
+			if _, ok := o.Done[record.Key{CaseID: c.ID, Target: t.Spec.Name, Epoch: e}]; ok {
 				skipped.Add(1)
 				continue
 			}
@@ -295,7 +296,7 @@ func (o *Options) issue(ctx context.Context, stop, given <-chan struct{}, t *Tar
 // unavailable is told why): such a result is not stored, so a resume makes
 // it again.
 func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*provider.UnavailableError)) (item, bool) {
-	r := store.Result{
+	r := record.Result{
 		RunID:  o.RunID,
 		CaseID: j.c.ID,
 		Target: t.Spec.Name,
@@ -369,8 +370,8 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 // write commits results in batches: when CommitBatch are waiting or
 // CommitEvery has passed since the first of them finished.
 func (o *Options) write(in <-chan item, sum *Summary, abort context.CancelCauseFunc) error {
-	var results []store.Result
-	var scores []store.Score
+	var results []record.Result
+	var scores []record.Score
 	var firstErr error
 	tick := time.NewTicker(o.CommitEvery)
 	defer tick.Stop()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -21,14 +22,14 @@ import (
 type memStore struct {
 	store.Store
 	mu      sync.Mutex
-	results map[store.Key]store.Result
+	results map[record.Key]record.Result
 	dups    int
 	commits []time.Time
 }
 
-func newMemStore() *memStore { return &memStore{results: map[store.Key]store.Result{}} }
+func newMemStore() *memStore { return &memStore{results: map[record.Key]record.Result{}} }
 
-func (m *memStore) PutResults(ctx context.Context, rs []store.Result, _ []store.Score) error {
+func (m *memStore) PutResults(ctx context.Context, rs []record.Result, _ []record.Score) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range rs {
@@ -68,7 +69,7 @@ func render(c *dataset.Case) ([]provider.Message, error) {
 	return []provider.Message{{Role: "user", Content: q}}, nil
 }
 
-func noScore(context.Context, *dataset.Case, *store.Result) []store.Score { return nil }
+func noScore(context.Context, *dataset.Case, *record.Result) []record.Score { return nil }
 
 type countingProvider struct {
 	calls    atomic.Int64
@@ -124,7 +125,7 @@ func TestRunStoresEveryKeyOnce(t *testing.T) {
 	for _, tg := range []string{"a", "b"} {
 		for i := 1; i <= 50; i++ {
 			for e := 1; e <= 2; e++ {
-				r, ok := st.results[store.Key{CaseID: fmt.Sprint(i), Target: tg, Epoch: e}]
+				r, ok := st.results[record.Key{CaseID: fmt.Sprint(i), Target: tg, Epoch: e}]
 				if !ok {
 					t.Fatalf("missing %s case %d epoch %d", tg, i, e)
 				}
@@ -149,9 +150,9 @@ func TestRunStoresEveryKeyOnce(t *testing.T) {
 func TestRunSkipsDoneKeys(t *testing.T) {
 	st := newMemStore()
 	p := &countingProvider{}
-	done := map[store.Key]struct{}{}
+	done := map[record.Key]struct{}{}
 	for i := 1; i <= 30; i += 2 {
-		done[store.Key{CaseID: fmt.Sprint(i), Target: "a", Epoch: 1}] = struct{}{}
+		done[record.Key{CaseID: fmt.Sprint(i), Target: "a", Epoch: 1}] = struct{}{}
 	}
 	sum, err := Run(context.Background(), Options{
 		RunID: "r1", Targets: []Target{target("a", p, 2)}, Cases: cases(30),
@@ -250,10 +251,10 @@ func TestRunKeepsFailures(t *testing.T) {
 	if st.len() != 5 || sum.Errors != 2 {
 		t.Fatalf("stored %d with %d errors, want 5 with 2", st.len(), sum.Errors)
 	}
-	if k := st.results[store.Key{CaseID: "3", Target: "a", Epoch: 1}].ErrorKind; k != "bad_request" {
+	if k := st.results[record.Key{CaseID: "3", Target: "a", Epoch: 1}].ErrorKind; k != "bad_request" {
 		t.Errorf("case 3 error kind %q, want bad_request", k)
 	}
-	if k := st.results[store.Key{CaseID: "nq", Target: "a", Epoch: 1}].ErrorKind; k != "prompt_error" {
+	if k := st.results[record.Key{CaseID: "nq", Target: "a", Epoch: 1}].ErrorKind; k != "prompt_error" {
 		t.Errorf("unrenderable case error kind %q, want prompt_error", k)
 	}
 	if p.calls.Load() != 4 {
@@ -285,7 +286,7 @@ func TestRunCommitsPromptly(t *testing.T) {
 
 type failingStore struct{ store.Store }
 
-func (failingStore) PutResults(context.Context, []store.Result, []store.Score) error {
+func (failingStore) PutResults(context.Context, []record.Result, []record.Score) error {
 	return errors.New("disk full")
 }
 
@@ -307,11 +308,11 @@ func TestRunStopsWhenStoreFails(t *testing.T) {
 
 // Scores made during the run are its first scoring.
 func TestRunScoresAreScoringOne(t *testing.T) {
-	var got []store.Score
+	var got []record.Score
 	var mu sync.Mutex
-	st := &scoreStore{memStore: newMemStore(), put: func(s []store.Score) { mu.Lock(); got = append(got, s...); mu.Unlock() }}
-	score := func(_ context.Context, c *dataset.Case, r *store.Result) []store.Score {
-		return []store.Score{{CaseID: r.CaseID, Target: r.Target, Epoch: r.Epoch, Scorer: "s", Pass: true}}
+	st := &scoreStore{memStore: newMemStore(), put: func(s []record.Score) { mu.Lock(); got = append(got, s...); mu.Unlock() }}
+	score := func(_ context.Context, c *dataset.Case, r *record.Result) []record.Score {
+		return []record.Score{{CaseID: r.CaseID, Target: r.Target, Epoch: r.Epoch, Scorer: "s", Pass: true}}
 	}
 	if _, err := Run(context.Background(), Options{RunID: "r9", Targets: []Target{target("a", &countingProvider{}, 2)},
 		Cases: cases(5), Render: render, Score: score, Store: st}); err != nil {
@@ -329,10 +330,10 @@ func TestRunScoresAreScoringOne(t *testing.T) {
 
 type scoreStore struct {
 	*memStore
-	put func([]store.Score)
+	put func([]record.Score)
 }
 
-func (s *scoreStore) PutResults(ctx context.Context, rs []store.Result, sc []store.Score) error {
+func (s *scoreStore) PutResults(ctx context.Context, rs []record.Result, sc []record.Score) error {
 	s.put(sc)
 	return s.memStore.PutResults(ctx, rs, sc)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // epochProvider records the epoch of every request it gets.
@@ -162,7 +162,7 @@ func TestSequentialStopSkipsLaterTargets(t *testing.T) {
 	sum, err := Run(context.Background(), Options{
 		RunID: "r", Targets: meteredTargets(m, "a", "b"), Cases: cases(200),
 		Render: render, Score: noScore, Store: st, Stop: stop, Sequential: true,
-		Progress: func(*store.Result) { once.Do(func() { close(stop) }) },
+		Progress: func(*record.Result) { once.Do(func() { close(stop) }) },
 	})
 	if err != nil {
 		t.Fatal(err)

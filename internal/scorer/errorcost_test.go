@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 func TestErrorCostRule(t *testing.T) {
@@ -64,13 +64,13 @@ func TestSetScoreFillsErrorCost(t *testing.T) {
 	)
 	sp.Errors = &spec.ErrorCost{Silent: 10, Loud: 1, ByKind: map[string]float64{KindTooLong: 2}}
 	set := mustCompile(t, sp)
-	score := func(raw string, weight *float64) map[string]store.Score {
+	score := func(raw string, weight *float64) map[string]record.Score {
 		c := &dataset.Case{ID: "c1", Expected: "42"}
 		if weight != nil {
 			c.Weight, c.HasWeight = *weight, true
 		}
-		out := map[string]store.Score{}
-		for _, s := range set.Score(context.Background(), c, &store.Result{CaseID: "c1", Target: "t", Raw: raw}) {
+		out := map[string]record.Score{}
+		for _, s := range set.Score(context.Background(), c, &record.Result{CaseID: "c1", Target: "t", Raw: raw}) {
 			out[s.Scorer] = s
 		}
 		return out

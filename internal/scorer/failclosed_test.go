@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -117,7 +117,7 @@ func TestScoreParsedBypassesTheParser(t *testing.T) {
 		t.Fatal(probs)
 	}
 	c := &dataset.Case{ID: "1", Expected: "42"}
-	pass := func(scores []store.Score, name string) bool {
+	pass := func(scores []record.Score, name string) bool {
 		for _, s := range scores {
 			if s.Scorer == name {
 				return s.Pass
@@ -127,26 +127,26 @@ func TestScoreParsedBypassesTheParser(t *testing.T) {
 		return false
 	}
 	// Through the parser, junk is unparseable and fails everything.
-	r := store.Result{Raw: "banana"}
+	r := record.Result{Raw: "banana"}
 	if scores := set.Score(context.Background(), c, &r); pass(scores, "anything") || r.ParseError == "" {
 		t.Errorf("raw banana passed the regex .* or parsed: %+v", r)
 	}
 	// Handed over as parsed, the regex .* accepts it: the scorer is exposed.
-	r = store.Result{Raw: "banana"}
+	r = record.Result{Raw: "banana"}
 	if scores := set.ScoreParsed(context.Background(), c, &r, "banana"); !pass(scores, "anything") || pass(scores, "correct") || r.Parsed != `"banana"` {
 		t.Errorf("parsed banana: anything should pass, correct fail; result %+v", r)
 	}
 	// {} is empty, parsed or not: it fails closed.
-	r = store.Result{Raw: "{}"}
+	r = record.Result{Raw: "{}"}
 	if scores := set.ScoreParsed(context.Background(), c, &r, map[string]any{}); pass(scores, "anything") {
 		t.Errorf("parsed {} passed")
 	}
 	// The gates still run on the raw text: empty output fails closed.
-	r = store.Result{Raw: "  "}
+	r = record.Result{Raw: "  "}
 	if scores := set.ScoreParsed(context.Background(), c, &r, "42"); pass(scores, "correct") {
 		t.Errorf("empty raw output passed through ScoreParsed")
 	}
-	r = store.Result{Raw: "42"}
+	r = record.Result{Raw: "42"}
 	if scores := set.ScoreParsed(context.Background(), c, &r, "42"); !pass(scores, "correct") {
 		t.Errorf("the right parsed value failed")
 	}

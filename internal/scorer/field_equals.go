@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // fieldEquals compares fields of a JSON output with the expected value: for
@@ -146,9 +146,9 @@ func (s *fieldEquals) Score(_ context.Context, in *Input) Verdict {
 	}
 	var parts []string
 	okN, missing := 0, 0
-	fields := make([]store.FieldVerdict, 0, len(res))
+	fields := make([]record.FieldVerdict, 0, len(res))
 	for _, fr := range res {
-		fields = append(fields, store.FieldVerdict{Field: fr.Path, Status: fr.Status})
+		fields = append(fields, record.FieldVerdict{Field: fr.Path, Status: fr.Status})
 		switch fr.Status {
 		case "ok":
 			okN++

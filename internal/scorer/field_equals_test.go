@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 func TestFieldEquals(t *testing.T) {
@@ -58,10 +58,10 @@ func TestFieldEqualsRecordsFields(t *testing.T) {
 	for _, c := range []struct {
 		raw  string
 		exp  any
-		want []store.FieldVerdict
+		want []record.FieldVerdict
 	}{
-		{`{"vendor": "Acme", "total": 10.0, "currency": "EUR"}`, exp, []store.FieldVerdict{{Field: "vendor", Status: "ok"}, {Field: "total", Status: "ok"}, {Field: "currency", Status: "ok"}}},
-		{`{"vendor": "Acme", "total": 11}`, exp, []store.FieldVerdict{{Field: "vendor", Status: "ok"}, {Field: "total", Status: "wrong"}, {Field: "currency", Status: "missing"}}},
+		{`{"vendor": "Acme", "total": 10.0, "currency": "EUR"}`, exp, []record.FieldVerdict{{Field: "vendor", Status: "ok"}, {Field: "total", Status: "ok"}, {Field: "currency", Status: "ok"}}},
+		{`{"vendor": "Acme", "total": 11}`, exp, []record.FieldVerdict{{Field: "vendor", Status: "ok"}, {Field: "total", Status: "wrong"}, {Field: "currency", Status: "missing"}}},
 		{`{"vendor": "Acme"}`, map[string]any{"vendor": "Acme"}, nil}, // the expected value lacks total: scorer error
 		{`not json`, exp, nil}, // failed by the parse gate, before the scorer
 	} {

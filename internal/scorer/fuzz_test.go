@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // FuzzExtractJSON: the JSON extractor never panics, stays fast on any
@@ -140,7 +140,7 @@ func FuzzCEL(f *testing.F) {
 			return
 		}
 		s := &celScorer{name: "fuzz", expr: expr, prg: prg}
-		in := &Input{Raw: raw, Expected: map[string]any{"team": "billing", "n": 3.0}, Result: &store.Result{LatencyMS: 12, FinishReason: "stop"}}
+		in := &Input{Raw: raw, Expected: map[string]any{"team": "billing", "n": 3.0}, Result: &record.Result{LatencyMS: 12, FinishReason: "stop"}}
 		if v, perr := ExtractJSON(raw); perr == nil {
 			in.Parsed = v
 		} else {
@@ -184,7 +184,7 @@ func FuzzScore(f *testing.F) {
 		f.Fatal(probs)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		r := &store.Result{RunID: "r", CaseID: "c", Target: "t", Raw: raw}
+		r := &record.Result{RunID: "r", CaseID: "c", Target: "t", Raw: raw}
 		scores := set.Score(context.Background(), nil, r)
 		if len(scores) != len(sp.Scorers)+1 {
 			t.Fatalf("%d scores", len(scores))

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // newSpec returns a spec with the given output and scorers, and one target
@@ -45,10 +45,10 @@ type call struct {
 	saved    float64 // a reply served from the cache: its price, not billed
 }
 
-func (c call) score(t testing.TB, set *Set) []store.Score {
+func (c call) score(t testing.TB, set *Set) []record.Score {
 	t.Helper()
 	kase := &dataset.Case{ID: "c1", Line: 1, Vars: c.vars, Expected: c.expected, Tags: c.tags}
-	r := &store.Result{RunID: "run1", CaseID: "c1", Target: "t", Epoch: 1, Raw: c.raw,
+	r := &record.Result{RunID: "run1", CaseID: "c1", Target: "t", Epoch: 1, Raw: c.raw,
 		ErrorKind: c.errKind, FinishReason: c.finish, LatencyMS: c.latency, CostUSD: c.cost,
 		SavedUSD: c.saved, FromCache: c.saved > 0}
 	if c.errKind != "" {
@@ -58,7 +58,7 @@ func (c call) score(t testing.TB, set *Set) []store.Score {
 }
 
 // one scores c with a one-scorer set and returns that scorer's score.
-func (c call) one(t testing.TB, set *Set) store.Score {
+func (c call) one(t testing.TB, set *Set) record.Score {
 	t.Helper()
 	ss := c.score(t, set)
 	if len(ss) != 1 {
@@ -74,7 +74,7 @@ type want struct {
 	kind  string
 }
 
-func (w want) check(t testing.TB, s store.Score) {
+func (w want) check(t testing.TB, s record.Score) {
 	t.Helper()
 	if s.Pass != w.pass || s.Shape != w.shape || s.Kind != w.kind {
 		t.Errorf("score = pass %v shape %q kind %q (%s); want pass %v shape %q kind %q",

@@ -14,7 +14,7 @@ import (
 // giving up, so hostile text full of brackets costs O(maxJSONCandidates × n).
 const maxJSONCandidates = 64
 
-// Parse notes: how much a JSON parse had to tolerate (store.Score's
+// Parse notes: how much a JSON parse had to tolerate (record.Score's
 // ParseNote). "" means the whole output was one JSON value.
 const (
 	NoteFenced = "fenced" // the value was the body of a ``` fence

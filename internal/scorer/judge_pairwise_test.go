@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/mock"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // The scripted pairwise judge sees which output is in which slot by the
@@ -27,8 +27,8 @@ func pairSpec() *spec.Spec {
 	)
 }
 
-func pairResults(cand, base string) []store.Result {
-	return []store.Result{
+func pairResults(cand, base string) []record.Result {
+	return []record.Result{
 		{RunID: "run1", CaseID: "c1", Target: "base", Epoch: 1, Raw: base, CostUSD: 0.001},
 		{RunID: "run1", CaseID: "c1", Target: candName, Epoch: 1, Raw: cand, CostUSD: 0.002},
 	}
@@ -135,17 +135,17 @@ func TestPairwiseBaselineAndGates(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name    string
-		results []store.Result
+		results []record.Result
 		w       []want // one per candidate result
 	}{
-		{"no baseline result", []store.Result{{Target: candName, Epoch: 1, Raw: "billing"}}, []want{loudKind(KindNoBaseline)}},
-		{"baseline of another epoch only", []store.Result{{Target: "base", Epoch: 2, Raw: "x"}, {Target: candName, Epoch: 1, Raw: "billing"}}, []want{loudKind(KindNoBaseline)}},
-		{"baseline failed", []store.Result{{Target: "base", Epoch: 1, ErrorKind: "timeout"}, {Target: candName, Epoch: 1, Raw: "billing"}}, []want{loudKind(KindNoBaseline)}},
-		{"baseline empty", []store.Result{{Target: "base", Epoch: 1, Raw: " "}, {Target: candName, Epoch: 1, Raw: "billing"}}, []want{loudKind(KindNoBaseline)}},
-		{"candidate failed", []store.Result{{Target: "base", Epoch: 1, Raw: "x"}, {Target: candName, Epoch: 1, ErrorKind: "rate_limited"}}, []want{loudKind("rate_limited")}},
-		{"candidate empty", []store.Result{{Target: "base", Epoch: 1, Raw: "x"}, {Target: candName, Epoch: 1, Raw: "{}"}}, []want{loudKind(KindEmpty)}},
-		{"candidate refused", []store.Result{{Target: "base", Epoch: 1, Raw: "x"}, {Target: candName, Epoch: 1, Raw: "I must decline."}}, []want{loudKind(KindRefusal)}},
-		{"only the baseline", []store.Result{{Target: "base", Epoch: 1, Raw: "x"}}, nil},
+		{"no baseline result", []record.Result{{Target: candName, Epoch: 1, Raw: "billing"}}, []want{loudKind(KindNoBaseline)}},
+		{"baseline of another epoch only", []record.Result{{Target: "base", Epoch: 2, Raw: "x"}, {Target: candName, Epoch: 1, Raw: "billing"}}, []want{loudKind(KindNoBaseline)}},
+		{"baseline failed", []record.Result{{Target: "base", Epoch: 1, ErrorKind: "timeout"}, {Target: candName, Epoch: 1, Raw: "billing"}}, []want{loudKind(KindNoBaseline)}},
+		{"baseline empty", []record.Result{{Target: "base", Epoch: 1, Raw: " "}, {Target: candName, Epoch: 1, Raw: "billing"}}, []want{loudKind(KindNoBaseline)}},
+		{"candidate failed", []record.Result{{Target: "base", Epoch: 1, Raw: "x"}, {Target: candName, Epoch: 1, ErrorKind: "rate_limited"}}, []want{loudKind("rate_limited")}},
+		{"candidate empty", []record.Result{{Target: "base", Epoch: 1, Raw: "x"}, {Target: candName, Epoch: 1, Raw: "{}"}}, []want{loudKind(KindEmpty)}},
+		{"candidate refused", []record.Result{{Target: "base", Epoch: 1, Raw: "x"}, {Target: candName, Epoch: 1, Raw: "I must decline."}}, []want{loudKind(KindRefusal)}},
+		{"only the baseline", []record.Result{{Target: "base", Epoch: 1, Raw: "x"}}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,7 +164,7 @@ func TestPairwiseBaselineAndGates(t *testing.T) {
 
 	// Epochs pair with the baseline's result of the same epoch, and every
 	// other target is compared.
-	results := []store.Result{
+	results := []record.Result{
 		{Target: "base", Epoch: 1, Raw: "base one"}, {Target: "base", Epoch: 2, Raw: "base two"},
 		{Target: candName, Epoch: 1, Raw: "cand one"}, {Target: candName, Epoch: 2, Raw: "cand two"},
 		{Target: "grader", Epoch: 1, Raw: "grader one"},
@@ -206,7 +206,7 @@ func TestPairwiseScoredOnlyByScorePairs(t *testing.T) {
 	}
 }
 
-func newScoreForTest(v Verdict) store.Score {
+func newScoreForTest(v Verdict) record.Score {
 	v = sanitize(v)
-	return store.Score{Pass: v.Pass, Value: v.Value, Shape: v.Shape, Kind: v.Kind, Reason: v.Reason}
+	return record.Score{Pass: v.Pass, Value: v.Value, Shape: v.Shape, Kind: v.Kind, Reason: v.Reason}
 }

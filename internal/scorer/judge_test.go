@@ -18,8 +18,8 @@ import (
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/openai"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // The judge's price makes a call's cost its number of output tokens, which
@@ -125,8 +125,8 @@ func compileJudge(t *testing.T, sp *spec.Spec, js *judgeServer, wrap func(provid
 	return set
 }
 
-func candResult(raw string) *store.Result {
-	return &store.Result{RunID: "run1", CaseID: "c1", Target: candName, Epoch: 1, Raw: raw, CostUSD: 0.0042, Model: candModel}
+func candResult(raw string) *record.Result {
+	return &record.Result{RunID: "run1", CaseID: "c1", Target: candName, Epoch: 1, Raw: raw, CostUSD: 0.0042, Model: candModel}
 }
 
 var judgeCase = &dataset.Case{ID: "c1", Vars: map[string]any{"question": "Which team handles refunds?"}, Expected: "billing"}
@@ -312,14 +312,14 @@ func TestJudgeNotCalledForLoudCandidates(t *testing.T) {
 	set := compileJudge(t, judgeSpec(spec.Scorer{Type: "judge", Target: "grader", Rubric: "r"}), js, nil)
 	for _, tc := range []struct {
 		name string
-		r    *store.Result
+		r    *record.Result
 		w    want
 	}{
-		{"provider time-out", &store.Result{Target: candName, ErrorKind: "timeout", Error: "deadline"}, loudKind("timeout")},
+		{"provider time-out", &record.Result{Target: candName, ErrorKind: "timeout", Error: "deadline"}, loudKind("timeout")},
 		{"empty output", candResult("  \n"), loudKind(KindEmpty)},
 		{"empty object", candResult("{}"), loudKind(KindEmpty)},
 		{"refusal", candResult("I'm sorry, but I can't help with that."), loudKind(KindRefusal)},
-		{"content filter", &store.Result{Target: candName, Raw: "text", FinishReason: "content_filter"}, loudKind(KindRefusal)},
+		{"content filter", &record.Result{Target: candName, Raw: "text", FinishReason: "content_filter"}, loudKind(KindRefusal)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := set.Score(context.Background(), judgeCase, tc.r)[0]

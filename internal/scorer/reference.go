@@ -3,7 +3,7 @@ package scorer
 import (
 	"sort"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // TypeParams maps each scorer type to the parameters it takes besides the
@@ -27,7 +27,7 @@ func CELVariables() (vars, meta []string) {
 			vars = append(vars, v.Name())
 		}
 	}
-	m, _ := celVars(&Input{Result: &store.Result{}}, nil)["meta"].(map[string]any)
+	m, _ := celVars(&Input{Result: &record.Result{}}, nil)["meta"].(map[string]any)
 	for k := range m {
 		meta = append(meta, k)
 	}

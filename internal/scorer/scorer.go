@@ -35,7 +35,7 @@ import (
 	"context"
 
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // Failure shapes.
@@ -55,7 +55,7 @@ type Input struct {
 	ParseNote string
 	Expected  any // the case's expected value
 	Case      *dataset.Case
-	Result    *store.Result // latency, cost, tokens, error kind
+	Result    *record.Result // latency, cost, tokens, error kind
 }
 
 // Verdict is one scorer's judgement of one result.
@@ -74,7 +74,7 @@ type Verdict struct {
 	Saved float64
 	// Fields are a field scorer's per-field verdicts, in field order
 	// (field_equals sets them whenever it compares; nil otherwise).
-	Fields []store.FieldVerdict
+	Fields []record.FieldVerdict
 }
 
 // Scorer judges one result.

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // BucketTag is the case tag that marks the bucket; BucketShouldRefuse is
@@ -133,7 +133,7 @@ func (s *Set) Combine() string { return s.combine }
 // unparseable for scorers that read the parsed output. A judge is not called
 // for a result that fails these gates. A scorer that panics is a loud
 // scorer_error.
-func (s *Set) Score(ctx context.Context, c *dataset.Case, r *store.Result) []store.Score {
+func (s *Set) Score(ctx context.Context, c *dataset.Case, r *record.Result) []record.Score {
 	return s.score(ctx, c, r, nil)
 }
 
@@ -142,13 +142,13 @@ func (s *Set) Score(ctx context.Context, c *dataset.Case, r *store.Result) []sto
 // detection, every scorer and the combined headline — is as in Score. It
 // tests the scorers alone: assay selftest hands them null values, so a
 // scorer that accepts anything is caught even when the parser rejects junk.
-func (s *Set) ScoreParsed(ctx context.Context, c *dataset.Case, r *store.Result, value any) []store.Score {
+func (s *Set) ScoreParsed(ctx context.Context, c *dataset.Case, r *record.Result, value any) []record.Score {
 	return s.score(ctx, c, r, &value)
 }
 
-func (s *Set) score(ctx context.Context, c *dataset.Case, r *store.Result, parsed *any) []store.Score {
+func (s *Set) score(ctx context.Context, c *dataset.Case, r *record.Result, parsed *any) []record.Score {
 	in, g := s.prepare(c, r, parsed)
-	scores := make([]store.Score, 0, len(s.entries)+1)
+	scores := make([]record.Score, 0, len(s.entries)+1)
 	verdicts := make([]Verdict, len(s.entries))
 	for i, e := range s.entries {
 		if e.pair != nil {
@@ -169,7 +169,7 @@ func (s *Set) score(ctx context.Context, c *dataset.Case, r *store.Result, parse
 
 // prepare parses r.Raw (or takes the given parsed value), records the parse
 // on r, and works out what the fail-closed gates need to know.
-func (s *Set) prepare(c *dataset.Case, r *store.Result, parsed *any) (*Input, gateState) {
+func (s *Set) prepare(c *dataset.Case, r *record.Result, parsed *any) (*Input, gateState) {
 	in := &Input{Raw: r.Raw, Case: c, Result: r}
 	if c != nil {
 		in.Expected = c.Expected
@@ -219,8 +219,8 @@ func (s *Set) prepare(c *dataset.Case, r *store.Result, parsed *any) (*Input, ga
 // (position bias) → silent tie (value 0.5, not a pass, priced 0 unless
 // error_costs.by_kind.tie says otherwise: a tie is no error); an unusable
 // reply in either order → loud judge_error. JudgeCost is both calls'.
-func (s *Set) ScorePairs(ctx context.Context, c *dataset.Case, results []store.Result) []store.Score {
-	var scores []store.Score
+func (s *Set) ScorePairs(ctx context.Context, c *dataset.Case, results []record.Result) []record.Score {
+	var scores []record.Score
 	for _, e := range s.entries {
 		if e.pair == nil {
 			continue
@@ -230,7 +230,7 @@ func (s *Set) ScorePairs(ctx context.Context, c *dataset.Case, results []store.R
 			if r.Target == e.pair.baseline {
 				continue
 			}
-			var base *store.Result
+			var base *record.Result
 			for k := range results {
 				if results[k].Target == e.pair.baseline && results[k].Epoch == r.Epoch {
 					base = &results[k]
@@ -250,7 +250,7 @@ func (s *Set) ScorePairs(ctx context.Context, c *dataset.Case, results []store.R
 // with.
 type pairScorer struct {
 	j     *judge
-	base  *store.Result
+	base  *record.Result
 	epoch int
 }
 
@@ -375,8 +375,8 @@ func (s *Set) combined(vs []Verdict) Verdict {
 // newScore makes the stored score of verdict v. Every score of a result
 // carries the parser's note (what the json parser tolerated), so a report
 // can count the outputs that needed tolerance by any scorer.
-func (s *Set) newScore(c *dataset.Case, r *store.Result, in *Input, name string, v Verdict) store.Score {
-	return store.Score{
+func (s *Set) newScore(c *dataset.Case, r *record.Result, in *Input, name string, v Verdict) record.Score {
+	return record.Score{
 		ParseNote:  in.ParseNote,
 		Fields:     v.Fields,
 		RunID:      r.RunID,

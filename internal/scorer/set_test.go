@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 func TestSetFailureShapes(t *testing.T) {
@@ -54,7 +54,7 @@ func TestSetFailureShapes(t *testing.T) {
 
 func TestSetRecordsParse(t *testing.T) {
 	set := mustCompile(t, newSpec(spec.Output{Format: "json"}, spec.Scorer{Name: "ok", Type: "is_json"}))
-	r := &store.Result{RunID: "r", CaseID: "c", Target: "t", Epoch: 2, Raw: "Sure:\n```json\n{\"n\": 12345678901234567890}\n```"}
+	r := &record.Result{RunID: "r", CaseID: "c", Target: "t", Epoch: 2, Raw: "Sure:\n```json\n{\"n\": 12345678901234567890}\n```"}
 	ss := set.Score(context.Background(), nil, r)
 	if r.ParseError != "" || r.Parsed != `{"n":12345678901234567890}` {
 		t.Errorf("Parsed %q ParseError %q; want the exact JSON, no error", r.Parsed, r.ParseError)
@@ -65,7 +65,7 @@ func TestSetRecordsParse(t *testing.T) {
 	// is_json is strict: fenced JSON is not bare JSON.
 	loudKind(KindInvalidFormat).check(t, ss[0])
 
-	r = &store.Result{Raw: "no json here", Parsed: "stale", ParseError: "stale"}
+	r = &record.Result{Raw: "no json here", Parsed: "stale", ParseError: "stale"}
 	set.Score(context.Background(), nil, r)
 	if r.Parsed != "" || !strings.Contains(r.ParseError, "no JSON object or array") {
 		t.Errorf("Parsed %q ParseError %q; want none and the reason", r.Parsed, r.ParseError)
@@ -149,7 +149,7 @@ func TestSetFailsClosedOnScorerBugs(t *testing.T) {
 
 func TestSetParsedIsJSON(t *testing.T) {
 	set := mustCompile(t, newSpec(spec.Output{Format: "last_number"}, spec.Scorer{Type: "number"}))
-	r := &store.Result{Raw: "so the total is $1,234.50."}
+	r := &record.Result{Raw: "so the total is $1,234.50."}
 	ss := set.Score(context.Background(), nil, r)
 	var got string
 	if err := json.Unmarshal([]byte(r.Parsed), &got); err != nil || got != "1234.5" {

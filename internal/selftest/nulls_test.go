@@ -7,9 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 func TestNullTexts(t *testing.T) {
@@ -170,7 +170,7 @@ func TestReadsRawTextMatchesScorer(t *testing.T) {
 		if len(probs) > 0 {
 			t.Fatalf("%s: %v", typ, probs)
 		}
-		r := store.Result{CaseID: "1", Raw: "no answer here"}
+		r := record.Result{CaseID: "1", Raw: "no answer here"}
 		scores := set.Score(context.Background(), &dataset.Case{ID: "1", Expected: "a"}, &r)
 		readsParsed := scores[0].Kind == scorer.KindUnparseable
 		if readsRawText(typ) == readsParsed {

@@ -35,9 +35,9 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
 )
 
@@ -454,7 +454,7 @@ func scoreCase(ctx context.Context, t *task.Task, set *scorer.Set, st *Stats, mo
 // parser, or, when parsed is given, that value handed to the scorers as the
 // parsed output (raw is then its text, for the fail-closed gates).
 func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode, raw, promptErr string, infos []*scorerInfo, parsed *any, examples int) {
-	r := store.Result{
+	r := record.Result{
 		RunID:        "selftest",
 		CaseID:       j.c.ID,
 		Target:       "null:" + null,
@@ -468,7 +468,7 @@ func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode,
 		r.ErrorKind = "prompt_error"
 		r.Error = promptErr
 	}
-	var scores []store.Score
+	var scores []record.Score
 	if parsed != nil {
 		scores = set.ScoreParsed(ctx, j.c, &r, *parsed)
 	} else {

@@ -10,167 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // ErrNotFound is returned when a run (or "latest") does not exist.
 var ErrNotFound = errors.New("not found")
-
-// Run statuses.
-const (
-	StatusRunning     = "running"
-	StatusInterrupted = "interrupted"
-	StatusComplete    = "complete"
-	StatusFailed      = "failed"
-)
-
-// Run is one evaluation run.
-type Run struct {
-	ID       string `json:"id"`
-	Spec     string `json:"spec"` // the spec's name
-	SpecPath string `json:"spec_path"`
-	SpecHash string `json:"spec_hash"`
-	// DatasetHash is the dataset's version: the hash of its cases as
-	// parsed (dataset.Info.Hash). FileHash is the hash of the file's bytes
-	// (dataset.Info.FileHash); "" for runs recorded before content hashes,
-	// whose DatasetHash is the byte hash (dataset.Version reads both).
-	DatasetHash string `json:"dataset_hash"`
-	FileHash    string `json:"file_hash,omitempty"`
-	PromptHash  string `json:"prompt_hash"`
-	GitCommit   string `json:"git_commit,omitempty"`
-	// ScorersHash is "sha256:<hex>" over the output parser and the scorer
-	// configuration: two runs with the same hash used the same definition
-	// of correct.
-	ScorersHash string `json:"scorers_hash,omitempty"`
-	// AssayVersion is the version of assay that made the run.
-	AssayVersion string `json:"assay_version,omitempty"`
-	// Experiment names the experiment the run belongs to ("" when none):
-	// the runs of one experiment are the variants tried before choosing.
-	Experiment string    `json:"experiment,omitempty"`
-	Targets    []string  `json:"targets"`
-	Cases      int       `json:"cases"`
-	Epochs     int       `json:"epochs"`
-	Status     string    `json:"status"`
-	Started    time.Time `json:"started"`
-	Ended      time.Time `json:"ended,omitzero"`
-	// Config is the resolved spec as JSON (no secrets: specs name env vars,
-	// never keys), so a run can be re-analysed without the spec file.
-	Config []byte `json:"-"`
-	// Host is what the run saw of its host, as JSON (cores and load
-	// samples; "" when not recorded), written with the run's status.
-	Host string `json:"-"`
-}
-
-// Case is a case as the run measured it.
-type Case struct {
-	RunID    string            `json:"-"`
-	ID       string            `json:"id"`
-	Line     int               `json:"line"`
-	Expected []byte            `json:"expected"` // JSON
-	Tags     map[string]string `json:"tags,omitempty"`
-	Weight   *float64          `json:"weight,omitempty"`
-}
-
-// Key identifies a result within a run.
-type Key struct {
-	CaseID string
-	Target string
-	Epoch  int
-}
-
-// Result is one call's outcome.
-type Result struct {
-	RunID        string    `json:"run_id"`
-	CaseID       string    `json:"case_id"`
-	Target       string    `json:"target"`
-	Epoch        int       `json:"epoch"`
-	Raw          string    `json:"raw"`
-	Parsed       string    `json:"parsed"` // JSON-encoded parsed output ("" when unparsed)
-	ParseError   string    `json:"parse_error,omitempty"`
-	FinishReason string    `json:"finish_reason,omitempty"`
-	InputTokens  int       `json:"input_tokens"`
-	OutputTokens int       `json:"output_tokens"`
-	CachedTokens int       `json:"cached_tokens"`
-	CostUSD      float64   `json:"cost_usd"` // paid by this call: 0 when FromCache
-	LatencyMS    float64   `json:"latency_ms"`
-	FirstTokenMS float64   `json:"first_token_ms,omitempty"`
-	Attempts     int       `json:"attempts"`
-	ErrorKind    string    `json:"error_kind,omitempty"`
-	Error        string    `json:"error,omitempty"`
-	Model        string    `json:"model,omitempty"`
-	Fingerprint  string    `json:"system_fingerprint,omitempty"`
-	FromCache    bool      `json:"from_cache,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
-
-	// Redactions is the number of secrets replaced in Raw or Error before
-	// they were stored (see provider.WithRedaction).
-	Redactions int `json:"redactions,omitempty"`
-
-	// Retries counts how many times `run --retry-errors` re-called this
-	// result after a loud provider failure (0 for a first call).
-	Retries int `json:"retries,omitempty"`
-
-	// SavedUSD is what a reply served from the cache (FromCache) would have
-	// cost at the target's price: spend avoided, never billed. CostUSD is 0
-	// for such a reply; a reply's price is CostUSD + SavedUSD.
-	SavedUSD float64 `json:"saved_usd,omitempty"`
-}
-
-// Price is what the result's reply costs at the target's price, paid in
-// this run or served from the cache: the cost of the model, whatever the
-// cache saved.
-func (r *Result) Price() float64 { return r.CostUSD + r.SavedUSD }
-
-// Key returns the result's key.
-func (r *Result) Key() Key { return Key{r.CaseID, r.Target, r.Epoch} }
-
-// Score is one scorer's verdict on one result in one scoring of a run.
-// Scoring 1 is made during the run; each rescore adds the next number.
-type Score struct {
-	RunID     string  `json:"run_id"`
-	Scoring   int     `json:"scoring"`
-	CaseID    string  `json:"case_id"`
-	Target    string  `json:"target"`
-	Epoch     int     `json:"epoch"`
-	Scorer    string  `json:"scorer"`
-	Primary   bool    `json:"primary,omitempty"`
-	Pass      bool    `json:"pass"`
-	Value     float64 `json:"value"`          // in [0,1]; 1/0 for pass/fail scorers
-	Shape     string  `json:"shape"`          // pass | loud | silent
-	Kind      string  `json:"kind,omitempty"` // failure kind: wrong, empty, unparseable, timeout, ...
-	Reason    string  `json:"reason,omitempty"`
-	ErrorCost float64 `json:"error_cost,omitempty"`
-	// JudgeCost is what the judge calls behind this score cost (0 for a
-	// verdict served from the cache); JudgeSaved is what such cached
-	// verdicts would have cost: spend avoided, never billed.
-	JudgeCost  float64 `json:"judge_cost_usd,omitempty"`
-	JudgeSaved float64 `json:"judge_saved_usd,omitempty"`
-	// ParseNote says what the scoring's parser tolerated around the value
-	// ("fenced", "prose"; "" when the output was the value alone or was not
-	// parsed). The Set sets it on every score of a result.
-	ParseNote string `json:"parse_note,omitempty"`
-	// Fields is a field scorer's per-field outcome, in the scorer's field
-	// order (nil for other scorers).
-	Fields []FieldVerdict `json:"fields,omitempty"`
-}
-
-// FieldVerdict is one field's outcome in a field scorer's verdict.
-type FieldVerdict struct {
-	Field  string `json:"field"`
-	Status string `json:"status"` // ok | wrong | missing
-}
-
-// Twin is one case's twin in a twin set: the same question written anew
-// (a user-supplied twin dataset joined by ID, or a rewriter's paraphrase).
-type Twin struct {
-	// Set names the twin set by a content hash of what made it.
-	Set    string `json:"set"`
-	CaseID string `json:"case_id"`
-	// Source is "file:<path>" or "rewriter:<target>".
-	Source string `json:"source"`
-	// Fields is the twin case's fields as a JSON object.
-	Fields    []byte    `json:"fields"`
-	CreatedAt time.Time `json:"created_at"`
-}
 
 // CachedResponse is a stored provider response, keyed by a hash of everything
 // that decides the reply.
@@ -190,30 +35,30 @@ type CacheStats struct {
 
 // Store persists runs and results. Implementations are safe for concurrent use.
 type Store interface {
-	CreateRun(ctx context.Context, r *Run) error
+	CreateRun(ctx context.Context, r *record.Run) error
 	// UpdateRun sets status, ended, cases, targets and epochs.
-	UpdateRun(ctx context.Context, r *Run) error
+	UpdateRun(ctx context.Context, r *record.Run) error
 	// GetRun returns the run with this ID; "latest" names the newest. A unique
 	// ID prefix is accepted. ErrNotFound when none.
-	GetRun(ctx context.Context, id string) (*Run, error)
-	ListRuns(ctx context.Context, limit int) ([]Run, error)
+	GetRun(ctx context.Context, id string) (*record.Run, error)
+	ListRuns(ctx context.Context, limit int) ([]record.Run, error)
 	// ExperimentRuns returns the runs of an experiment, oldest first.
-	ExperimentRuns(ctx context.Context, experiment string) ([]Run, error)
+	ExperimentRuns(ctx context.Context, experiment string) ([]record.Run, error)
 
 	// PutCases records the cases of a run (idempotent on run+case ID).
-	PutCases(ctx context.Context, cases []Case) error
-	Cases(ctx context.Context, runID string, fn func(Case) error) error
+	PutCases(ctx context.Context, cases []record.Case) error
+	Cases(ctx context.Context, runID string, fn func(record.Case) error) error
 
 	// PutResults commits results and their scores in one transaction.
 	// Putting a result whose key already exists in the run is a no-op for
 	// that result (and its scores): results are never duplicated.
-	PutResults(ctx context.Context, results []Result, scores []Score) error
+	PutResults(ctx context.Context, results []record.Result, scores []record.Score) error
 	// Results streams a run's results ordered by case, target, epoch.
-	Results(ctx context.Context, runID string, fn func(Result) error) error
+	Results(ctx context.Context, runID string, fn func(record.Result) error) error
 	// Result returns one stored result (ErrNotFound when there is none).
-	Result(ctx context.Context, runID string, key Key) (*Result, error)
+	Result(ctx context.Context, runID string, key record.Key) (*record.Result, error)
 	// DoneKeys returns the keys of every stored result of a run.
-	DoneKeys(ctx context.Context, runID string) (map[Key]struct{}, error)
+	DoneKeys(ctx context.Context, runID string) (map[record.Key]struct{}, error)
 
 	// ReplaceResults stores results and their scores in one transaction
 	// (all or none), replacing a stored result with the same key: `run
@@ -222,7 +67,7 @@ type Store interface {
 	// judged an output that is gone) and the given scores stored; a result
 	// not stored yet is inserted. Until the transaction commits, readers
 	// see the old result. Every score must belong to a result of the call.
-	ReplaceResults(ctx context.Context, results []Result, scores []Score) error
+	ReplaceResults(ctx context.Context, results []record.Result, scores []record.Score) error
 	// DeleteRun deletes the run with this exact ID and everything stored
 	// under it: cases, results, scores, scorings and its lease. The
 	// response cache, shared by every run, is left as it is. It returns
@@ -234,12 +79,12 @@ type Store interface {
 	ScorerNames(ctx context.Context, runID string, scoring int) ([]string, error)
 
 	// PutScores stores scores of a later scoring (rescore).
-	PutScores(ctx context.Context, scores []Score) error
+	PutScores(ctx context.Context, scores []record.Score) error
 	// ReplaceScores stores scores like PutScores but overwrites a stored
 	// verdict with the same run, scoring, result and scorer: a pairwise
 	// judge's verdicts on a case whose baseline result --retry-errors
 	// replaced compared with the old output.
-	ReplaceScores(ctx context.Context, scores []Score) error
+	ReplaceScores(ctx context.Context, scores []record.Score) error
 	// ReserveScoring reserves the next scoring number of a run (above every
 	// stored or reserved one, and at least 2: scoring 1 is the run's own,
 	// written as results are stored) inside a write transaction, so concurrent
@@ -264,21 +109,21 @@ type Store interface {
 	// never reserved.
 	SetScoringScorersHash(ctx context.Context, runID string, scoring int, hash string) error
 	// ScoringScorersHash returns the scorers hash a scoring was made with:
-	// the run's own (Run.ScorersHash) for scoring 1, the recorded one for a
+	// the run's own (record.Run.ScorersHash) for scoring 1, the recorded one for a
 	// rescore, "" when none was recorded.
 	ScoringScorersHash(ctx context.Context, runID string, scoring int) (string, error)
 	// ResultsWithoutCase counts a run's results whose case is not recorded
 	// (PutCases), the sign of a run killed before its cases were stored.
 	ResultsWithoutCase(ctx context.Context, runID string) (int, error)
 	// Scores streams the scores of one scoring of a run.
-	Scores(ctx context.Context, runID string, scoring int, fn func(Score) error) error
+	Scores(ctx context.Context, runID string, scoring int, fn func(record.Score) error) error
 
 	// PutTwins stores twins (idempotent on set + case ID: a stored twin is
 	// kept, never overwritten).
-	PutTwins(ctx context.Context, twins []Twin) error
+	PutTwins(ctx context.Context, twins []record.Twin) error
 	// Twins streams a twin set in case-ID order; a set with no twins
 	// streams nothing.
-	Twins(ctx context.Context, set string, fn func(Twin) error) error
+	Twins(ctx context.Context, set string, fn func(record.Twin) error) error
 
 	// AcquireLease takes the lease on l.RunID for l.Holder: when nobody
 	// holds it, when l.Holder already does (the heartbeat is renewed), when

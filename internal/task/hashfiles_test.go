@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // hashFixture writes a task whose scorers read a JSON schema (which $refs a
@@ -148,7 +148,7 @@ func TestSecondCompileUsesHashedSchema(t *testing.T) {
 	// Under the hashed schema a number total is valid; under the edited one
 	// it is not.
 	found := false
-	for _, sc := range set.Score(context.Background(), &dataset.Case{ID: "c1"}, &store.Result{Raw: `{"total": 5}`}) {
+	for _, sc := range set.Score(context.Background(), &dataset.Case{ID: "c1"}, &record.Result{Raw: `{"total": 5}`}) {
 		if sc.Scorer == "valid" {
 			found = true
 			if !sc.Pass {

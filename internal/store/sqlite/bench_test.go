@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // benchResults makes n results from case number from on, shaped like a real
 // run's: a few hundred bytes of output, a parsed value, two scores each.
-func benchResults(run string, from, n int) ([]store.Result, []store.Score) {
-	rs := make([]store.Result, 0, n)
-	ss := make([]store.Score, 0, 2*n)
+func benchResults(run string, from, n int) ([]record.Result, []record.Score) {
+	rs := make([]record.Result, 0, n)
+	ss := make([]record.Score, 0, 2*n)
 	for i := from; i < from+n; i++ {
-		r := store.Result{
+		r := record.Result{
 			RunID: run, CaseID: fmt.Sprintf("gsm8k-%06d", i), Target: "gpt-small", Epoch: 1,
 			Raw:          strings.Repeat("Natalia sold 48/2 = 24 clips in May. ", 10) + "\nA: 72",
 			Parsed:       "72",
@@ -26,7 +26,7 @@ func benchResults(run string, from, n int) ([]store.Result, []store.Score) {
 		}
 		rs = append(rs, r)
 		for _, sc := range []string{"exact", "length"} {
-			ss = append(ss, store.Score{RunID: run, Scoring: 1, CaseID: r.CaseID, Target: r.Target, Epoch: 1,
+			ss = append(ss, record.Score{RunID: run, Scoring: 1, CaseID: r.CaseID, Target: r.Target, Epoch: 1,
 				Scorer: sc, Primary: sc == "exact", Pass: true, Value: 1, Shape: "pass"})
 		}
 	}
@@ -39,7 +39,7 @@ func BenchmarkPutResults(b *testing.B) {
 	const batch = 256
 	d := openTemp(b)
 	ctx := context.Background()
-	if err := d.CreateRun(ctx, &store.Run{ID: "bench", Status: store.StatusRunning}); err != nil {
+	if err := d.CreateRun(ctx, &record.Run{ID: "bench", Status: record.StatusRunning}); err != nil {
 		b.Fatal(err)
 	}
 	// Batches are built outside the timer; the timer covers only commits.
@@ -63,12 +63,12 @@ func BenchmarkResultsScan(b *testing.B) {
 	const total = 10_000
 	d := openTemp(b)
 	ctx := context.Background()
-	if err := d.CreateRun(ctx, &store.Run{ID: "bench", Status: store.StatusRunning}); err != nil {
+	if err := d.CreateRun(ctx, &record.Run{ID: "bench", Status: record.StatusRunning}); err != nil {
 		b.Fatal(err)
 	}
-	var cases []store.Case
+	var cases []record.Case
 	for i := range total {
-		cases = append(cases, store.Case{RunID: "bench", ID: fmt.Sprintf("gsm8k-%06d", i), Line: i + 1, Expected: []byte("72")})
+		cases = append(cases, record.Case{RunID: "bench", ID: fmt.Sprintf("gsm8k-%06d", i), Line: i + 1, Expected: []byte("72")})
 	}
 	if err := d.PutCases(ctx, cases); err != nil {
 		b.Fatal(err)
@@ -82,7 +82,7 @@ func BenchmarkResultsScan(b *testing.B) {
 	scanned := 0
 	for b.Loop() {
 		n := 0
-		if err := d.Results(ctx, "bench", func(store.Result) error { n++; return nil }); err != nil {
+		if err := d.Results(ctx, "bench", func(record.Result) error { n++; return nil }); err != nil {
 			b.Fatal(err)
 		}
 		if n != total {

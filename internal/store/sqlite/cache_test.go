@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // A store from before the cache was honest kept a cached reply's price in
@@ -34,8 +34,8 @@ func TestUpgradeMovesCachedCostToSaved(t *testing.T) {
 		t.Fatalf("Open of a first-schema store: %v", err)
 	}
 	defer d.Close()
-	got := map[string]store.Result{}
-	if err := d.Results(ctx, "old", func(r store.Result) error { got[r.CaseID] = r; return nil }); err != nil {
+	got := map[string]record.Result{}
+	if err := d.Results(ctx, "old", func(r record.Result) error { got[r.CaseID] = r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if r := got["paid"]; r.CostUSD != 0.25 || r.SavedUSD != 0 {

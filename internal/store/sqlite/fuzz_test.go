@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -23,7 +24,7 @@ func FuzzGetRun(f *testing.F) {
 	d := openTemp(f)
 	ctx := context.Background()
 	for i, id := range ids {
-		if err := d.CreateRun(ctx, &store.Run{ID: id, Status: store.StatusRunning, Started: time.Unix(int64(1000+i), 0)}); err != nil {
+		if err := d.CreateRun(ctx, &record.Run{ID: id, Status: record.StatusRunning, Started: time.Unix(int64(1000+i), 0)}); err != nil {
 			f.Fatal(err)
 		}
 	}
@@ -76,7 +77,7 @@ func FuzzGetRun(f *testing.F) {
 func FuzzResultRoundTrip(f *testing.F) {
 	d := openTemp(f)
 	ctx := context.Background()
-	if err := d.CreateRun(ctx, &store.Run{ID: "fuzz", Status: store.StatusRunning}); err != nil {
+	if err := d.CreateRun(ctx, &record.Run{ID: "fuzz", Status: record.StatusRunning}); err != nil {
 		f.Fatal(err)
 	}
 	for _, seed := range [][3]string{
@@ -91,19 +92,19 @@ func FuzzResultRoundTrip(f *testing.F) {
 	n := 0
 	f.Fuzz(func(t *testing.T, raw, parsed, caseID string) {
 		n++
-		want := store.Result{
+		want := record.Result{
 			RunID: "fuzz", CaseID: fmt.Sprintf("%08d-%s", n, caseID), Target: parsed, Epoch: n,
 			Raw: raw, Parsed: parsed, Error: raw + parsed, Model: caseID,
 		}
-		if err := d.PutResults(ctx, []store.Result{want}, []store.Score{{
+		if err := d.PutResults(ctx, []record.Result{want}, []record.Score{{
 			RunID: "fuzz", Scoring: 1, CaseID: want.CaseID, Target: want.Target, Epoch: n, Scorer: raw, Reason: parsed,
 		}}); err != nil {
 			t.Fatalf("PutResults: %v", err)
 		}
-		var got *store.Result
+		var got *record.Result
 		err := d.read(ctx, func(tx *sql.Tx) error {
 			row := tx.QueryRowContext(ctx, `SELECT raw, parsed, error, model, case_id, target FROM results WHERE run_id = 'fuzz' AND epoch = ?`, n)
-			var r store.Result
+			var r record.Result
 			if err := row.Scan(&r.Raw, &r.Parsed, &r.Error, &r.Model, &r.CaseID, &r.Target); err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -31,18 +32,18 @@ const (
 // killBatchResults is batch number b of the child: results for cases
 // [b*killBatch, (b+1)*killBatch) with a few KB of output each (so a commit
 // takes long enough to be killed in the middle), and one score each.
-func killBatchResults(b int) ([]store.Result, []store.Score) {
-	rs := make([]store.Result, killBatch)
-	ss := make([]store.Score, killBatch)
+func killBatchResults(b int) ([]record.Result, []record.Score) {
+	rs := make([]record.Result, killBatch)
+	ss := make([]record.Score, killBatch)
 	for i := range rs {
 		id := fmt.Sprintf("case-%07d", b*killBatch+i)
-		rs[i] = store.Result{
+		rs[i] = record.Result{
 			RunID: killRun, CaseID: id, Target: "t", Epoch: 1,
 			Raw:       strings.Repeat(id+" says hello; ", 150),
 			Attempts:  1,
 			CreatedAt: time.Now(),
 		}
-		ss[i] = store.Score{RunID: killRun, Scoring: 1, CaseID: id, Target: "t", Epoch: 1, Scorer: "exact", Pass: true, Value: 1, Shape: "pass"}
+		ss[i] = record.Score{RunID: killRun, Scoring: 1, CaseID: id, Target: "t", Epoch: 1, Scorer: "exact", Pass: true, Value: 1, Shape: "pass"}
 	}
 	return rs, ss
 }
@@ -56,7 +57,7 @@ func killChild(path string) error {
 		return err
 	}
 	if _, err := d.GetRun(ctx, killRun); errors.Is(err, store.ErrNotFound) {
-		if err := d.CreateRun(ctx, &store.Run{ID: killRun, Status: store.StatusRunning, Started: time.Now()}); err != nil {
+		if err := d.CreateRun(ctx, &record.Run{ID: killRun, Status: record.StatusRunning, Started: time.Now()}); err != nil {
 			return err
 		}
 	} else if err != nil {
@@ -180,7 +181,7 @@ func TestKillDurability(t *testing.T) {
 	}
 	for b := 0; b <= reported; b++ {
 		for i := range killBatch {
-			k := store.Key{CaseID: fmt.Sprintf("case-%07d", b*killBatch+i), Target: "t", Epoch: 1}
+			k := record.Key{CaseID: fmt.Sprintf("case-%07d", b*killBatch+i), Target: "t", Epoch: 1}
 			if _, ok := keys[k]; !ok {
 				t.Fatalf("result %s of batch %d is missing, though the child reported the batch committed", k.CaseID, b)
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -17,7 +18,7 @@ func (d *DB) ReadOnly() bool { return d.w == d.r }
 // replacing a stored result with the same key together with its scores in
 // every scoring (see store.Store). Two results with one key in a call are
 // an error.
-func (d *DB) ReplaceResults(ctx context.Context, results []store.Result, scores []store.Score) error {
+func (d *DB) ReplaceResults(ctx context.Context, results []record.Result, scores []record.Score) error {
 	if len(results) == 0 && len(scores) == 0 {
 		return nil
 	}

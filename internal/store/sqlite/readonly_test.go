@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/storetest"
 )
 
@@ -38,10 +38,10 @@ func seedStore(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.CreateRun(ctx, &store.Run{ID: "r1", Spec: "ro", Status: store.StatusComplete, Started: time.Now()}); err != nil {
+	if err := d.CreateRun(ctx, &record.Run{ID: "r1", Spec: "ro", Status: record.StatusComplete, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.PutResults(ctx, []store.Result{{RunID: "r1", CaseID: "c1", Target: "m", Epoch: 1, Raw: "ok"}}, nil); err != nil {
+	if err := d.PutResults(ctx, []record.Result{{RunID: "r1", CaseID: "c1", Target: "m", Epoch: 1, Raw: "ok"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
@@ -78,7 +78,7 @@ func TestOpenExistingReadOnly(t *testing.T) {
 				t.Fatalf("GetRun = %+v, %v", r, err)
 			}
 			var n int
-			if err := d.Results(ctx, "r1", func(res store.Result) error {
+			if err := d.Results(ctx, "r1", func(res record.Result) error {
 				n++
 				if res.Raw != "ok" {
 					t.Errorf("result raw %q", res.Raw)
@@ -87,7 +87,7 @@ func TestOpenExistingReadOnly(t *testing.T) {
 			}); err != nil || n != 1 {
 				t.Errorf("Results: %d, %v", n, err)
 			}
-			if err := d.CreateRun(ctx, &store.Run{ID: "r2", Status: store.StatusRunning}); err == nil {
+			if err := d.CreateRun(ctx, &record.Run{ID: "r2", Status: record.StatusRunning}); err == nil {
 				t.Errorf("a write to a read-only store succeeded")
 			}
 			if err := d.Close(); err != nil {

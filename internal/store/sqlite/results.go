@@ -11,12 +11,13 @@ import (
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
 // PutCases records the cases of a run. A case whose run and ID are already
 // stored is left as it is, so putting the same cases again is a no-op.
-func (d *DB) PutCases(ctx context.Context, cases []store.Case) error {
+func (d *DB) PutCases(ctx context.Context, cases []record.Case) error {
 	if len(cases) == 0 {
 		return nil
 	}
@@ -56,14 +57,14 @@ func (d *DB) PutCases(ctx context.Context, cases []store.Case) error {
 }
 
 // Cases streams the cases of a run in dataset order (line, then ID).
-func (d *DB) Cases(ctx context.Context, runID string, fn func(store.Case) error) error {
+func (d *DB) Cases(ctx context.Context, runID string, fn func(record.Case) error) error {
 	rows, err := d.r.QueryContext(ctx, `SELECT case_id, line, expected, tags, weight
 		FROM cases WHERE run_id = ? ORDER BY line, case_id`, runID)
 	if err != nil {
 		return fmt.Errorf("reading cases of run %s: %w", runID, err)
 	}
 	err = each(ctx, rows, func() error {
-		c := store.Case{RunID: runID}
+		c := record.Case{RunID: runID}
 		var tags sql.NullString
 		var weight sql.NullFloat64
 		if err := rows.Scan(&c.ID, &c.Line, &c.Expected, &tags, &weight); err != nil {
@@ -146,7 +147,7 @@ type resultKey struct {
 // same call (PutScores adds scores to stored results), and scoring numbers
 // start at 1. A cancelled ctx rolls the whole call back; a writer flushing
 // on shutdown should pass a context that is not cancelled with the run.
-func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []store.Score) error {
+func (d *DB) PutResults(ctx context.Context, results []record.Result, scores []record.Score) error {
 	if len(results) == 0 && len(scores) == 0 {
 		return nil
 	}
@@ -217,17 +218,17 @@ func (d *DB) PutResults(ctx context.Context, results []store.Result, scores []st
 // (rescore), in one transaction. A score whose run, scoring, result and
 // scorer are already stored is skipped. A score of a result that is not
 // stored is an error, and nothing of the call is stored.
-func (d *DB) PutScores(ctx context.Context, scores []store.Score) error {
+func (d *DB) PutScores(ctx context.Context, scores []record.Score) error {
 	return d.putScores(ctx, scores, insertScore)
 }
 
 // ReplaceScores stores scores like PutScores, overwriting a stored verdict
 // of the same run, scoring, result and scorer, in one transaction.
-func (d *DB) ReplaceScores(ctx context.Context, scores []store.Score) error {
+func (d *DB) ReplaceScores(ctx context.Context, scores []record.Score) error {
 	return d.putScores(ctx, scores, upsertScore)
 }
 
-func (d *DB) putScores(ctx context.Context, scores []store.Score, query string) error {
+func (d *DB) putScores(ctx context.Context, scores []record.Score, query string) error {
 	if len(scores) == 0 {
 		return nil
 	}
@@ -246,7 +247,7 @@ const insertResult = `INSERT INTO results (` + resultColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // execResult runs an insertResult statement for r.
-func execResult(ctx context.Context, st *sql.Stmt, r *store.Result) (sql.Result, error) {
+func execResult(ctx context.Context, st *sql.Stmt, r *record.Result) (sql.Result, error) {
 	res, err := st.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
 		r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
 		r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries, r.SavedUSD)
@@ -257,7 +258,7 @@ func execResult(ctx context.Context, st *sql.Stmt, r *store.Result) (sql.Result,
 }
 
 // execScores inserts scores with query (insertScore or upsertScore).
-func execScores(ctx context.Context, tx *sql.Tx, query string, scores []store.Score) error {
+func execScores(ctx context.Context, tx *sql.Tx, query string, scores []record.Score) error {
 	if len(scores) == 0 {
 		return nil
 	}
@@ -274,7 +275,7 @@ func execScores(ctx context.Context, tx *sql.Tx, query string, scores []store.Sc
 	return nil
 }
 
-func execScore(ctx context.Context, st *sql.Stmt, s *store.Score) error {
+func execScore(ctx context.Context, st *sql.Stmt, s *record.Score) error {
 	fields, err := encodeFields(s.Fields)
 	if err == nil {
 		_, err = st.ExecContext(ctx, s.RunID, s.Scoring, s.CaseID, s.Target, s.Epoch, s.Scorer, s.Primary, s.Pass, s.Value,
@@ -289,7 +290,7 @@ func execScore(ctx context.Context, st *sql.Stmt, s *store.Score) error {
 
 // Results streams a run's results in dataset order (see the package
 // documentation), from one consistent snapshot.
-func (d *DB) Results(ctx context.Context, runID string, fn func(store.Result) error) error {
+func (d *DB) Results(ctx context.Context, runID string, fn func(record.Result) error) error {
 	err := d.read(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{resultsOfCases, resultsOfUnknownCases} {
 			rows, err := tx.QueryContext(ctx, q, runID)
@@ -297,7 +298,7 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(store.Result) er
 				return err
 			}
 			err = each(ctx, rows, func() error {
-				var r store.Result
+				var r record.Result
 				var created sql.NullInt64
 				if err := rows.Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 					&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
@@ -320,8 +321,8 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(store.Result) er
 }
 
 // Result returns one stored result, or store.ErrNotFound.
-func (d *DB) Result(ctx context.Context, runID string, key store.Key) (*store.Result, error) {
-	var r store.Result
+func (d *DB) Result(ctx context.Context, runID string, key record.Key) (*record.Result, error) {
+	var r record.Result
 	var created sql.NullInt64
 	err := d.r.QueryRowContext(ctx, `SELECT `+resultColumns+` FROM results
 		WHERE run_id = ? AND case_id = ? AND target = ? AND epoch = ?`, runID, key.CaseID, key.Target, key.Epoch).
@@ -340,14 +341,14 @@ func (d *DB) Result(ctx context.Context, runID string, key store.Key) (*store.Re
 
 // DoneKeys returns the keys of every stored result of a run (empty, not an
 // error, for a run with none).
-func (d *DB) DoneKeys(ctx context.Context, runID string) (map[store.Key]struct{}, error) {
+func (d *DB) DoneKeys(ctx context.Context, runID string) (map[record.Key]struct{}, error) {
 	rows, err := d.r.QueryContext(ctx, `SELECT case_id, target, epoch FROM results WHERE run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("reading result keys of run %s: %w", runID, err)
 	}
-	keys := map[store.Key]struct{}{}
+	keys := map[record.Key]struct{}{}
 	err = each(ctx, rows, func() error {
-		var k store.Key
+		var k record.Key
 		if err := rows.Scan(&k.CaseID, &k.Target, &k.Epoch); err != nil {
 			return err
 		}
@@ -362,7 +363,7 @@ func (d *DB) DoneKeys(ctx context.Context, runID string) (map[store.Key]struct{}
 
 // Scores streams the scores of one scoring of a run in the order of Results,
 // then by scorer, from one consistent snapshot.
-func (d *DB) Scores(ctx context.Context, runID string, scoring int, fn func(store.Score) error) error {
+func (d *DB) Scores(ctx context.Context, runID string, scoring int, fn func(record.Score) error) error {
 	err := d.read(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{scoresOfCases, scoresOfUnknownCases} {
 			rows, err := tx.QueryContext(ctx, q, runID, scoring)
@@ -370,7 +371,7 @@ func (d *DB) Scores(ctx context.Context, runID string, scoring int, fn func(stor
 				return err
 			}
 			err = each(ctx, rows, func() error {
-				var s store.Score
+				var s record.Score
 				var fields string
 				if err := rows.Scan(&s.RunID, &s.Scoring, &s.CaseID, &s.Target, &s.Epoch, &s.Scorer, &s.Primary, &s.Pass, &s.Value,
 					&s.Shape, &s.Kind, &s.Reason, &s.ErrorCost, &s.JudgeCost, &s.ParseNote, &fields, &s.JudgeSaved); err != nil {
@@ -441,7 +442,7 @@ func each(ctx context.Context, rows *sql.Rows, fn func() error) error {
 	return ctx.Err()
 }
 
-func checkResult(r *store.Result) error {
+func checkResult(r *record.Result) error {
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -453,7 +454,7 @@ func checkResult(r *store.Result) error {
 	return nil
 }
 
-func checkScore(s *store.Score) error {
+func checkScore(s *record.Score) error {
 	k := resultKey{s.RunID, s.CaseID, s.Target, s.Epoch}
 	if s.Scoring < 1 {
 		return fmt.Errorf("score %q of %s: scoring is %d; scorings are numbered from 1", s.Scorer, describeResult(k), s.Scoring)
@@ -470,7 +471,7 @@ func checkScore(s *store.Score) error {
 }
 
 // encodeFields is a score's per-field verdicts as stored: "" for none.
-func encodeFields(f []store.FieldVerdict) (string, error) {
+func encodeFields(f []record.FieldVerdict) (string, error) {
 	if len(f) == 0 {
 		return "", nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -24,8 +25,8 @@ const latestRun = `SELECT ` + runColumns + ` FROM runs ORDER BY started DESC, ro
 const ambiguousShown = 5
 
 // CreateRun stores a new run. Its ID (made by the caller, see
-// store.NewRunID) must not be in use.
-func (d *DB) CreateRun(ctx context.Context, r *store.Run) error {
+// record.NewRunID) must not be in use.
+func (d *DB) CreateRun(ctx context.Context, r *record.Run) error {
 	if r.ID == "" {
 		return errors.New("creating run: the run has no ID")
 	}
@@ -46,7 +47,7 @@ func (d *DB) CreateRun(ctx context.Context, r *store.Run) error {
 
 // UpdateRun sets the run's status, end time, cases, targets and epochs; its
 // other fields are fixed when it is created.
-func (d *DB) UpdateRun(ctx context.Context, r *store.Run) error {
+func (d *DB) UpdateRun(ctx context.Context, r *record.Run) error {
 	targets, err := json.Marshal(r.Targets)
 	if err != nil {
 		return fmt.Errorf("updating run %s: %w", r.ID, err)
@@ -70,7 +71,7 @@ func (d *DB) UpdateRun(ctx context.Context, r *store.Run) error {
 // run; a prefix of several is an error wrapping store.ErrAmbiguousID. Prefixes
 // are matched byte for byte (case-sensitive, no wildcards). When no run
 // matches, the error wraps store.ErrNotFound.
-func (d *DB) GetRun(ctx context.Context, id string) (*store.Run, error) {
+func (d *DB) GetRun(ctx context.Context, id string) (*record.Run, error) {
 	if id == "" {
 		return nil, errors.New(`no run ID given: give a run ID, a unique prefix of one, or "latest"`)
 	}
@@ -98,7 +99,7 @@ func (d *DB) GetRun(ctx context.Context, id string) (*store.Run, error) {
 		return nil, fmt.Errorf("reading run %s: %w", id, err)
 	}
 	defer rows.Close()
-	var matches []*store.Run
+	var matches []*record.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -128,7 +129,7 @@ func (d *DB) GetRun(ctx context.Context, id string) (*store.Run, error) {
 }
 
 // ListRuns returns up to limit runs, newest first (limit <= 0: all).
-func (d *DB) ListRuns(ctx context.Context, limit int) ([]store.Run, error) {
+func (d *DB) ListRuns(ctx context.Context, limit int) ([]record.Run, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -137,7 +138,7 @@ func (d *DB) ListRuns(ctx context.Context, limit int) ([]store.Run, error) {
 		return nil, fmt.Errorf("listing runs: %w", err)
 	}
 	defer rows.Close()
-	var runs []store.Run
+	var runs []record.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -152,13 +153,13 @@ func (d *DB) ListRuns(ctx context.Context, limit int) ([]store.Run, error) {
 }
 
 // ExperimentRuns returns the runs of an experiment, oldest first.
-func (d *DB) ExperimentRuns(ctx context.Context, experiment string) ([]store.Run, error) {
+func (d *DB) ExperimentRuns(ctx context.Context, experiment string) ([]record.Run, error) {
 	rows, err := d.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE experiment = ? ORDER BY started, rowid`, experiment)
 	if err != nil {
 		return nil, fmt.Errorf("listing the runs of experiment %q: %w", experiment, err)
 	}
 	defer rows.Close()
-	var runs []store.Run
+	var runs []record.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -174,8 +175,8 @@ func (d *DB) ExperimentRuns(ctx context.Context, experiment string) ([]store.Run
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanRun(s scanner) (*store.Run, error) {
-	var r store.Run
+func scanRun(s scanner) (*record.Run, error) {
+	var r record.Run
 	var targets string
 	var started, ended sql.NullInt64
 	if err := s.Scan(&r.ID, &r.Spec, &r.SpecPath, &r.SpecHash, &r.DatasetHash, &r.PromptHash, &r.GitCommit,

@@ -13,6 +13,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/storetest"
 )
@@ -72,7 +73,7 @@ func TestOpenCreatesDirectoriesAndSchema(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	if err := d.CreateRun(ctx, &store.Run{ID: "r1", Status: store.StatusRunning, Started: time.Now()}); err != nil {
+	if err := d.CreateRun(ctx, &record.Run{ID: "r1", Status: record.StatusRunning, Started: time.Now()}); err != nil {
 		t.Fatalf("CreateRun: %v", err)
 	}
 	if err := d.Close(); err != nil {
@@ -335,15 +336,15 @@ func TestTwoProcessesShareAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := a.CreateRun(ctx, &store.Run{ID: "shared", Status: store.StatusRunning}); err != nil {
+	if err := a.CreateRun(ctx, &record.Run{ID: "shared", Status: record.StatusRunning}); err != nil {
 		t.Fatal(err)
 	}
 	errs := make(chan error, 2)
 	for i, d := range []*DB{a, b} {
 		go func() {
 			for n := range 40 {
-				r := store.Result{RunID: "shared", CaseID: "c", Target: string(rune('a' + i)), Epoch: n + 1}
-				if err := d.PutResults(ctx, []store.Result{r}, nil); err != nil {
+				r := record.Result{RunID: "shared", CaseID: "c", Target: string(rune('a' + i)), Epoch: n + 1}
+				if err := d.PutResults(ctx, []record.Result{r}, nil); err != nil {
 					errs <- err
 					return
 				}

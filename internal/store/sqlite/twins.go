@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // PutTwins stores twins in one transaction; a twin whose set and case are
 // already stored is kept as it was.
-func (d *DB) PutTwins(ctx context.Context, twins []store.Twin) error {
+func (d *DB) PutTwins(ctx context.Context, twins []record.Twin) error {
 	if len(twins) == 0 {
 		return nil
 	}
@@ -44,7 +44,7 @@ func (d *DB) PutTwins(ctx context.Context, twins []store.Twin) error {
 }
 
 // Twins streams a twin set in case-ID order.
-func (d *DB) Twins(ctx context.Context, set string, fn func(store.Twin) error) error {
+func (d *DB) Twins(ctx context.Context, set string, fn func(record.Twin) error) error {
 	rows, err := d.r.QueryContext(ctx, `SELECT set_id, case_id, source, fields, created FROM twins
 		WHERE set_id = ? ORDER BY case_id`, set)
 	if err != nil {
@@ -52,7 +52,7 @@ func (d *DB) Twins(ctx context.Context, set string, fn func(store.Twin) error) e
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var t store.Twin
+		var t record.Twin
 		var fields string
 		var created sql.NullInt64
 		if err := rows.Scan(&t.Set, &t.CaseID, &t.Source, &fields, &created); err != nil {

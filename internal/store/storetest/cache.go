@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -90,11 +91,11 @@ func testCachedCostSaved(t *testing.T, s store.Store) {
 	paid := result("r-saved", "c2", "gpt-small", 1)
 	sc := score(hit, 1, "quality", true)
 	sc.JudgeCost, sc.JudgeSaved = 0.25, 0.125
-	if err := s.PutResults(ctx, []store.Result{hit, paid}, []store.Score{sc}); err != nil {
+	if err := s.PutResults(ctx, []record.Result{hit, paid}, []record.Score{sc}); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]store.Result{}
-	if err := s.Results(ctx, "r-saved", func(r store.Result) error { got[r.CaseID] = r; return nil }); err != nil {
+	got := map[string]record.Result{}
+	if err := s.Results(ctx, "r-saved", func(r record.Result) error { got[r.CaseID] = r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if r := got["c1"]; !r.FromCache || r.CostUSD != 0 || r.SavedUSD != 0.00042 || r.Price() != 0.00042 {
@@ -107,8 +108,8 @@ func testCachedCostSaved(t *testing.T, s store.Store) {
 	if err != nil || one.SavedUSD != 0.00042 {
 		t.Errorf("Result(c1) saved = %v, %v; want 0.00042", one, err)
 	}
-	var scores []store.Score
-	if err := s.Scores(ctx, "r-saved", 1, func(x store.Score) error { scores = append(scores, x); return nil }); err != nil {
+	var scores []record.Score
+	if err := s.Scores(ctx, "r-saved", 1, func(x record.Score) error { scores = append(scores, x); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(scores) != 1 || scores[0].JudgeCost != 0.25 || scores[0].JudgeSaved != 0.125 {

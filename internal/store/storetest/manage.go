@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -18,7 +19,7 @@ func testDeleteRun(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newRun("gone", t0()), newRun("kept", t0().Add(time.Second)))
 	for _, run := range []string{"gone", "kept"} {
-		if err := s.PutCases(ctx, []store.Case{{RunID: run, ID: "case-0000", Line: 1}, {RunID: run, ID: "case-0001", Line: 2}}); err != nil {
+		if err := s.PutCases(ctx, []record.Case{{RunID: run, ID: "case-0000", Line: 1}, {RunID: run, ID: "case-0001", Line: 2}}); err != nil {
 			t.Fatal(err)
 		}
 		rs, ss := batch(run, 0, 2, []string{"a", "b"}, 1) // 4 results, 8 scores of scoring 1
@@ -27,7 +28,7 @@ func testDeleteRun(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutScores(ctx, []store.Score{score(rs[0], n, "exact", true)}); err != nil {
+		if err := s.PutScores(ctx, []record.Score{score(rs[0], n, "exact", true)}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.CompleteScoring(ctx, run, n); err != nil {
@@ -114,7 +115,7 @@ func testReplaceResults(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s2 []store.Score
+	var s2 []record.Score
 	for _, r := range rs {
 		s2 = append(s2, score(r, n, "exact", false))
 	}
@@ -128,11 +129,11 @@ func testReplaceResults(t *testing.T, s store.Store) {
 	// A call with a score of a result it does not carry fails whole.
 	retried := result("r", rs[1].CaseID, "a", 1)
 	retried.Raw, retried.Attempts, retried.Retries = "A: 42", 2, 1
-	bad := []store.Score{score(retried, 1, "exact", true), score(rs[0], 1, "exact", true)}
-	if err := s.ReplaceResults(ctx, []store.Result{retried}, bad); err == nil {
+	bad := []record.Score{score(retried, 1, "exact", true), score(rs[0], 1, "exact", true)}
+	if err := s.ReplaceResults(ctx, []record.Result{retried}, bad); err == nil {
 		t.Errorf("ReplaceResults with a score of another result succeeded")
 	}
-	if err := s.ReplaceResults(ctx, []store.Result{retried, retried}, nil); err == nil {
+	if err := s.ReplaceResults(ctx, []record.Result{retried, retried}, nil); err == nil {
 		t.Errorf("ReplaceResults with one key twice succeeded")
 	}
 	if got, err := s.Result(ctx, "r", rs[1].Key()); err != nil || got.ErrorKind != "rate_limited" {
@@ -140,8 +141,8 @@ func testReplaceResults(t *testing.T, s store.Store) {
 	}
 
 	fresh := result("r", "case-0009", "a", 1)
-	newScores := []store.Score{score(retried, 1, "exact", true), score(retried, 1, "length", true), score(fresh, 1, "exact", true)}
-	if err := s.ReplaceResults(ctx, []store.Result{retried, fresh}, newScores); err != nil {
+	newScores := []record.Score{score(retried, 1, "exact", true), score(retried, 1, "length", true), score(fresh, 1, "exact", true)}
+	if err := s.ReplaceResults(ctx, []record.Result{retried, fresh}, newScores); err != nil {
 		t.Fatalf("ReplaceResults: %v", err)
 	}
 	got, err := s.Result(ctx, "r", rs[1].Key())
@@ -157,7 +158,7 @@ func testReplaceResults(t *testing.T, s store.Store) {
 	if got := allResults(t, s, "r"); len(got) != 4 {
 		t.Errorf("%d results after replacing one and adding one, want 4", len(got))
 	}
-	byKey := func(scs []store.Score) map[string][]string {
+	byKey := func(scs []record.Score) map[string][]string {
 		m := map[string][]string{}
 		for _, sc := range scs {
 			k := scoreKey(sc)
@@ -194,7 +195,7 @@ func testScorerNames(t *testing.T, s store.Store) {
 	}
 	rs, ss := batch("r", 0, 2, []string{"a"}, 1)
 	mustPut(t, s, rs, ss)
-	if err := s.PutScores(ctx, []store.Score{score(rs[0], 2, "judge", true)}); err != nil {
+	if err := s.PutScores(ctx, []record.Score{score(rs[0], 2, "judge", true)}); err != nil {
 		t.Fatal(err)
 	}
 	if names, err := s.ScorerNames(ctx, "r", 1); err != nil || !slices.Equal(names, []string{"exact", "length"}) {

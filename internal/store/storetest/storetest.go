@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -88,8 +89,8 @@ func t0() time.Time {
 	return time.Date(2026, 12, 2, 11, 35, 12, 123_456_789, time.FixedZone("CET", 3600))
 }
 
-func newRun(id string, started time.Time) *store.Run {
-	return &store.Run{
+func newRun(id string, started time.Time) *record.Run {
+	return &record.Run{
 		ID:           id,
 		Spec:         "triage",
 		SpecPath:     "evals/triage/assay.yaml",
@@ -104,14 +105,14 @@ func newRun(id string, started time.Time) *store.Run {
 		Targets:      []string{"gpt-small", "claude-mid"},
 		Cases:        3,
 		Epochs:       2,
-		Status:       store.StatusRunning,
+		Status:       record.StatusRunning,
 		Started:      started,
 		Config:       []byte(`{"name":"triage","targets":[{"name":"gpt-small"}]}`),
 		Host:         `{"cores":2}`,
 	}
 }
 
-func mustCreate(t *testing.T, s store.Store, runs ...*store.Run) {
+func mustCreate(t *testing.T, s store.Store, runs ...*record.Run) {
 	t.Helper()
 	for _, r := range runs {
 		if err := s.CreateRun(context.Background(), r); err != nil {
@@ -120,8 +121,8 @@ func mustCreate(t *testing.T, s store.Store, runs ...*store.Run) {
 	}
 }
 
-func result(run, caseID, target string, epoch int) store.Result {
-	return store.Result{
+func result(run, caseID, target string, epoch int) record.Result {
+	return record.Result{
 		RunID: run, CaseID: caseID, Target: target, Epoch: epoch,
 		Raw:          fmt.Sprintf("reply to %s from %s #%d", caseID, target, epoch),
 		Parsed:       `{"label":"billing"}`,
@@ -133,8 +134,8 @@ func result(run, caseID, target string, epoch int) store.Result {
 	}
 }
 
-func score(r store.Result, scoring int, scorer string, pass bool) store.Score {
-	s := store.Score{
+func score(r record.Result, scoring int, scorer string, pass bool) record.Score {
+	s := record.Score{
 		RunID: r.RunID, Scoring: scoring, CaseID: r.CaseID, Target: r.Target, Epoch: r.Epoch,
 		Scorer: scorer, Primary: scorer == "exact", Pass: pass, Shape: "pass",
 	}
@@ -143,16 +144,16 @@ func score(r store.Result, scoring int, scorer string, pass bool) store.Score {
 	} else {
 		s.Shape, s.Kind, s.Reason, s.ErrorCost = "loud", "wrong", "expected billing, got refund", 2.5
 		s.ParseNote = "fenced"
-		s.Fields = []store.FieldVerdict{{Field: "label", Status: "wrong"}, {Field: "a.b", Status: "ok"}}
+		s.Fields = []record.FieldVerdict{{Field: "label", Status: "wrong"}, {Field: "a.b", Status: "ok"}}
 	}
 	return s
 }
 
 // batch makes results for cases [from, to) × targets × epochs 1..epochs, and
 // two scores of scoring 1 for each.
-func batch(run string, from, to int, targets []string, epochs int) ([]store.Result, []store.Score) {
-	var rs []store.Result
-	var ss []store.Score
+func batch(run string, from, to int, targets []string, epochs int) ([]record.Result, []record.Score) {
+	var rs []record.Result
+	var ss []record.Score
 	for i := from; i < to; i++ {
 		for _, tg := range targets {
 			for e := 1; e <= epochs; e++ {
@@ -165,17 +166,17 @@ func batch(run string, from, to int, targets []string, epochs int) ([]store.Resu
 	return rs, ss
 }
 
-func mustPut(t *testing.T, s store.Store, rs []store.Result, ss []store.Score) {
+func mustPut(t *testing.T, s store.Store, rs []record.Result, ss []record.Score) {
 	t.Helper()
 	if err := s.PutResults(context.Background(), rs, ss); err != nil {
 		t.Fatalf("PutResults(%d results, %d scores): %v", len(rs), len(ss), err)
 	}
 }
 
-func allResults(t *testing.T, s store.Store, run string) []store.Result {
+func allResults(t *testing.T, s store.Store, run string) []record.Result {
 	t.Helper()
-	var out []store.Result
-	if err := s.Results(context.Background(), run, func(r store.Result) error {
+	var out []record.Result
+	if err := s.Results(context.Background(), run, func(r record.Result) error {
 		out = append(out, r)
 		return nil
 	}); err != nil {
@@ -184,10 +185,10 @@ func allResults(t *testing.T, s store.Store, run string) []store.Result {
 	return out
 }
 
-func allScores(t *testing.T, s store.Store, run string, scoring int) []store.Score {
+func allScores(t *testing.T, s store.Store, run string, scoring int) []record.Score {
 	t.Helper()
-	var out []store.Score
-	if err := s.Scores(context.Background(), run, scoring, func(sc store.Score) error {
+	var out []record.Score
+	if err := s.Scores(context.Background(), run, scoring, func(sc record.Score) error {
 		out = append(out, sc)
 		return nil
 	}); err != nil {
@@ -196,10 +197,10 @@ func allScores(t *testing.T, s store.Store, run string, scoring int) []store.Sco
 	return out
 }
 
-func allCases(t *testing.T, s store.Store, run string) []store.Case {
+func allCases(t *testing.T, s store.Store, run string) []record.Case {
 	t.Helper()
-	var out []store.Case
-	if err := s.Cases(context.Background(), run, func(c store.Case) error {
+	var out []record.Case
+	if err := s.Cases(context.Background(), run, func(c record.Case) error {
 		out = append(out, c)
 		return nil
 	}); err != nil {
@@ -257,9 +258,9 @@ func brief(v any) string {
 	return s
 }
 
-func keyOf(r store.Result) string { return fmt.Sprintf("%s/%s/%d", r.CaseID, r.Target, r.Epoch) }
+func keyOf(r record.Result) string { return fmt.Sprintf("%s/%s/%d", r.CaseID, r.Target, r.Epoch) }
 
-func scoreKey(s store.Score) string {
+func scoreKey(s record.Score) string {
 	return fmt.Sprintf("%s/%s/%d/%s", s.CaseID, s.Target, s.Epoch, s.Scorer)
 }
 
@@ -279,7 +280,7 @@ func testRunRoundTrip(t *testing.T, s store.Store) {
 	}
 
 	// Empty and nil fields round-trip as empty.
-	bare := &store.Run{ID: "bare", Status: store.StatusRunning}
+	bare := &record.Run{ID: "bare", Status: record.StatusRunning}
 	mustCreate(t, s, bare)
 	got, err = s.GetRun(ctx, "bare")
 	if err != nil {
@@ -289,7 +290,7 @@ func testRunRoundTrip(t *testing.T, s store.Store) {
 		t.Errorf("bare run came back with content: %+v", got)
 	}
 
-	if err := s.CreateRun(ctx, &store.Run{}); err == nil {
+	if err := s.CreateRun(ctx, &record.Run{}); err == nil {
 		t.Errorf("CreateRun of a run without an ID succeeded")
 	}
 }
@@ -317,7 +318,7 @@ func testUpdateRun(t *testing.T, s store.Store) {
 	r := newRun("upd", t0())
 	mustCreate(t, s, r)
 	upd := *r
-	upd.Status = store.StatusComplete
+	upd.Status = record.StatusComplete
 	upd.Ended = t0().Add(90 * time.Second)
 	upd.Cases = 1319
 	upd.Targets = []string{"gpt-small"}
@@ -333,13 +334,13 @@ func testUpdateRun(t *testing.T, s store.Store) {
 		t.Fatalf("GetRun: %v", err)
 	}
 	want := *r
-	want.Status, want.Ended, want.Cases, want.Targets, want.Epochs = store.StatusComplete, upd.Ended, 1319, []string{"gpt-small"}, 5
+	want.Status, want.Ended, want.Cases, want.Targets, want.Epochs = record.StatusComplete, upd.Ended, 1319, []string{"gpt-small"}, 5
 	want.Host = upd.Host
 	if d := diffFields(want, *got); d != nil {
 		t.Errorf("after UpdateRun:\n%s", strings.Join(d, "\n"))
 	}
 
-	err = s.UpdateRun(ctx, &store.Run{ID: "missing", Status: store.StatusFailed})
+	err = s.UpdateRun(ctx, &record.Run{ID: "missing", Status: record.StatusFailed})
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("UpdateRun of a missing run: err = %v, want ErrNotFound", err)
 	}
@@ -358,7 +359,7 @@ func testListRuns(t *testing.T, s store.Store) {
 	}{{"c", 3}, {"a", 1}, {"e", 5}, {"b", 2}, {"d", 4}} {
 		mustCreate(t, s, newRun(r.id, t0().Add(time.Duration(r.h)*time.Hour)))
 	}
-	ids := func(rs []store.Run) []string {
+	ids := func(rs []record.Run) []string {
 		var out []string
 		for _, r := range rs {
 			out = append(out, r.ID)
@@ -462,7 +463,7 @@ func testCases(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newRun("r", t0()), newRun("other", t0()))
 	w0, w15 := 0.0, 1.5
-	cases := []store.Case{
+	cases := []record.Case{
 		{RunID: "r", ID: "q-10", Line: 3, Expected: []byte(`"billing"`), Tags: map[string]string{"lang": "de", "tier": "pro"}, Weight: &w15},
 		{RunID: "r", ID: "q-2", Line: 1, Expected: []byte(`{"label":"refund","amount":12.5}`), Weight: &w0},
 		{RunID: "r", ID: "q-1", Line: 2},
@@ -478,11 +479,11 @@ func testCases(t *testing.T, s store.Store) {
 	if err := s.PutCases(ctx, cases[2:]); err != nil {
 		t.Fatalf("PutCases overlapping: %v", err)
 	}
-	if err := s.PutCases(ctx, []store.Case{{RunID: "other", ID: "q-1", Line: 1}}); err != nil {
+	if err := s.PutCases(ctx, []record.Case{{RunID: "other", ID: "q-1", Line: 1}}); err != nil {
 		t.Fatalf("PutCases(other run): %v", err)
 	}
 	got := allCases(t, s, "r")
-	wantOrder := []store.Case{cases[1], cases[2], cases[0], cases[3]} // by line
+	wantOrder := []record.Case{cases[1], cases[2], cases[0], cases[3]} // by line
 	if len(got) != len(wantOrder) {
 		t.Fatalf("Cases returned %d cases, want %d (each case once): %+v", len(got), len(wantOrder), got)
 	}
@@ -494,7 +495,7 @@ func testCases(t *testing.T, s store.Store) {
 	if got := allCases(t, s, "none"); len(got) != 0 {
 		t.Errorf("Cases of an unknown run = %+v, want none", got)
 	}
-	if err := s.PutCases(ctx, []store.Case{{RunID: "no-such-run", ID: "x", Line: 1}}); err == nil {
+	if err := s.PutCases(ctx, []record.Case{{RunID: "no-such-run", ID: "x", Line: 1}}); err == nil {
 		t.Errorf("PutCases for a run that does not exist succeeded")
 	}
 }
@@ -511,7 +512,7 @@ func testPutResultsWithScores(t *testing.T, s store.Store) {
 	if len(got) != len(ss) {
 		t.Fatalf("Scores: %d, want %d", len(got), len(ss))
 	}
-	want := map[string]store.Score{}
+	want := map[string]record.Score{}
 	for _, sc := range ss {
 		want[scoreKey(sc)] = sc
 	}
@@ -601,7 +602,7 @@ func testResultsNeverDuplicated(t *testing.T, s store.Store) {
 	dupA := result("r", "case-0500", "a", 1)
 	dupB := dupA
 	dupB.Raw = "the second copy"
-	mustPut(t, s, []store.Result{dupA, dupB}, []store.Score{score(dupA, 1, "exact", true), score(dupB, 1, "exact", true)})
+	mustPut(t, s, []record.Result{dupA, dupB}, []record.Score{score(dupA, 1, "exact", true), score(dupB, 1, "exact", true)})
 
 	got := allResults(t, s, "r")
 	if len(got) != 151 {
@@ -654,8 +655,8 @@ func testResultRoundTrip(t *testing.T, s store.Store) {
 	mustCreate(t, s, newRun("r", t0()))
 	megabyte := strings.Repeat("The quick brown 🦊 jumps over the lazy dog. ", 1<<20/44+1)
 	binaryish := string([]byte{0x01, 0x02, 0x7f, 0x80, 0xfe, 0xff, 0xc3, 0x28, '\t', '\r', '\n', 0x1b, '[', '3', '1', 'm'})
-	var all []store.Result
-	full := store.Result{
+	var all []record.Result
+	full := record.Result{
 		RunID: "r", CaseID: "full", Target: "claude-mid", Epoch: 3,
 		Raw: "A: 42\n", Parsed: `{"answer":42}`, ParseError: "", FinishReason: "end_turn",
 		InputTokens: 1_234_567, OutputTokens: 89_012, CachedTokens: 1_000_000,
@@ -664,30 +665,30 @@ func testResultRoundTrip(t *testing.T, s store.Store) {
 		FromCache: true, CreatedAt: t0(),
 	}
 	all = append(all, full)
-	all = append(all, store.Result{
+	all = append(all, record.Result{
 		RunID: "r", CaseID: "unicode ✓ 日本語 עברית e\u0301", Target: "t/with:odd chars", Epoch: 1,
 		Raw: "Ответ: «да» — 😀👍🏽 ‮rtl‬ \u200b", Parsed: `"Zürich"`, ParseError: "no line matching ^A: (\\d+)$",
 		FinishReason: "length", ErrorKind: "unparseable", Error: "parse: unexpected ‘token’",
 		Model: "m", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 1_000, time.UTC),
 	})
-	all = append(all, store.Result{
+	all = append(all, record.Result{
 		RunID: "r", CaseID: "binary", Target: "exec", Epoch: 1,
 		Raw: binaryish, Parsed: "", Error: binaryish, ErrorKind: "provider",
 		CreatedAt: time.Time{}, // the zero time
 	})
-	all = append(all, store.Result{
+	all = append(all, record.Result{
 		RunID: "r", CaseID: "big", Target: "a", Epoch: 1,
 		Raw: megabyte, Parsed: `"` + strings.Repeat("x", 100_000) + `"`,
 		LatencyMS: math.MaxFloat64, CostUSD: math.SmallestNonzeroFloat64, Attempts: math.MaxInt32,
 		CreatedAt: time.Date(1969, 7, 20, 20, 17, 40, 0, time.UTC),
 	})
-	all = append(all, store.Result{
+	all = append(all, record.Result{
 		RunID: "r", CaseID: "timeout", Target: "a", Epoch: 1,
 		ErrorKind: "timeout", Error: "context deadline exceeded", Attempts: 3, LatencyMS: 30000,
 		CreatedAt: time.Date(2099, 12, 31, 23, 59, 59, 999_999_000, time.Local),
 	})
 	mustPut(t, s, all, nil)
-	got := map[string]store.Result{}
+	got := map[string]record.Result{}
 	for _, r := range allResults(t, s, "r") {
 		got[keyOf(r)] = r
 	}
@@ -711,7 +712,7 @@ func testResultRoundTrip(t *testing.T, s store.Store) {
 			t.Errorf("Result(%s) differs:\n%s", keyOf(want), strings.Join(d, "\n"))
 		}
 	}
-	for _, k := range []store.Key{{CaseID: "full", Target: "claude-mid", Epoch: 1}, {CaseID: "nope", Target: "a", Epoch: 1}} {
+	for _, k := range []record.Key{{CaseID: "full", Target: "claude-mid", Epoch: 1}, {CaseID: "nope", Target: "a", Epoch: 1}} {
 		if _, err := s.Result(context.Background(), "r", k); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Result(%v) of a key never stored: err %v, want ErrNotFound", k, err)
 		}
@@ -725,7 +726,7 @@ func testResultsOrder(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newRun("r", t0()), newRun("other", t0()))
 	// Line order differs from ID order ("c10" < "c2" < "c9" as strings).
-	if err := s.PutCases(ctx, []store.Case{
+	if err := s.PutCases(ctx, []record.Case{
 		{RunID: "r", ID: "c9", Line: 1},
 		{RunID: "r", ID: "c10", Line: 2},
 		{RunID: "r", ID: "c2", Line: 3},
@@ -746,8 +747,8 @@ func testResultsOrder(t *testing.T, s store.Store) {
 
 	// Stored in scrambled order, over several calls, with scores.
 	perm := []int{17, 3, 12, 0, 19, 8, 5, 14, 1, 10, 6, 15, 2, 11, 18, 4, 9, 16, 7, 13}
-	var rs []store.Result
-	var ss []store.Score
+	var rs []record.Result
+	var ss []record.Score
 	for _, i := range perm {
 		var c, tg string
 		var e int
@@ -793,7 +794,7 @@ func testDoneKeys(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatalf("DoneKeys: %v", err)
 	}
-	want := map[store.Key]struct{}{}
+	want := map[record.Key]struct{}{}
 	for _, r := range rs {
 		want[r.Key()] = struct{}{}
 	}
@@ -816,7 +817,7 @@ func testScorings(t *testing.T, s store.Store) {
 	mustPut(t, s, rs, ss)
 
 	// Rescore: scoring 2 of some results, with a new scorer set.
-	var s2 []store.Score
+	var s2 []record.Score
 	for _, r := range rs[:3] {
 		s2 = append(s2, score(r, 2, "exact", false))
 	}
@@ -846,14 +847,14 @@ func testScorings(t *testing.T, s store.Store) {
 	}
 
 	// A score of a result that is not stored fails the whole call.
-	s3 := []store.Score{score(rs[0], 3, "exact", true), score(result("r", "case-7777", "a", 1), 3, "exact", true)}
+	s3 := []record.Score{score(rs[0], 3, "exact", true), score(result("r", "case-7777", "a", 1), 3, "exact", true)}
 	if err := s.PutScores(ctx, s3); err == nil {
 		t.Errorf("PutScores of a result that is not stored succeeded")
 	}
 	if n, _ := s.LatestScoring(ctx, "r"); n != 2 {
 		t.Errorf("LatestScoring after a failed PutScores = %d, want 2 (nothing stored)", n)
 	}
-	if err := s.PutScores(ctx, []store.Score{score(rs[0], 0, "exact", true)}); err == nil {
+	if err := s.PutScores(ctx, []record.Score{score(rs[0], 0, "exact", true)}); err == nil {
 		t.Errorf("PutScores of scoring 0 succeeded")
 	}
 }
@@ -881,7 +882,7 @@ func testPendingScoringInvisible(t *testing.T, s store.Store) {
 	if p, err := s.ScoringPending(ctx, "r", 1); err != nil || p {
 		t.Errorf("ScoringPending(1) (never reserved) = %v, %v; want false", p, err)
 	}
-	var part []store.Score
+	var part []record.Score
 	for _, r := range rs[:2] { // killed after 2 of 6 results
 		part = append(part, score(r, 2, "exact", false))
 	}
@@ -897,7 +898,7 @@ func testPendingScoringInvisible(t *testing.T, s store.Store) {
 	if err != nil || n3 != 3 {
 		t.Fatalf("ReserveScoring after a pending 2 = %d, %v; want 3", n3, err)
 	}
-	var full []store.Score
+	var full []record.Score
 	for _, r := range rs {
 		full = append(full, score(r, 3, "exact", true))
 	}
@@ -948,7 +949,7 @@ func testConcurrentReservations(t *testing.T, s store.Store) {
 			defer wg.Done()
 			sc, err := s.ReserveScoring(ctx, "r")
 			if err == nil {
-				var scores []store.Score
+				var scores []record.Score
 				for _, r := range rs {
 					scores = append(scores, score(r, sc, "exact", true))
 				}
@@ -992,12 +993,12 @@ func testResultsWithoutCase(t *testing.T, s store.Store) {
 	if n, err := s.ResultsWithoutCase(ctx, "r"); err != nil || n != 10 {
 		t.Errorf("ResultsWithoutCase with no cases = %d, %v; want 10", n, err)
 	}
-	var cases []store.Case
+	var cases []record.Case
 	for i := range 3 {
-		cases = append(cases, store.Case{RunID: "r", ID: fmt.Sprintf("case-%04d", i), Line: i + 1})
+		cases = append(cases, record.Case{RunID: "r", ID: fmt.Sprintf("case-%04d", i), Line: i + 1})
 	}
 	// Cases of another run do not count for this one.
-	if err := s.PutCases(ctx, []store.Case{{RunID: "other", ID: "case-0004", Line: 1}}); err != nil {
+	if err := s.PutCases(ctx, []record.Case{{RunID: "other", ID: "case-0004", Line: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PutCases(ctx, cases); err != nil {
@@ -1006,7 +1007,7 @@ func testResultsWithoutCase(t *testing.T, s store.Store) {
 	if n, err := s.ResultsWithoutCase(ctx, "r"); err != nil || n != 4 {
 		t.Errorf("ResultsWithoutCase with 3 of 5 cases = %d, %v; want 4", n, err)
 	}
-	cases = append(cases, store.Case{RunID: "r", ID: "case-0003", Line: 4}, store.Case{RunID: "r", ID: "case-0004", Line: 5})
+	cases = append(cases, record.Case{RunID: "r", ID: "case-0003", Line: 4}, record.Case{RunID: "r", ID: "case-0004", Line: 5})
 	if err := s.PutCases(ctx, cases); err != nil {
 		t.Fatal(err)
 	}
@@ -1060,14 +1061,14 @@ func testWriteWhileStreaming(t *testing.T, s store.Store) {
 	done := make(chan error, 1)
 	go func() {
 		n := 0
-		done <- s.Results(ctx, "r", func(r store.Result) error {
+		done <- s.Results(ctx, "r", func(r record.Result) error {
 			n++
-			if err := s.PutScores(ctx, []store.Score{score(r, 2, "exact", true)}); err != nil {
+			if err := s.PutScores(ctx, []record.Score{score(r, 2, "exact", true)}); err != nil {
 				return err
 			}
 			if n == 1 {
 				// A new result, too, and a read.
-				if err := s.PutResults(ctx, []store.Result{result("r", "case-9000", "a", 1)}, nil); err != nil {
+				if err := s.PutResults(ctx, []record.Result{result("r", "case-9000", "a", 1)}, nil); err != nil {
 					return err
 				}
 			}
@@ -1131,7 +1132,7 @@ func testConcurrent(t *testing.T, s store.Store) {
 				// is not a multiple of the batch size saw half a commit.
 				var n int
 				var prev string
-				err := s.Results(ctx, "r", func(r store.Result) error {
+				err := s.Results(ctx, "r", func(r record.Result) error {
 					if r.CaseID <= prev {
 						return fmt.Errorf("results out of order: %s after %s", r.CaseID, prev)
 					}
@@ -1203,10 +1204,10 @@ func testContextCancelled(t *testing.T, s store.Store) {
 		stream func(ctx context.Context, f func()) error
 	}{
 		{"Results", func(ctx context.Context, f func()) error {
-			return s.Results(ctx, "r", func(store.Result) error { f(); return nil })
+			return s.Results(ctx, "r", func(record.Result) error { f(); return nil })
 		}},
 		{"Scores", func(ctx context.Context, f func()) error {
-			return s.Scores(ctx, "r", 1, func(store.Score) error { f(); return nil })
+			return s.Scores(ctx, "r", 1, func(record.Score) error { f(); return nil })
 		}},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -1230,9 +1231,9 @@ func testCallbackError(t *testing.T, s store.Store) {
 	mustCreate(t, s, newRun("r", t0()))
 	rs, ss := batch("r", 0, 10, []string{"a"}, 1)
 	mustPut(t, s, rs, ss)
-	var cases []store.Case
+	var cases []record.Case
 	for i := range 10 {
-		cases = append(cases, store.Case{RunID: "r", ID: fmt.Sprintf("case-%04d", i), Line: i + 1})
+		cases = append(cases, record.Case{RunID: "r", ID: fmt.Sprintf("case-%04d", i), Line: i + 1})
 	}
 	if err := s.PutCases(ctx, cases); err != nil {
 		t.Fatalf("PutCases: %v", err)
@@ -1243,13 +1244,13 @@ func testCallbackError(t *testing.T, s store.Store) {
 		stream func(f func() error) error
 	}{
 		{"Results", func(f func() error) error {
-			return s.Results(ctx, "r", func(store.Result) error { return f() })
+			return s.Results(ctx, "r", func(record.Result) error { return f() })
 		}},
 		{"Scores", func(f func() error) error {
-			return s.Scores(ctx, "r", 1, func(store.Score) error { return f() })
+			return s.Scores(ctx, "r", 1, func(record.Score) error { return f() })
 		}},
 		{"Cases", func(f func() error) error {
-			return s.Cases(ctx, "r", func(store.Case) error { return f() })
+			return s.Cases(ctx, "r", func(record.Case) error { return f() })
 		}},
 	} {
 		calls := 0
@@ -1301,7 +1302,7 @@ func testExperimentRuns(t *testing.T, s store.Store) {
 
 func testTwins(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	in := []store.Twin{
+	in := []record.Twin{
 		{Set: "sha256:set1", CaseID: "b", Source: "file:twins.jsonl", Fields: []byte(`{"q":"B twin"}`), CreatedAt: t0()},
 		{Set: "sha256:set1", CaseID: "a", Source: "file:twins.jsonl", Fields: []byte(`{"q":"A twin"}`), CreatedAt: t0()},
 		{Set: "sha256:set2", CaseID: "a", Source: "rewriter:para", Fields: []byte(`{"q":"A para"}`)},
@@ -1310,11 +1311,11 @@ func testTwins(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	// A second put of the same set and case keeps the first twin.
-	if err := s.PutTwins(ctx, []store.Twin{{Set: "sha256:set1", CaseID: "a", Source: "file:x", Fields: []byte(`{"q":"changed"}`)}}); err != nil {
+	if err := s.PutTwins(ctx, []record.Twin{{Set: "sha256:set1", CaseID: "a", Source: "file:x", Fields: []byte(`{"q":"changed"}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	var got []store.Twin
-	if err := s.Twins(ctx, "sha256:set1", func(tw store.Twin) error { got = append(got, tw); return nil }); err != nil {
+	var got []record.Twin
+	if err := s.Twins(ctx, "sha256:set1", func(tw record.Twin) error { got = append(got, tw); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].CaseID != "a" || got[1].CaseID != "b" {
@@ -1324,10 +1325,10 @@ func testTwins(t *testing.T, s store.Store) {
 		t.Errorf("twin a = %+v, want the first stored twin kept", got[0])
 	}
 	n := 0
-	if err := s.Twins(ctx, "sha256:none", func(store.Twin) error { n++; return nil }); err != nil || n != 0 {
+	if err := s.Twins(ctx, "sha256:none", func(record.Twin) error { n++; return nil }); err != nil || n != 0 {
 		t.Errorf("Twins(unknown set) streamed %d twins, err %v; want none", n, err)
 	}
-	if err := s.PutTwins(ctx, []store.Twin{{CaseID: "x"}}); err == nil {
+	if err := s.PutTwins(ctx, []record.Twin{{CaseID: "x"}}); err == nil {
 		t.Errorf("PutTwins accepted a twin without a set")
 	}
 }
@@ -1343,7 +1344,7 @@ func testReplaceScores(t *testing.T, s store.Store) {
 
 	// case-0000 failed "exact" (0 % 3 == 0); the new verdict passes it.
 	fresh := score(rs[0], 1, "exact", true)
-	if err := s.PutScores(ctx, []store.Score{fresh}); err != nil {
+	if err := s.PutScores(ctx, []record.Score{fresh}); err != nil {
 		t.Fatalf("PutScores: %v", err)
 	}
 	for i, sc := range allScores(t, s, "rs", 1) {
@@ -1351,7 +1352,7 @@ func testReplaceScores(t *testing.T, s store.Store) {
 			t.Fatalf("PutScores overwrote a stored verdict:\n%s", strings.Join(d, "\n"))
 		}
 	}
-	if err := s.ReplaceScores(ctx, []store.Score{fresh}); err != nil {
+	if err := s.ReplaceScores(ctx, []record.Score{fresh}); err != nil {
 		t.Fatalf("ReplaceScores: %v", err)
 	}
 	after := allScores(t, s, "rs", 1)
@@ -1370,7 +1371,7 @@ func testReplaceScores(t *testing.T, s store.Store) {
 	// A score of a result that is not stored is an error, as for PutScores.
 	ghost := fresh
 	ghost.CaseID = "nope"
-	if err := s.ReplaceScores(ctx, []store.Score{ghost}); err == nil {
+	if err := s.ReplaceScores(ctx, []record.Score{ghost}); err == nil {
 		t.Errorf("ReplaceScores of a score without a result succeeded")
 	}
 }
