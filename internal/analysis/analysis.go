@@ -18,7 +18,6 @@ import (
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // Report is the analysis of one run (the JSON report's shape, DESIGN.md).
@@ -328,7 +327,7 @@ type acc struct {
 }
 
 // Analyze reads the run's results and scores and computes the findings.
-func Analyze(ctx context.Context, st store.Store, run *record.Run, o Options) (*Report, error) {
+func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) (*Report, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err

@@ -17,7 +17,6 @@ import (
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // A label scorer is an equals scorer whose expected values are scalars that
@@ -212,7 +211,7 @@ type labelCase struct {
 
 // addClasses gives every target of rep its Classes, and rep its
 // ClassComparisons, when the run has a label scorer.
-func addClasses(ctx context.Context, st store.Store, run *record.Run, scoring int, rep *Report, alpha float64) error {
+func addClasses(ctx context.Context, st record.Reader, run *record.Run, scoring int, rep *Report, alpha float64) error {
 	scorer, normalize, ok := labelScorer(run.Config)
 	if !ok || scoring == 0 {
 		return nil

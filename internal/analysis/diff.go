@@ -16,7 +16,6 @@ import (
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // maxIDsShown bounds the case IDs a diff names in each list (added,
@@ -175,7 +174,7 @@ type DiffOptions struct {
 }
 
 // DiffRuns compares two runs and says what changed between them.
-func DiffRuns(ctx context.Context, st store.Store, before, after *record.Run, o DiffOptions) (*RunDiff, error) {
+func DiffRuns(ctx context.Context, st record.Reader, before, after *record.Run, o DiffOptions) (*RunDiff, error) {
 	if o.Limit == 0 {
 		o.Limit = 20
 	}
@@ -298,7 +297,7 @@ func versionChanges(before, after *record.Run) []VersionChange {
 
 // readCases numbers both runs' cases in ci (the before run's first, in
 // dataset order) and compares them by ID.
-func readCases(ctx context.Context, st store.Store, beforeID, afterID string, ci *caseIndex) (CaseDiff, error) {
+func readCases(ctx context.Context, st record.Reader, beforeID, afterID string, ci *caseIndex) (CaseDiff, error) {
 	var d CaseDiff
 	seen := map[string][16]byte{}
 	var order []string
@@ -354,7 +353,7 @@ func readCases(ctx context.Context, st store.Store, beforeID, afterID string, ci
 }
 
 // diffCases compares two runs' cases by ID.
-func diffCases(ctx context.Context, st store.Store, beforeID, afterID string) (CaseDiff, error) {
+func diffCases(ctx context.Context, st record.Reader, beforeID, afterID string) (CaseDiff, error) {
 	return readCases(ctx, st, beforeID, afterID, newCaseIndex())
 }
 
@@ -463,7 +462,7 @@ func (t *targetSide) cases() int {
 
 // loadSide reads one run's results and primary scores (latest scoring) for
 // the targets want accepts.
-func loadSide(ctx context.Context, st store.Store, run *record.Run, ci *caseIndex, want func(string) bool) (*runSide, error) {
+func loadSide(ctx context.Context, st record.Reader, run *record.Run, ci *caseIndex, want func(string) bool) (*runSide, error) {
 	s := &runSide{run: run, targets: map[string]*targetSide{}}
 	for _, n := range run.Targets {
 		if want(n) {
@@ -569,7 +568,7 @@ func pairSlots(b, a *targetSide, fn func(i, e, jb, ja int)) {
 
 // flips counts a target's verdict flips and lists the first limit of them
 // (pass→fail before fail→pass) with both outputs and the expected value.
-func flips(ctx context.Context, st store.Store, before, after *record.Run, name string, b, a *targetSide, ci *caseIndex, limit int) (TargetFlips, error) {
+func flips(ctx context.Context, st record.Reader, before, after *record.Run, name string, b, a *targetSide, ci *caseIndex, limit int) (TargetFlips, error) {
 	tf := TargetFlips{Target: name, Cases: []FlippedCase{}}
 	type flip struct{ i, e int }
 	var down, up []flip
@@ -627,9 +626,9 @@ func flips(ctx context.Context, st store.Store, before, after *record.Run, name 
 
 // shownOutput is a stored result's output for display: the raw text, or
 // the call's error when it failed, cut at maxRawShown bytes.
-func shownOutput(ctx context.Context, st store.Store, runID string, k record.Key) (string, error) {
+func shownOutput(ctx context.Context, st record.Reader, runID string, k record.Key) (string, error) {
 	r, err := st.Result(ctx, runID, k)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, record.ErrNotFound) {
 		return "", nil
 	}
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // DiffSides is DiffRuns where either side (or both) may be a baseline file
@@ -21,7 +20,7 @@ import (
 // resolved spec (the spec is compared by hashes, and a target's settings
 // by the hash the file keeps). st reads the outputs of a stored side; it
 // may be nil when both sides are files.
-func DiffSides(ctx context.Context, st store.Store, before, after *DriftSide, o DiffOptions) (*RunDiff, error) {
+func DiffSides(ctx context.Context, st record.Reader, before, after *DriftSide, o DiffOptions) (*RunDiff, error) {
 	if o.Limit == 0 {
 		o.Limit = 20
 	}
@@ -121,7 +120,7 @@ func DiffSides(ctx context.Context, st store.Store, before, after *DriftSide, o 
 
 // sideFlips is flips on two snapshots, paired by case and epoch; a file
 // side's output is shown by its hash.
-func sideFlips(ctx context.Context, st store.Store, before, after *DriftSide, name string, afterCase []int, limit int) (TargetFlips, error) {
+func sideFlips(ctx context.Context, st record.Reader, before, after *DriftSide, name string, afterCase []int, limit int) (TargetFlips, error) {
 	bs, as := before.Snap, after.Snap
 	tb, ta := bs.Target(name), as.Target(name)
 	vb, va := primaryVerdicts(bs, tb), primaryVerdicts(as, ta)
@@ -184,7 +183,7 @@ func sideFlips(ctx context.Context, st store.Store, before, after *DriftSide, na
 
 // sideOutput is a result's output for display: from the store for a
 // stored run, else what a baseline file knows of it.
-func sideOutput(ctx context.Context, st store.Store, s *DriftSide, t *gate.Target, target, caseID string, j, epoch int) (string, error) {
+func sideOutput(ctx context.Context, st record.Reader, s *DriftSide, t *gate.Target, target, caseID string, j, epoch int) (string, error) {
 	if s.Run != nil && st != nil {
 		return shownOutput(ctx, st, s.Run.ID, record.Key{CaseID: caseID, Target: target, Epoch: epoch})
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // Drift verdicts.
@@ -285,7 +284,7 @@ type DriftSide struct {
 
 // StoredDriftSide reads one side of a drift check from the store: a
 // snapshot of the run under its latest scoring (also when it has none).
-func StoredDriftSide(ctx context.Context, st store.Store, run *record.Run) (*DriftSide, error) {
+func StoredDriftSide(ctx context.Context, st record.Reader, run *record.Run) (*DriftSide, error) {
 	snap, err := gate.FromStoreUnscored(ctx, st, run)
 	if err != nil {
 		return nil, err
@@ -333,7 +332,7 @@ func (s *DriftSide) info() RunInfo {
 // drifted when its fingerprint changed, when at temperature 0 the interval
 // of its identical-output rate lies below the threshold, or when the flip
 // test's p-value is below alpha. It is DriftSides on two stored runs.
-func Drift(ctx context.Context, st store.Store, before, after *record.Run, o DriftOptions) (*DriftReport, error) {
+func Drift(ctx context.Context, st record.Reader, before, after *record.Run, o DriftOptions) (*DriftReport, error) {
 	if o.Target != "" && (!slices.Contains(before.Targets, o.Target) || !slices.Contains(after.Targets, o.Target)) {
 		return nil, fmt.Errorf("target %q is not in both runs (%s has %s; %s has %s)", o.Target,
 			before.ID, strings.Join(before.Targets, ", "), after.ID, strings.Join(after.Targets, ", "))

@@ -14,7 +14,6 @@ import (
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
-	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/units"
 )
 
@@ -178,7 +177,7 @@ type ledgerVariant struct {
 // run's experiment that started up to and including it, keeps the (run,
 // target) pairs comparable with it, and judges the run's top target.
 // pass and ci are the run's own primary verdicts, as the report has them.
-func selectionLedger(ctx context.Context, st store.Store, run *record.Run, rep *Report, pass map[string]*verdicts, ci *caseIndex, o Options) (*Ledger, error) {
+func selectionLedger(ctx context.Context, st record.Reader, run *record.Run, rep *Report, pass map[string]*verdicts, ci *caseIndex, o Options) (*Ledger, error) {
 	scorer := ""
 	for _, t := range rep.Targets {
 		if t.Primary.Scorer != "" {
@@ -520,7 +519,7 @@ func ledgerVariantList(vs []ledgerVariant) string {
 
 // ledgerVerdicts reads the primary verdicts of a run's latest scoring
 // onto the case index ci, with each target's primary scorer.
-func ledgerVerdicts(ctx context.Context, st store.Store, run *record.Run, ci *caseIndex) (map[string]*verdicts, map[string]string, error) {
+func ledgerVerdicts(ctx context.Context, st record.Reader, run *record.Run, ci *caseIndex) (map[string]*verdicts, map[string]string, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil || scoring == 0 {
 		return nil, nil, err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // Pairwise judges' verdict kinds (the scorer package's KindTie and
@@ -81,7 +80,7 @@ func pairwiseJudges(config []byte) [][2]string {
 
 // addPairwise tallies every pairwise judge's wins, ties and losses per
 // target and puts them on the report's targets.
-func addPairwise(ctx context.Context, st store.Store, run *record.Run, scoring int, rep *Report, alpha float64) error {
+func addPairwise(ctx context.Context, st record.Reader, run *record.Run, scoring int, rep *Report, alpha float64) error {
 	judges := pairwiseJudges(run.Config)
 	if len(judges) == 0 || scoring == 0 {
 		return nil

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 
 	"github.com/assay-eval/assay/internal/record"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // ResultRow is one result of a run as the primary scorer saw it: the
 // per-case × target × epoch detail that the JUnit report lists (one test
 // case per row). Analyze does not build these; a caller that wants them
 // joins the run's stored results with the primary scorer's scores of the
-// chosen scoring (store.Results × store.Scores on case, target and epoch).
+// chosen scoring (Reader.Results × Reader.Scores on case, target and epoch).
 type ResultRow struct {
 	Target string
 	CaseID string
@@ -34,7 +33,7 @@ type ResultRow struct {
 // Rows joins a run's results with the primary scores of one scoring (0 =
 // the latest), in the store's order (case, target, epoch). The primary
 // score is the one the scorer flagged primary.
-func Rows(ctx context.Context, st store.Store, run *record.Run, scoring int) ([]ResultRow, error) {
+func Rows(ctx context.Context, st record.Reader, run *record.Run, scoring int) ([]ResultRow, error) {
 	if scoring == 0 {
 		var err error
 		if scoring, err = st.LatestScoring(ctx, run.ID); err != nil {

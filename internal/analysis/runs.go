@@ -8,7 +8,6 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // RunComparison compares the same targets across two runs (before and after
@@ -58,14 +57,14 @@ func (e *CannotJudgeError) Error() string { return strings.Join(e.Reasons, "; ")
 // Runs on different dataset versions (different dataset hashes) are refused
 // with a *DatasetMismatchError: the same case ID may name a different
 // question. CompareSharedCases compares them on the cases both measured.
-func CompareRuns(ctx context.Context, st store.Store, before, after *record.Run, o Options) (*RunComparison, error) {
+func CompareRuns(ctx context.Context, st record.Reader, before, after *record.Run, o Options) (*RunComparison, error) {
 	return compareRuns(ctx, st, before, after, o, false)
 }
 
 // CompareSharedCases is CompareRuns that, when the runs measured different
 // dataset versions, pairs only the cases both runs measured (by ID) and
 // says so in the comparison's warnings.
-func CompareSharedCases(ctx context.Context, st store.Store, before, after *record.Run, o Options) (*RunComparison, error) {
+func CompareSharedCases(ctx context.Context, st record.Reader, before, after *record.Run, o Options) (*RunComparison, error) {
 	return compareRuns(ctx, st, before, after, o, true)
 }
 
@@ -106,7 +105,7 @@ func countNoun(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func compareRuns(ctx context.Context, st store.Store, before, after *record.Run, o Options, shared bool) (*RunComparison, error) {
+func compareRuns(ctx context.Context, st record.Reader, before, after *record.Run, o Options, shared bool) (*RunComparison, error) {
 	var cases *CaseDiff
 	dv := dataset.CompareVersions("run "+before.ID, runDataset(before), "run "+after.ID, runDataset(after))
 	if !dv.Same {
@@ -244,7 +243,7 @@ func (f *runFailures) byKind() map[string]int {
 
 // failedCalls reads a run's results and keeps, per target, the count of
 // calls and the failed ones (a provider error kind).
-func failedCalls(ctx context.Context, st store.Store, run *record.Run) (map[string]*runFailures, error) {
+func failedCalls(ctx context.Context, st record.Reader, run *record.Run) (map[string]*runFailures, error) {
 	out := map[string]*runFailures{}
 	err := st.Results(ctx, run.ID, func(r record.Result) error {
 		f := out[r.Target]
@@ -291,7 +290,7 @@ func excludedOf(name string, before, after *runFailures) (CompareExcluded, bool)
 // primaryPasses reads the primary verdicts of a run's latest scoring,
 // leaving out the results whose call failed (failed, from failedCalls):
 // a provider error is not a verdict on the model.
-func primaryPasses(ctx context.Context, st store.Store, run *record.Run, ci *caseIndex, failed map[string]*runFailures) (map[string]*verdicts, string, error) {
+func primaryPasses(ctx context.Context, st record.Reader, run *record.Run, ci *caseIndex, failed map[string]*runFailures) (map[string]*verdicts, string, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, "", err

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/record"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // maxRawShown bounds an output kept for display.
@@ -74,7 +73,7 @@ func (w *worstList) offer(f FailureExample) {
 const streamAbove = 200
 
 // fillResults reads the stored output of every kept failure.
-func (w *worstList) fillResults(ctx context.Context, st store.Store, runID string) error {
+func (w *worstList) fillResults(ctx context.Context, st record.Reader, runID string) error {
 	if len(w.items) > streamAbove {
 		want := make(map[record.Key][]int, len(w.items))
 		for i, f := range w.items {
@@ -90,7 +89,7 @@ func (w *worstList) fillResults(ctx context.Context, st store.Store, runID strin
 	}
 	for i, f := range w.items {
 		r, err := st.Result(ctx, runID, record.Key{CaseID: f.CaseID, Target: f.Target, Epoch: f.Epoch})
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, record.ErrNotFound) {
 			continue // a score whose result is gone: nothing to show
 		}
 		if err != nil {
@@ -137,7 +136,7 @@ func (w *worstList) list() []FailureExample {
 }
 
 // fillExpected attaches the cases' expected values to the kept failures.
-func (w *worstList) fillExpected(ctx context.Context, st store.Store, runID string) error {
+func (w *worstList) fillExpected(ctx context.Context, st record.Reader, runID string) error {
 	if len(w.items) == 0 {
 		return nil
 	}

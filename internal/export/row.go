@@ -18,7 +18,6 @@ import (
 	"fmt"
 
 	"github.com/assay-eval/assay/internal/record"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // Verdict is one scorer's verdict on a row.
@@ -85,7 +84,7 @@ type Columns struct {
 
 // Source is what Rows reads besides the store.
 type Source struct {
-	Store   store.Store
+	Store   record.Reader
 	Run     *record.Run
 	Scoring int
 	Columns Columns

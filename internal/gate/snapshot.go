@@ -31,7 +31,6 @@ import (
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // Failure shapes of the primary scorer, one byte per result.
@@ -319,18 +318,18 @@ func newPass(n int) []int8 {
 // FromStore takes a snapshot of a stored run, under its latest scoring.
 // Its memory is a few dozen bytes per result. A run with no scores is an
 // error: there is nothing to gate.
-func FromStore(ctx context.Context, st store.Store, run *record.Run) (*Snapshot, error) {
+func FromStore(ctx context.Context, st record.Reader, run *record.Run) (*Snapshot, error) {
 	return fromStore(ctx, st, run, true)
 }
 
 // FromStoreUnscored is FromStore that also takes a run with no scores (its
 // verdicts all "not scored"), for a caller that compares outputs as well
 // as verdicts (drift).
-func FromStoreUnscored(ctx context.Context, st store.Store, run *record.Run) (*Snapshot, error) {
+func FromStoreUnscored(ctx context.Context, st record.Reader, run *record.Run) (*Snapshot, error) {
 	return fromStore(ctx, st, run, false)
 }
 
-func fromStore(ctx context.Context, st store.Store, run *record.Run, needScores bool) (*Snapshot, error) {
+func fromStore(ctx context.Context, st record.Reader, run *record.Run, needScores bool) (*Snapshot, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)

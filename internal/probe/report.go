@@ -14,7 +14,6 @@ import (
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // Report is the probe's result (`assay probe contamination --format json`).
@@ -108,7 +107,7 @@ type RunVerdicts struct {
 // Verdicts reads the primary verdict of every target's cases in a run's
 // latest scoring (epoch 1 only: the probe makes one call per case), setting
 // apart the calls that failed with an error.
-func Verdicts(ctx context.Context, st store.Store, runID string) (*RunVerdicts, error) {
+func Verdicts(ctx context.Context, st record.Reader, runID string) (*RunVerdicts, error) {
 	failed := map[record.Key]bool{}
 	v := &RunVerdicts{Pass: map[string]map[string]bool{}, Errors: map[string]int{}}
 	err := st.Results(ctx, runID, func(r record.Result) error {

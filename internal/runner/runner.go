@@ -29,7 +29,6 @@ import (
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // Target is one target with its fully wrapped provider.
@@ -53,14 +52,14 @@ type Options struct {
 	// Score parses and scores a result (filling Parsed and ParseError) and
 	// returns one score per scorer.
 	Score func(ctx context.Context, c *dataset.Case, r *record.Result) []record.Score
-	Store store.Store
+	Store record.Writer
 	// Done holds the keys already stored (a resumed run); they are skipped.
 	Done map[record.Key]struct{}
 	// Retry, when not nil, holds stored results to call again (`run
 	// --resume RUN --retry-errors`: results that failed loudly for a
 	// provider reason), each with the stored result's Retries. Such a key
 	// must not be in Done. Every result of the run is then committed with
-	// store.ReplaceResults: a retried result replaces the stored one (with
+	// Store.ReplaceResults: a retried result replaces the stored one (with
 	// Retries one more), atomically with its scoring-1 scores, and the old
 	// result stays until the new one is written; keys in neither map are
 	// called as a resume calls them.

@@ -14,8 +14,10 @@ import (
 	"github.com/assay-eval/assay/internal/record"
 )
 
-// ErrNotFound is returned when a run (or "latest") does not exist.
-var ErrNotFound = errors.New("not found")
+// ErrNotFound is returned when a run (or "latest") does not exist; it is
+// record.ErrNotFound, so a consumer holding a record.Reader tests for it
+// without importing the store.
+var ErrNotFound = record.ErrNotFound
 
 // CachedResponse is a stored provider response, keyed by a hash of everything
 // that decides the reply.
@@ -33,58 +35,26 @@ type CacheStats struct {
 	Newest  time.Time `json:"newest"`
 }
 
-// Store persists runs and results. Implementations are safe for concurrent use.
+// Store persists runs and results. It is record.Reader and record.Writer
+// (what consumers of records read and write; their contracts are written
+// there) plus what only the code that owns a run's lifecycle needs: runs
+// created and updated, scorings reserved, the one lease per run, the
+// response cache, deletion. Implementations are safe for concurrent use.
 type Store interface {
+	record.Reader
+	record.Writer
+
 	CreateRun(ctx context.Context, r *record.Run) error
 	// UpdateRun sets status, ended, cases, targets and epochs.
 	UpdateRun(ctx context.Context, r *record.Run) error
-	// GetRun returns the run with this ID; "latest" names the newest. A unique
-	// ID prefix is accepted. ErrNotFound when none.
-	GetRun(ctx context.Context, id string) (*record.Run, error)
-	ListRuns(ctx context.Context, limit int) ([]record.Run, error)
-	// ExperimentRuns returns the runs of an experiment, oldest first.
-	ExperimentRuns(ctx context.Context, experiment string) ([]record.Run, error)
 
-	// PutCases records the cases of a run (idempotent on run+case ID).
-	PutCases(ctx context.Context, cases []record.Case) error
-	Cases(ctx context.Context, runID string, fn func(record.Case) error) error
-
-	// PutResults commits results and their scores in one transaction.
-	// Putting a result whose key already exists in the run is a no-op for
-	// that result (and its scores): results are never duplicated.
-	PutResults(ctx context.Context, results []record.Result, scores []record.Score) error
-	// Results streams a run's results ordered by case, target, epoch.
-	Results(ctx context.Context, runID string, fn func(record.Result) error) error
-	// Result returns one stored result (ErrNotFound when there is none).
-	Result(ctx context.Context, runID string, key record.Key) (*record.Result, error)
-	// DoneKeys returns the keys of every stored result of a run.
-	DoneKeys(ctx context.Context, runID string) (map[record.Key]struct{}, error)
-
-	// ReplaceResults stores results and their scores in one transaction
-	// (all or none), replacing a stored result with the same key: `run
-	// --retry-errors` re-calls a result that failed and keeps the new call.
-	// The replaced result's scores in every scoring are deleted (they
-	// judged an output that is gone) and the given scores stored; a result
-	// not stored yet is inserted. Until the transaction commits, readers
-	// see the old result. Every score must belong to a result of the call.
-	ReplaceResults(ctx context.Context, results []record.Result, scores []record.Score) error
 	// DeleteRun deletes the run with this exact ID and everything stored
 	// under it: cases, results, scores, scorings and its lease. The
 	// response cache, shared by every run, is left as it is. It returns
 	// what it deleted, or an error wrapping ErrNotFound (nothing deleted)
 	// when there is no such run.
 	DeleteRun(ctx context.Context, runID string) (Deleted, error)
-	// ScorerNames returns the names of the scorers with scores in one
-	// scoring of a run, sorted (nil when the scoring has none).
-	ScorerNames(ctx context.Context, runID string, scoring int) ([]string, error)
 
-	// PutScores stores scores of a later scoring (rescore).
-	PutScores(ctx context.Context, scores []record.Score) error
-	// ReplaceScores stores scores like PutScores but overwrites a stored
-	// verdict with the same run, scoring, result and scorer: a pairwise
-	// judge's verdicts on a case whose baseline result --retry-errors
-	// replaced compared with the old output.
-	ReplaceScores(ctx context.Context, scores []record.Score) error
 	// ReserveScoring reserves the next scoring number of a run (above every
 	// stored or reserved one, and at least 2: scoring 1 is the run's own,
 	// written as results are stored) inside a write transaction, so concurrent
@@ -95,35 +65,10 @@ type Store interface {
 	// CompleteScoring marks a reserved scoring complete. It is an error for a
 	// scoring that was never reserved.
 	CompleteScoring(ctx context.Context, runID string, scoring int) error
-	// LatestScoring is the highest complete scoring number of a run with
-	// scores (0 when none). A pending scoring (reserved, not completed: a
-	// rescore still writing or killed halfway) is never returned; a scoring
-	// that was never reserved (scoring 1, made during the run, and scorings
-	// of older stores) counts as complete.
-	LatestScoring(ctx context.Context, runID string) (int, error)
-	// ScoringPending reports whether a scoring of a run is reserved and not
-	// completed.
-	ScoringPending(ctx context.Context, runID string, scoring int) (bool, error)
 	// SetScoringScorersHash records the scorers hash (Spec.ScorersHash) a
 	// reserved scoring is made with; it is an error for a scoring that was
 	// never reserved.
 	SetScoringScorersHash(ctx context.Context, runID string, scoring int, hash string) error
-	// ScoringScorersHash returns the scorers hash a scoring was made with:
-	// the run's own (record.Run.ScorersHash) for scoring 1, the recorded one for a
-	// rescore, "" when none was recorded.
-	ScoringScorersHash(ctx context.Context, runID string, scoring int) (string, error)
-	// ResultsWithoutCase counts a run's results whose case is not recorded
-	// (PutCases), the sign of a run killed before its cases were stored.
-	ResultsWithoutCase(ctx context.Context, runID string) (int, error)
-	// Scores streams the scores of one scoring of a run.
-	Scores(ctx context.Context, runID string, scoring int, fn func(record.Score) error) error
-
-	// PutTwins stores twins (idempotent on set + case ID: a stored twin is
-	// kept, never overwritten).
-	PutTwins(ctx context.Context, twins []record.Twin) error
-	// Twins streams a twin set in case-ID order; a set with no twins
-	// streams nothing.
-	Twins(ctx context.Context, set string, fn func(record.Twin) error) error
 
 	// AcquireLease takes the lease on l.RunID for l.Holder: when nobody
 	// holds it, when l.Holder already does (the heartbeat is renewed), when
