@@ -636,19 +636,14 @@ func rate(name string, passed, n int, alpha float64, method string) Rate {
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
-// quantile is the linear-interpolation quantile (type 7, numpy's default).
+// quantile is stats.Quantile (the gate's and the charts' too), 0 for no
+// values. It sorts xs in place: the latency samples are kept sorted.
 func quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
 	sort.Float64s(xs)
-	h := q * float64(len(xs)-1)
-	lo := math.Floor(h)
-	i := int(lo)
-	if i+1 >= len(xs) {
-		return xs[len(xs)-1]
-	}
-	return xs[i] + (h-lo)*(xs[i+1]-xs[i])
+	return stats.QuantileSorted(xs, q)
 }
 
 func runInfo(run *record.Run, scoring int) RunInfo {

@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -975,8 +974,8 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 	for i, c := range cases {
 		bs[i], cs[i] = c.b, c.c
 	}
-	rq := [2]*rankQuantile{newRankQuantile(bs), newRankQuantile(cs)}
-	p95Of := func(idx []int, side int) float64 { return rq[side].of(idx, 0.95) }
+	rq := [2]*stats.RankQuantile{stats.NewRankQuantile(bs), stats.NewRankQuantile(cs)}
+	p95Of := func(idx []int, side int) float64 { return rq[side].Of(idx, 0.95) }
 	all := make([]int, n)
 	for i := range all {
 		all[i] = i
@@ -1048,183 +1047,6 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 		out.PValue = Num(min(1, 2*min(bt.PValueBelow(0), bt.PValueAbove(0))))
 	}
 	setLimit(out, c, bt, bounds)
-}
-
-// rankQuantile finds q-quantiles of resamples of cases, each case holding
-// one or more values. The values are sorted once; a resample's quantile is
-// then read from how many of its values fall at each rank, which needs no
-// copy of the values and visits memory in order.
-type rankQuantile struct {
-	sorted []float64 // every value, ascending
-	off    []int     // case i's values have ranks ranks[off[i]:off[i+1]]
-	ranks  []int32
-	// single, when every case holds exactly one value, is case i's rank
-	// (ranks itself, without the offsets: one memory read fewer per draw).
-	single []int32
-	counts []int32 // scratch: resampled values per rank
-}
-
-func newRankQuantile(cases [][]float64) *rankQuantile {
-	r := &rankQuantile{off: make([]int, len(cases)+1)}
-	var vals []float64
-	for i, c := range cases {
-		vals = append(vals, c...)
-		r.off[i+1] = len(vals)
-	}
-	order := make([]int32, len(vals))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(vals[a], vals[b]) })
-	r.sorted = make([]float64, len(vals))
-	r.ranks = make([]int32, len(vals))
-	for k, i := range order {
-		r.sorted[k] = vals[i]
-		r.ranks[i] = int32(k)
-	}
-	r.counts = make([]int32, len(vals))
-	if len(vals) == len(cases) && !slices.ContainsFunc(cases, func(c []float64) bool { return len(c) != 1 }) {
-		r.single = r.ranks
-	}
-	return r
-}
-
-// of is the q-quantile (linear interpolation between order statistics, as
-// quantile) of the values of the cases idx names, a case named twice
-// counting twice. NaN when they hold no value.
-func (r *rankQuantile) of(idx []int, q float64) float64 {
-	clear(r.counts)
-	m := 0
-	if r.single != nil {
-		for _, i := range idx {
-			r.counts[r.single[i]]++
-		}
-		m = len(idx)
-	} else {
-		r.countSpread(idx, &m)
-	}
-	if m == 0 {
-		return math.NaN()
-	}
-	h := q * float64(m-1)
-	lo := int(math.Floor(h))
-	x, next := r.orderStat(lo, m)
-	return x + (h-float64(lo))*(next-x)
-}
-
-// countSpread counts the values of cases holding any number of them.
-func (r *rankQuantile) countSpread(idx []int, m *int) {
-	for _, i := range idx {
-		for _, k := range r.ranks[r.off[i]:r.off[i+1]] {
-			r.counts[k]++
-		}
-		*m += r.off[i+1] - r.off[i]
-	}
-}
-
-// orderStat returns the k-th and (k+1)-th smallest resampled values (the
-// k-th twice when k is the last) from the counts, walking from whichever
-// end is nearer: a p95 visits only the top twentieth of the ranks.
-func (r *rankQuantile) orderStat(k, m int) (x, next float64) {
-	if k+1 >= m {
-		next = math.NaN()
-	}
-	found := false
-	if k < m/2 {
-		cum := 0
-		for rank, c := range r.counts {
-			if c == 0 {
-				continue
-			}
-			cum += int(c)
-			switch {
-			case !found && cum > k+1:
-				return r.sorted[rank], r.sorted[rank]
-			case !found && cum > k:
-				x, found = r.sorted[rank], true
-				if k+1 >= m {
-					return x, x
-				}
-			case found:
-				return x, r.sorted[rank]
-			}
-		}
-		return x, x
-	}
-	// From the top: the k-th smallest is the (m-1-k)-th largest.
-	above := 0 // values at higher ranks than the current one
-	for rank := len(r.counts) - 1; rank >= 0; rank-- {
-		c := int(r.counts[rank])
-		if c == 0 {
-			continue
-		}
-		// This rank holds the ascending positions m-above-c .. m-above-1.
-		first, last := m-above-c, m-above-1
-		if k+1 <= last && k+1 >= first {
-			next = r.sorted[rank]
-		}
-		if k <= last && k >= first {
-			x = r.sorted[rank]
-			if k+1 >= m {
-				next = x
-			}
-			return x, next
-		}
-		above += c
-	}
-	return x, next
-}
-
-// quantile is the q-quantile of xs with linear interpolation between order
-// statistics (numpy's default, and the report's). It reorders xs.
-func quantile(xs []float64, q float64) float64 {
-	n := len(xs)
-	if n == 0 {
-		return math.NaN()
-	}
-	h := q * float64(n-1)
-	lo := int(math.Floor(h))
-	x := selectK(xs, lo)
-	if lo+1 >= n {
-		return x
-	}
-	next := slices.Min(xs[lo+1:])
-	return x + (h-float64(lo))*(next-x)
-}
-
-// selectK reorders xs so that xs[k] is the k-th smallest, everything before
-// it no larger and everything after no smaller, and returns it
-// (Hoare's selection with a middle pivot; sorting when the range is small).
-func selectK(xs []float64, k int) float64 {
-	lo, hi := 0, len(xs)-1
-	for hi-lo > 16 {
-		a, b, c := xs[lo], xs[(lo+hi)/2], xs[hi]
-		pivot := max(min(a, b), min(max(a, b), c))
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
-		}
-	}
-	slices.Sort(xs[lo : hi+1])
-	return xs[k]
 }
 
 // SideCounts is a count on each side of the gate.

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -457,27 +455,6 @@ func TestEpochsUsePerCaseMeans(t *testing.T) {
 	}
 }
 
-func TestQuantileSelect(t *testing.T) {
-	for _, n := range []int{1, 2, 5, 17, 18, 100, 1001} {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = float64((i * 7919) % n) // a permutation of 0..n-1
-		}
-		for _, q := range []float64{0, 0.5, 0.95, 1} {
-			got := quantile(append([]float64(nil), xs...), q)
-			want := q * float64(n-1) // the sorted values are 0..n-1
-			if math.Abs(got-want) > 1e-9 {
-				t.Errorf("n=%d q=%v: %v, want %v", n, q, got, want)
-			}
-		}
-	}
-	// Many ties.
-	xs := []float64{5, 1, 5, 5, 1, 5, 5, 5, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1, 5}
-	if got := quantile(xs, 0.1); got != 1 {
-		t.Errorf("ties: %v", got)
-	}
-}
-
 func TestFingerprintsChanged(t *testing.T) {
 	a := []Fingerprint{{Model: "m-2024-05", System: "fp_1", Count: 10}}
 	for _, c := range []struct {
@@ -508,47 +485,5 @@ func TestCostDeltaNoiseReadsAsZero(t *testing.T) {
 	}
 	if got := FormatDelta("cost_per_case", -0.000012); got != "−$0.000012" {
 		t.Errorf("FormatDelta(cost, -0.000012) = %q, want −$0.000012", got)
-	}
-}
-
-// The rank-counting quantile of a resample equals sorting the resample's
-// values and interpolating (numpy's default), whatever the ties, the number
-// of values per case and the repeats of a case.
-func TestRankQuantileMatchesDirectQuantile(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
-	for trial := range 300 {
-		n := 1 + rng.IntN(40)
-		cases := make([][]float64, n)
-		for i := range cases {
-			k := 1 // every case one value (the fast path) in half the trials
-			if trial%2 == 1 {
-				k = rng.IntN(4) // 0 to 3 values
-			}
-			for range k { // ties are common
-				cases[i] = append(cases[i], float64(rng.IntN(25)))
-			}
-		}
-		rq := newRankQuantile(cases)
-		if trial%2 == 0 && rq.single == nil {
-			t.Fatalf("trial %d: the one-value fast path is %v", trial, rq.single != nil)
-		}
-		for range 20 {
-			idx := make([]int, n)
-			var vals []float64
-			for j := range idx {
-				idx[j] = rng.IntN(n)
-				vals = append(vals, cases[idx[j]]...)
-			}
-			for _, q := range []float64{0, 0.5, 0.95, 1} {
-				got := rq.of(idx, q)
-				want := math.NaN()
-				if len(vals) > 0 {
-					want = quantile(slices.Clone(vals), q)
-				}
-				if !(got == want || math.IsNaN(got) && math.IsNaN(want)) && math.Abs(got-want) > 1e-9 {
-					t.Fatalf("trial %d: q %g of %v = %g, want %g", trial, q, vals, got, want)
-				}
-			}
-		}
 	}
 }

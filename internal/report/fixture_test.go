@@ -207,7 +207,7 @@ func fixtureReport(o fixtureOptions) *analysis.Report {
 func latencyOf(samples []float64) analysis.Latency {
 	s := append([]float64(nil), samples...)
 	sort.Float64s(s)
-	return analysis.Latency{P50: quantile(s, 0.5), P95: quantile(s, 0.95), P99: quantile(s, 0.99), Samples: samples}
+	return analysis.Latency{P50: stats.QuantileSorted(s, 0.5), P95: stats.QuantileSorted(s, 0.95), P99: stats.QuantileSorted(s, 0.99), Samples: samples}
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

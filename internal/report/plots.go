@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/units"
 )
 
@@ -371,8 +372,8 @@ func latencyChart(rep *analysis.Report) chart {
 			s := slices.Clone(l.Samples)
 			s = slices.DeleteFunc(s, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) })
 			sort.Float64s(s)
-			d = dist{quantile(s, 0.05), quantile(s, 0.25), quantile(s, 0.5), quantile(s, 0.75),
-				quantile(s, 0.95), quantile(s, 0.99), len(s)}
+			q := stats.QuantileSorted
+			d = dist{q(s, 0.05), q(s, 0.25), q(s, 0.5), q(s, 0.75), q(s, 0.95), q(s, 0.99), len(s)}
 		}
 		ds[i] = d
 		for _, v := range []float64{d.p5, d.p50, d.p95, d.p99} {

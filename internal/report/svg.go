@@ -285,17 +285,3 @@ func (c *chart) legend(names []string, x, y, maxX float64) float64 {
 	}
 	return y + 16
 }
-
-// quantile is the linear-interpolation quantile (type 7) of sorted xs.
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	h := q * float64(len(sorted)-1)
-	lo := math.Floor(h)
-	i := int(lo)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-lo)*(sorted[i+1]-sorted[i])
-}

@@ -120,7 +120,7 @@ func PercentileCI(reps []float64, alpha float64) Interval {
 	if !ok {
 		return nanInterval()
 	}
-	return Interval{quantileSorted(sorted, alpha/2), quantileSorted(sorted, 1-alpha/2)}
+	return Interval{QuantileSorted(sorted, alpha/2), QuantileSorted(sorted, 1-alpha/2)}
 }
 
 // BCaCI returns the bias-corrected and accelerated bootstrap interval
@@ -162,7 +162,7 @@ func BCaCIAccel(reps []float64, theta, a, alpha float64) Interval {
 	if !(lo >= 0 && lo <= 1 && hi >= 0 && hi <= 1) {
 		return nanInterval()
 	}
-	return Interval{quantileSorted(sorted, lo), quantileSorted(sorted, hi)}
+	return Interval{QuantileSorted(sorted, lo), QuantileSorted(sorted, hi)}
 }
 
 // BCaBias returns the BCa bias correction z0 = Φ⁻¹(p), where p is the share
@@ -219,27 +219,6 @@ func sortedReplicates(reps []float64, alpha float64) ([]float64, bool) {
 	}
 	slices.Sort(sorted)
 	return sorted, true
-}
-
-// quantileSorted is numpy.percentile's default ("linear", Hyndman and Fan
-// type 7) quantile of sorted data at level q in [0, 1], including numpy's
-// choice of interpolating from the upper neighbour when the fraction is at
-// least one half.
-func quantileSorted(sorted []float64, q float64) float64 {
-	h := q * float64(len(sorted)-1)
-	lo := int(math.Floor(h))
-	if lo >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	if lo < 0 {
-		return sorted[0]
-	}
-	t := h - float64(lo)
-	a, b := sorted[lo], sorted[lo+1]
-	if t >= 0.5 {
-		return b - (b-a)*(1-t)
-	}
-	return a + (b-a)*t
 }
 
 // indexSource draws indices uniformly from [0, n). Its generator is wyrand
