@@ -252,7 +252,7 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 	}
 	var rewriterP provider.Provider
 	if rewriter >= 0 {
-		p, perr := buildProvider(sp, rewriter, g.Getenv, st, o.NoCache, sp.Run.Retries, &closers)
+		p, perr := g.providers().Build(sp, sp.Targets[rewriter].Name, buildOptions(g, sp, st, o.NoCache), &closers)
 		var ps spec.Problems
 		switch {
 		case errors.As(perr, &ps):

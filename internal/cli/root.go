@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/assay-eval/assay/internal/provider/registry"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -59,6 +60,10 @@ type Globals struct {
 
 	// DB is the store path from --db (ASSAY_DB, default ./.assay/assay.db).
 	DB string
+
+	// Providers are the providers a target may name (nil: assay's own,
+	// provider/builtin); spec checks and builds targets through it.
+	Providers *registry.Registry
 }
 
 // ExitError carries an exit code with an error.

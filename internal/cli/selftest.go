@@ -14,6 +14,7 @@ import (
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/openai"
+	"github.com/assay-eval/assay/internal/provider/registry"
 	"github.com/assay-eval/assay/internal/selftest"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -228,7 +229,7 @@ func selftestJudges(ctx context.Context, g *Globals, t *task.Task, o *selftestOp
 			if p, ok := built[name]; ok {
 				return p, tg, nil
 			}
-			p, err := openai.New(&tg, "assay-no-key", httpClient(32))
+			p, err := openai.New(&tg, "assay-no-key", registry.HTTPClient(32))
 			if err != nil {
 				return nil, tg, err
 			}

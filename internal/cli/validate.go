@@ -140,25 +140,10 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 			}
 		}
 		for i := range sp.Targets {
-			var perr error
-			switch sp.Targets[i].Provider {
-			case "openai", "anthropic":
-				_, perr = apiKey(sp, i, g.Getenv)
-			case "exec":
-				if ps := execEnvProblems(sp, i, g.Getenv); len(ps) > 0 {
-					perr = ps
-				}
-			}
-			var ps spec.Problems
-			var kf keyFlawError
-			if errors.As(perr, &kf) {
-				problems = append(problems, kf.ps...) // set, but unusable
-			} else if errors.As(perr, &ps) {
-				for _, p := range ps {
-					rep.Warnings = append(rep.Warnings, p.String())
-				}
-			} else if perr != nil {
-				rep.Warnings = append(rep.Warnings, perr.Error())
+			missing, unusable := g.providers().KeyProblems(sp, i, g.Getenv)
+			problems = append(problems, unusable...) // set, but unusable
+			for _, p := range missing {
+				rep.Warnings = append(rep.Warnings, p.String())
 			}
 		}
 	}

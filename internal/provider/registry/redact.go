@@ -1,20 +1,20 @@
-package cli
+package registry
 
 import (
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
-// specRedactor hides the value of every variable a target of sp (candidate
+// Redactor hides the value of every variable a target of sp (candidate
 // or judge) names — its api_key_env (or the default key variable a hosted
 // target without one reads), each entry of an exec target's env:, each
 // variable interpolated into a header and the header's whole value — and
-// the key in its api_key_file, read
-// through getenv, the same lookup the providers use. Every provider built
-// from sp is wrapped with it, so a key one program or server echoes is
-// replaced whichever target's reply or error carries it. Values shorter
-// than provider.MinSecretLen are not hidden.
-func specRedactor(sp *spec.Spec, getenv func(string) string) *provider.Redactor {
+// the key in its api_key_file, read through getenv, the same lookup the
+// providers use. Every provider built from sp is wrapped with it, so a key
+// one program or server echoes is replaced whichever target's reply or
+// error carries it. Values shorter than provider.MinSecretLen are not
+// hidden.
+func (r *Registry) Redactor(sp *spec.Spec, getenv func(string) string) *provider.Redactor {
 	var secrets []provider.Secret
 	seen := map[string]bool{}
 	add := func(name string) {
@@ -30,7 +30,9 @@ func specRedactor(sp *spec.Spec, getenv func(string) string) *provider.Redactor 
 		t := &sp.Targets[i]
 		add(t.APIKeyEnv)
 		if t.APIKeyEnv == "" && t.APIKeyFile == "" && (t.BaseURL == "" || t.BaseURLEnv != "") {
-			add(defaultKeyEnv[t.Provider])
+			if f, ok := r.Lookup(t.Provider); ok {
+				add(f.Info.KeyEnv)
+			}
 		}
 		for _, name := range t.Env {
 			add(name)
