@@ -1,0 +1,5 @@
+// Package archtest keeps ARCHITECTURE.md's package table true: its test
+// reads the table's "must not import" column and checks every package of the
+// module against what it really imports (`go list -deps`), transitively. It
+// holds no code the product uses and imports nothing of assay.
+package archtest
