@@ -233,7 +233,7 @@ func selftestJudges(ctx context.Context, g *Globals, t *task.Task, o *selftestOp
 			if err != nil {
 				return nil, tg, err
 			}
-			wp := provider.Wrap(p, provider.WrapOptions{Timeout: 30 * time.Second, Limits: tg.Limits, Retry: provider.RetryOptions{Max: 2}})
+			wp := provider.Wrap(p, provider.WrapOptions{Timeout: 30 * time.Second, Limits: provider.Limits(tg.Limits), Retry: provider.RetryOptions{Max: 2}})
 			built[name] = wp
 			return wp, tg, nil
 		}, nil

@@ -100,7 +100,7 @@ func Rewrite(ctx context.Context, p provider.Provider, t *spec.Target, c *datase
 	if err != nil {
 		return nil, &Failure{CaseID: c.ID, Kind: FailCall, Reason: err.Error()}
 	}
-	resp, err := p.Complete(ctx, &provider.Request{Model: t.Model, Messages: msgs, Params: t.Params, CaseID: c.ID, Vars: c.Vars, Epoch: 1})
+	resp, err := p.Complete(ctx, &provider.Request{Model: t.Model, Messages: msgs, Params: provider.Params(t.Params), CaseID: c.ID, Vars: c.Vars, Epoch: 1})
 	if err != nil {
 		return nil, &Failure{CaseID: c.ID, Kind: FailCall, Reason: err.Error()}
 	}

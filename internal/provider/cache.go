@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // Cache stores replies by key. The SQLite store implements it. CachePut
@@ -39,12 +37,12 @@ type CacheScope struct {
 // cacheKeyDoc is the canonical form hashed into a cache key. Field order and
 // JSON names are part of the key: changing them invalidates every cache.
 type cacheKeyDoc struct {
-	Provider string      `json:"provider"`
-	BaseURL  string      `json:"base_url"`
-	Model    string      `json:"model"`
-	Params   spec.Params `json:"params"`
-	Messages []Message   `json:"messages"`
-	Epoch    int         `json:"epoch,omitempty"`
+	Provider string    `json:"provider"`
+	BaseURL  string    `json:"base_url"`
+	Model    string    `json:"model"`
+	Params   Params    `json:"params"`
+	Messages []Message `json:"messages"`
+	Epoch    int       `json:"epoch,omitempty"`
 	// Headers is last and omitted when empty, so a target without headers
 	// keeps its earlier keys; encoding/json writes map keys sorted.
 	Headers map[string]string `json:"headers,omitempty"`

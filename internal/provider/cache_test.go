@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // memCache is an in-memory Cache with injectable failures.
@@ -67,7 +65,7 @@ func baseRequest() *Request {
 			{Role: "system", Content: "Answer briefly."},
 			{Role: "user", Content: "What is 2+2?"},
 		},
-		Params: spec.Params{Temperature: f64(0), MaxTokens: intp(64)},
+		Params: Params{Temperature: f64(0), MaxTokens: intp(64)},
 		CaseID: "case-1",
 		Vars:   map[string]any{"q": "What is 2+2?"},
 		Epoch:  1,
@@ -80,7 +78,7 @@ func TestCacheKeyCanonicalForm(t *testing.T) {
 	req := &Request{
 		Model:    "gpt-x",
 		Messages: []Message{{Role: "user", Content: "hi"}},
-		Params:   spec.Params{Temperature: f64(0)},
+		Params:   Params{Temperature: f64(0)},
 		CaseID:   "7",
 	}
 	doc := `{"provider":"openai","base_url":"http://localhost:8080/v1","model":"gpt-x",` +

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
-
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // WithLimits bounds the load p sees: at most l.Concurrency calls in flight
@@ -38,7 +36,7 @@ import (
 // the default estimate counts max_tokens, as OpenAI itself does when it
 // charges a request against TPM, so for a target with a large max_tokens and
 // short replies the TPM limit throttles below what the provider would allow.
-func WithLimits(p Provider, l spec.Limits, estimate func(*Request) int) Provider {
+func WithLimits(p Provider, l Limits, estimate func(*Request) int) Provider {
 	if l.Concurrency <= 0 && l.RPM <= 0 && l.TPM <= 0 {
 		return p
 	}

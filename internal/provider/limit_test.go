@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // slack absorbs timer granularity in the lower-bound timing checks.
@@ -46,7 +44,7 @@ func TestLimitsConcurrencyNeverExceeded(t *testing.T) {
 		inflight.Add(-1)
 		return &Response{}, nil
 	})
-	p := WithLimits(be, spec.Limits{Concurrency: 3}, nil)
+	p := WithLimits(be, Limits{Concurrency: 3}, nil)
 	noErrors(t, callAll(p, 24, &Request{}))
 	if h := high.Load(); h > 3 {
 		t.Errorf("%d calls in flight at once, limit 3", h)
@@ -72,17 +70,17 @@ func TestLimitsConcurrencyReached(t *testing.T) {
 		})
 	}
 	t.Run("limit 3", func(t *testing.T) {
-		noErrors(t, callAll(WithLimits(barrier(3), spec.Limits{Concurrency: 3}, nil), 3, &Request{}))
+		noErrors(t, callAll(WithLimits(barrier(3), Limits{Concurrency: 3}, nil), 3, &Request{}))
 	})
 	t.Run("0 is unlimited", func(t *testing.T) {
-		noErrors(t, callAll(WithLimits(barrier(8), spec.Limits{RPM: 6_000_000}, nil), 8, &Request{}))
+		noErrors(t, callAll(WithLimits(barrier(8), Limits{RPM: 6_000_000}, nil), 8, &Request{}))
 	})
 }
 
 func TestLimitsRPMSpacing(t *testing.T) {
 	// 6000 rpm is one call per 10ms; with a burst of 1, six calls span at
 	// least five intervals.
-	p := WithLimits(&script{}, spec.Limits{RPM: 6000}, nil)
+	p := WithLimits(&script{}, Limits{RPM: 6000}, nil)
 	start := time.Now()
 	noErrors(t, callAll(p, 6, &Request{}))
 	if el, want := time.Since(start), 50*time.Millisecond-slack; el < want {
@@ -95,7 +93,7 @@ func TestLimitsTPM(t *testing.T) {
 	const tpm = 600_000
 	t.Run("a request larger than the burst waits for its size", func(t *testing.T) {
 		est := func(*Request) int { return 10_500 }
-		p := WithLimits(&script{}, spec.Limits{TPM: tpm}, est)
+		p := WithLimits(&script{}, Limits{TPM: tpm}, est)
 		start := time.Now()
 		if _, err := p.Complete(context.Background(), &Request{}); err != nil {
 			t.Fatal(err)
@@ -117,7 +115,7 @@ func TestLimitsTPM(t *testing.T) {
 			}
 			return &Response{}, nil
 		})
-		p := WithLimits(be, spec.Limits{TPM: tpm}, est)
+		p := WithLimits(be, Limits{TPM: tpm}, est)
 		if _, err := p.Complete(context.Background(), &Request{CaseID: "big"}); err != nil {
 			t.Fatal(err)
 		}
@@ -133,19 +131,19 @@ func TestLimitsTPM(t *testing.T) {
 	})
 	t.Run("estimate is not called without a TPM limit", func(t *testing.T) {
 		est := func(*Request) int { t.Error("estimate called with TPM 0"); return 0 }
-		WithLimits(&script{}, spec.Limits{Concurrency: 1, RPM: 6_000_000}, est).Complete(context.Background(), &Request{})
+		WithLimits(&script{}, Limits{Concurrency: 1, RPM: 6_000_000}, est).Complete(context.Background(), &Request{})
 	})
 }
 
 func TestLimitsWaitsEndOnCancel(t *testing.T) {
 	tests := []struct {
 		name   string
-		limits spec.Limits
+		limits Limits
 		est    func(*Request) int
 	}{
-		{"concurrency slot", spec.Limits{Concurrency: 1}, nil},
-		{"rpm", spec.Limits{RPM: 1}, nil},
-		{"tpm", spec.Limits{TPM: 60}, func(*Request) int { return 1 }},
+		{"concurrency slot", Limits{Concurrency: 1}, nil},
+		{"rpm", Limits{RPM: 1}, nil},
+		{"tpm", Limits{TPM: 60}, func(*Request) int { return 1 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,7 +186,7 @@ func TestLimitsWaitsEndOnCancel(t *testing.T) {
 func TestLimitsCallerDeadlineIsNotAnEarlyFailure(t *testing.T) {
 	// rate.Limiter.Wait fails at once when the deadline would pass; the
 	// wrapper waits for the tokens as long as the caller lets it.
-	p := WithLimits(&script{}, spec.Limits{RPM: 1200}, nil) // 50ms apart
+	p := WithLimits(&script{}, Limits{RPM: 1200}, nil) // 50ms apart
 	p.Complete(context.Background(), &Request{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -210,7 +208,7 @@ func TestEstimateTokens(t *testing.T) {
 		{"bytes, not characters", Request{Messages: []Message{{Role: "user", Content: "日本語"}}}, 3 + 4}, // 9 bytes
 		{"adds max_tokens", Request{
 			Messages: []Message{{Role: "system", Content: "abcd"}, {Role: "user", Content: "abcdefgh"}},
-			Params:   spec.Params{MaxTokens: &mt},
+			Params:   Params{MaxTokens: &mt},
 		}, (1 + 4) + (2 + 4) + 100},
 	}
 	for _, tt := range tests {

@@ -14,8 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // Message is one chat message.
@@ -26,9 +24,9 @@ type Message struct {
 
 // Request is one call to a target.
 type Request struct {
-	Model    string      `json:"model"`
-	Messages []Message   `json:"messages"`
-	Params   spec.Params `json:"params"`
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+	Params   Params    `json:"params"`
 	// CaseID and Vars identify the case; replay joins on Vars and exec passes
 	// them to the user's program. They are not part of the cache key.
 	CaseID string         `json:"case_id"`

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // Every encoding the Redactor documents is replaced in replies and errors,
@@ -100,7 +98,7 @@ func TestWrapRedactsFreshAndCachedReplies(t *testing.T) {
 	ctx := context.Background()
 	r := NewRedactor([]Secret{{"KEY", secret}})
 	wrapped := func(c Cache, redact *Redactor) Provider {
-		return Wrap(leaky{secret}, WrapOptions{Timeout: time.Second, Limits: spec.Limits{Concurrency: 1}, Cache: c, Scope: testScope, Logger: discardLog(), Redact: redact})
+		return Wrap(leaky{secret}, WrapOptions{Timeout: time.Second, Limits: Limits{Concurrency: 1}, Cache: c, Scope: testScope, Logger: discardLog(), Redact: redact})
 	}
 
 	fresh := newMemCache()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // WrapOptions configure the wrappers Wrap puts around a backend.
@@ -14,7 +12,7 @@ type WrapOptions struct {
 	Timeout time.Duration
 	// Limits cap the load on the target; Estimate guesses a request's tokens
 	// for the TPM limit (nil = EstimateTokens).
-	Limits   spec.Limits
+	Limits   Limits
 	Estimate func(*Request) int
 	// Retry configures retries with backoff.
 	Retry RetryOptions

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 func noSleep(context.Context, time.Duration) error { return nil }
@@ -19,7 +17,7 @@ func TestWrapOrder(t *testing.T) {
 		be := &script{errs: []error{httpErr(500), httpErr(503), httpErr(429)}}
 		p := Wrap(be, WrapOptions{
 			// 6000 rpm: attempts at least 10ms apart.
-			Limits:   spec.Limits{RPM: 6000, TPM: 60_000_000},
+			Limits:   Limits{RPM: 6000, TPM: 60_000_000},
 			Estimate: func(*Request) int { estimates.Add(1); return 1 },
 			Retry:    RetryOptions{Max: 5, Sleep: noSleep},
 		})
@@ -46,7 +44,7 @@ func TestWrapOrder(t *testing.T) {
 		be := &script{errs: []error{httpErr(500)}}
 		p := Wrap(be, WrapOptions{
 			Timeout: 30 * time.Millisecond,
-			Limits:  spec.Limits{RPM: 1200},
+			Limits:  Limits{RPM: 1200},
 			Retry:   RetryOptions{Max: 1, Sleep: noSleep},
 		})
 		resp, err := p.Complete(context.Background(), &Request{})
@@ -76,7 +74,7 @@ func TestWrapOrder(t *testing.T) {
 		c := newMemCache()
 		be := &script{errs: []error{httpErr(500)}}
 		p := Wrap(be, WrapOptions{
-			Limits:   spec.Limits{TPM: 60_000_000},
+			Limits:   Limits{TPM: 60_000_000},
 			Estimate: func(*Request) int { estimates.Add(1); return 1 },
 			Retry:    RetryOptions{Max: 2, Sleep: noSleep},
 			Cache:    c,
@@ -109,7 +107,7 @@ func TestWrapOrder(t *testing.T) {
 	t.Run("cancel while queued for the limiter", func(t *testing.T) {
 		be := &script{errs: []error{httpErr(500)}}
 		p := Wrap(be, WrapOptions{
-			Limits: spec.Limits{RPM: 1}, // the retry would wait a minute
+			Limits: Limits{RPM: 1}, // the retry would wait a minute
 			Retry:  RetryOptions{Max: 3, Sleep: noSleep},
 		})
 		ctx, cancel := context.WithCancel(context.Background())

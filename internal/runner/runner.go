@@ -308,7 +308,7 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 		req := &provider.Request{
 			Model:    t.Spec.Model,
 			Messages: j.msgs,
-			Params:   t.Spec.Params,
+			Params:   provider.Params(t.Spec.Params),
 			CaseID:   j.c.ID,
 			Vars:     j.c.Vars,
 			Epoch:    j.epoch,

@@ -320,7 +320,7 @@ func (j *judge) ask(ctx context.Context, in *Input, system, user string) (string
 	req := &provider.Request{
 		Model:    j.jt.Model,
 		Messages: []provider.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
-		Params:   j.jt.Params,
+		Params:   provider.Params(j.jt.Params),
 	}
 	if in.Case != nil {
 		req.CaseID = in.Case.ID

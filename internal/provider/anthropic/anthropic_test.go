@@ -122,7 +122,7 @@ func TestParamsOnTheWire(t *testing.T) {
 			{Role: "assistant", Content: "hello"},
 			{Role: "user", Content: "again"},
 		},
-		Params: spec.Params{Temperature: ptr(0.0), TopP: ptr(0.9), MaxTokens: ptr(64), Stop: []string{"END"}},
+		Params: provider.Params{Temperature: ptr(0.0), TopP: ptr(0.9), MaxTokens: ptr(64), Stop: []string{"END"}},
 	}
 	if _, err := newProvider(t, base, false, "sk-spec").Complete(context.Background(), req); err != nil {
 		t.Fatalf("Complete: %v", err)
@@ -276,7 +276,7 @@ func TestBadRequestsFailBeforeSending(t *testing.T) {
 		{Model: "m"},
 		{Model: "m", Messages: []provider.Message{{Role: "system", Content: "only a system prompt"}}},
 		{Model: "m", Messages: []provider.Message{{Role: "tool", Content: "x"}}},
-		{Model: "m", Messages: []provider.Message{{Role: "user", Content: "x"}}, Params: spec.Params{Seed: ptr(int64(1))}},
+		{Model: "m", Messages: []provider.Message{{Role: "user", Content: "x"}}, Params: provider.Params{Seed: ptr(int64(1))}},
 	} {
 		_, err := p.Complete(context.Background(), req)
 		if pe := httpcalltest.ProviderError(t, err); pe.Kind != provider.KindBadRequest || pe.Retryable() {

@@ -376,7 +376,7 @@ type wireRequest struct {
 	Epoch    int                `json:"epoch"`
 	Model    string             `json:"model"`
 	Messages []provider.Message `json:"messages"`
-	Params   spec.Params        `json:"params"`
+	Params   provider.Params    `json:"params"`
 	Vars     map[string]any     `json:"vars"`
 }
 

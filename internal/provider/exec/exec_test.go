@@ -84,7 +84,7 @@ func TestRequestProtocol(t *testing.T) {
 		CaseID:   "case-7",
 		Epoch:    2,
 		Messages: []provider.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "Q: <b>{{.x}}</b>"}},
-		Params:   spec.Params{Temperature: &temp, MaxTokens: &maxTok},
+		Params:   provider.Params{Temperature: &temp, MaxTokens: &maxTok},
 		Vars:     map[string]any{"question": "<b>{{.x}}</b>", "n": 3.0},
 	}
 	resp, err := call(t, p, req)

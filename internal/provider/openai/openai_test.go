@@ -119,7 +119,7 @@ func TestParamsOnTheWire(t *testing.T) {
 	base, last := recordingServer(t)
 
 	req := request("hi")
-	req.Params = spec.Params{Temperature: ptr(0.0), TopP: ptr(0.5), MaxTokens: ptr(64), Seed: ptr(int64(7)), Stop: []string{"\n\n", "END"}}
+	req.Params = provider.Params{Temperature: ptr(0.0), TopP: ptr(0.5), MaxTokens: ptr(64), Seed: ptr(int64(7)), Stop: []string{"\n\n", "END"}}
 	if _, err := newProvider(t, base, false, "sk-spec").Complete(context.Background(), req); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}

@@ -5,7 +5,7 @@
 // provider.KindForStatus says. A backend's test file builds a Harness and
 // calls Run.
 //
-// It imports only the provider and spec packages and the standard library; it
+// It imports only the provider package and the standard library; it
 // must not import the runner, scorer, store or any backend.
 package providertest
 
@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // Harness builds providers for the suite.
@@ -102,7 +101,7 @@ func request(i int) *provider.Request {
 			{Role: "system", Content: "You are a conformance test. Answer briefly."},
 			{Role: "user", Content: "Q: " + q},
 		},
-		Params: spec.Params{Temperature: &temp},
+		Params: provider.Params{Temperature: &temp},
 		CaseID: fmt.Sprintf("providertest-%d", i%len(qs)+1),
 		Vars:   map[string]any{"question": q},
 		Epoch:  0,

@@ -159,7 +159,7 @@ func (r *Registry) Build(sp *spec.Spec, name string, o BuildOptions, closers *[]
 	}
 	w := provider.WrapOptions{
 		Timeout: sp.TargetTimeout(t),
-		Limits:  t.Limits,
+		Limits:  provider.Limits(t.Limits),
 		Retry:   provider.RetryOptions{Max: o.Retries},
 		Redact:  r.Redactor(sp, o.getenv),
 	}
