@@ -1,85 +1,15 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 
-	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/record"
-	"github.com/assay-eval/assay/internal/runner"
-	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/units"
 )
-
-// targetHealth is one target's run health, as `run` prints it and `run
-// --json` reports it (health[]): over every result the run holds for the
-// target (a resume counts what earlier invocations stored too).
-type targetHealth struct {
-	Target string `json:"target"`
-	// Expected is cases × epochs; Results those stored.
-	Expected int `json:"expected"`
-	Results  int `json:"results"`
-	// Errors counts the results that failed for a provider reason (any
-	// provider error kind), ErrorRate is Errors / Results (0 without
-	// results), and Kinds breaks Errors down by kind.
-	Errors    int            `json:"errors"`
-	ErrorRate float64        `json:"error_rate"`
-	Kinds     map[string]int `json:"error_kinds,omitempty"`
-	// Unavailable is why the circuit breaker gave the target up during
-	// this invocation ("5 consecutive auth failures (HTTP 401)"); its
-	// calls not made are not stored.
-	Unavailable string `json:"target_unavailable,omitempty"`
-	// Unhealthy: ErrorRate above run.max_error_rate, or Unavailable.
-	Unhealthy bool `json:"unhealthy"`
-}
-
-// runHealth tallies each of the run's targets' stored results.
-func runHealth(ctx context.Context, st store.Store, run *record.Run, maxRate float64, gaveUp []runner.Unavailable) ([]targetHealth, error) {
-	provKinds := map[string]bool{}
-	for _, k := range provider.Kinds() {
-		provKinds[string(k)] = true
-	}
-	by := map[string]*targetHealth{}
-	out := make([]targetHealth, len(run.Targets))
-	for i, name := range run.Targets {
-		out[i] = targetHealth{Target: name, Expected: run.Cases * run.Epochs}
-		by[name] = &out[i]
-	}
-	err := st.Results(ctx, run.ID, func(r record.Result) error {
-		h := by[r.Target]
-		if h == nil {
-			return nil
-		}
-		h.Results++
-		if provKinds[r.ErrorKind] {
-			h.Errors++
-			if h.Kinds == nil {
-				h.Kinds = map[string]int{}
-			}
-			h.Kinds[r.ErrorKind]++
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the run's results for its health: %w", err)
-	}
-	for i := range out {
-		h := &out[i]
-		if h.Results > 0 {
-			h.ErrorRate = float64(h.Errors) / float64(h.Results)
-		}
-		if j := slices.IndexFunc(gaveUp, func(u runner.Unavailable) bool { return u.Target == h.Target }); j >= 0 {
-			h.Unavailable = gaveUp[j].Reason
-		}
-		h.Unhealthy = h.ErrorRate > maxRate || h.Unavailable != ""
-	}
-	return out, nil
-}
 
 // kindsText lists error kinds by count, most first: "auth 5, timeout 1".
 func kindsText(kinds map[string]int) string {
@@ -103,7 +33,7 @@ func kindsText(kinds map[string]int) string {
 // printHealth writes one line per target: its results and provider error
 // rate, flagged when above maxRate, and a loud target_unavailable line for
 // a target the breaker gave up.
-func printHealth(w io.Writer, hs []targetHealth, maxRate float64) {
+func printHealth(w io.Writer, hs []engine.TargetHealth, maxRate float64) {
 	for _, h := range hs {
 		line := fmt.Sprintf("  %s: %d of %d results, %d provider errors (%s)", h.Target, h.Results, h.Expected, h.Errors, units.Pct(h.ErrorRate))
 		if len(h.Kinds) > 0 {
@@ -128,7 +58,7 @@ var ErrUnhealthy = errors.New("unhealthy run")
 
 // unhealthyError says which targets made the run unhealthy and how to
 // finish it once they are fixed.
-func unhealthyError(hs []targetHealth, maxRate float64, specPath, runID string) error {
+func unhealthyError(hs []engine.TargetHealth, maxRate float64, specPath, runID string) error {
 	var why []string
 	retryKinds := map[string]bool{}
 	for _, h := range hs {

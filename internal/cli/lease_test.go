@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/mock"
 )
 
@@ -148,7 +149,7 @@ func TestRescoreRefusesRunBeingWritten(t *testing.T) {
 	}
 	// Once the writer is gone (its heartbeat stale), the rescore runs.
 	h, _ = sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(2000)")
-	if _, err := h.Exec(`UPDATE leases SET heartbeat = ?`, time.Now().Add(-2*leaseTTL).UnixMicro()); err != nil {
+	if _, err := h.Exec(`UPDATE leases SET heartbeat = ?`, time.Now().Add(-2*engine.LeaseTTL).UnixMicro()); err != nil {
 		t.Fatal(err)
 	}
 	h.Close()

@@ -3,10 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -16,12 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/host"
+	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/probe"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runner"
-	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
@@ -216,7 +213,7 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 	// The originals, in dataset order (the first --limit of them).
 	var cases []*dataset.Case
 	byID := map[string]*dataset.Case{}
-	if err := eachCase(t, o.Limit, func(c *dataset.Case) error {
+	if err := engine.DatasetCases(t, o.Limit)(func(c *dataset.Case) error {
 		cases = append(cases, c)
 		byID[c.ID] = c
 		return nil
@@ -240,19 +237,16 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 
 	// Providers and scorers are built before anything is called: a missing
 	// key is a spec problem (exit 4), reported with every other.
-	var closers []io.Closer
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
-	targets, problems, err := candidateTargets(sp, names, g, st, o.NoCache, &closers)
+	e := newEngine(g, st)
+	var closers engine.Closers
+	defer closers.Close()
+	targets, problems, err := e.Targets(sp, names, o.NoCache, &closers)
 	if err != nil {
 		return err
 	}
 	var rewriterP provider.Provider
 	if rewriter >= 0 {
-		p, perr := g.providers().Build(sp, sp.Targets[rewriter].Name, buildOptions(g, sp, st, o.NoCache), &closers)
+		p, perr := e.Provider(sp, sp.Targets[rewriter].Name, o.NoCache, &closers)
 		var ps spec.Problems
 		switch {
 		case errors.As(perr, &ps):
@@ -265,7 +259,7 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 	if len(problems) > 0 {
 		return problems.Sort(sp.File)
 	}
-	set, err := compileScorers(sp, g, st, o.NoCache, &closers)
+	set, err := e.Scorers(sp, o.NoCache, &closers)
 	if err != nil {
 		return err
 	}
@@ -347,26 +341,26 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 		return fmt.Errorf("no case of %s has a twin in set %s (%d cases read%s): nothing to probe", sp.Dataset.Path, probe.ShortID(tw.info.ID), len(cases), why)
 	}
 
-	// Two ordinary runs: the originals, then the twins.
-	origRun := probeRunRecord(ctx, g, t, names, len(originals), t.Dataset.Hash)
-	origRun.FileHash = t.Dataset.FileHash
-	twinRun := probeRunRecord(ctx, g, t, names, len(twins), tw.info.ID)
-	rep.Runs = probe.Runs{Original: origRun.ID, Twins: twinRun.ID}
-	for _, r := range []struct {
-		run   *record.Run
-		cases []*dataset.Case
-		what  string
-	}{{origRun, originals, "originals"}, {twinRun, twins, "twins"}} {
-		if err := probeRun(runCtx, ctx, g, st, t, set, r.run, r.cases, targets, stop, o.CommitEvery, r.what); err != nil {
-			return err
-		}
-	}
-
-	vo, err := probe.Verdicts(ctx, st, origRun.ID)
+	// Two ordinary runs: the originals, then the twins (whose run records
+	// the twin set's ID as its dataset hash: it measured the twins, and
+	// commands that re-read the dataset, rescore and resume, refuse it
+	// rather than score twin outputs against the originals).
+	kit := &engine.Kit{Targets: targets, Scorers: set}
+	origID, err := probeRun(runCtx, ctx, g, e, t, kit, names, originals, "", stop, o.CommitEvery, "originals")
 	if err != nil {
 		return err
 	}
-	vt, err := probe.Verdicts(ctx, st, twinRun.ID)
+	twinID, err := probeRun(runCtx, ctx, g, e, t, kit, names, twins, tw.info.ID, stop, o.CommitEvery, "twins")
+	if err != nil {
+		return err
+	}
+	rep.Runs = probe.Runs{Original: origID, Twins: twinID}
+
+	vo, err := probe.Verdicts(ctx, st, origID)
+	if err != nil {
+		return err
+	}
+	vt, err := probe.Verdicts(ctx, st, twinID)
 	if err != nil {
 		return err
 	}
@@ -554,7 +548,7 @@ func storedTwins(ctx context.Context, g *Globals, st store.Store, id, datasetHas
 	}
 	for _, tw := range have {
 		if tw.Dataset != datasetHash {
-			return nil, fmt.Errorf("--twins-set: set %s was made for another version of the dataset (dataset %s; the spec's is %s): its case IDs may name other questions", probe.ShortID(id), short(tw.Dataset), short(datasetHash))
+			return nil, fmt.Errorf("--twins-set: set %s was made for another version of the dataset (dataset %s; the spec's is %s): its case IDs may name other questions", probe.ShortID(id), engine.Short(tw.Dataset), engine.Short(datasetHash))
 		}
 	}
 	if len(have) == 0 {
@@ -607,43 +601,36 @@ func rewriterTwins(ctx context.Context, g *Globals, st store.Store, t *task.Task
 		wcancel()
 		pending = pending[:0]
 	}
-	jobs := make(chan *dataset.Case)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range jobs {
-				tw, fail := probe.Rewrite(ctx, p, rt, c, fields)
-				if ctx.Err() != nil {
-					continue // aborted, not a verdict on the rewrite
-				}
-				mu.Lock()
-				if fail != nil {
-					failures[c.ID] = *fail
-				} else {
-					made[c.ID] = tw
-					pending = append(pending, tw)
-					if len(pending) >= rewriteBatch {
-						flush()
-					}
-				}
-				mu.Unlock()
+	// The first Ctrl-C (stop) issues no more rewrites; the ones in flight
+	// finish and are stored.
+	pool := runner.Pool[*dataset.Case]{Workers: workers, Stop: stop}
+	_ = pool.Run(ctx, func(send func(*dataset.Case) error) error {
+		for _, c := range todo {
+			if err := send(c); err != nil {
+				return err
 			}
-		}()
-	}
-issue:
-	for _, c := range todo {
-		select {
-		case <-stop:
-			break issue
-		case <-ctx.Done():
-			break issue
-		case jobs <- c:
 		}
-	}
-	close(jobs)
-	wg.Wait()
+		return nil
+	}, func(c *dataset.Case) {
+		if runner.Closed(stop) || ctx.Err() != nil {
+			return // queued, never issued
+		}
+		tw, fail := probe.Rewrite(ctx, p, rt, c, fields)
+		if ctx.Err() != nil {
+			return // aborted, not a verdict on the rewrite
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if fail != nil {
+			failures[c.ID] = *fail
+			return
+		}
+		made[c.ID] = tw
+		pending = append(pending, tw)
+		if len(pending) >= rewriteBatch {
+			flush()
+		}
+	})
 	flush()
 	if putErr != nil {
 		return nil, fmt.Errorf("storing twins: %w", putErr)
@@ -663,135 +650,29 @@ issue:
 	return out, nil
 }
 
-// probeRunRecord is the record of one of the probe's two runs. The twins'
-// run records the twin set's ID as its dataset hash: it measured the twins,
-// and commands that re-read the dataset (rescore, resume) refuse it rather
-// than score twin outputs against the originals.
-func probeRunRecord(ctx context.Context, g *Globals, t *task.Task, names []string, cases int, datasetHash string) *record.Run {
-	sp := t.Spec
-	cfg, _ := json.Marshal(sp)
-	return &record.Run{
-		ID:           record.NewRunID(g.Now()),
-		Spec:         sp.Name,
-		SpecPath:     sp.File,
-		SpecHash:     sp.Hash,
-		DatasetHash:  datasetHash,
-		PromptHash:   sp.PromptHash(),
-		GitCommit:    gitCommit(ctx, sp.Dir),
-		ScorersHash:  sp.ScorersHash(),
-		AssayVersion: Version(),
-		Targets:      names,
-		Cases:        cases,
-		Epochs:       1,
-		Status:       record.StatusRunning,
-		Started:      g.Now().UTC(),
-		Config:       cfg,
+// probeRun is one of the probe's two runs: the targets on an in-memory
+// list of cases (the originals, or their twins when datasetHash names the
+// twin set), run by the engine like any run — its record, cases, every
+// result as it completes, the pairwise judges and its final status. runCtx
+// aborts calls; ctx is for the bookkeeping that must happen even then. It
+// returns the run's ID.
+func probeRun(runCtx, ctx context.Context, g *Globals, e *engine.Engine, t *task.Task, kit *engine.Kit, names []string, cases []*dataset.Case, datasetHash string, stop <-chan struct{}, commitEvery time.Duration, what string) (string, error) {
+	run, err := e.Start(ctx, t, engine.StartOptions{Targets: names, Epochs: 1, CommitEvery: commitEvery,
+		Cases: cases, DatasetHash: datasetHash, Kit: kit})
+	if err != nil {
+		return "", err
 	}
-}
-
-// probeRun stores a run of the targets on an in-memory list of cases: the
-// run, its cases, every result as it completes (runner.Run), the pairwise
-// judges' scores, and its final status. runCtx aborts calls; ctx is for
-// the bookkeeping that must happen even then.
-func probeRun(runCtx, ctx context.Context, g *Globals, st store.Store, t *task.Task, set *scorer.Set, run *record.Run, cases []*dataset.Case, targets []runner.Target, stop <-chan struct{}, commitEvery time.Duration, what string) error {
-	if err := st.CreateRun(ctx, run); err != nil {
-		return err
+	defer run.Close()
+	id := run.Record.ID
+	fmt.Fprintf(g.Stderr, "run %s (%s): %d cases × %d targets\n", id, what, len(cases), len(kit.Targets))
+	prog := newProgress(g, run.Total())
+	_, _ = run.Execute(runCtx, engine.ExecuteOptions{Stop: stop, Progress: prog.add, CallsDone: prog.finish})
+	out, err := run.Finish(ctx)
+	if err != nil {
+		return id, fmt.Errorf("run %s (%s): %w", id, what, err)
 	}
-	if err := putCaseList(ctx, st, run.ID, cases); err != nil {
-		return err
+	if out.Status == record.StatusInterrupted {
+		return id, fmt.Errorf("%w: run %s (%s) has %d of %d results; probe again to finish (completed calls come from the response cache)", ErrInterrupted, id, what, out.Have, out.Total)
 	}
-	fmt.Fprintf(g.Stderr, "run %s (%s): %d cases × %d targets\n", run.ID, what, len(cases), len(targets))
-	total := len(cases) * len(targets)
-	prog := newProgress(g, total)
-	sampler := host.Start() // the host's load, for the report's saturation warning
-	sum, runErr := runner.Run(runCtx, runner.Options{
-		RunID:   run.ID,
-		Targets: targets,
-		Epochs:  1,
-		Cases: func(fn func(*dataset.Case) error) error {
-			for _, c := range cases {
-				if err := fn(c); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		Render:      func(c *dataset.Case) ([]provider.Message, error) { return t.Prompt.Render(c.Vars) },
-		Score:       set.Score,
-		Store:       st,
-		Stop:        stop,
-		Progress:    prog.add,
-		CommitEvery: commitEvery,
-		Now:         g.Now,
-		Sequential:  t.Spec.Run.Schedule == spec.ScheduleSequential,
-	})
-	prog.finish()
-	seen := sampler.Stop()
-	if runErr == nil && !sum.Interrupted && len(set.Pairwise()) > 0 {
-		byID := make(map[string]*dataset.Case, len(cases))
-		for _, c := range cases {
-			byID[c.ID] = c
-		}
-		w := newScoreWriter(st)
-		runErr = scoreRunPairs(runCtx, st, set, byID, run.ID, 8, func(scores []record.Score) {
-			for i := range scores {
-				scores[i].RunID, scores[i].Scoring = run.ID, 1
-			}
-			w.add(scores)
-		})
-		runErr = errors.Join(runErr, w.close(ctx))
-	}
-	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer wcancel()
-	switch {
-	case runErr != nil:
-		run.Status = record.StatusFailed
-	case sum.Interrupted || sum.Stored < total:
-		run.Status = record.StatusInterrupted
-	default:
-		run.Status = record.StatusComplete
-		run.Ended = g.Now().UTC()
-	}
-	if prev, err := host.Decode(run.Host); err == nil {
-		run.Host = prev.Merge(seen).Encode()
-	} else {
-		run.Host = seen.Encode()
-	}
-	if err := st.UpdateRun(wctx, run); err != nil {
-		runErr = errors.Join(runErr, err)
-	}
-	if runErr != nil {
-		return fmt.Errorf("run %s (%s): %w", run.ID, what, runErr)
-	}
-	if run.Status == record.StatusInterrupted {
-		return fmt.Errorf("%w: run %s (%s) has %d of %d results; probe again to finish (completed calls come from the response cache)", ErrInterrupted, run.ID, what, sum.Stored, total)
-	}
-	return nil
-}
-
-// putCaseList records the cases of a run from memory.
-func putCaseList(ctx context.Context, st store.Store, runID string, cases []*dataset.Case) error {
-	batch := make([]record.Case, 0, min(len(cases), 1000))
-	for _, c := range cases {
-		exp, err := json.Marshal(c.Expected)
-		if err != nil {
-			return fmt.Errorf("case %s: expected value: %w", c.ID, err)
-		}
-		sc := record.Case{RunID: runID, ID: c.ID, Line: c.Line, Expected: exp, Tags: c.Tags}
-		if c.HasWeight {
-			w := c.Weight
-			sc.Weight = &w
-		}
-		batch = append(batch, sc)
-		if len(batch) == cap(batch) {
-			if err := st.PutCases(ctx, batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
-		}
-	}
-	if len(batch) > 0 {
-		return st.PutCases(ctx, batch)
-	}
-	return nil
+	return id, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/record"
 )
 
@@ -27,7 +28,7 @@ func TestResumeComparesDatasetByContent(t *testing.T) {
 		{"old run, other bytes", record.Run{DatasetHash: lf}, "records only its file's byte hash"},
 		{"no hash recorded", record.Run{}, ""},
 	} {
-		got := datasetChanged(&c.run, now)
+		got := engine.DatasetChanged(&c.run, now)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}

@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/record"
-	"github.com/assay-eval/assay/internal/runner"
-	"github.com/assay-eval/assay/internal/store"
 )
 
 // retryKinds checks the --kinds of `run --retry-errors`: each must be a
@@ -51,22 +47,6 @@ func retryKinds(values []string) ([]string, error) {
 	return out, nil
 }
 
-// retrySet reads a run's stored results and returns the keys of those that
-// failed with one of kinds, each with its Retries so far.
-func retrySet(ctx context.Context, st store.Store, runID string, kinds []string) (map[record.Key]int, error) {
-	retry := map[record.Key]int{}
-	err := st.Results(ctx, runID, func(r record.Result) error {
-		if r.ErrorKind != "" && slices.Contains(kinds, r.ErrorKind) {
-			retry[r.Key()] = r.Retries
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the failed results of run %s: %w", runID, err)
-	}
-	return retry, nil
-}
-
 // retryReport is the part of `run --json` about --retry-errors.
 type retryReport struct {
 	Kinds []string `json:"kinds"`
@@ -94,9 +74,4 @@ func printRetry(w io.Writer, runID string, rr *retryReport) {
 		fmt.Fprintf(w, "retry-errors: run %s has %d later scoring(s) (rescores); their verdicts on the retried results went with the old outputs, so those scorings now lack them: assay rescore %s scores the new outputs\n",
 			runID, rr.LaterScorings, runID)
 	}
-}
-
-// retryDone fills in what the runner did.
-func (rr *retryReport) retryDone(sum runner.Summary) {
-	rr.Retried, rr.FailedAgain = sum.Retried, sum.RetriedErrors
 }

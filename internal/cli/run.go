@@ -1,24 +1,18 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/host"
-	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/record"
-	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
@@ -144,10 +138,16 @@ type runSummary struct {
 	// Health is each target's provider error rate over every result of
 	// the run; Unhealthy when one is above MaxErrorRate or a target was
 	// given up (TargetUnavailable), and the exit code is then 5.
-	Health            []targetHealth       `json:"health"`
-	MaxErrorRate      float64              `json:"max_error_rate"`
-	Unhealthy         bool                 `json:"unhealthy"`
-	TargetUnavailable []runner.Unavailable `json:"target_unavailable,omitempty"`
+	Health            []engine.TargetHealth `json:"health"`
+	MaxErrorRate      float64               `json:"max_error_rate"`
+	Unhealthy         bool                  `json:"unhealthy"`
+	TargetUnavailable []engine.Unavailable  `json:"target_unavailable,omitempty"`
+}
+
+// newEngine is the engine behind the commands: g's store, providers,
+// environment, clock and stderr (for notices), and this build's version.
+func newEngine(g *Globals, st store.Store) *engine.Engine {
+	return &engine.Engine{Store: st, Providers: g.providers(), Getenv: g.Getenv, Now: g.Now, Log: g.Stderr, Version: Version()}
 }
 
 func runRun(ctx context.Context, g *Globals, o *runOptions) error {
@@ -165,256 +165,84 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		return err
 	}
 	defer st.Close()
+	e := newEngine(g, st)
 
-	var run *record.Run
-	var done map[record.Key]struct{}
-	var retry map[record.Key]int // --retry-errors: failed results to call again
-	var rr *retryReport
-	var leaseLost <-chan struct{}
+	var run *engine.Run
 	if o.Resume != "" {
 		// latest is the newest run of this spec (latest.go).
 		id, err := latestOf(ctx, st, o.Resume, sp.Name)
 		if err != nil {
 			return fmt.Errorf("resuming %s: %w", o.Resume, err)
 		}
-		run, err = st.GetRun(ctx, id)
-		if err != nil {
-			return fmt.Errorf("resuming %s: %w", o.Resume, err)
-		}
-		if err := resumeChanged(run, sp, t.Dataset); err != nil {
-			return err
-		}
-		if run.Status == record.StatusComplete && !o.RetryErrors {
-			fmt.Fprintf(g.Stderr, "run %s is already complete\n", run.ID)
-		}
-		// One writer per run: the lease is taken before the stored results
-		// are read, so a second resume stops here instead of repeating
-		// every call the first one is making.
-		lease, err := takeLease(ctx, g, st, run.ID, o.Force)
-		if err != nil {
-			return fmt.Errorf("resuming %s: %w", run.ID, err)
-		}
-		defer lease.release()
-		leaseLost = lease.lost
-		done, err = st.DoneKeys(ctx, run.ID)
-		if err != nil {
-			return err
-		}
+		ro := engine.ResumeOptions{Force: o.Force, NoCache: o.NoCache, CommitEvery: o.CommitEvery}
 		if o.RetryErrors {
-			// The failed results are called again: they are not done.
-			if retry, err = retrySet(ctx, st, run.ID, o.Kinds); err != nil {
-				return err
-			}
-			for k := range retry {
-				delete(done, k)
-			}
-			rr = &retryReport{Kinds: o.Kinds, Selected: len(retry)}
-			if n, err := st.LatestScoring(ctx, run.ID); err == nil && n > 1 {
-				rr.LaterScorings = n - 1
-			}
+			ro.RetryKinds = o.Kinds
+		}
+		if run, err = e.Resume(ctx, t, id, ro); err != nil {
+			return err
 		}
 	} else {
 		names, err := selectTargets(sp, o.Targets)
 		if err != nil {
 			return err
 		}
-		epochs := sp.Run.Epochs
-		if o.Epochs > 0 {
-			epochs = o.Epochs
-		}
-		cases := t.Dataset.Count
-		if o.Limit > 0 && o.Limit < cases {
-			cases = o.Limit
-		}
-		if n := int64(cases) * int64(len(names)) * int64(epochs); n > spec.MaxCalls {
-			return usageError{fmt.Errorf("the run would make %d calls (%d cases × %d targets × %d epochs); at most %d are allowed: lower --epochs or --limit", n, cases, len(names), epochs, spec.MaxCalls)}
-		}
-		cfg, _ := json.Marshal(sp)
 		experiment := sp.Experiment
 		if o.Experiment != "" {
 			experiment = o.Experiment
 		}
-		run = &record.Run{
-			ID:           record.NewRunID(g.Now()),
-			Spec:         sp.Name,
-			SpecPath:     sp.File,
-			SpecHash:     sp.Hash,
-			DatasetHash:  t.Dataset.Hash,
-			FileHash:     t.Dataset.FileHash,
-			PromptHash:   sp.PromptHash(),
-			GitCommit:    gitCommit(ctx, sp.Dir),
-			ScorersHash:  sp.ScorersHash(),
-			AssayVersion: Version(),
-			Experiment:   experiment,
-			Targets:      names,
-			Cases:        cases,
-			Epochs:       epochs,
-			Status:       record.StatusRunning,
-			Started:      g.Now().UTC(),
-			Config:       cfg,
+		run, err = e.Start(ctx, t, engine.StartOptions{Targets: names, Limit: o.Limit, Epochs: o.Epochs,
+			Experiment: experiment, NoCache: o.NoCache, CommitEvery: o.CommitEvery})
+		var tooMany *engine.TooManyCallsError
+		if errors.As(err, &tooMany) {
+			return usageError{err}
 		}
-	}
-
-	// Targets, keys and providers are checked before anything is written or called.
-	for _, name := range run.Targets {
-		if !slices.ContainsFunc(sp.Targets, func(t spec.Target) bool { return t.Name == name }) {
-			return fmt.Errorf("run %s has target %q, which the spec no longer defines", run.ID, name)
-		}
-	}
-	var closers []io.Closer
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
-	targets, problems, err := candidateTargets(sp, run.Targets, g, st, o.NoCache, &closers)
-	if err != nil {
-		return err
-	}
-	if len(problems) > 0 {
-		return problems
-	}
-	// A target that answers every call with 401/403, or cannot be reached
-	// at all, is given up after a few calls in a row rather than called on
-	// every case (the breaker is outermost: a cache hit is a success).
-	for i := range targets {
-		targets[i].Provider = provider.WithBreaker(targets[i].Provider, provider.DefaultBreakerThreshold)
-	}
-	// Scorers with live judges: a judge is a target of the spec, called
-	// through the same wrappers (limits, retries, cache) as a candidate.
-	set, err := compileScorers(sp, g, st, o.NoCache, &closers)
-	if err != nil {
-		return err
-	}
-
-	if o.Resume == "" {
-		if err := st.CreateRun(ctx, run); err != nil {
-			return err
-		}
-		lease, err := takeLease(ctx, g, st, run.ID, false)
 		if err != nil {
 			return err
 		}
-		defer lease.release()
-		leaseLost = lease.lost
-		if err := putCases(ctx, st, run, t); err != nil {
-			return err
-		}
-	} else {
-		run.Status = record.StatusRunning
-		if err := st.UpdateRun(ctx, run); err != nil {
-			return err
-		}
-		// A run killed while recording its cases has some of them; PutCases
-		// is idempotent, so a resume records them all again before any new
-		// result can reference a case that is not stored.
-		if err := putCases(ctx, st, run, t); err != nil {
-			return err
-		}
 	}
+	defer run.Close()
+	rec := run.Record
 	if !o.JSON {
-		fmt.Fprintf(g.Stderr, "run %s: %d cases × %d targets × %d epochs\n", run.ID, run.Cases, len(run.Targets), run.Epochs)
-		fmt.Fprintf(g.Stderr, "candidates: %s\n", strings.Join(run.Targets, ", "))
-		if js := runJudges(sp, run.Targets); len(js) > 0 {
+		fmt.Fprintf(g.Stderr, "run %s: %d cases × %d targets × %d epochs\n", rec.ID, rec.Cases, len(rec.Targets), rec.Epochs)
+		fmt.Fprintf(g.Stderr, "candidates: %s\n", strings.Join(rec.Targets, ", "))
+		if js := runJudges(sp, rec.Targets); len(js) > 0 {
 			fmt.Fprintf(g.Stderr, "judges (grade, not ranked): %s\n", strings.Join(js, ", "))
 		}
 	}
 
-	total := run.Cases * len(run.Targets) * run.Epochs
-	prog := newProgress(g, total-len(done))
-	// A run whose lease another process broke (--force) stops at once.
-	leaseCtx, leaseCancel := context.WithCancelCause(ctx)
-	defer leaseCancel(nil)
-	go func() {
-		select {
-		case <-leaseLost:
-			leaseCancel(store.ErrLeaseLost)
-		case <-leaseCtx.Done():
-		}
-	}()
-	runCtx, stop, unwatch := watchInterrupts(leaseCtx, g)
+	total := run.Total()
+	prog := newProgress(g, total-len(run.Done))
+	runCtx, stop, unwatch := watchInterrupts(ctx, g)
 	defer unwatch()
-
 	start := g.Now()
-	// The host's load while calls are made: the report warns when it was
-	// above the cores (latency then measures the machine too).
-	sampler := host.Start()
-	sum, runErr := runner.Run(runCtx, runner.Options{
-		RunID:       run.ID,
-		Targets:     targets,
-		Epochs:      run.Epochs,
-		Cases:       func(fn func(*dataset.Case) error) error { return eachCase(t, run.Cases, fn) },
-		Render:      func(c *dataset.Case) ([]provider.Message, error) { return t.Prompt.Render(c.Vars) },
-		Score:       set.Score,
-		Store:       st,
-		Done:        done,
-		Retry:       retry,
-		Stop:        stop,
-		Progress:    prog.add,
-		CommitEvery: o.CommitEvery,
-		Now:         g.Now,
-		Sequential:  sp.Run.Schedule == spec.ScheduleSequential,
-	})
-	prog.finish()
-	seen := sampler.Stop()
-	if runErr == nil && !sum.Interrupted && len(set.Pairwise()) > 0 {
-		// Pairwise judges compare each candidate with the baseline's output,
-		// so they run once every result of the run exists.
-		// A case with a result --retry-errors replaced is judged again.
-		redo := map[string]bool{}
-		for k := range retry {
-			redo[k.CaseID] = true
-		}
-		runErr = storePairs(runCtx, st, set, t.Spec, run.ID, 1, 8, redo)
-	}
-
-	if errors.Is(context.Cause(leaseCtx), store.ErrLeaseLost) {
+	sum, _ := run.Execute(runCtx, engine.ExecuteOptions{Stop: stop, Progress: prog.add, CallsDone: prog.finish})
+	out, runErr := run.Finish(ctx)
+	if errors.Is(runErr, store.ErrLeaseLost) {
 		// The process that took the run over owns its status now.
-		return fmt.Errorf("run %s: %w after %d results were stored; it finishes the run", run.ID, store.ErrLeaseLost, sum.Stored)
-	}
-
-	// The run's status is written with a context of its own: an interrupt
-	// must not stop us from recording that the run was interrupted.
-	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer wcancel()
-	// A result being retried stays stored until its new call replaces it.
-	have := sum.Stored - sum.Retried + len(done) + len(retry)
-	switch {
-	case runErr != nil:
-		run.Status = record.StatusFailed
-	case sum.Interrupted || have < total:
-		run.Status = record.StatusInterrupted
-	default:
-		run.Status = record.StatusComplete
-		run.Ended = g.Now().UTC()
-	}
-	if prev, err := host.Decode(run.Host); err == nil {
-		run.Host = prev.Merge(seen).Encode() // a resume adds to what the run saw before
-	} else {
-		run.Host = seen.Encode()
-	}
-	if err := st.UpdateRun(wctx, run); err != nil {
-		runErr = errors.Join(runErr, err)
+		return runErr
 	}
 
 	s := runSummary{
-		RunID: run.ID, Status: run.Status, Spec: run.Spec, Targets: run.Targets, Judges: runJudges(sp, run.Targets),
-		Cases: run.Cases, Epochs: run.Epochs, Total: total,
+		RunID: rec.ID, Status: rec.Status, Spec: rec.Spec, Targets: rec.Targets, Judges: runJudges(sp, rec.Targets),
+		Cases: rec.Cases, Epochs: rec.Epochs, Total: total,
 		Stored: sum.Stored, Skipped: sum.Skipped, Errors: sum.Errors,
 		SpendUSD: sum.SpendUSD, SavedUSD: sum.SavedUSD, DurationSec: g.Now().Sub(start).Seconds(),
 	}
-	if rr != nil {
-		rr.retryDone(sum)
-		s.Retry = rr
-		printRetry(g.Stderr, run.ID, rr)
+	if rr := run.Retrying; rr != nil {
+		s.Retry = &retryReport{Kinds: rr.Kinds, Selected: rr.Selected, Retried: rr.Retried, FailedAgain: rr.FailedAgain, LaterScorings: rr.LaterScorings}
+		printRetry(g.Stderr, rec.ID, s.Retry)
 	}
+	// Reads after the run use a context of their own: an interrupt must
+	// not stop us from saying what the run holds.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer wcancel()
 	s.MaxErrorRate, s.TargetUnavailable = sp.Run.MaxErrorRate, sum.Unavailable
-	health, herr := runHealth(wctx, st, run, sp.Run.MaxErrorRate, sum.Unavailable)
+	health, herr := run.Health(wctx)
 	if herr != nil {
 		runErr = errors.Join(runErr, herr)
 	}
 	s.Health = health
-	s.Unhealthy = slices.ContainsFunc(health, func(h targetHealth) bool { return h.Unhealthy })
+	s.Unhealthy = engine.Unhealthy(health)
 	if o.JSON {
 		// Loud whatever the output format: a target given up is on stderr too.
 		for _, u := range sum.Unavailable {
@@ -426,34 +254,34 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 			return err
 		}
 	} else {
-		fmt.Fprintln(g.Stdout, run.ID)
+		fmt.Fprintln(g.Stdout, rec.ID)
 		saved := ""
 		if s.SavedUSD > 0 {
 			saved = fmt.Sprintf(" ($%.4f saved by the response cache)", s.SavedUSD)
 		}
 		fmt.Fprintf(g.Stderr, "%s: %d results stored (%d errors), %d already done, $%.4f spent%s, %.1fs\n",
-			run.Status, s.Stored, s.Errors, s.Skipped, s.SpendUSD, saved, s.DurationSec)
+			rec.Status, s.Stored, s.Errors, s.Skipped, s.SpendUSD, saved, s.DurationSec)
 		printHealth(g.Stderr, health, sp.Run.MaxErrorRate)
 	}
-	if runErr == nil && run.Status == record.StatusComplete {
+	if runErr == nil && rec.Status == record.StatusComplete {
 		// A judge that mostly failed makes its scorer's rate meaningless:
 		// say so on stderr whatever the output format.
-		if counts, err := judgeErrorCounts(wctx, st, sp, run.ID, 1); err == nil {
-			warnJudgeErrors(g.Stderr, sp, counts, run.ID)
+		if counts, err := judgeErrorCounts(wctx, st, sp, rec.ID, 1); err == nil {
+			warnJudgeErrors(g.Stderr, sp, counts, rec.ID)
 		}
 	}
 	if runErr != nil {
 		return runErr
 	}
 	if s.Unhealthy {
-		return unhealthyError(health, sp.Run.MaxErrorRate, o.Spec, run.ID)
+		return unhealthyError(health, sp.Run.MaxErrorRate, o.Spec, rec.ID)
 	}
-	if run.Status == record.StatusInterrupted {
+	if rec.Status == record.StatusInterrupted {
 		return fmt.Errorf("%w: %d of %d results stored; finish with: assay run %s --resume %s",
-			ErrInterrupted, have, total, o.Spec, run.ID)
+			ErrInterrupted, out.Have, out.Total, o.Spec, rec.ID)
 	}
 	if !o.JSON {
-		fmt.Fprintf(g.Stderr, "report: assay report %s\n", run.ID)
+		fmt.Fprintf(g.Stderr, "report: assay report %s\n", rec.ID)
 	}
 	return nil
 }
@@ -528,79 +356,4 @@ func runJudges(sp *spec.Spec, targets []string) []string {
 		}
 	}
 	return out
-}
-
-// eachCase streams the first limit cases (all when limit is 0).
-func eachCase(t *task.Task, limit int, fn func(*dataset.Case) error) error {
-	n := 0
-	err := dataset.Each(t.Spec, func(c *dataset.Case) error {
-		if limit > 0 && n >= limit {
-			return errLimit
-		}
-		n++
-		return fn(c)
-	})
-	if errors.Is(err, errLimit) {
-		return nil
-	}
-	return err
-}
-
-var errLimit = errors.New("limit reached")
-
-func putCases(ctx context.Context, st store.Store, run *record.Run, t *task.Task) error {
-	batch := make([]record.Case, 0, 1000)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := st.PutCases(ctx, batch)
-		batch = batch[:0]
-		return err
-	}
-	err := eachCase(t, run.Cases, func(c *dataset.Case) error {
-		exp, err := json.Marshal(c.Expected)
-		if err != nil {
-			return fmt.Errorf("case %s: expected value: %w", c.ID, err)
-		}
-		sc := record.Case{RunID: run.ID, ID: c.ID, Line: c.Line, Expected: exp, Tags: c.Tags}
-		if c.HasWeight {
-			w := c.Weight
-			sc.Weight = &w
-		}
-		batch = append(batch, sc)
-		if len(batch) == cap(batch) {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("recording cases: %w", err)
-	}
-	return flush()
-}
-
-func gitCommit(ctx context.Context, dir string) string {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	commit := strings.TrimSpace(string(out))
-	// Uncommitted changes beside the spec mean the commit alone does not
-	// say what was measured (the content hashes still do).
-	status, err := exec.CommandContext(ctx, "git", "-C", dir, "status", "--porcelain", "--", ".").Output()
-	if err == nil && len(bytes.TrimSpace(status)) > 0 {
-		commit += "-dirty"
-	}
-	return commit
-}
-
-func short(h string) string {
-	h = strings.TrimPrefix(h, "sha256:")
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }

@@ -191,7 +191,7 @@ func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
 			continue
 		}
 		if !o.Force {
-			if err := requireNoWriter(ctx, g, st, "run "+run.ID, run); err != nil {
+			if err := newEngine(g, st).RequireNoWriter(ctx, "run "+run.ID, run); err != nil {
 				problems = append(problems, err.Error()+", or pass --force")
 				continue
 			}

@@ -5,33 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/assay-eval/assay/internal/mock"
-	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/provider/openai"
-	"github.com/assay-eval/assay/internal/provider/registry"
+	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/selftest"
-	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
 )
 
 // Where judge scorers are sent (--judge-via).
 const (
-	judgeViaSkip   = "skip"
-	judgeViaMock   = "mock"
-	judgeViaTarget = "target"
+	judgeViaSkip   = engine.JudgeViaSkip
+	judgeViaMock   = engine.JudgeViaMock
+	judgeViaTarget = engine.JudgeViaTarget
 )
-
-// mockJudgeVerdict is the in-process mock grader's reply to every judge
-// prompt: a strict, well-formed passing verdict, i.e. a grader that
-// believes whatever the output claims.
-const mockJudgeVerdict = `{"verdict": "pass", "reason": "The output says it satisfies the rubric, so it passes."}`
 
 type selftestOptions struct {
 	// Files are overlays merged over the spec (-f).
@@ -142,12 +131,8 @@ func runSelftest(ctx context.Context, g *Globals, o *selftestOptions) error {
 		}
 	}()
 
-	var closers []io.Closer
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
+	var closers engine.Closers
+	defer closers.Close()
 	jp, err := selftestJudges(ctx, g, t, o, &closers)
 	if err != nil {
 		return err
@@ -197,50 +182,14 @@ func runSelftest(ctx context.Context, g *Globals, o *selftestOptions) error {
 	return nil
 }
 
-// selftestJudges returns how judge scorers reach a grader: nil (skipped),
-// an in-process mock that passes everything, or the configured judge
-// targets (each checked now, so a missing key fails before any work).
-func selftestJudges(ctx context.Context, g *Globals, t *task.Task, o *selftestOptions, closers *[]io.Closer) (func(string) (provider.Provider, spec.Target, error), error) {
-	names := t.Scorers.JudgeTargets()
-	if len(names) == 0 || o.JudgeVia == judgeViaSkip {
-		return nil, nil
-	}
-	sp := t.Spec
-	switch o.JudgeVia {
-	case judgeViaMock:
-		srv := mock.New(mock.Options{Default: mockJudgeVerdict})
-		url, err := srv.Start()
-		if err != nil {
-			return nil, fmt.Errorf("starting the mock grader: %w", err)
-		}
-		*closers = append(*closers, closerFunc(srv.Close))
-		built := map[string]provider.Provider{}
-		return func(name string) (provider.Provider, spec.Target, error) {
-			i := slices.IndexFunc(sp.Targets, func(tg spec.Target) bool { return tg.Name == name })
-			if i < 0 {
-				return nil, spec.Target{}, fmt.Errorf("judge target %q is not defined", name)
-			}
-			// The judge's model and parameters, the mock's address, no price.
-			tg := spec.Target{Name: name, Provider: "openai", Model: sp.Targets[i].Model, BaseURL: url + "/v1",
-				Params: sp.Targets[i].Params, Limits: spec.Limits{Concurrency: 32}}
-			if tg.Model == "" {
-				tg.Model = "mock-judge"
-			}
-			if p, ok := built[name]; ok {
-				return p, tg, nil
-			}
-			p, err := openai.New(&tg, "assay-no-key", registry.HTTPClient(32))
-			if err != nil {
-				return nil, tg, err
-			}
-			wp := provider.Wrap(p, provider.WrapOptions{Timeout: 30 * time.Second, Limits: provider.Limits(tg.Limits), Retry: provider.RetryOptions{Max: 2}})
-			built[name] = wp
-			return wp, tg, nil
-		}, nil
-	}
-	// target
+// selftestJudges returns how judge scorers reach a grader
+// (engine.SelftestJudges): nil (skipped), an in-process mock that passes
+// everything, or the configured judge targets through the response cache
+// at --db unless --no-cache (each checked now, so a missing key fails
+// before any work).
+func selftestJudges(ctx context.Context, g *Globals, t *task.Task, o *selftestOptions, closers *engine.Closers) (engine.JudgeLookup, error) {
 	var st store.Store
-	if !o.NoCache {
+	if o.JudgeVia == judgeViaTarget && !o.NoCache && len(t.Scorers.JudgeTargets()) > 0 {
 		s, err := openStore(ctx, g)
 		if err != nil {
 			return nil, err
@@ -248,16 +197,5 @@ func selftestJudges(ctx context.Context, g *Globals, t *task.Task, o *selftestOp
 		st = s
 		*closers = append(*closers, s)
 	}
-	var perr error
-	jp := judgeProviders(sp, g, st, o.NoCache, closers, &perr)
-	for _, name := range names {
-		if _, _, err := jp(name); err != nil {
-			return nil, err
-		}
-	}
-	return jp, nil
+	return newEngine(g, st).SelftestJudges(t, o.JudgeVia, o.NoCache, closers)
 }
-
-type closerFunc func()
-
-func (f closerFunc) Close() error { f(); return nil }

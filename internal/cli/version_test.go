@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/engine"
 )
 
 // A run records the commit of the repository holding its spec, marked dirty
@@ -27,7 +29,7 @@ func TestRunRecordsGitCommit(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 	ctx := context.Background()
-	if got := gitCommit(ctx, dir); got != "" {
+	if got := engine.GitCommit(ctx, dir); got != "" {
 		t.Errorf("outside a repository: commit %q, want none", got)
 	}
 	git("init", "-q")
@@ -48,7 +50,7 @@ func TestRunRecordsGitCommit(t *testing.T) {
 	}
 
 	writeFile(t, filepath.Join(dir, "cases.jsonl"), readFileT(t, filepath.Join(dir, "cases.jsonl"))+`{"id":"new","say":"x","expected":"x"}`+"\n")
-	if got := gitCommit(ctx, dir); got != head+"-dirty" {
+	if got := engine.GitCommit(ctx, dir); got != head+"-dirty" {
 		t.Errorf("with an uncommitted change: commit %q, want %s-dirty", got, head)
 	}
 }

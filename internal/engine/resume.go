@@ -1,4 +1,4 @@
-package cli
+package engine
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
-// resumeChanged refuses to resume a run when anything that decides its
+// ResumeChanged refuses to resume a run when anything that decides its
 // verdicts changed since it started: the spec, the dataset, the prompt, or
 // the definition of correct (the scorers hash, which covers a JSON schema,
 // the files it $refs and a file:// rubric by content). Results scored two
@@ -17,10 +17,10 @@ import (
 // and, from the run's stored resolved spec, each file. The dataset is
 // compared by content (the same cases re-saved with other line ends, a
 // byte-order mark or quoting resume), or by the file's bytes for a run
-// recorded before content hashes (datasetChanged).
-func resumeChanged(run *record.Run, sp *spec.Spec, ds *dataset.Info) error {
+// recorded before content hashes (DatasetChanged).
+func ResumeChanged(run *record.Run, sp *spec.Spec, ds *dataset.Info) error {
 	var what []string
-	if d := datasetChanged(run, ds); d != "" {
+	if d := DatasetChanged(run, ds); d != "" {
 		what = append(what, d)
 	}
 	for _, h := range []struct{ name, before, now string }{
@@ -31,7 +31,7 @@ func resumeChanged(run *record.Run, sp *spec.Spec, ds *dataset.Info) error {
 		// A run recorded before a hash existed has "" for it: nothing to
 		// compare with.
 		if h.before != "" && h.before != h.now {
-			what = append(what, fmt.Sprintf("%s %s → %s", h.name, short(h.before), short(h.now)))
+			what = append(what, fmt.Sprintf("%s %s → %s", h.name, Short(h.before), Short(h.now)))
 		}
 	}
 	if len(what) == 0 {
@@ -50,11 +50,11 @@ func resumeChanged(run *record.Run, sp *spec.Spec, ds *dataset.Info) error {
 	return fmt.Errorf("%s; start a new run instead", msg)
 }
 
-// datasetChanged compares the dataset a run measured with the one read
+// DatasetChanged compares the dataset a run measured with the one read
 // now; "" when they are the same cases (or the run recorded no hash), else
 // "dataset OLD → NEW" with, for a run recorded before content hashes whose
 // bytes differ, why the cases cannot be told apart.
-func datasetChanged(run *record.Run, ds *dataset.Info) string {
+func DatasetChanged(run *record.Run, ds *dataset.Info) string {
 	m := dataset.CompareVersions("run", dataset.Version{Hash: run.DatasetHash, File: run.FileHash},
 		"dataset now", dataset.Version{Hash: ds.Hash, File: ds.FileHash})
 	if m.Same {
@@ -62,9 +62,9 @@ func datasetChanged(run *record.Run, ds *dataset.Info) string {
 	}
 	if m.ByBytes {
 		return fmt.Sprintf("dataset file %s → %s: the run records only its file's byte hash, so the file must be the one it read byte for byte",
-			short(m.Before), short(m.After))
+			Short(m.Before), Short(m.After))
 	}
-	return fmt.Sprintf("dataset %s → %s", short(m.Before), short(m.After))
+	return fmt.Sprintf("dataset %s → %s", Short(m.Before), Short(m.After))
 }
 
 // quotePath quotes a path only when it needs it (spaces, control
@@ -75,4 +75,13 @@ func quotePath(p string) string {
 		return p
 	}
 	return q
+}
+
+// Short is a hash for a message: its first 12 hex digits.
+func Short(h string) string {
+	h = strings.TrimPrefix(h, "sha256:")
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

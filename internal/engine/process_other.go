@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cli
+package engine
 
 // processAlive cannot tell here; a lease is then only taken over once stale.
 func processAlive(pid int) bool { return true }
