@@ -142,7 +142,7 @@ func (t *tagger) eval(vars map[string]any) (string, bool, string) {
 	}
 	s, ok := celString(out)
 	if !ok {
-		return "", false, fmt.Sprintf("gives a %s; a tag must be a string, number or boolean", out.Type().(ref.Type).TypeName())
+		return "", false, fmt.Sprintf("gives a %s; a tag must be a string, number or boolean", out.Type().TypeName())
 	}
 	return s, true, ""
 }

@@ -292,7 +292,7 @@ run:
 
 func TestOverlayProblemsNameTheOverlay(t *testing.T) {
 	overlay := "run:\n  epochs: 0\ntargets:\n  - name: gpt\n    limits: {rpm: -1, bogus: 2}\n  - provider: openai\n"
-	_, ps, file, ovs := loadWith(t, hosted, nil, "run: {retries: 1}\n", overlay)
+	_, ps, _, ovs := loadWith(t, hosted, nil, "run: {retries: 1}\n", overlay)
 	for _, c := range []struct {
 		msg       string
 		line, col int
@@ -316,7 +316,7 @@ func TestOverlayProblemsNameTheOverlay(t *testing.T) {
 		t.Errorf("duplicate in a new section of an overlay at %s:%d", p.File, p.Line)
 	}
 	// A problem in the spec itself still names the spec.
-	_, ps, file, _ = loadWith(t, hosted+"run: {epochs: 0}\n", nil, "run: {retries: 1}\n")
+	_, ps, file, _ := loadWith(t, hosted+"run: {epochs: 0}\n", nil, "run: {retries: 1}\n")
 	if p := problemAt(t, ps, "run.epochs"); p.File != file || p.Line != 9 {
 		t.Errorf("spec problem at %s:%d", p.File, p.Line)
 	}

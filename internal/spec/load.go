@@ -391,15 +391,6 @@ func writeField(h hash.Hash, name string, b []byte) {
 	h.Write(b)
 }
 
-func (ps Problems) sortByPosition() {
-	sort.SliceStable(ps, func(i, j int) bool {
-		if ps[i].Line != ps[j].Line {
-			return ps[i].Line < ps[j].Line
-		}
-		return ps[i].Col < ps[j].Col
-	})
-}
-
 // Sort orders problems by file (the spec file first, then the others by
 // name) and position within each file, dropping exact duplicates.
 func (ps Problems) Sort(specFile string) Problems {

@@ -667,7 +667,7 @@ func testResultRoundTrip(t *testing.T, s store.Store) {
 	all = append(all, full)
 	all = append(all, record.Result{
 		RunID: "r", CaseID: "unicode ✓ 日本語 עברית e\u0301", Target: "t/with:odd chars", Epoch: 1,
-		Raw: "Ответ: «да» — 😀👍🏽 ‮rtl‬ \u200b", Parsed: `"Zürich"`, ParseError: "no line matching ^A: (\\d+)$",
+		Raw: "Ответ: «да» — 😀👍🏽 \u202ertl\u202c \u200b", Parsed: `"Zürich"`, ParseError: "no line matching ^A: (\\d+)$",
 		FinishReason: "length", ErrorKind: "unparseable", Error: "parse: unexpected ‘token’",
 		Model: "m", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 1_000, time.UTC),
 	})
