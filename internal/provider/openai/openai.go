@@ -179,7 +179,7 @@ func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionN
 		FinishReason:      ch.FinishReason,
 		Usage:             usage(cc.Usage),
 		Model:             cc.Model,
-		SystemFingerprint: cc.SystemFingerprint,
+		SystemFingerprint: systemFingerprint(cc),
 	}, nil
 }
 
@@ -199,8 +199,8 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 		if ch.Model != "" {
 			resp.Model = ch.Model
 		}
-		if ch.SystemFingerprint != "" {
-			resp.SystemFingerprint = ch.SystemFingerprint
+		if fp := systemFingerprint(&ch); fp != "" {
+			resp.SystemFingerprint = fp
 		}
 		if ch.JSON.Usage.Valid() {
 			resp.Usage = usage(ch.Usage)
@@ -261,6 +261,25 @@ func streamError(err error) (provider.ErrorKind, string) {
 		kind = httpcall.KindForErrorType(code)
 	}
 	return kind, "error in the stream: " + httpcall.ErrorText(se.Event.Data)
+}
+
+// systemFingerprint is the backend configuration a reply (a completion or a
+// stream chunk) says it was served by; drift, diff and the gate compare it
+// across runs and warn when it changed. The SDK marks the field deprecated
+// (OpenAI may stop sending it) but the API and compatible servers still send
+// it, and when one does not, "" is recorded, as for providers without one.
+// This is the one place that reads it: when the SDK drops the field, only
+// this function changes (to read the raw JSON, or to return "").
+func systemFingerprint(reply any) string {
+	switch r := reply.(type) {
+	case *sdk.ChatCompletion:
+		//lint:ignore SA1019 read while the API sends it (see above), "" otherwise.
+		return r.SystemFingerprint
+	case *sdk.ChatCompletionChunk:
+		//lint:ignore SA1019 as for a completion.
+		return r.SystemFingerprint
+	}
+	return ""
 }
 
 func usage(u sdk.CompletionUsage) provider.Usage {
