@@ -17,7 +17,7 @@ import (
 
 // openStore opens the store at g.DB.
 func openStore(ctx context.Context, g *Globals) (store.Store, error) {
-	db, err := sqlite.Open(ctx, g.DB)
+	db, err := sqlite.Open(ctx, g.DB, sqlite.WithClock(g.Now))
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", g.DB, err)
 	}
@@ -28,7 +28,7 @@ func openStore(ctx context.Context, g *Globals) (store.Store, error) {
 // it never creates one ("no store here" when there is none), and a store on
 // a read-only mount or CI cache opens read-only.
 func openExistingStore(ctx context.Context, g *Globals) (store.Store, error) {
-	db, err := sqlite.OpenExisting(ctx, g.DB)
+	db, err := sqlite.OpenExisting(ctx, g.DB, sqlite.WithClock(g.Now))
 	if err != nil {
 		return nil, err
 	}

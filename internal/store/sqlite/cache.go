@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -33,7 +32,7 @@ func (d *DB) CachePut(ctx context.Context, key, target string, response []byte) 
 		response = []byte{}
 	}
 	_, err := d.w.ExecContext(ctx, `INSERT OR REPLACE INTO cache (key, response, created_at, target) VALUES (?, ?, ?, ?)`,
-		key, response, time.Now().UnixMicro(), target)
+		key, response, d.now().UnixMicro(), target)
 	if err != nil {
 		return fmt.Errorf("writing the response cache: %w", err)
 	}

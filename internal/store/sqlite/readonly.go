@@ -24,13 +24,13 @@ var ErrNoStore = errors.New("no store here")
 // WAL reader needs, so the file is opened immutable: nothing may write it
 // meanwhile. A read-only store of an older schema cannot be upgraded, and
 // the error says so.
-func OpenExisting(ctx context.Context, path string) (*DB, error) {
-	return openExisting(ctx, path, writable)
+func OpenExisting(ctx context.Context, path string, opts ...Option) (*DB, error) {
+	return openExisting(ctx, path, writable, opts...)
 }
 
 // openExisting is OpenExisting with the writability check given (tests
 // stand in for a read-only mount, which root cannot otherwise be shown).
-func openExisting(ctx context.Context, path string, writable func(string) bool) (*DB, error) {
+func openExisting(ctx context.Context, path string, writable func(string) bool, opts ...Option) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("store path %q: give the path of a database file (assay's default is ./.assay/assay.db)", path)
 	}
@@ -49,7 +49,7 @@ func openExisting(ctx context.Context, path string, writable func(string) bool) 
 	}
 	fileW, dirW := writable(abs), writable(filepath.Dir(abs))
 	if fileW && dirW {
-		return Open(ctx, abs)
+		return Open(ctx, abs, opts...)
 	}
 
 	q := url.Values{}
@@ -94,7 +94,7 @@ func openExisting(ctx context.Context, path string, writable func(string) bool) 
 		return fail(fmt.Errorf("its schema is version %d and this assay reads version %d; open it once where it is writable (any assay command upgrades it), or use the assay that wrote it", version, latest))
 	}
 	// Every read goes through r; a write fails with SQLite's read-only error.
-	return &DB{path: abs, w: r, r: r}, nil
+	return newDB(abs, r, r, opts), nil
 }
 
 // writable reports whether this process may write path (a file or a

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ReserveScoring reserves the next scoring number of a run, above every
@@ -31,7 +30,7 @@ func (d *DB) ReserveScoring(ctx context.Context, runID string) (int, error) {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO scorings (run_id, scoring, status, created) VALUES (?, ?, 'pending', ?)`,
-			runID, n, micros(time.Now()))
+			runID, n, micros(d.now()))
 		return err
 	})
 	if err != nil {

@@ -58,6 +58,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	// The pure-Go SQLite driver, registered as "sqlite".
 	_ "modernc.org/sqlite"
@@ -74,6 +75,31 @@ type DB struct {
 	path string
 	w    *sql.DB // exactly one connection; every write
 	r    *sql.DB // read-only connections; every read
+	// now stamps what the store records with a time of its own: a
+	// scoring's reservation and a cache entry (every other time is the
+	// caller's, in the record it stores).
+	now func() time.Time
+}
+
+// Option configures Open and OpenExisting.
+type Option func(*DB)
+
+// WithClock makes the store read the time from now (the process's one
+// clock, cli's Globals.Now) instead of time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(d *DB) {
+		if now != nil {
+			d.now = now
+		}
+	}
+}
+
+func newDB(path string, w, r *sql.DB, opts []Option) *DB {
+	d := &DB{path: path, w: w, r: r, now: time.Now}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
 }
 
 var _ store.Store = (*DB)(nil)
@@ -84,7 +110,7 @@ var _ store.Store = (*DB)(nil)
 // (ErrNotAssay). The caller decides the path (assay's default is
 // ./.assay/assay.db); ":memory:" is refused, as the read and write pools must
 // share one file.
-func Open(ctx context.Context, path string) (*DB, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("store path %q: give the path of a database file (assay's default is ./.assay/assay.db)", path)
 	}
@@ -107,7 +133,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	d := &DB{path: abs, w: w}
+	d := newDB(abs, w, nil, opts)
 
 	if err := d.init(ctx); err != nil {
 		_ = w.Close()

@@ -18,9 +18,9 @@ import (
 	"github.com/assay-eval/assay/internal/store/storetest"
 )
 
-func openTemp(t testing.TB) *DB {
+func openTemp(t testing.TB, opts ...Option) *DB {
 	t.Helper()
-	d, err := Open(context.Background(), filepath.Join(t.TempDir(), "assay.db"))
+	d, err := Open(context.Background(), filepath.Join(t.TempDir(), "assay.db"), opts...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -33,7 +33,7 @@ func openTemp(t testing.TB) *DB {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store { return openTemp(t, WithClock(now)) })
 }
 
 // pragma reads an integer or text PRAGMA through a fresh connection that

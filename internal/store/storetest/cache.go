@@ -17,7 +17,8 @@ func testCacheStatsAndClear(t *testing.T, s store.Store) {
 	if st, err := s.CacheStats(ctx, "", false); err != nil || len(st) != 0 {
 		t.Fatalf("CacheStats of an empty cache = %+v, %v; want none", st, err)
 	}
-	before := time.Now().Add(-time.Second)
+	// The store stamps entries with the clock it was given (the suite's).
+	before := clockStart()
 	put := func(key, target, resp string) {
 		t.Helper()
 		if err := s.CachePut(ctx, key, target, []byte(resp)); err != nil {
@@ -30,7 +31,7 @@ func testCacheStatsAndClear(t *testing.T, s store.Store) {
 	put("old", "", "legacy")
 	// Replacing an entry keeps one entry, with the new reply and target.
 	put("b1", "cand", "wxyz")
-	after := time.Now().Add(time.Second)
+	after := clockStart().Add(time.Hour)
 
 	all, err := s.CacheStats(ctx, "", false)
 	if err != nil {

@@ -39,7 +39,11 @@ import (
 
 // Run runs the conformance suite. open returns a new, empty store for each
 // subtest and arranges (with t.Cleanup) to close it.
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
+//
+// open gets the clock the store must read the time from (the suite's: it
+// starts at 2001-02-03 04:05:06 UTC and moves a millisecond each read), as assay passes
+// its one clock to the store it opens.
+func Run(t *testing.T, open func(t *testing.T, now func() time.Time) store.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
@@ -80,11 +84,31 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReplaceScores", testReplaceScores},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, newClock().now)) })
 	}
 }
 
 // t0() is a fixed instant with sub-microsecond digits, in a non-UTC zone.
+// clockStart is where the clock a store under test gets starts: far from
+// the wall clock, so a store that reads time.Now instead is caught.
+func clockStart() time.Time { return time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC) }
+
+// clock is the suite's clock: clockStart, then a millisecond later at
+// each read.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: clockStart()} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
 func t0() time.Time {
 	return time.Date(2026, 12, 2, 11, 35, 12, 123_456_789, time.FixedZone("CET", 3600))
 }
