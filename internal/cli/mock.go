@@ -71,6 +71,7 @@ func runMock(ctx context.Context, g *Globals, o *mockOptions) error {
 		}
 		o.Rules = rules
 	}
+	o.Now = g.Now
 	srv := mock.New(o.Options)
 	url, err := srv.Start()
 	if err != nil {

@@ -54,6 +54,10 @@ type Options struct {
 	// Logger receives diagnostics (never request bodies); nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// Now is the clock a reply's creation time (OpenAI's `created`) reads;
+	// nil means time.Now. `assay mock` passes the process's one clock.
+	Now func() time.Time
 }
 
 // Rule is one scripted reply. An empty Match matches every message, so a

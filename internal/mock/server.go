@@ -66,6 +66,9 @@ func New(opts Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if s.opts.Now == nil {
+		s.opts.Now = time.Now
+	}
 	if opts.Rate > 0 {
 		burst := opts.Burst
 		if burst <= 0 {
@@ -338,7 +341,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	out, why, stop := shape(s.reply(c.model, c.lastUser), c.maxTokens, c.stops)
-	a := answer{id: id, created: time.Now().Unix(), c: &c, text: out, end: why, stop: stop, cut: f == faultTruncate}
+	a := answer{id: id, created: s.opts.Now().Unix(), c: &c, text: out, end: why, stop: stop, cut: f == faultTruncate}
 	var whole bool
 	if c.stream {
 		whole = s.stream(ctx, w, wf, &a, bp)
