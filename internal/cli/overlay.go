@@ -17,9 +17,9 @@ func addOverlayFlag(cmd *cobra.Command, files *[]string) {
 }
 
 // specOptions is how a command loads its spec: ${VAR} from the command's
-// environment, the overlays it was given.
+// environment, the overlays it was given, the providers of g's registry.
 func specOptions(g *Globals, overlays []string) spec.Options {
-	return spec.Options{Getenv: g.Getenv, Overlays: overlays}
+	return spec.Options{Getenv: g.Getenv, Overlays: overlays, Providers: g.providers().Infos()}
 }
 
 // storedOverlays are the overlay files a run's spec was loaded with, from

@@ -67,8 +67,17 @@ func buildJudge(b *builder, i int, sc *spec.Scorer) Scorer {
 		ok = false
 	case t == nil:
 		undefined("target", "target", sc.Target)
-	case t.Provider == "replay":
-		b.problemf(i, "target", "a judge must be a model: an openai, anthropic or exec target", "judge scorer: target %q is a replay target, which returns recorded outputs, not verdicts", sc.Target)
+	case !canJudge(b.sp, t.Provider):
+		info, _ := b.sp.ProviderInfo(t.Provider)
+		why := info.NoJudge
+		if why == "" {
+			why = "cannot grade"
+		}
+		article := "a"
+		if strings.ContainsRune("aeiou", rune(t.Provider[0])) {
+			article = "an"
+		}
+		b.problemf(i, "target", "a judge must be a model: "+b.sp.JudgeProviders(), "judge scorer: target %q is %s %s target, which %s", sc.Target, article, t.Provider, why)
 		ok = false
 	}
 	if strings.TrimSpace(sc.Rubric) == "" {
@@ -481,4 +490,12 @@ func freeCode(seed []byte, parts []string) string {
 			return code
 		}
 	}
+}
+
+// canJudge reports whether a target of provider name may grade (its
+// spec.ProviderInfo.CanJudge). An unknown provider is spec.Load's problem,
+// not the judge's.
+func canJudge(sp *spec.Spec, name string) bool {
+	info, known := sp.ProviderInfo(name)
+	return !known || info.CanJudge
 }

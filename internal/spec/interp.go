@@ -24,6 +24,9 @@ type Options struct {
 	Getenv func(string) string
 	// Overlays are files merged over the spec in order (assay run -f).
 	Overlays []string
+	// Providers describe the providers a target may name (the CLI passes
+	// its provider registry's); nil means DefaultProviders.
+	Providers []ProviderInfo
 }
 
 // InterpolatedSections are the top-level keys whose values take ${VAR}
@@ -31,14 +34,6 @@ type Options struct {
 // headers, key files, paths, limits, time-outs). The prompt, the scorers
 // and the gate define the evaluation itself and are read as written.
 var InterpolatedSections = []string{"dataset", "run", "targets"}
-
-// BaseURLEnv names the variable each hosted provider's SDK reads for its
-// endpoint; a target of that provider that sets no base_url uses it.
-var BaseURLEnv = map[string]string{"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
-
-// keyEnvDefaults are the variables a hosted target reads its key from when
-// it names none: they never reach a spec value by interpolation.
-var keyEnvDefaults = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
 
 // varRef is one ${NAME} met in a value.
 type varRef struct {
@@ -320,9 +315,13 @@ var reservedHeaders = []string{"authorization", "x-api-key", "host", "content-le
 // decoded: the key check on interpolated variables, headers, api_key_file,
 // the base-URL variables, and the names the run records.
 func (d *decoder) resolveEnv(s *Spec) {
+	// The variables a hosted target reads its key from when it names none
+	// never reach a spec value by interpolation either.
 	keyVars := map[string]bool{}
-	for _, k := range keyEnvDefaults {
-		keyVars[k] = true
+	for _, info := range s.infos() {
+		if info.KeyEnv != "" {
+			keyVars[info.KeyEnv] = true
+		}
 	}
 	for _, t := range s.Targets {
 		if t.APIKeyEnv != "" {
@@ -342,10 +341,10 @@ func (d *decoder) resolveEnv(s *Spec) {
 	for i := range s.Targets {
 		t := &s.Targets[i]
 		p := fmt.Sprintf("targets[%d]", i)
-		hosted := t.Provider == "openai" || t.Provider == "anthropic"
+		info, known := s.ProviderInfo(t.Provider)
 		if len(t.Headers) > 0 {
-			if !hosted && contains(Providers, t.Provider) {
-				d.problemAt(s, p+".headers", "headers apply to providers openai and anthropic", "%s.headers is set but the provider is %s", p, t.Provider)
+			if known && !info.Reads("headers") {
+				d.problemAt(s, p+".headers", "headers apply to "+s.readers("headers"), "%s.headers is set but the provider is %s", p, t.Provider)
 			}
 			vars := map[string]bool{}
 			for _, name := range sortedKeys(t.Headers) {
@@ -372,14 +371,13 @@ func (d *decoder) resolveEnv(s *Spec) {
 		}
 		if t.APIKeyFile != "" {
 			switch {
-			case !hosted && contains(Providers, t.Provider):
-				d.problemAt(s, p+".api_key_file", "api_key_file applies to providers openai and anthropic", "%s.api_key_file is set but the provider is %s", p, t.Provider)
+			case known && !info.Reads("api_key_file"):
+				d.problemAt(s, p+".api_key_file", "api_key_file applies to "+s.readers("api_key_file"), "%s.api_key_file is set but the provider is %s", p, t.Provider)
 			case t.APIKeyEnv != "":
 				d.problemAt(s, p+".api_key_file", "keep one of api_key_env and api_key_file", "%s sets both api_key_env and api_key_file", p)
 			}
 		}
-		if hosted && t.BaseURL == "" {
-			name := BaseURLEnv[t.Provider]
+		if name := info.BaseURLEnv; known && name != "" && t.BaseURL == "" {
 			if val := d.getenv(name); val != "" {
 				if msg := checkURL(val); msg != "" {
 					d.problemAt(s, p, "fix or unset "+name+", or set base_url on the target", "%s (provider %s, no base_url): %s from the environment %s", p, t.Provider, name, msg)

@@ -165,7 +165,7 @@ func parseSpec(file string, src []byte, ovs []overlaySource, o Options) (*Spec, 
 		ovFiles = append(ovFiles, ov.File)
 		ovRoots = append(ovRoots, r)
 	}
-	s := &Spec{File: file, Dir: filepath.Dir(file), overlays: ovFiles}
+	s := &Spec{File: file, Dir: filepath.Dir(file), overlays: ovFiles, providers: o.Providers}
 	srcs := [][]byte{src}
 	for _, ov := range ovs {
 		srcs = append(srcs, ov.Src)
@@ -699,41 +699,26 @@ func (v *validator) checkTargets() {
 				names[t.Name] = i
 			}
 		}
-		supported := "supported providers are: " + strings.Join(Providers, ", ")
-		switch t.Provider {
-		case "":
+		provNames := s.providerNames()
+		supported := "supported providers are: " + strings.Join(provNames, ", ")
+		info, known := s.ProviderInfo(t.Provider)
+		switch {
+		case t.Provider == "":
 			v.at(p+".provider", supported, "%s.provider is required", p)
-		case "openai", "anthropic":
-			if t.Model == "" {
-				v.at(p+".model", "the model name the server expects", "%s.model is required for provider %s", p, t.Provider)
-			}
-			if t.BaseURL != "" {
-				if msg := checkURL(t.BaseURL); msg != "" {
-					v.at(p+".base_url", "e.g. http://127.0.0.1:11434/v1", "%s.base_url %s", p, msg)
-				}
-			}
-			if t.Provider == "anthropic" && t.Params.Seed != nil {
-				v.at(p+".params.seed", "remove seed; repeat cases with --epochs to measure the variance instead",
-					"%s.params.seed: the Anthropic Messages API has no seed", p)
-			}
-		case "exec":
-			if len(t.Command) == 0 || t.Command[0] == "" {
-				v.at(p+".command", `e.g. command: ["./bin/app", "--eval"]`, "%s.command is required for provider exec", p)
-			}
-		case "replay":
-			v.checkReplay(t, p)
+		case known:
+			v.checkProvider(t, p, info)
 		default:
 			hint := supported
-			if near := nearest(t.Provider, Providers); near != "" {
+			if near := nearest(t.Provider, provNames); near != "" {
 				hint = fmt.Sprintf("did you mean %q? %s", near, supported)
 			}
 			v.at(p+".provider", hint, "unknown provider %s", shortQuote(t.Provider))
 		}
-		if t.Provider != "replay" && t.Replay != nil && contains(Providers, t.Provider) {
-			v.at(p+".replay", "replay applies to provider replay only", "%s.replay is set but the provider is %s", p, t.Provider)
+		if known && !info.Reads("replay") && t.Replay != nil {
+			v.at(p+".replay", "replay applies to "+s.readers("replay")+" only", "%s.replay is set but the provider is %s", p, t.Provider)
 		}
-		if t.Provider != "exec" && len(t.Command) > 0 && contains(Providers, t.Provider) {
-			v.at(p+".command", "command applies to provider exec only", "%s.command is set but the provider is %s", p, t.Provider)
+		if known && !info.Reads("command") && len(t.Command) > 0 {
+			v.at(p+".command", "command applies to "+s.readers("command")+" only", "%s.command is set but the provider is %s", p, t.Provider)
 		}
 		switch {
 		case LooksLikeSecret(t.APIKeyEnv):
@@ -758,8 +743,8 @@ func (v *validator) checkTargetEnv(t *Target, p string) {
 	if len(t.Env) == 0 {
 		return
 	}
-	if t.Provider != "exec" && contains(Providers, t.Provider) {
-		v.at(p+".env", "env applies to provider exec only; hosted models read their key from api_key_env", "%s.env is set but the provider is %s", p, t.Provider)
+	if info, known := v.s.ProviderInfo(t.Provider); known && !info.Reads("env") {
+		v.at(p+".env", "env applies to "+v.s.readers("env")+" only; hosted models read their key from api_key_env", "%s.env is set but the provider is %s", p, t.Provider)
 		return
 	}
 	seen := map[string]int{}
@@ -841,7 +826,7 @@ func checkURL(raw string) string {
 func (v *validator) checkReplay(t *Target, p string) {
 	r := t.Replay
 	if r == nil {
-		v.at(p+".replay", "e.g. replay: {path: recorded.jsonl, join: question, output: answers.model_b}", "%s.replay is required for provider replay (path, join, output)", p)
+		v.at(p+".replay", "e.g. replay: {path: recorded.jsonl, join: question, output: answers.model_b}", "%s.replay is required for provider %s (path, join, output)", p, t.Provider)
 		return
 	}
 	rp := p + ".replay"

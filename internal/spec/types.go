@@ -72,6 +72,8 @@ type Spec struct {
 	// overlays are the overlay files whose lines pos holds moved up by
 	// k×lineBase (see overlay.go).
 	overlays []string
+	// providers describe the providers a target may name (Options.Providers).
+	providers []ProviderInfo
 }
 
 // Dataset says where the cases are and which fields mean what.
@@ -305,9 +307,6 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
-
-// Providers are the provider names a target may use.
-var Providers = []string{"openai", "anthropic", "exec", "replay"}
 
 // TargetTimeout is the per-request time-out for t.
 func (s *Spec) TargetTimeout(t *Target) time.Duration {

@@ -11,7 +11,7 @@ import (
 // transiently), never a judge (they are not verdicts).
 func Info() spec.ProviderInfo {
 	return spec.ProviderInfo{
-		Name: "replay", NoRetry: true,
+		Name: "replay", NoRetry: true, NoJudge: "returns recorded outputs, not verdicts",
 		Keys: []string{"replay"}, Required: []string{"replay"},
 	}
 }
@@ -22,9 +22,6 @@ func Factory() registry.Factory {
 		p, err := New(t, env.SpecDir)
 		if err != nil {
 			return nil, err
-		}
-		if env.Now != nil {
-			p.now = env.Now
 		}
 		return p, nil
 	}}
