@@ -34,7 +34,7 @@ func judgeErrorWarning(scorerName string, errs, n int, runID string) string {
 func judgeErrorCounts(ctx context.Context, st store.Store, sp *spec.Spec, runID string, scoring int) (map[string]*[2]int, error) {
 	counts := map[string]*[2]int{} // judge_errors, verdicts
 	for _, sc := range sp.Scorers {
-		if sc.Type == "judge" {
+		if m, _ := scorer.Meta(sc.Type); m.Judge {
 			counts[sc.Name] = &[2]int{}
 		}
 	}
@@ -59,7 +59,7 @@ func judgeErrorCounts(ctx context.Context, st store.Store, sp *spec.Spec, runID 
 // order.
 func warnJudgeErrors(w io.Writer, sp *spec.Spec, counts map[string]*[2]int, runID string) {
 	for _, sc := range sp.Scorers {
-		if c := counts[sc.Name]; sc.Type == "judge" && c != nil && (analysis.JudgeStats{N: c[1], Errors: c[0]}).NotEvidence() {
+		if c := counts[sc.Name]; c != nil && (analysis.JudgeStats{N: c[1], Errors: c[0]}).NotEvidence() {
 			fmt.Fprintln(w, judgeErrorWarning(sc.Name, c[0], c[1], runID))
 		}
 	}

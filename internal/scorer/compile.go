@@ -10,21 +10,75 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
-// reads says what part of a result a scorer judges; it decides which
-// fail-closed gates apply before the scorer runs.
-type reads int
+// Reads says what part of a result a scorer type judges; it decides which
+// fail-closed gates apply before the scorer runs, and which of selftest's
+// modes differ for it.
+type Reads string
 
 const (
-	readsParsed reads = iota // the parsed output: parse failures fail it
-	readsRaw                 // the raw text: parse failures do not matter
-	readsMeta                // the call (latency, cost, length): refusal does not decide it
+	ReadsParsed Reads = "parsed" // the parsed output: parse failures fail it
+	ReadsRaw    Reads = "raw"    // the raw text: parse failures do not matter
+	ReadsCall   Reads = "call"   // the call (latency, cost, length): refusal does not decide it
 )
 
-// typeInfo describes one built-in scorer type.
+// reads is Reads inside the package.
+type reads = Reads
+
+const (
+	readsParsed = ReadsParsed
+	readsRaw    = ReadsRaw
+	readsMeta   = ReadsCall
+)
+
+// Role says what a scorer type measures: correctness compares the answer
+// with the case's; form checks shape, length or banned words; call checks
+// the call's latency or cost. Checks of form and of the call may rightly
+// pass junk (selftest reads it).
+type Role string
+
+const (
+	RoleCorrectness Role = "correctness"
+	RoleForm        Role = "form"
+	RoleCall        Role = "call"
+)
+
+// TypeMeta describes a scorer type to what reasons about scorers without
+// running them: selftest, validate and the judge warnings read it instead
+// of keeping their own lists.
+type TypeMeta struct {
+	Type string
+	// Reads is what the scorer judges: the parsed output, the raw text or
+	// the call.
+	Reads Reads
+	// NeedsExpected: the scorer compares with the case's expected value;
+	// a case without one fails loud.
+	NeedsExpected bool
+	// Fields says whether the scorer reads paths inside a JSON output
+	// (and so needs output.format json).
+	Fields FieldUse
+	// Judge: the scorer calls a model (a judge target) to grade.
+	Judge bool
+	Role  Role
+	// Labels: the scorer's value/values are answer labels (selftest's
+	// label null models answer with them).
+	Labels bool
+	// Params are the keys it takes besides the common ones.
+	Params []string
+}
+
+// FieldUse says whether a scorer type reads paths inside a JSON output.
+type FieldUse string
+
+const (
+	FieldsNever  FieldUse = ""
+	FieldsAlways FieldUse = "always"
+	FieldsIfSet  FieldUse = "with field" // only when its field: is set
+)
+
+// typeInfo is one built-in scorer type: its metadata and how it is built.
 type typeInfo struct {
-	reads      reads
-	params     []string // parameter keys the type takes besides the common ones
-	allowEmpty bool     // allow_empty is meaningful
+	TypeMeta
+	allowEmpty bool // allow_empty is meaningful
 	build      func(b *builder, i int, sc *spec.Scorer) Scorer
 }
 
@@ -43,37 +97,63 @@ func Types() []string {
 	return names
 }
 
+// Metas describe every scorer type, sorted by type.
+func Metas() []TypeMeta {
+	ts := scorerTypes()
+	out := make([]TypeMeta, 0, len(ts))
+	for _, n := range Types() {
+		m := ts[n].TypeMeta
+		m.Params = slices.Clone(m.Params)
+		out = append(out, m)
+	}
+	return out
+}
+
+// Meta describes scorer type typ; false when there is no such type.
+func Meta(typ string) (TypeMeta, bool) {
+	info, ok := scorerTypes()[typ]
+	if !ok {
+		return TypeMeta{}, false
+	}
+	m := info.TypeMeta
+	m.Params = slices.Clone(m.Params)
+	return m, true
+}
+
+// scorerTypes is the one table of scorer types.
 func scorerTypes() map[string]typeInfo {
+	t := func(typ string, r Reads, role Role, params ...string) TypeMeta {
+		return TypeMeta{Type: typ, Reads: r, Role: role, Params: params}
+	}
+	expected := func(m TypeMeta) TypeMeta { m.NeedsExpected = true; return m }
+	labels := func(m TypeMeta) TypeMeta { m.Labels = true; return m }
+	judge := func(m TypeMeta) TypeMeta { m.Judge = true; return m }
+	fields := func(f FieldUse, m TypeMeta) TypeMeta { m.Fields = f; return m }
 	return map[string]typeInfo{
-		"equals":          {reads: readsParsed, params: []string{"normalize"}, allowEmpty: true, build: buildEquals},
-		"contains":        {reads: readsRaw, params: []string{"value", "values", "normalize"}, build: buildContains},
-		"not_contains":    {reads: readsRaw, params: []string{"value", "values", "normalize"}, allowEmpty: true, build: buildNotContains},
-		"regex":           {reads: readsParsed, params: []string{"pattern"}, allowEmpty: true, build: buildRegex},
-		"is_json":         {reads: readsRaw, build: buildIsJSON},
-		"json_schema":     {reads: readsParsed, params: []string{"schema"}, allowEmpty: true, build: buildJSONSchema},
-		"required_fields": {reads: readsParsed, params: []string{"fields"}, build: buildRequiredFields},
-		"field_equals":    {reads: readsParsed, params: []string{"field", "fields", "normalize", "tolerance", "relative"}, build: buildFieldEquals},
-		"number":          {reads: readsParsed, params: []string{"tolerance", "relative", "field"}, build: buildNumber},
-		"similarity":      {reads: readsParsed, params: []string{"method", "threshold", "field", "normalize"}, build: buildSimilarity},
-		"one_of":          {reads: readsParsed, params: []string{"values", "normalize"}, allowEmpty: true, build: buildOneOf},
-		"max_length":      {reads: readsMeta, params: []string{"max"}, allowEmpty: true, build: buildMaxLength},
-		"latency":         {reads: readsMeta, params: []string{"max"}, allowEmpty: true, build: buildLatency},
-		"cost":            {reads: readsMeta, params: []string{"max"}, allowEmpty: true, build: buildCost},
-		"cel":             {reads: readsParsed, params: []string{"expr"}, allowEmpty: true, build: buildCEL},
-		"judge":           {reads: readsParsed, params: []string{"target", "rubric", "mode", "baseline", "reveal_target", "threshold"}, allowEmpty: true, build: buildJudge},
+		"equals":          {TypeMeta: expected(t("equals", ReadsParsed, RoleCorrectness, "normalize")), allowEmpty: true, build: buildEquals},
+		"contains":        {TypeMeta: labels(t("contains", ReadsRaw, RoleCorrectness, "value", "values", "normalize")), build: buildContains},
+		"not_contains":    {TypeMeta: t("not_contains", ReadsRaw, RoleForm, "value", "values", "normalize"), allowEmpty: true, build: buildNotContains},
+		"regex":           {TypeMeta: t("regex", ReadsParsed, RoleForm, "pattern"), allowEmpty: true, build: buildRegex},
+		"is_json":         {TypeMeta: t("is_json", ReadsRaw, RoleForm), build: buildIsJSON},
+		"json_schema":     {TypeMeta: fields(FieldsAlways, t("json_schema", ReadsParsed, RoleForm, "schema")), allowEmpty: true, build: buildJSONSchema},
+		"required_fields": {TypeMeta: fields(FieldsAlways, t("required_fields", ReadsParsed, RoleForm, "fields")), build: buildRequiredFields},
+		"field_equals":    {TypeMeta: fields(FieldsAlways, expected(t("field_equals", ReadsParsed, RoleCorrectness, "field", "fields", "normalize", "tolerance", "relative"))), build: buildFieldEquals},
+		"number":          {TypeMeta: fields(FieldsIfSet, expected(t("number", ReadsParsed, RoleCorrectness, "tolerance", "relative", "field"))), build: buildNumber},
+		"similarity":      {TypeMeta: fields(FieldsIfSet, expected(t("similarity", ReadsParsed, RoleCorrectness, "method", "threshold", "field", "normalize"))), build: buildSimilarity},
+		"one_of":          {TypeMeta: labels(t("one_of", ReadsParsed, RoleForm, "values", "normalize")), allowEmpty: true, build: buildOneOf},
+		"max_length":      {TypeMeta: t("max_length", ReadsCall, RoleForm, "max"), allowEmpty: true, build: buildMaxLength},
+		"latency":         {TypeMeta: t("latency", ReadsCall, RoleCall, "max"), allowEmpty: true, build: buildLatency},
+		"cost":            {TypeMeta: t("cost", ReadsCall, RoleCall, "max"), allowEmpty: true, build: buildCost},
+		"cel":             {TypeMeta: t("cel", ReadsParsed, RoleCorrectness, "expr"), allowEmpty: true, build: buildCEL},
+		"judge":           {TypeMeta: judge(t("judge", ReadsParsed, RoleCorrectness, "target", "rubric", "mode", "baseline", "reveal_target", "threshold")), allowEmpty: true, build: buildJudge},
 	}
 }
 
 // readsJSONPaths reports whether a scorer reads paths inside a JSON
 // output, and so needs output.format json.
 func readsJSONPaths(sc *spec.Scorer) bool {
-	switch sc.Type {
-	case "field_equals", "required_fields", "json_schema":
-		return true
-	case "number", "similarity":
-		return sc.Field != ""
-	}
-	return false
+	m, _ := Meta(sc.Type)
+	return m.Fields == FieldsAlways || m.Fields == FieldsIfSet && sc.Field != ""
 }
 
 // Options adjust Compile.
@@ -174,7 +254,7 @@ func CompileWith(sp *spec.Spec, opts Options) (*Set, spec.Problems) {
 			primary:    sc.Primary,
 			weight:     sc.Weight,
 			allowEmpty: sc.AllowEmpty,
-			reads:      info.reads,
+			reads:      info.Reads,
 			s:          s,
 		}
 		if j, ok := s.(*judge); ok && j.mode == JudgePairwise {
@@ -271,7 +351,7 @@ func (b *builder) checkParams(i int, sc *spec.Scorer, info typeInfo) {
 		"method":        sc.Method != "",
 	}
 	allowed := map[string]bool{}
-	for _, p := range info.params {
+	for _, p := range info.Params {
 		allowed[p] = true
 	}
 	var keys []string
@@ -283,8 +363,8 @@ func (b *builder) checkParams(i int, sc *spec.Scorer, info typeInfo) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		hint := fmt.Sprintf("%s takes no parameters besides name, type, primary, weight", sc.Type)
-		if len(info.params) > 0 {
-			hint = fmt.Sprintf("%s takes %s", sc.Type, strings.Join(info.params, ", "))
+		if len(info.Params) > 0 {
+			hint = fmt.Sprintf("%s takes %s", sc.Type, strings.Join(info.Params, ", "))
 		}
 		b.problemf(i, k, hint, "%s does not apply to a %s scorer", k, sc.Type)
 	}

@@ -13,7 +13,7 @@ func TypeParams() map[string][]string {
 	ts := scorerTypes()
 	out := make(map[string][]string, len(ts))
 	for n, info := range ts {
-		out[n] = append([]string(nil), info.params...)
+		out[n] = append([]string(nil), info.Params...)
 	}
 	return out
 }

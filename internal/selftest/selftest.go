@@ -65,9 +65,9 @@ const (
 
 // Scorer roles.
 const (
-	RoleCorrectness = "correctness"
-	RoleForm        = "form"
-	RoleCall        = "call"
+	RoleCorrectness = string(scorer.RoleCorrectness)
+	RoleForm        = string(scorer.RoleForm)
+	RoleCall        = string(scorer.RoleCall)
 	RoleCombined    = "combined"
 )
 
@@ -96,26 +96,27 @@ type Options struct {
 
 // readsRawText reports whether a scorer type judges something other than
 // the parsed output — the raw text, or the call's latency or cost
-// (DESIGN's scorer table): for it, parsed mode is raw mode.
+// (scorer.Meta): for it, parsed mode is raw mode.
 func readsRawText(typ string) bool {
-	switch typ {
-	case "contains", "not_contains", "is_json", "max_length", "latency", "cost":
-		return true
-	}
-	return false
+	m, ok := scorer.Meta(typ)
+	return ok && m.Reads != scorer.ReadsParsed
 }
 
-// roleOf classifies a scorer type: scorers of correctness compare the
-// answer with the case's; checks of form (shape, length, banned words)
-// and of the call (latency, cost) may rightly pass junk.
+// roleOf classifies a scorer type (scorer.Meta): scorers of correctness
+// compare the answer with the case's; checks of form (shape, length,
+// banned words) and of the call (latency, cost) may rightly pass junk.
 func roleOf(typ string) string {
-	switch typ {
-	case "equals", "field_equals", "number", "similarity", "cel", "judge", "contains":
-		return RoleCorrectness
-	case "latency", "cost":
-		return RoleCall
+	m, ok := scorer.Meta(typ)
+	if !ok {
+		return RoleForm
 	}
-	return RoleForm
+	return string(m.Role)
+}
+
+// isJudge reports whether a scorer type calls a model to grade.
+func isJudge(typ string) bool {
+	m, ok := scorer.Meta(typ)
+	return ok && m.Judge
 }
 
 type cellKey struct {
@@ -209,7 +210,7 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 	st.longStride = max(1, (st.N+longCases-1)/longCases)
 	var labelValues []string
 	for _, sc := range sp.Scorers {
-		if sc.Type == "one_of" || sc.Type == "contains" {
+		if m, ok := scorer.Meta(sc.Type); ok && m.Labels {
 			if sc.Value != "" {
 				labelValues = append(labelValues, sc.Value)
 			}
@@ -311,7 +312,7 @@ func scorerInfos(sp *spec.Spec, set *scorer.Set, skipJudges bool) []*scorerInfo 
 	for _, name := range set.Names() {
 		si := &scorerInfo{name: name, typ: types[name], primary: slices.Contains(primaries, name), headline: name == set.Headline()}
 		si.readsRaw = readsRawText(si.typ)
-		si.judge = si.typ == "judge"
+		si.judge = isJudge(si.typ)
 		switch {
 		case name == scorer.CombinedName && len(primaries) > 1:
 			si.typ = "combined"
@@ -321,7 +322,7 @@ func scorerInfos(sp *spec.Spec, set *scorer.Set, skipJudges bool) []*scorerInfo 
 				if readsRawText(types[p]) {
 					si.readsRaw = true
 				}
-				if types[p] == "judge" && skipJudges {
+				if isJudge(types[p]) && skipJudges {
 					judgeSkipped = true
 				}
 			}
