@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -306,7 +307,6 @@ func (o Options) withDefaults() (Options, error) {
 
 type acc struct {
 	t       Target
-	lat     []float64
 	scorers map[string]*[2]int // passed, n
 	fails   map[string]*Failures
 	errCost map[string]float64
@@ -321,7 +321,6 @@ type acc struct {
 	fields map[string]map[string]*fieldAcc
 	// judge counts each scorer's judge errors and cost.
 	judge   map[string]*judgeAcc
-	ttft    []float64
 	order   []string
 	primary string // the first scorer flagged primary
 }
@@ -370,8 +369,16 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	var fo fieldOrder // read by the scores pass only
 	// The cases, numbered densely, with their tags for the per-slice tables.
 	ci := newCaseIndex()
+	// The run's view (runview) holds what analysis shares with the gate,
+	// drift, diff and probe: each result's latency and time to first token,
+	// so that the report's percentiles are the gate's numbers. The results
+	// pass alone feeds it; scores are counted here as before (the view's
+	// verdict columns would duplicate the per-scorer verdicts kept below).
+	vb := runview.NewBuilder(run, scoring)
+	vb.NoOutputHashes = true
 	err = st.Cases(ctx, run.ID, func(c record.Case) error {
 		ci.add(c.ID, c.Tags)
+		vb.AddCase(&c)
 		return nil
 	})
 	if err != nil {
@@ -473,11 +480,10 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	g.Go(func() error {
 		err := st.Results(ctx, run.ID, func(r record.Result) error {
 			a := get(r.Target)
+			vb.AddResult(&r)
 			a.t.N++
 			if r.ErrorKind != "" {
 				a.t.Errors++
-			} else {
-				a.lat = append(a.lat, r.LatencyMS)
 			}
 			a.t.Tokens.Input += r.InputTokens
 			a.t.Tokens.Output += r.OutputTokens
@@ -491,9 +497,6 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 			}
 			if r.ErrorKind == rateLimitedKind {
 				a.t.RateLimited++
-			}
-			if r.FirstTokenMS > 0 {
-				a.ttft = append(a.ttft, r.FirstTokenMS)
 			}
 			return nil
 		})
@@ -509,6 +512,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	if err := worst.fillResults(ctx, st, run.ID); err != nil {
 		return nil, err
 	}
+	view := vb.View()
 	judgeTypes := judgeScorers(run.Config)
 	passByTarget := map[string]*verdicts{}
 	names := slices.Clone(run.Targets)
@@ -565,9 +569,13 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 			t.Primary.Scorer = a.primary
 			t.Epochs = primaryInterval(&t.Primary, a.pass, ci, o.Alpha)
 		}
-		t.LatencyMS = Latency{P50: quantile(a.lat, 0.50), P95: quantile(a.lat, 0.95), P99: quantile(a.lat, 0.99), Samples: a.lat}
-		if len(a.ttft) > 0 {
-			t.LatencyMS.FirstToken = &Percentiles{P50: quantile(a.ttft, 0.50), P95: quantile(a.ttft, 0.95), P99: quantile(a.ttft, 0.99)}
+		var lat, ttft []float64
+		if vt := view.Target(name); vt != nil {
+			lat, ttft = vt.Latencies(), vt.FirstTokens()
+		}
+		t.LatencyMS = Latency{P50: quantile(lat, 0.50), P95: quantile(lat, 0.95), P99: quantile(lat, 0.99), Samples: lat}
+		if len(ttft) > 0 {
+			t.LatencyMS.FirstToken = &Percentiles{P50: quantile(ttft, 0.50), P95: quantile(ttft, 0.95), P99: quantile(ttft, 0.99)}
 		}
 		if t.N > 0 {
 			c := &t.CostUSD
@@ -636,8 +644,9 @@ func rate(name string, passed, n int, alpha float64, method string) Rate {
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
-// quantile is stats.Quantile (the gate's and the charts' too), 0 for no
-// values. It sorts xs in place: the latency samples are kept sorted.
+// quantile is stats.Quantile (the gate's and the charts' too) of a view's
+// column, 0 for no values. It sorts xs in place: the latency samples are
+// kept sorted.
 func quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0

@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -536,13 +536,13 @@ func (s *runSide) models(name string) []ModelCount {
 // model/fingerprint pairs differ (whatever their counts): the gate's rule,
 // so diff, drift, gate and report agree on what a change of model is.
 func modelsChanged(a, b []ModelCount) bool {
-	return gate.FingerprintsChanged(asFingerprints(a), asFingerprints(b))
+	return runview.FingerprintsChanged(asFingerprints(a), asFingerprints(b))
 }
 
-func asFingerprints(ms []ModelCount) []gate.Fingerprint {
-	out := make([]gate.Fingerprint, len(ms))
+func asFingerprints(ms []ModelCount) []runview.Fingerprint {
+	out := make([]runview.Fingerprint, len(ms))
 	for i, m := range ms {
-		out[i] = gate.Fingerprint{Model: m.Model, System: m.Fingerprint, Count: m.Results}
+		out[i] = runview.Fingerprint{Model: m.Model, System: m.Fingerprint, Count: m.Results}
 	}
 	return out
 }

@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // DiffSides is DiffRuns where either side (or both) may be a baseline file
-// (gate.LoadBaseline), so an alert can be triaged without the old
+// (runview.LoadBaseline), so an alert can be triaged without the old
 // database: the versions, the cases, the models and the flipped verdicts
 // come from the sides' snapshots. What a file does not hold is said, not
 // guessed: its outputs (a hash of each is kept: a flipped case shows it),
@@ -183,7 +183,7 @@ func sideFlips(ctx context.Context, st record.Reader, before, after *DriftSide, 
 
 // sideOutput is a result's output for display: from the store for a
 // stored run, else what a baseline file knows of it.
-func sideOutput(ctx context.Context, st record.Reader, s *DriftSide, t *gate.Target, target, caseID string, j, epoch int) (string, error) {
+func sideOutput(ctx context.Context, st record.Reader, s *DriftSide, t *runview.Target, target, caseID string, j, epoch int) (string, error) {
 	if s.Run != nil && st != nil {
 		return shownOutput(ctx, st, s.Run.ID, record.Key{CaseID: caseID, Target: target, Epoch: epoch})
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -117,7 +117,7 @@ func FuzzDiffSpecs(f *testing.F) {
 
 // The models a run reported count what successful calls reported; a failed
 // call's model (the spec's, filled in by the runner) is not a report. Diff,
-// drift, gate and report all read them through gate's snapshot and its
+// drift, gate and report all read them through the run's view (runview) and its
 // change rule.
 func TestReportedModels(t *testing.T) {
 	ctx := context.Background()
@@ -142,7 +142,7 @@ func TestReportedModels(t *testing.T) {
 	if err := st.PutResults(ctx, rs, nil); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := gate.FromStoreUnscored(ctx, st, run)
+	snap, err := runview.FromStoreUnscored(ctx, st, run)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -272,20 +272,20 @@ const (
 	DirectionNone   = "none"
 )
 
-// DriftSide is one side of a drift check: a snapshot of a run
-// (gate.FromStore for a stored run, gate.LoadBaseline for a baseline
+// DriftSide is one side of a drift check: the view of a run
+// (runview.FromStore for a stored run, runview.LoadBaseline for a baseline
 // file) and, for a stored run, the run record, whose status and resolved
 // spec a baseline file does not hold.
 type DriftSide struct {
-	Snap *gate.Snapshot
+	Snap *runview.View
 	// Run is the stored run; nil for a baseline file.
 	Run *record.Run
 }
 
 // StoredDriftSide reads one side of a drift check from the store: a
-// snapshot of the run under its latest scoring (also when it has none).
+// view of the run under its latest scoring (also when it has none).
 func StoredDriftSide(ctx context.Context, st record.Reader, run *record.Run) (*DriftSide, error) {
-	snap, err := gate.FromStoreUnscored(ctx, st, run)
+	snap, err := runview.FromStoreUnscored(ctx, st, run)
 	if err != nil {
 		return nil, err
 	}
@@ -293,8 +293,8 @@ func StoredDriftSide(ctx context.Context, st record.Reader, run *record.Run) (*D
 }
 
 // BaselineDriftSide is one side of a drift check read from a baseline
-// file (gate.LoadBaseline).
-func BaselineDriftSide(snap *gate.Snapshot) *DriftSide { return &DriftSide{Snap: snap} }
+// file (runview.LoadBaseline).
+func BaselineDriftSide(snap *runview.View) *DriftSide { return &DriftSide{Snap: snap} }
 
 // ID is the run's ID (for a baseline file, the run it was exported from).
 func (s *DriftSide) ID() string { return s.Snap.Run.ID }
@@ -546,13 +546,13 @@ func compareSnapshotCases(before, after *DriftSide) (CaseDiff, []int) {
 }
 
 // storedCaseDigest is caseDigest of a case a snapshot took from the store.
-func storedCaseDigest(c gate.Case, tags map[string]string) [16]byte {
+func storedCaseDigest(c runview.Case, tags map[string]string) [16]byte {
 	return caseDigest(record.Case{ID: c.ID, Expected: c.Expected, Tags: tags, Weight: c.Weight})
 }
 
 // driftOf pairs one target's results by case and epoch and counts flips
 // and identical outputs.
-func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []int, o DriftOptions) TargetDrift {
+func driftOf(name string, bs, as *runview.View, b, a *runview.Target, afterCase []int, o DriftOptions) TargetDrift {
 	td := TargetDrift{Target: name}
 	f, id := &td.Flips, &td.Identical
 	vb, va := primaryVerdicts(bs, b), primaryVerdicts(as, a)
@@ -701,7 +701,7 @@ func driftOf(name string, bs, as *gate.Snapshot, b, a *gate.Target, afterCase []
 
 // primaryVerdicts is a target's column of primary verdicts (nil when the
 // run has no scores).
-func primaryVerdicts(s *gate.Snapshot, t *gate.Target) []int8 {
+func primaryVerdicts(s *runview.View, t *runview.Target) []int8 {
 	if s.Primary == "" {
 		return nil
 	}
@@ -720,7 +720,7 @@ func flag(col []bool, j int) bool { return j < len(col) && col[j] }
 
 // modelCounts lists a snapshot's fingerprints as reported models, most
 // results first.
-func modelCounts(fps []gate.Fingerprint) []ModelCount {
+func modelCounts(fps []runview.Fingerprint) []ModelCount {
 	out := make([]ModelCount, len(fps))
 	for i, fp := range fps {
 		out[i] = ModelCount{Model: fp.Model, Fingerprint: fp.System, Results: fp.Count}

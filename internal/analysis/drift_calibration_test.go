@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // The calibrated tests' z and one-sided p match statsmodels'
@@ -75,14 +75,14 @@ func changedModel() simModel {
 
 // simSnapshot is a run of one target at temperature 0 over the cases whose
 // canonical verdicts are canon, epochs per case, drawn from m.
-func simSnapshot(rng *rand.Rand, id string, canon []int8, epochs int, m simModel) *gate.Snapshot {
+func simSnapshot(rng *rand.Rand, id string, canon []int8, epochs int, m simModel) *runview.View {
 	n := len(canon) * epochs
 	zero := 0.0
-	tg := &gate.Target{Name: "canary", Pass: map[string][]int8{"correct": make([]int8, n)}, Shape: make([]byte, n), Kind: make([]int32, n),
+	tg := &runview.Target{Name: "canary", Pass: map[string][]int8{"correct": make([]int8, n)}, Shape: make([]byte, n), Kind: make([]int32, n),
 		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]uint64, n), Errored: make([]bool, n),
 		Cached: make([]bool, n), Temperature: &zero, TemperatureKnown: true}
-	s := &gate.Snapshot{Run: gate.RunInfo{ID: id, DatasetHash: "sha256:d", PromptHash: "sha256:p", ScorersHash: "sha256:s", Epochs: epochs},
-		Source: id + ".json", Scorers: []string{"correct"}, Primary: "correct", Epochs: epochs, Targets: []*gate.Target{tg}}
+	s := &runview.View{Run: runview.RunInfo{ID: id, DatasetHash: "sha256:d", PromptHash: "sha256:p", ScorersHash: "sha256:s", Epochs: epochs},
+		Source: id + ".json", Scorers: []string{"correct"}, Primary: "correct", Epochs: epochs, Targets: []*runview.Target{tg}}
 	for i, v := range canon {
 		s.AddCase(fmt.Sprintf("c%03d", i), nil)
 		for e := range epochs {
@@ -97,9 +97,9 @@ func simSnapshot(rng *rand.Rand, id string, canon []int8, epochs int, m simModel
 				}
 			}
 			tg.Pass["correct"][j] = verdict
-			tg.Shape[j] = gate.ShapePass
+			tg.Shape[j] = runview.ShapePass
 			if verdict == 0 {
-				tg.Shape[j] = gate.ShapeSilent
+				tg.Shape[j] = runview.ShapeSilent
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func TestSimModelRates(t *testing.T) {
 	a := simSnapshot(rng, "a", canon, 1, noisyModel()).Targets[0]
 	b := simSnapshot(rng, "b", canon, 1, noisyModel()).Targets[0]
 	c := simSnapshot(rng, "c", canon, 1, changedModel()).Targets[0]
-	rate := func(x, y *gate.Target) (ident, flip float64) {
+	rate := func(x, y *runview.Target) (ident, flip float64) {
 		for j := range x.OutputHash {
 			if x.OutputHash[j] == y.OutputHash[j] {
 				ident++
@@ -217,7 +217,7 @@ func TestDriftErrorsAreNotDrift(t *testing.T) {
 	after := simSnapshot(rng, "night", canon, 1, simModel{q: 1})
 	at := after.Targets[0]
 	for j := range at.Errored {
-		at.Errored[j], at.Pass["correct"][j], at.Shape[j], at.OutputHash[j] = true, 0, gate.ShapeLoud, 0
+		at.Errored[j], at.Pass["correct"][j], at.Shape[j], at.OutputHash[j] = true, 0, runview.ShapeLoud, 0
 		at.SetKind(j, "auth")
 	}
 	r, err := DriftSides(BaselineDriftSide(before), BaselineDriftSide(after), DriftOptions{})
@@ -240,7 +240,7 @@ func TestDriftErrorsAreNotDrift(t *testing.T) {
 	failed := 0
 	for j := range at.Errored {
 		if canon[j] == 1 && failed < 5 {
-			at.Errored[j], at.Pass["correct"][j], at.Shape[j] = true, 0, gate.ShapeLoud
+			at.Errored[j], at.Pass["correct"][j], at.Shape[j] = true, 0, runview.ShapeLoud
 			at.SetKind(j, "timeout")
 			failed++
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
-	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // This file holds what keeps a drift check honest about its evidence: a
@@ -31,7 +31,7 @@ type driftCal struct {
 	side     *DriftSide
 	caseIn   []int // before case → calibration case (-1: none)
 	epochs   int
-	before   *gate.Snapshot
+	before   *runview.View
 	level    float64
 }
 
@@ -79,7 +79,7 @@ func calibrationOf(before, calib *DriftSide, alpha float64) (*driftCal, error) {
 
 // target is the calibration's column of a target (nil for the epochs of
 // the before side, or when the calibration did not run it).
-func (c *driftCal) target(name string) *gate.Target {
+func (c *driftCal) target(name string) *runview.Target {
 	if c.side == nil {
 		return nil
 	}
@@ -88,10 +88,10 @@ func (c *driftCal) target(name string) *gate.Target {
 
 // of measures a target's self-agreement and tests the canary's rates (in
 // td) against it; nil when the calibration did not run the target.
-func (c *driftCal) of(name string, tb *gate.Target, td TargetDrift) *DriftCalibration {
+func (c *driftCal) of(name string, tb *runview.Target, td TargetDrift) *DriftCalibration {
 	out := &DriftCalibration{Source: c.source, Level: c.level}
 	vb := primaryVerdicts(c.before, tb)
-	pair := func(b *gate.Target, jb int, vb []int8, x *gate.Target, jx int, vx []int8) {
+	pair := func(b *runview.Target, jb int, vb []int8, x *runview.Target, jx int, vx []int8) {
 		if jb >= len(b.LatencyMS) || jx >= len(x.LatencyMS) || !b.Has(jb) || !x.Has(jx) {
 			return
 		}
@@ -176,7 +176,7 @@ func TwoProportionZ(x1, n1, x0, n0 int, alternative string) DriftRateTest {
 
 // sideHealth counts a target's stored results on one side and those whose
 // call failed, by error kind.
-func sideHealth(t *gate.Target) DriftSideHealth {
+func sideHealth(t *runview.Target) DriftSideHealth {
 	var h DriftSideHealth
 	for j := range t.LatencyMS {
 		if !t.Has(j) {
@@ -194,7 +194,7 @@ func sideHealth(t *gate.Target) DriftSideHealth {
 // errorKindAt is the provider error kind of a failed result: the primary
 // verdict's failure kind, which for a failed call is its error kind, or
 // "error" when the run was not scored.
-func errorKindAt(t *gate.Target, j int) string {
+func errorKindAt(t *runview.Target, j int) string {
 	if j < len(t.Kind) {
 		if k := t.KindAt(j); k != "" {
 			return k

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 func newBaselineCommand(g *Globals) *cobra.Command {
@@ -80,7 +80,7 @@ func runBaselineExport(ctx context.Context, g *Globals, o *baselineExportOptions
 	if err := requireComplete("baseline export: run", run, o.AllowIncomplete); err != nil {
 		return err
 	}
-	snap, err := gate.FromStore(ctx, st, run)
+	snap, err := runview.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("baseline export: %w", err)
 	}
@@ -90,15 +90,15 @@ func runBaselineExport(ctx context.Context, g *Globals, o *baselineExportOptions
 				return usageError{fmt.Errorf("--targets: run %s has no target %q (targets: %s)", run.ID, t, targetList(snap))}
 			}
 		}
-		snap.Targets = slices.DeleteFunc(snap.Targets, func(t *gate.Target) bool { return !slices.Contains(targets, t.Name) })
+		snap.Targets = slices.DeleteFunc(snap.Targets, func(t *runview.Target) bool { return !slices.Contains(targets, t.Name) })
 	}
 	if o.Output == "" {
-		return gate.WriteBaseline(g.Stdout, snap)
+		return runview.WriteBaseline(g.Stdout, snap)
 	}
 	var size int64
 	err = writeFileAtomic(o.Output, func(w io.Writer) error {
 		cw := &countingWriter{w: w}
-		err := gate.WriteBaseline(cw, snap)
+		err := runview.WriteBaseline(cw, snap)
 		size = cw.n
 		return err
 	})

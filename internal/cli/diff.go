@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/analysis"
-	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -106,7 +106,7 @@ func runDiff(ctx context.Context, g *Globals, o *diffOptions) error {
 	}
 	side := func(ref string, file bool) (*analysis.DriftSide, error) {
 		if file {
-			snap, err := gate.LoadBaseline(ref)
+			snap, err := runview.LoadBaseline(ref)
 			if err != nil {
 				return nil, fmt.Errorf("diff: %w", err)
 			}

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/analysis"
-	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -205,7 +205,7 @@ func driftSide(ctx context.Context, st store.Store, ref, what string) (*analysis
 		if fi.IsDir() {
 			return nil, fmt.Errorf("drift: %s is a directory, not a baseline file", ref)
 		}
-		snap, err := gate.LoadBaseline(ref)
+		snap, err := runview.LoadBaseline(ref)
 		if err != nil {
 			return nil, fmt.Errorf("drift: %s: %w", what, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -165,7 +166,7 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 	if err := requireFinished("gate", o.AllowPartial, candEv); err != nil {
 		return err
 	}
-	cand, err := gate.FromStore(ctx, st, run)
+	cand, err := runview.FromStore(ctx, st, run)
 	if err != nil {
 		return fmt.Errorf("gate: candidate: %w", err)
 	}
@@ -243,19 +244,19 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 }
 
 // loadBaseline reads the baseline: a file when the path exists, else a run.
-func loadBaseline(ctx context.Context, g *Globals, st store.Store, ref string) (*gate.Snapshot, error) {
+func loadBaseline(ctx context.Context, g *Globals, st store.Store, ref string) (*runview.View, error) {
 	s, _, err := loadBaselineRun(ctx, g, st, ref)
 	return s, err
 }
 
 // loadBaselineRun is loadBaseline that also returns the baseline's run
 // (nil for a baseline file).
-func loadBaselineRun(ctx context.Context, g *Globals, st store.Store, ref string) (*gate.Snapshot, *record.Run, error) {
+func loadBaselineRun(ctx context.Context, g *Globals, st store.Store, ref string) (*runview.View, *record.Run, error) {
 	if fi, err := os.Stat(ref); err == nil {
 		if fi.IsDir() {
 			return nil, nil, fmt.Errorf("gate: --baseline %s is a directory, not a baseline file", ref)
 		}
-		s, err := gate.LoadBaseline(ref)
+		s, err := runview.LoadBaseline(ref)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gate: baseline: %w", err)
 		}
@@ -268,14 +269,14 @@ func loadBaselineRun(ctx context.Context, g *Globals, st store.Store, ref string
 	case err != nil:
 		return nil, nil, err
 	}
-	s, err := gate.FromStore(ctx, st, run)
+	s, err := runview.FromStore(ctx, st, run)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gate: baseline: %w", err)
 	}
 	return s, run, nil
 }
 
-func caseIDs(s *gate.Snapshot) []string {
+func caseIDs(s *runview.View) []string {
 	ids := make([]string, len(s.Cases))
 	for i, c := range s.Cases {
 		ids[i] = c.ID
@@ -291,8 +292,8 @@ func caseIDs(s *gate.Snapshot) []string {
 // returns the rules, the alpha of the section applied, where they came
 // from, its GateHash, what the candidate's spec changed in the baseline's
 // rules, and notes for the report.
-func gateRules(o *gateOptions, base, cand *gate.Snapshot, run *record.Run) (rules []gate.Rule, alpha float64, from, hash string, changes []gate.RuleChange, notes []string, err error) {
-	candGate, candErr := gate.GateOfConfig(run.Config)
+func gateRules(o *gateOptions, base, cand *runview.View, run *record.Run) (rules []gate.Rule, alpha float64, from, hash string, changes []gate.RuleChange, notes []string, err error) {
+	candGate, candErr := runview.GateOfConfig(run.Config)
 	baseGate := base.Run.Gate
 	if baseGate != nil && candGate != nil {
 		changes = gate.CompareGates(baseGate, candGate, cand.Primary)
@@ -336,7 +337,7 @@ func gateRules(o *gateOptions, base, cand *gate.Snapshot, run *record.Run) (rule
 	if err != nil {
 		return nil, 0, "", "", nil, nil, fmt.Errorf("gate: %w", err)
 	}
-	return rules, alpha, from, gate.GateHash(applied), changes, notes, nil
+	return rules, alpha, from, runview.GateHash(applied), changes, notes, nil
 }
 
 func changeList(cs []gate.RuleChange) string {
@@ -354,7 +355,7 @@ func changeList(cs []gate.RuleChange) string {
 // N of M calls of T in run R failed: KIND". run is the side's stored run
 // (nil for a baseline file); only the targets named are checked (nil:
 // all).
-func judgeable(what string, run *record.Run, s *gate.Snapshot, targets []string) error {
+func judgeable(what string, run *record.Run, s *runview.View, targets []string) error {
 	side := &analysis.DriftSide{Snap: s, Run: run}
 	names := targets
 	if names == nil {
@@ -371,7 +372,7 @@ func judgeable(what string, run *record.Run, s *gate.Snapshot, targets []string)
 
 // checkSlices refuses a rule about a slice no case of the candidate is in:
 // such a rule would otherwise pass forever, measuring nothing.
-func checkSlices(rules []gate.Rule, cand *gate.Snapshot) error {
+func checkSlices(rules []gate.Rule, cand *runview.View) error {
 	for _, r := range rules {
 		k, v := r.Check.SliceKey, r.Check.SliceValue
 		if k == "" {
@@ -404,7 +405,7 @@ func checkSlices(rules []gate.Rule, cand *gate.Snapshot) error {
 	return nil
 }
 
-func targetList(s *gate.Snapshot) string {
+func targetList(s *runview.View) string {
 	var names []string
 	for _, t := range s.Targets {
 		names = append(names, t.Name)

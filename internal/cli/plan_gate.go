@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -61,7 +62,7 @@ func planGatePower(ctx context.Context, g *Globals, o *planOptions) (*planGateDo
 		return nil, err
 	}
 	defer st.Close()
-	snap, err := gate.FromStore(ctx, st, run)
+	snap, err := runview.FromStore(ctx, st, run)
 	if err != nil {
 		return nil, fmt.Errorf("plan: run %s: %w", run.ID, err)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/analysis"
-	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -172,7 +172,7 @@ func fingerprintWarnings(ctx context.Context, g *Globals, st store.Store, run *r
 	if err != nil {
 		return nil, err
 	}
-	cand, err := gate.FromStore(ctx, st, run)
+	cand, err := runview.FromStore(ctx, st, run)
 	if err != nil {
 		return nil, err
 	}
@@ -182,9 +182,9 @@ func fingerprintWarnings(ctx context.Context, g *Globals, st store.Store, run *r
 		if bt == nil {
 			continue
 		}
-		if gate.FingerprintsChanged(bt.Fingerprints, ct.Fingerprints) {
+		if runview.FingerprintsChanged(bt.Fingerprints, ct.Fingerprints) {
 			out = append(out, fmt.Sprintf("target %s: the reported model changed since the baseline %s (%s → %s): the provider may serve a different model under the same name; assay drift measures whether its outputs changed",
-				ct.Name, base.Run.ID, gate.FingerprintList(bt.Fingerprints), gate.FingerprintList(ct.Fingerprints)))
+				ct.Name, base.Run.ID, runview.FingerprintList(bt.Fingerprints), runview.FingerprintList(ct.Fingerprints)))
 		}
 	}
 	return out, nil

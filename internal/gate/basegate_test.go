@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -76,18 +77,18 @@ func TestCompareGates(t *testing.T) {
 
 // The gate section hash is of the rules, not of how the file spells them.
 func TestGateHash(t *testing.T) {
-	a := GateHash(gateOf(0, spec.GateRule{Metric: "primary", MaxDrop: "5%"}))
-	b := GateHash(gateOf(0, spec.GateRule{Metric: "primary", MaxDrop: "50%"}))
+	a := runview.GateHash(gateOf(0, spec.GateRule{Metric: "primary", MaxDrop: "5%"}))
+	b := runview.GateHash(gateOf(0, spec.GateRule{Metric: "primary", MaxDrop: "50%"}))
 	if a == b || len(a) != 16 || !isHash(a) {
 		t.Errorf("hashes %q %q: want 16 hex digits, different for different rules", a, b)
 	}
-	if GateHash(nil) != "" {
+	if runview.GateHash(nil) != "" {
 		t.Errorf("no rules recorded: want no hash")
 	}
-	if g, err := GateOfConfig([]byte(`{"name":"x"}`)); err != nil || g == nil || len(g.Rules) != 0 {
+	if g, err := runview.GateOfConfig([]byte(`{"name":"x"}`)); err != nil || g == nil || len(g.Rules) != 0 {
 		t.Errorf("a spec without gate: is the default rules (an empty section), got %v, %v", g, err)
 	}
-	if g, _ := GateOfConfig(nil); g != nil {
+	if g, _ := runview.GateOfConfig(nil); g != nil {
 		t.Errorf("no spec recorded: want unknown rules")
 	}
 }
@@ -98,12 +99,12 @@ func TestGateHash(t *testing.T) {
 func TestBaselineCarriesGateRules(t *testing.T) {
 	s := testSnap("r1", "sha256:d", 1, ids(3), nil, testTarget("t", []int{1, 0, 1}, nil, nil, nil, "a"))
 	s.Run.Gate = gateOf(0.01, spec.GateRule{Metric: "primary", MaxDrop: "5%"})
-	s.Run.GateHash = GateHash(s.Run.Gate)
+	s.Run.GateHash = runview.GateHash(s.Run.Gate)
 	var buf bytes.Buffer
-	if err := WriteBaseline(&buf, s); err != nil {
+	if err := runview.WriteBaseline(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadBaseline("b.json", bytes.NewReader(buf.Bytes()))
+	got, err := runview.ReadBaseline("b.json", bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestBaselineCarriesGateRules(t *testing.T) {
 		}
 		f(m["run"].(map[string]any))
 		b, _ := json.Marshal(m)
-		_, err := ReadBaseline("b.json", bytes.NewReader(b))
+		_, err := runview.ReadBaseline("b.json", bytes.NewReader(b))
 		return err
 	}
 	err = edit(func(run map[string]any) {
@@ -210,7 +211,7 @@ func TestGateLeavesFailedCallsOut(t *testing.T) {
 	ct := testTarget("t", pass(n-30), pass(0), nil, nil, "x")
 	for j := n - 30; j < n; j++ {
 		ct.Errored[j] = true
-		ct.Shape[j] = ShapeLoud
+		ct.Shape[j] = runview.ShapeLoud
 		ct.SetKind(j, "auth")
 	}
 	cand := testSnap("c", "sha256:d", 1, ids(n), nil, ct)
@@ -238,23 +239,23 @@ func TestGateLeavesFailedCallsOut(t *testing.T) {
 func FuzzReadBaselineGate(f *testing.F) {
 	s := testSnap("r1", "sha256:d", 1, ids(3), nil, testTarget("t", []int{1, 0, 1}, nil, nil, nil, "a"))
 	s.Run.Gate = gateOf(0.01, spec.GateRule{Metric: "primary", MaxDrop: "5%"}, spec.GateRule{Metric: "correct", Slice: map[string]string{"tier": "hard"}, Min: "80%"})
-	s.Run.GateHash = GateHash(s.Run.Gate)
+	s.Run.GateHash = runview.GateHash(s.Run.Gate)
 	var buf bytes.Buffer
-	if err := WriteBaseline(&buf, s); err != nil {
+	if err := runview.WriteBaseline(&buf, s); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
 	f.Add(bytes.Replace(buf.Bytes(), []byte(`"5%"`), []byte(`"50%"`), 1))
 	f.Add(bytes.Replace(buf.Bytes(), []byte(`"max_drop"`), []byte(`"max_rise"`), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := ReadBaseline("f.json", bytes.NewReader(data))
+		got, err := runview.ReadBaseline("f.json", bytes.NewReader(data))
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.json") {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			return
 		}
-		if got.Run.Gate != nil && got.Run.GateHash != GateHash(got.Run.Gate) {
+		if got.Run.Gate != nil && got.Run.GateHash != runview.GateHash(got.Run.Gate) {
 			t.Fatalf("accepted rules that are not the ones hashed: %+v %q", got.Run.Gate, got.Run.GateHash)
 		}
 		if got.Run.Gate == nil && got.Run.GateHash != "" {

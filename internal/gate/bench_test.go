@@ -23,6 +23,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -48,9 +49,9 @@ func benchTags(i int) map[string]string {
 // with a few loud ones, varying cost and latency, distinct output hashes.
 // Snapshots built with the same seed pair case by case: regress only turns
 // passes into fails, slower scales every latency.
-func benchSnapshot(id string, cases int, seed uint64, regress, slower float64) *gate.Snapshot {
-	s := &gate.Snapshot{
-		Run: gate.RunInfo{ID: id, Spec: "bench", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
+func benchSnapshot(id string, cases int, seed uint64, regress, slower float64) *runview.View {
+	s := &runview.View{
+		Run: runview.RunInfo{ID: id, Spec: "bench", SpecHash: "sha256:s", DatasetHash: "sha256:d", PromptHash: "sha256:p",
 			ScorersHash: "sha256:c", Epochs: 1, Scoring: 1, Created: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)},
 		Source: "run " + id, Scorers: []string{"correct"}, Primary: "correct", Epochs: 1,
 	}
@@ -60,10 +61,10 @@ func benchSnapshot(id string, cases int, seed uint64, regress, slower float64) *
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for t := range benchTargets {
 		name := "model-" + strconv.Itoa(t)
-		tg := &gate.Target{Name: name, Pass: map[string][]int8{"correct": make([]int8, cases)},
+		tg := &runview.Target{Name: name, Pass: map[string][]int8{"correct": make([]int8, cases)},
 			Shape: make([]byte, cases), Kind: make([]int32, cases), CostUSD: make([]float64, cases),
 			LatencyMS: make([]float64, cases), OutputHash: make([]uint64, cases),
-			Fingerprints: []gate.Fingerprint{{Model: name + "-2026-11-01", System: "fp_1", Count: cases}}}
+			Fingerprints: []runview.Fingerprint{{Model: name + "-2026-11-01", System: "fp_1", Count: cases}}}
 		s.Targets = append(s.Targets, tg)
 	}
 	for i := 1; i <= cases; i++ {
@@ -74,18 +75,18 @@ func benchSnapshot(id string, cases int, seed uint64, regress, slower float64) *
 			tg.Pass["correct"][j] = int8(b2i(pass))
 			switch {
 			case pass:
-				tg.Shape[j] = gate.ShapePass
+				tg.Shape[j] = runview.ShapePass
 			case loud:
-				tg.Shape[j] = gate.ShapeLoud
+				tg.Shape[j] = runview.ShapeLoud
 				tg.SetKind(j, "timeout")
 			default:
-				tg.Shape[j] = gate.ShapeSilent
+				tg.Shape[j] = runview.ShapeSilent
 				tg.SetKind(j, "wrong")
 			}
 			tg.CostUSD[j] = 0.0001 + 0.0001*rng.Float64()
 			tg.LatencyMS[j] = (200 + 800*rng.Float64()) * slower
 			out := fmt.Sprintf("case %d by %s: A: %t", i, tg.Name, pass)
-			tg.OutputHash[j] = gate.OutputSum(out)
+			tg.OutputHash[j] = runview.OutputSum(out)
 		}
 	}
 	return s
@@ -175,12 +176,12 @@ func BenchmarkFromStore(b *testing.B) {
 		b.Run(fmt.Sprintf("cases=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := gate.FromStore(ctx, st, run); err != nil {
+				if _, err := runview.FromStore(ctx, st, run); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(retainedMB(func() any {
-				s, _ := gate.FromStore(ctx, st, run)
+				s, _ := runview.FromStore(ctx, st, run)
 				return s
 			}), "retained-MB")
 		})
@@ -196,7 +197,7 @@ func BenchmarkWriteBaseline(b *testing.B) {
 			var size int
 			for b.Loop() {
 				var cw countWriter
-				if err := gate.WriteBaseline(&cw, s); err != nil {
+				if err := runview.WriteBaseline(&cw, s); err != nil {
 					b.Fatal(err)
 				}
 				size = cw.n
@@ -215,7 +216,7 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += len(p); return len(p
 func BenchmarkReadBaseline(b *testing.B) {
 	for _, n := range benchSizes {
 		var buf bytes.Buffer
-		if err := gate.WriteBaseline(&buf, benchSnapshot("base", n, 1, 0, 1)); err != nil {
+		if err := runview.WriteBaseline(&buf, benchSnapshot("base", n, 1, 0, 1)); err != nil {
 			b.Fatal(err)
 		}
 		data := buf.Bytes()
@@ -223,13 +224,13 @@ func BenchmarkReadBaseline(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := gate.ReadBaseline("baseline.json", bytes.NewReader(data)); err != nil {
+				if _, err := runview.ReadBaseline("baseline.json", bytes.NewReader(data)); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(len(data))/1e6, "file-MB")
 			b.ReportMetric(retainedMB(func() any {
-				s, _ := gate.ReadBaseline("baseline.json", bytes.NewReader(data))
+				s, _ := runview.ReadBaseline("baseline.json", bytes.NewReader(data))
 				return s
 			}), "retained-MB")
 		})

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // TestDatasetVersionsByContent: the gate pairs runs by the dataset's
@@ -17,7 +19,7 @@ func TestDatasetVersionsByContent(t *testing.T) {
 		lfBytes = "sha256:1f1f"
 		crlf    = "sha256:c71f"
 	)
-	snap := func(id, hash, file string) *Snapshot {
+	snap := func(id, hash, file string) *runview.View {
 		s := testSnap(id, hash, 1, ids(40), nil, testTarget("m", passes(40, 36), nil, nil, nil, id))
 		s.Run.FileHash = file
 		return s
@@ -41,7 +43,7 @@ func TestDatasetVersionsByContent(t *testing.T) {
 
 	// A baseline recorded before content hashes: dataset_hash is the byte
 	// hash and there is no file_hash.
-	old := func() *Snapshot { return snap("b", lfBytes, "") }
+	old := func() *runview.View { return snap("b", lfBytes, "") }
 	res = evaluate(t, old(), snap("c", content, lfBytes), nil, Options{})
 	if w := warnings(res); !strings.Contains(w, "baseline records only its dataset file's byte hash") || !strings.Contains(w, "content hash of the baseline is unknown") {
 		t.Errorf("old baseline, same bytes: warnings %q", res.Warnings)

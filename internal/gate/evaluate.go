@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/stats"
 )
@@ -95,8 +95,8 @@ type Result struct {
 // Side names one of the two runs compared.
 type Side struct {
 	// Source is "run ID" or a baseline file's path.
-	Source string  `json:"source"`
-	Run    RunInfo `json:"run"`
+	Source string          `json:"source"`
+	Run    runview.RunInfo `json:"run"`
 }
 
 // TargetResult is one target's checks.
@@ -115,9 +115,9 @@ type TargetResult struct {
 	Errors SideCounts `json:"errors"`
 	// FingerprintChanged says the model names or system fingerprints the
 	// provider reported differ from the baseline's.
-	FingerprintChanged    bool          `json:"fingerprint_changed"`
-	BaselineFingerprints  []Fingerprint `json:"baseline_fingerprints"`
-	CandidateFingerprints []Fingerprint `json:"candidate_fingerprints"`
+	FingerprintChanged    bool                  `json:"fingerprint_changed"`
+	BaselineFingerprints  []runview.Fingerprint `json:"baseline_fingerprints"`
+	CandidateFingerprints []runview.Fingerprint `json:"candidate_fingerprints"`
 	// IdenticalOutputs of Outputs pairs (case × epoch, both present) have
 	// the same raw output in both runs.
 	IdenticalOutputs int     `json:"identical_outputs"`
@@ -251,7 +251,7 @@ func idList(ids []string) string {
 
 // Evaluate gates the candidate against the baseline: every rule on every
 // target, paired by case ID (and epoch). With no rules, DefaultRules apply.
-func Evaluate(base, cand *Snapshot, rules []Rule, o Options) (*Result, error) {
+func Evaluate(base, cand *runview.View, rules []Rule, o Options) (*Result, error) {
 	if o.Alpha == 0 {
 		o.Alpha = DefaultAlpha
 	}
@@ -369,7 +369,7 @@ func Evaluate(base, cand *Snapshot, rules []Rule, o Options) (*Result, error) {
 	return res, nil
 }
 
-func targetNames(s *Snapshot) string {
+func targetNames(s *runview.View) string {
 	if len(s.Targets) == 0 {
 		return "none"
 	}
@@ -394,20 +394,20 @@ func ShortHash(h string) string {
 }
 
 // evalTarget runs every rule on one target.
-func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Rule, o Options, res *Result) TargetResult {
+func evalTarget(base, cand *runview.View, bt, ct *runview.Target, pairs [][2]int, rules []Rule, o Options, res *Result) TargetResult {
 	tr := TargetResult{Name: bt.Name, BaselineFingerprints: bt.Fingerprints}
 	if tr.BaselineFingerprints == nil {
-		tr.BaselineFingerprints = []Fingerprint{}
+		tr.BaselineFingerprints = []runview.Fingerprint{}
 	}
 	if ct == nil {
 		tr.Verdict, tr.Missing = Fail, true
 		tr.Reason = fmt.Sprintf("target %s is in the baseline but not in the candidate run: it was not measured (narrow the gate with --targets if that is intended)", bt.Name)
-		tr.CandidateFingerprints = []Fingerprint{}
+		tr.CandidateFingerprints = []runview.Fingerprint{}
 		return tr
 	}
 	tr.CandidateFingerprints = ct.Fingerprints
 	if tr.CandidateFingerprints == nil {
-		tr.CandidateFingerprints = []Fingerprint{}
+		tr.CandidateFingerprints = []runview.Fingerprint{}
 	}
 	// Cases with a result in both runs.
 	var both [][2]int
@@ -420,7 +420,7 @@ func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Ru
 				jb, jc := p[0]*base.Epochs+e, p[1]*cand.Epochs+e
 				// A failed call has no output to compare: two failures
 				// are not two identical answers.
-				if bt.Has(jb) && ct.Has(jc) && !bt.failed(jb) && !ct.failed(jc) {
+				if bt.Has(jb) && ct.Has(jc) && !bt.Failed(jb) && !ct.Failed(jc) {
 					tr.Outputs++
 					if bt.OutputHash[jb] == ct.OutputHash[jc] {
 						tr.IdenticalOutputs++
@@ -434,12 +434,12 @@ func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Ru
 	// the checks leave it out, and it is counted apart.
 	for _, p := range both {
 		for e := range base.Epochs {
-			if j := p[0]*base.Epochs + e; bt.Has(j) && bt.failed(j) {
+			if j := p[0]*base.Epochs + e; bt.Has(j) && bt.Failed(j) {
 				tr.Errors.Baseline++
 			}
 		}
 		for e := range cand.Epochs {
-			if j := p[1]*cand.Epochs + e; ct.Has(j) && ct.failed(j) {
+			if j := p[1]*cand.Epochs + e; ct.Has(j) && ct.Failed(j) {
 				tr.Errors.Candidate++
 			}
 		}
@@ -448,10 +448,10 @@ func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Ru
 		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: %d failed calls in the baseline and %d in the candidate (provider errors) are left out of the checks: errors are not behaviour",
 			clip(bt.Name), tr.Errors.Baseline, tr.Errors.Candidate))
 	}
-	if FingerprintsChanged(bt.Fingerprints, ct.Fingerprints) {
+	if runview.FingerprintsChanged(bt.Fingerprints, ct.Fingerprints) {
 		tr.FingerprintChanged = true
 		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: the model fingerprint changed since the baseline (%s → %s): the provider may serve a different model under the same name",
-			clip(bt.Name), fpSet(bt.Fingerprints), fpSet(ct.Fingerprints)))
+			clip(bt.Name), runview.FingerprintList(bt.Fingerprints), runview.FingerprintList(ct.Fingerprints)))
 	}
 	if len(both) == 0 {
 		tr.Verdict, tr.Missing = Fail, true
@@ -473,7 +473,7 @@ func evalTarget(base, cand *Snapshot, bt, ct *Target, pairs [][2]int, rules []Ru
 	return tr
 }
 
-func anyResult(t *Target, ci, epochs int) bool {
+func anyResult(t *runview.Target, ci, epochs int) bool {
 	for e := range epochs {
 		if t.Has(ci*epochs + e) {
 			return true
@@ -482,7 +482,7 @@ func anyResult(t *Target, ci, epochs int) bool {
 	return false
 }
 
-func countWith(pairs [][2]int, t *Target, epochs, side int) int {
+func countWith(pairs [][2]int, t *runview.Target, epochs, side int) int {
 	n := 0
 	for _, p := range pairs {
 		if anyResult(t, p[side], epochs) {
@@ -492,43 +492,10 @@ func countWith(pairs [][2]int, t *Target, epochs, side int) int {
 	return n
 }
 
-// FingerprintsChanged reports whether both sides reported models and the
-// sets of model names and system fingerprints differ (whatever their
-// counts). A side with no successful call reported nothing, which is not a
-// change of model.
-func FingerprintsChanged(base, cand []Fingerprint) bool {
-	return len(base) > 0 && len(cand) > 0 && fpSet(base) != fpSet(cand)
-}
-
-// FingerprintList writes the distinct model names and fingerprints, sorted,
-// for a message.
-func FingerprintList(fps []Fingerprint) string { return fpSet(fps) }
-
-// fpSet writes the distinct model names and fingerprints, sorted.
-func fpSet(fps []Fingerprint) string {
-	var parts []string
-	for _, f := range fps {
-		s := f.Model
-		if f.System != "" {
-			s += " (" + f.System + ")"
-		}
-		if s == "" {
-			s = "none reported"
-		}
-		parts = append(parts, s)
-	}
-	slices.Sort(parts)
-	parts = slices.Compact(parts)
-	if len(parts) == 0 {
-		return "none reported"
-	}
-	return strings.Join(parts, ", ")
-}
-
 // evaluator computes checks on one target's paired cases.
 type evaluator struct {
-	base, cand *Snapshot
-	bt, ct     *Target
+	base, cand *runview.View
+	bt, ct     *runview.Target
 	pairs      [][2]int
 	o          Options
 	// clusters gives a pair's cluster (its candidate case's cluster tag,
@@ -583,28 +550,28 @@ func (e *evaluator) perCase(pairs [][2]int, bval, cval func(j int) (float64, boo
 	return b, c, kept
 }
 
-func passVal(t *Target, scorer string) func(int) (float64, bool) {
+func passVal(t *runview.Target, scorer string) func(int) (float64, bool) {
 	p := t.Pass[scorer]
 	return func(j int) (float64, bool) {
-		if p == nil || !t.behaved(j) || p[j] < 0 {
+		if p == nil || !t.Behaved(j) || p[j] < 0 {
 			return 0, false
 		}
 		return float64(p[j]), true
 	}
 }
 
-func loudVal(t *Target) func(int) (float64, bool) {
+func loudVal(t *runview.Target) func(int) (float64, bool) {
 	return func(j int) (float64, bool) {
-		if t.Shape[j] == ShapeNone || t.failed(j) {
+		if t.Shape[j] == runview.ShapeNone || t.Failed(j) {
 			return 0, false
 		}
-		return b2f(t.Shape[j] == ShapeLoud), true
+		return b2f(t.Shape[j] == runview.ShapeLoud), true
 	}
 }
 
-func costVal(t *Target) func(int) (float64, bool) {
+func costVal(t *runview.Target) func(int) (float64, bool) {
 	return func(j int) (float64, bool) {
-		if !t.behaved(j) {
+		if !t.Behaved(j) {
 			return 0, false
 		}
 		return t.CostUSD[j], true
@@ -928,13 +895,13 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 	var cases []caseLat
 	var kept [][2]int
 	name := "p95 latency"
-	column := func(t *Target) []float64 { return t.LatencyMS }
+	column := func(t *runview.Target) []float64 { return t.LatencyMS }
 	if c.Kind == spec.GateTTFTP95 {
 		name = "p95 time to first token"
-		column = func(t *Target) []float64 { return t.FirstTokenMS }
+		column = func(t *runview.Target) []float64 { return t.FirstTokenMS }
 		for _, side := range []struct {
 			what string
-			t    *Target
+			t    *runview.Target
 		}{{"baseline", e.bt}, {"candidate", e.ct}} {
 			if side.t.FirstTokenMS == nil {
 				out.note = fmt.Sprintf("the %s does not record time to first token (a baseline file written before assay kept it): no %s can be measured; nothing decided", side.what, name)
@@ -942,11 +909,11 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 			}
 		}
 	}
-	collect := func(t *Target, ci, epochs int) []float64 {
+	collect := func(t *runview.Target, ci, epochs int) []float64 {
 		col := column(t)
 		var xs []float64
 		for k := range epochs {
-			if j := ci*epochs + k; t.behaved(j) && !math.IsNaN(col[j]) {
+			if j := ci*epochs + k; t.Behaved(j) && !math.IsNaN(col[j]) {
 				xs = append(xs, col[j])
 			}
 		}

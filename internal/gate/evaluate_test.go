@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // reference mirrors testdata/reference.json, made by testdata/reference.py
@@ -408,7 +410,7 @@ func TestTargetsAndFingerprints(t *testing.T) {
 	a, b := testTarget("a", passes(50, 40), nil, nil, nil, "x"), testTarget("b", passes(50, 40), nil, nil, nil, "x")
 	base := testSnap("b", "sha256:d", 1, ids(50), nil, a, b)
 	ca := testTarget("a", passes(50, 40), nil, nil, nil, "x")
-	ca.Fingerprints = []Fingerprint{{Model: "m-2", System: "fp_9", Count: 50}}
+	ca.Fingerprints = []runview.Fingerprint{{Model: "m-2", System: "fp_9", Count: 50}}
 	cand := testSnap("c", "sha256:d", 1, ids(50), nil, ca)
 	res := evaluate(t, base, cand, nil, Options{})
 	if res.Verdict != Fail || len(res.Targets) != 2 || !res.Targets[1].Missing || !strings.Contains(res.Targets[1].Reason, "not in the candidate") {
@@ -422,12 +424,12 @@ func TestTargetsAndFingerprints(t *testing.T) {
 		t.Errorf("--targets a: %s %+v", res.Verdict, res.Targets)
 	}
 	// The same fingerprints (in any order, any counts) are no drift.
-	ca.Fingerprints = []Fingerprint{{Model: "m-1", System: "fp_1", Count: 3}}
+	ca.Fingerprints = []runview.Fingerprint{{Model: "m-1", System: "fp_1", Count: 3}}
 	if res = evaluate(t, base, cand, nil, Options{Targets: []string{"a"}}); res.Targets[0].FingerprintChanged {
 		t.Errorf("same fingerprint flagged")
 	}
 	// A target with no result at all fails.
-	empty := newTarget("a", []string{"correct"}, 50)
+	empty := runview.NewTarget("a", []string{"correct"}, 50)
 	if res = evaluate(t, base, testSnap("c", "sha256:d", 1, ids(50), nil, empty), nil, Options{Targets: []string{"a"}}); res.Verdict != Fail || !res.Targets[0].Missing {
 		t.Errorf("no results: %+v", res.Targets[0])
 	}
@@ -456,20 +458,20 @@ func TestEpochsUsePerCaseMeans(t *testing.T) {
 }
 
 func TestFingerprintsChanged(t *testing.T) {
-	a := []Fingerprint{{Model: "m-2024-05", System: "fp_1", Count: 10}}
+	a := []runview.Fingerprint{{Model: "m-2024-05", System: "fp_1", Count: 10}}
 	for _, c := range []struct {
 		name       string
-		base, cand []Fingerprint
+		base, cand []runview.Fingerprint
 		want       bool
 	}{
-		{"same set, other counts", a, []Fingerprint{{Model: "m-2024-05", System: "fp_1", Count: 3}}, false},
-		{"new system fingerprint", a, []Fingerprint{{Model: "m-2024-05", System: "fp_2", Count: 10}}, true},
-		{"new model version", a, []Fingerprint{{Model: "m-2024-08", System: "fp_1", Count: 10}}, true},
-		{"a second fingerprint appears", a, append([]Fingerprint{{Model: "m-2024-05", System: "fp_0", Count: 1}}, a...), true},
+		{"same set, other counts", a, []runview.Fingerprint{{Model: "m-2024-05", System: "fp_1", Count: 3}}, false},
+		{"new system fingerprint", a, []runview.Fingerprint{{Model: "m-2024-05", System: "fp_2", Count: 10}}, true},
+		{"new model version", a, []runview.Fingerprint{{Model: "m-2024-08", System: "fp_1", Count: 10}}, true},
+		{"a second fingerprint appears", a, append([]runview.Fingerprint{{Model: "m-2024-05", System: "fp_0", Count: 1}}, a...), true},
 		{"candidate reported nothing (every call failed)", a, nil, false},
 		{"baseline reported nothing", nil, a, false},
 	} {
-		if got := FingerprintsChanged(c.base, c.cand); got != c.want {
+		if got := runview.FingerprintsChanged(c.base, c.cand); got != c.want {
 			t.Errorf("%s: FingerprintsChanged = %v, want %v", c.name, got, c.want)
 		}
 	}

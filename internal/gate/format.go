@@ -245,3 +245,11 @@ func pEq(p float64) string {
 	}
 	return "= " + s
 }
+
+// clip quotes a value for a message, shortened.
+func clip(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return strconv.Quote(s)
+}

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/stats"
 )
@@ -221,8 +222,8 @@ func verdictAt(c Check, o Options) string {
 // clusterOf gives a pair's cluster: its candidate case's cluster tag, else
 // the baseline case's; a case with neither is a cluster of its own. Nil
 // when no case carries the tag.
-func clusterOf(base, cand *Snapshot) func(p [2]int) string {
-	has := func(s *Snapshot) bool {
+func clusterOf(base, cand *runview.View) func(p [2]int) string {
+	has := func(s *runview.View) bool {
 		for i := range s.Cases {
 			if _, ok := s.Tag(i, ClusterTag); ok {
 				return true
@@ -246,7 +247,7 @@ func clusterOf(base, cand *Snapshot) func(p [2]int) string {
 
 // clusterWarning counts the clusters of the paired cases and warns when
 // cluster-robust intervals rest on too few of them.
-func clusterWarning(res *Result, base, cand *Snapshot, pairs [][2]int) {
+func clusterWarning(res *Result, base, cand *runview.View, pairs [][2]int) {
 	of := clusterOf(base, cand)
 	if of == nil {
 		return

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // Simulations of the gate's decision at the limit. Each is seeded and
@@ -103,8 +105,8 @@ func TestGateFamilyWiseFalseFail(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20261203, 2))
 	rules := mustRules(t, "primary max_drop=0pt", "loud_rate max_rise=0pt", "cost_per_case max_rise=0", "latency_p95 max_rise=0ms")
 	names := []string{"a", "b", "c", "d"}
-	side := func(salt string) []*Target {
-		var ts []*Target
+	side := func(salt string) []*runview.Target {
+		var ts []*runview.Target
 		for _, name := range names {
 			pass, loud := make([]int, n), make([]int, n)
 			cost, lat := make([]float64, n), make([]float64, n)
@@ -305,7 +307,7 @@ func TestEpochFloorWithoutSpread(t *testing.T) {
 // one-sided score p is 0.013 (reference.py: norm.cdf(tango_z(0, 17, 1000,
 // −0.01))), below 0.05 alone but not among 20 checks (0.013 × 20 > 0.05).
 func TestHolmReasonSaysBoth(t *testing.T) {
-	var bts, cts []*Target
+	var bts, cts []*runview.Target
 	for i := range 10 {
 		name := fmt.Sprint("t", i)
 		k := 800

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -45,7 +46,7 @@ type RuleRate struct {
 // RateFor measures a pass/fail worsening rule on one target of a run. ok
 // is false when the rule is not one (PassFailWorsening) or the target has
 // no scores of its scorer.
-func RateFor(s *Snapshot, t *Target, r Rule) (RuleRate, bool) {
+func RateFor(s *runview.View, t *runview.Target, r Rule) (RuleRate, bool) {
 	c := r.Check
 	if !r.PassFailWorsening() {
 		return RuleRate{}, false

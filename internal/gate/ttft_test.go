@@ -6,11 +6,13 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // withTTFT sets a target's time to first token; NaN marks a call that
 // did not stream.
-func withTTFT(t *Target, ttft []float64) *Target {
+func withTTFT(t *runview.Target, ttft []float64) *runview.Target {
 	t.FirstTokenMS = ttft
 	return t
 }
@@ -99,10 +101,10 @@ func TestBaselineFileFirstToken(t *testing.T) {
 	ttft := []float64{120, math.NaN(), 95.5, 300}
 	s := testSnap("b", "sha256:d", 1, ids(n), nil, withTTFT(testTarget("m", passes(n, 3), nil, nil, nil, "b"), ttft))
 	var buf bytes.Buffer
-	if err := WriteBaseline(&buf, s); err != nil {
+	if err := runview.WriteBaseline(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadBaseline("base.json", bytes.NewReader(buf.Bytes()))
+	got, err := runview.ReadBaseline("base.json", bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestBaselineFileFirstToken(t *testing.T) {
 
 	plain := testSnap("b", "sha256:d", 1, ids(n), nil, testTarget("m", passes(n, 3), nil, nil, nil, "b"))
 	buf.Reset()
-	if err := WriteBaseline(&buf, plain); err != nil {
+	if err := runview.WriteBaseline(&buf, plain); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "first_token_ms") {
@@ -125,7 +127,7 @@ func TestBaselineFileFirstToken(t *testing.T) {
 	// A first token where the result is missing (latency null).
 	var doc map[string]any
 	buf.Reset()
-	if err := WriteBaseline(&buf, s); err != nil {
+	if err := runview.WriteBaseline(&buf, s); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
@@ -140,7 +142,7 @@ func TestBaselineFileFirstToken(t *testing.T) {
 	tg["shape"] = sh[:1] + "-" + sh[2:]
 	tg["first_token_ms"].([]any)[1] = 50.0
 	bad, _ := json.Marshal(doc)
-	_, err = ReadBaseline("bad.json", bytes.NewReader(bad))
+	_, err = runview.ReadBaseline("bad.json", bytes.NewReader(bad))
 	if err == nil || !strings.Contains(err.Error(), "first_token_ms[1]") {
 		t.Errorf("a first token for a missing result: err %v, want one naming targets[0].first_token_ms[1]", err)
 	}

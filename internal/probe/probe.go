@@ -3,10 +3,11 @@
 // with a fixed, recorded prompt), the content-hash IDs of twin sets and how
 // a twin is stored, and the decision — per target, the paired drop from the
 // originals to their twins, its Newcombe interval, the one-sided exact
-// McNemar p-value Holm-adjusted across targets, and the verdict. It renders
-// its own small report (text and JSON).
+// McNemar p-value Holm-adjusted across targets, and the verdict, as a
+// Report (report renders it).
 //
-// It reads the store and calls a rewriter through the provider interface it
+// It reads each run through its view (runview: the verdicts the gate and
+// drift read too) and calls a rewriter through the provider interface it
 // is handed (already wrapped by the CLI); it must not import the runner,
 // provider implementations, the CLI or report.
 package probe

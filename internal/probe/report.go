@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -93,61 +94,38 @@ func NewMethod(o Options, k int) Method {
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
-// RunVerdicts is what one run says of each target's cases.
-type RunVerdicts struct {
-	// Pass maps target → case ID → whether the primary scorer passed it,
-	// for the calls that returned.
-	Pass map[string]map[string]bool
-	// Errors counts, per target, the calls that failed with an error (a
-	// time-out, a refused request …): no answer, so no evidence about the
-	// wording. Their cases are left out of the pairing and counted.
-	Errors map[string]int
-}
-
-// Verdicts reads the primary verdict of every target's cases in a run's
-// latest scoring (epoch 1 only: the probe makes one call per case), setting
-// apart the calls that failed with an error.
-func Verdicts(ctx context.Context, st record.Reader, runID string) (*RunVerdicts, error) {
-	failed := map[record.Key]bool{}
-	v := &RunVerdicts{Pass: map[string]map[string]bool{}, Errors: map[string]int{}}
-	err := st.Results(ctx, runID, func(r record.Result) error {
-		if r.ErrorKind != "" && r.Epoch <= 1 {
-			failed[r.Key()] = true
-			v.Errors[r.Target]++
-		}
-		return nil
-	})
+// Verdicts reads what one run says of each target's cases: the run's view
+// (runview.FromStoreUnscored, under its latest scoring), of which the probe
+// reads each target's primary verdict on epoch 1 (it makes one call per
+// case) and the calls that failed with an error (a time-out, a refused
+// request …: no answer, so no evidence about the wording), which are left
+// out of the pairing and counted (SetErrors).
+func Verdicts(ctx context.Context, st record.Reader, runID string) (*runview.View, error) {
+	run, err := st.GetRun(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	scoring, err := st.LatestScoring(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	err = st.Scores(ctx, runID, scoring, func(s record.Score) error {
-		if !s.Primary || s.Epoch > 1 || failed[record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] {
-			return nil
-		}
-		m := v.Pass[s.Target]
-		if m == nil {
-			m = map[string]bool{}
-			v.Pass[s.Target] = m
-		}
-		m[s.CaseID] = s.Pass
-		return nil
-	})
-	return v, err
+	return runview.FromStoreUnscored(ctx, st, run)
 }
 
 // Tables pairs each target's verdicts on the originals (A) with those on
-// the twins (B), over the cases with an answer in both.
-func Tables(targets []string, orig, twins *RunVerdicts) []stats.PairTable {
+// the twins (B), by case ID, over the cases with an answer in both.
+func Tables(targets []string, orig, twins *runview.View) []stats.PairTable {
+	at := make(map[string]int, len(twins.Cases))
+	for k, c := range twins.Cases {
+		at[c.ID] = k
+	}
 	out := make([]stats.PairTable, len(targets))
 	for i, name := range targets {
 		t := &out[i]
-		for id, a := range orig.Pass[name] {
-			b, ok := twins.Pass[name][id]
+		for ci, c := range orig.Cases {
+			k, ok := at[c.ID]
 			if !ok {
+				continue
+			}
+			a, okA := firstVerdict(orig, name, ci)
+			b, okB := firstVerdict(twins, name, k)
+			if !okA || !okB {
 				continue
 			}
 			switch {
@@ -165,11 +143,42 @@ func Tables(targets []string, orig, twins *RunVerdicts) []stats.PairTable {
 	return out
 }
 
+// firstVerdict is target name's primary verdict on case i's first epoch,
+// and whether there is one: a call that returned and was scored.
+func firstVerdict(v *runview.View, name string, i int) (pass, ok bool) {
+	t := v.Target(name)
+	if t == nil {
+		return false, false
+	}
+	p := t.Pass[v.Primary]
+	j := i * v.Epochs
+	if p == nil || j >= len(p) || !t.Behaved(j) || p[j] < 0 {
+		return false, false
+	}
+	return p[j] == 1, true
+}
+
+// firstErrors counts target name's calls on a first epoch that failed with
+// an error.
+func firstErrors(v *runview.View, name string) int {
+	t := v.Target(name)
+	if t == nil {
+		return 0
+	}
+	n := 0
+	for j := 0; j < len(t.Errored); j += v.Epochs {
+		if t.Failed(j) {
+			n++
+		}
+	}
+	return n
+}
+
 // SetErrors records each target's failed calls in its finding.
-func SetErrors(fs []Finding, orig, twins *RunVerdicts) {
+func SetErrors(fs []Finding, orig, twins *runview.View) {
 	for i := range fs {
-		fs[i].OriginalErrors = orig.Errors[fs[i].Target]
-		fs[i].TwinErrors = twins.Errors[fs[i].Target]
+		fs[i].OriginalErrors = firstErrors(orig, fs[i].Target)
+		fs[i].TwinErrors = firstErrors(twins, fs[i].Target)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/assay-eval/assay/internal/gate"
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // gateHostileNames are target names, tag values and fingerprints a
@@ -34,9 +35,9 @@ var gateHostileNames = []string{
 
 // gateSnap is a snapshot of the cases c1…cn with the tags and targets
 // given, one epoch, scorer "correct".
-func gateSnap(id string, tags []map[string]string, targets ...*gate.Target) *gate.Snapshot {
-	s := &gate.Snapshot{
-		Run: gate.RunInfo{ID: id, Spec: "test", SpecHash: "sha256:spec", DatasetHash: "sha256:d", PromptHash: "sha256:prompt",
+func gateSnap(id string, tags []map[string]string, targets ...*runview.Target) *runview.View {
+	s := &runview.View{
+		Run: runview.RunInfo{ID: id, Spec: "test", SpecHash: "sha256:spec", DatasetHash: "sha256:d", PromptHash: "sha256:prompt",
 			ScorersHash: "sha256:scorers", Epochs: 1, Scoring: 1, Created: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
 		Source: "run " + id, Scorers: []string{"correct"}, Primary: "correct", Epochs: 1, Targets: targets,
 	}
@@ -49,19 +50,19 @@ func gateSnap(id string, tags []map[string]string, targets ...*gate.Target) *gat
 // gateTarget is a target with a result for each of n cases: the first
 // passed pass "correct", the others fail silently; 0.001 USD and 100 ms
 // each; outputs "out-<j>-<salt>".
-func gateTarget(name string, n, passed int, salt string) *gate.Target {
-	t := &gate.Target{Name: name, Pass: map[string][]int8{"correct": make([]int8, n)}, Shape: make([]byte, n), Kind: make([]int32, n),
+func gateTarget(name string, n, passed int, salt string) *runview.Target {
+	t := &runview.Target{Name: name, Pass: map[string][]int8{"correct": make([]int8, n)}, Shape: make([]byte, n), Kind: make([]int32, n),
 		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), OutputHash: make([]uint64, n),
-		Fingerprints: []gate.Fingerprint{{Model: "m-1", System: "fp_1", Count: n}}}
+		Fingerprints: []runview.Fingerprint{{Model: "m-1", System: "fp_1", Count: n}}}
 	for j := range n {
 		if j < passed {
-			t.Pass["correct"][j], t.Shape[j] = 1, gate.ShapePass
+			t.Pass["correct"][j], t.Shape[j] = 1, runview.ShapePass
 		} else {
-			t.Shape[j] = gate.ShapeSilent
+			t.Shape[j] = runview.ShapeSilent
 			t.SetKind(j, "wrong")
 		}
 		t.CostUSD[j], t.LatencyMS[j] = 0.001, 100
-		t.OutputHash[j] = gate.OutputSum(fmt.Sprintf("out-%d-%s", j, salt))
+		t.OutputHash[j] = runview.OutputSum(fmt.Sprintf("out-%d-%s", j, salt))
 	}
 	return t
 }
@@ -77,11 +78,11 @@ func hostileGateResult(t *testing.T) *gate.Result {
 	for i := range tags {
 		tags[i] = map[string]string{"tier": names[i%len(names)]}
 	}
-	var bts, cts []*gate.Target
+	var bts, cts []*runview.Target
 	for i, name := range names[:4] {
 		bt := gateTarget(name, n, 80, "b")
 		ct := gateTarget(name, n, 60, "c")
-		ct.Fingerprints = []gate.Fingerprint{{Model: names[(i+5)%len(names)], System: "<b>fp</b>", Count: n}}
+		ct.Fingerprints = []runview.Fingerprint{{Model: names[(i+5)%len(names)], System: "<b>fp</b>", Count: n}}
 		bts, cts = append(bts, bt), append(cts, ct)
 	}
 	bts = append(bts, gateTarget(names[7], n, 80, "b"))

@@ -1,4 +1,4 @@
-package gate
+package runview
 
 import (
 	"slices"
@@ -55,7 +55,7 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // sortedForFile returns s with its cases in compareCaseIDs order and its
 // targets by name, every per-result column permuted to match; s itself is
 // not changed (s is returned as it is when already in that order).
-func (s *Snapshot) sortedForFile() *Snapshot {
+func (s *View) sortedForFile() *View {
 	nc := len(s.Cases)
 	order := make([]int, nc) // order[k] is the case written k-th
 	for i := range order {

@@ -1,4 +1,4 @@
-package gate
+package runview
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ func TestOutputSumIsOutputHash(t *testing.T) {
 // Tags are answered per case and key: a case without the key has none, an
 // empty value is a value, and cases added after a tag was set have none.
 func TestCaseTags(t *testing.T) {
-	s := &Snapshot{}
+	s := &View{}
 	s.AddCase("a", map[string]string{"tier": "hard", "lang": ""})
 	s.AddCase("b", nil)
 	s.AddCase("c", map[string]string{"tier": "hard"})

@@ -1,4 +1,4 @@
-package gate
+package runview
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func compactJSON(t *testing.T, b []byte) string {
 	return out.String()
 }
 
-func writeBaselineT(t *testing.T, s *Snapshot) string {
+func writeBaselineT(t *testing.T, s *View) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteBaseline(&b, s); err != nil {
@@ -58,7 +58,7 @@ func sign(x int) int {
 // shuffled is s with its cases in another order (every per-result column
 // moved with them) and its targets reversed: the same run, as a store might
 // list it.
-func shuffled(s *Snapshot) *Snapshot {
+func shuffled(s *View) *View {
 	n := len(s.Cases)
 	order := make([]int, n)
 	for k := range order {

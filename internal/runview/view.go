@@ -1,19 +1,18 @@
-// Package gate owns the regression gate: a portable snapshot of a run
-// (built from the store or read from a baseline file), the baseline file
-// format, the gate's rules (from the spec's gate: section or --rule flags;
-// a baseline carries the rules of its spec, and CompareGates lists what a
-// candidate's spec changed in them and which changes relax the gate:
-// basegate.go), and their evaluation into a Result whose checks carry their numbers and
-// a one-line reason (with the unit formatters the reasons are written
-// with). A check is decided by one-sided paired tests at the limit its rule
-// sets (limit.go): fail when the data show the limit crossed, with the fail
-// decisions Holm-adjusted over every check of the run; pass when they show
-// it is within; else inconclusive. It also measures what `assay plan
-// --gate` needs of a run (plan.go). Rendering a Result as text, Markdown, JSON or
-// JUnit is the report package's (report.Gate). It reads stored runs and
-// never calls a model. It must not import the runner, providers, cli,
-// analysis or report.
-package gate
+// Package runview owns the one view of a run that the commands comparing
+// runs read: a columnar, interned table of every result (case × target ×
+// epoch) — its verdict per scorer, the primary scorer's failure shape and
+// kind, the reply's price, latency and time to first token, a hash of the
+// raw output, whether the call failed or the cache served it — with the
+// run's identity and hashes, its cases and their tags, and each target's
+// reported models and settings. A view is built from the store (FromStore,
+// FromStoreUnscored, or a Builder fed by a caller's own pass over the
+// results) or read from a baseline file (LoadBaseline; WriteBaseline writes
+// one), and holds the same numbers either way. The gate, drift, diff, probe
+// and the report's latency percentiles read it, so two commands cannot
+// measure one run two ways. It reads records, never calls a model, and
+// must not import the store, the runner, providers, analysis, gate or
+// report.
+package runview
 
 import (
 	"bytes"
@@ -26,6 +25,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/assay-eval/assay/internal/dataset"
@@ -42,13 +42,13 @@ const (
 	ShapeNone byte = '-'
 )
 
-// Snapshot is what the gate and drift need of a run, from the store or
+// View is what the gate and drift need of a run, from the store or
 // from a baseline file: the run's identity and hashes, its cases and their
 // tags, and for each target its temperature and the per-result verdicts,
 // failure shapes, cost, latency, a hash of the raw output and whether the
 // call failed. Per-result columns are indexed case × epoch: result (case i,
 // epoch e) is at i*Epochs + e − 1.
-type Snapshot struct {
+type View struct {
 	Run RunInfo
 	// Source says where the snapshot came from: "run ID" or the baseline
 	// file's path. It is not part of the file.
@@ -106,7 +106,7 @@ func (r RunInfo) Dataset() dataset.Version {
 
 // Case is a case's ID; from the store also its expected value and
 // weight, which a baseline file does not hold (nil from one). Its tags
-// are the snapshot's: Snapshot.Tag, Snapshot.CaseTags.
+// are the snapshot's: View.Tag, View.CaseTags.
 type Case struct {
 	ID       string
 	Expected []byte
@@ -115,7 +115,7 @@ type Case struct {
 
 // AddCase appends a case with the tags given (nil for none) and returns
 // its index.
-func (s *Snapshot) AddCase(id string, tags map[string]string) int {
+func (s *View) AddCase(id string, tags map[string]string) int {
 	i := len(s.Cases)
 	s.Cases = append(s.Cases, Case{ID: id})
 	for k, v := range tags {
@@ -125,7 +125,7 @@ func (s *Snapshot) AddCase(id string, tags map[string]string) int {
 }
 
 // SetTag sets case i's value of tag key.
-func (s *Snapshot) SetTag(i int, key, value string) {
+func (s *View) SetTag(i int, key, value string) {
 	if s.tags == nil {
 		s.tags = map[string]*tagColumn{}
 	}
@@ -147,7 +147,7 @@ func (s *Snapshot) SetTag(i int, key, value string) {
 }
 
 // Tag returns case i's value of tag key, and whether it has one.
-func (s *Snapshot) Tag(i int, key string) (string, bool) {
+func (s *View) Tag(i int, key string) (string, bool) {
 	c := s.tags[key]
 	if c == nil || i >= len(c.idx) || c.idx[i] == 0 {
 		return "", false
@@ -156,7 +156,7 @@ func (s *Snapshot) Tag(i int, key string) (string, bool) {
 }
 
 // CaseTags returns case i's tags as a new map (nil when it has none).
-func (s *Snapshot) CaseTags(i int) map[string]string {
+func (s *View) CaseTags(i int) map[string]string {
 	var out map[string]string
 	for k := range s.tags {
 		if v, ok := s.Tag(i, k); ok {
@@ -175,6 +175,39 @@ type Fingerprint struct {
 	Model  string `json:"model,omitempty"`
 	System string `json:"system_fingerprint,omitempty"`
 	Count  int    `json:"count"`
+}
+
+// FingerprintsChanged reports whether both sides reported models and the
+// sets of model names and system fingerprints differ (whatever their
+// counts). A side with no successful call reported nothing, which is not a
+// change of model.
+func FingerprintsChanged(base, cand []Fingerprint) bool {
+	return len(base) > 0 && len(cand) > 0 && fpSet(base) != fpSet(cand)
+}
+
+// FingerprintList writes the distinct model names and fingerprints, sorted,
+// for a message.
+func FingerprintList(fps []Fingerprint) string { return fpSet(fps) }
+
+// fpSet writes the distinct model names and fingerprints, sorted.
+func fpSet(fps []Fingerprint) string {
+	var parts []string
+	for _, f := range fps {
+		s := f.Model
+		if f.System != "" {
+			s += " (" + f.System + ")"
+		}
+		if s == "" {
+			s = "none reported"
+		}
+		parts = append(parts, s)
+	}
+	slices.Sort(parts)
+	parts = slices.Compact(parts)
+	if len(parts) == 0 {
+		return "none reported"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Target holds one target's results, per case × epoch.
@@ -247,16 +280,34 @@ func (t *Target) SetKind(j int, kind string) {
 // Has reports whether result j exists.
 func (t *Target) Has(j int) bool { return !math.IsNaN(t.LatencyMS[j]) }
 
-// failed reports whether result j's call failed (false when the snapshot
+// Failed reports whether result j's call failed (false when the view
 // does not say: a baseline file from before failures were recorded).
-func (t *Target) failed(j int) bool { return j < len(t.Errored) && t.Errored[j] }
+func (t *Target) Failed(j int) bool { return j < len(t.Errored) && t.Errored[j] }
 
-// behaved reports whether result j exists and its call did not fail: an
+// Behaved reports whether result j exists and its call did not fail: an
 // output whose behaviour can be judged.
-func (t *Target) behaved(j int) bool { return t.Has(j) && !t.failed(j) }
+func (t *Target) Behaved(j int) bool { return t.Has(j) && !t.Failed(j) }
+
+// Latencies returns the latencies (ms) of the results whose call did not
+// fail, in column order: what every latency percentile is taken of.
+func (t *Target) Latencies() []float64 { return t.behavedValues(t.LatencyMS) }
+
+// FirstTokens returns the times to first token (ms) of the results whose
+// call did not fail and streamed, in column order (nil when not known).
+func (t *Target) FirstTokens() []float64 { return t.behavedValues(t.FirstTokenMS) }
+
+func (t *Target) behavedValues(col []float64) []float64 {
+	var out []float64
+	for j, x := range col {
+		if t.Behaved(j) && !math.IsNaN(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
 
 // Target returns the named target, or nil.
-func (s *Snapshot) Target(name string) *Target {
+func (s *View) Target(name string) *Target {
 	for _, t := range s.Targets {
 		if t.Name == name {
 			return t
@@ -266,7 +317,7 @@ func (s *Snapshot) Target(name string) *Target {
 }
 
 // TagKeys returns every tag key of the cases, sorted.
-func (s *Snapshot) TagKeys() []string {
+func (s *View) TagKeys() []string {
 	keys := make([]string, 0, len(s.tags))
 	for k, c := range s.tags {
 		if slices.ContainsFunc(c.idx, func(v int32) bool { return v != 0 }) {
@@ -292,8 +343,8 @@ func OutputSum(raw string) uint64 {
 	return binary.BigEndian.Uint64(h[:8])
 }
 
-// newTarget allocates a target's columns for n results.
-func newTarget(name string, scorers []string, n int) *Target {
+// NewTarget allocates a target's columns for n results.
+func NewTarget(name string, scorers []string, n int) *Target {
 	t := &Target{Name: name, Pass: map[string][]int8{}, Shape: make([]byte, n), Kind: make([]int32, n),
 		CostUSD: make([]float64, n), LatencyMS: make([]float64, n), FirstTokenMS: make([]float64, n), OutputHash: make([]uint64, n),
 		Errored: make([]bool, n), Cached: make([]bool, n)}
@@ -318,18 +369,18 @@ func newPass(n int) []int8 {
 // FromStore takes a snapshot of a stored run, under its latest scoring.
 // Its memory is a few dozen bytes per result. A run with no scores is an
 // error: there is nothing to gate.
-func FromStore(ctx context.Context, st record.Reader, run *record.Run) (*Snapshot, error) {
+func FromStore(ctx context.Context, st record.Reader, run *record.Run) (*View, error) {
 	return fromStore(ctx, st, run, true)
 }
 
 // FromStoreUnscored is FromStore that also takes a run with no scores (its
 // verdicts all "not scored"), for a caller that compares outputs as well
 // as verdicts (drift).
-func FromStoreUnscored(ctx context.Context, st record.Reader, run *record.Run) (*Snapshot, error) {
+func FromStoreUnscored(ctx context.Context, st record.Reader, run *record.Run) (*View, error) {
 	return fromStore(ctx, st, run, false)
 }
 
-func fromStore(ctx context.Context, st record.Reader, run *record.Run, needScores bool) (*Snapshot, error) {
+func fromStore(ctx context.Context, st record.Reader, run *record.Run, needScores bool) (*View, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
@@ -337,7 +388,45 @@ func fromStore(ctx context.Context, st record.Reader, run *record.Run, needScore
 	if scoring == 0 && needScores {
 		return nil, fmt.Errorf("run %s has no scores: nothing to gate (run it to completion, or rescore it)", run.ID)
 	}
-	s := &Snapshot{
+	b := NewBuilder(run, scoring)
+	if err := st.Cases(ctx, run.ID, func(c record.Case) error {
+		b.AddCase(&c)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := st.Results(ctx, run.ID, func(r record.Result) error {
+		b.AddResult(&r)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if scoring > 0 {
+		if err := st.Scores(ctx, run.ID, scoring, func(sc record.Score) error {
+			b.AddScore(&sc)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return b.View(), nil
+}
+
+// Builder makes a run's view from its records, for a caller that streams
+// them itself (FromStore is a Builder fed from the store): its cases first,
+// then its results, then the scores of one scoring. A Builder is not safe
+// for use by several goroutines at once.
+type Builder struct {
+	b   builder
+	run *record.Run
+	// NoOutputHashes leaves OutputHash zero: for a caller that does not
+	// compare outputs, which then skips hashing every one.
+	NoOutputHashes bool
+}
+
+// NewBuilder starts the view of run under scoring (0: no scores).
+func NewBuilder(run *record.Run, scoring int) *Builder {
+	s := &View{
 		Run: RunInfo{ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash, FileHash: run.FileHash,
 			PromptHash: run.PromptHash, ScorersHash: run.ScorersHash, AssayVersion: run.AssayVersion,
 			GitCommit: run.GitCommit, Epochs: run.Epochs, Scoring: scoring, Created: run.Started.UTC()},
@@ -349,75 +438,104 @@ func fromStore(ctx context.Context, st record.Reader, run *record.Run, needScore
 	if g, err := GateOfConfig(run.Config); err == nil && g != nil {
 		s.Run.Gate, s.Run.GateHash = g, GateHash(g)
 	}
-	b := &builder{s: s, caseIdx: map[string]int{}, fps: map[string]map[[2]string]int{}}
-	if err := st.Cases(ctx, run.ID, func(c record.Case) error {
-		if _, seen := b.caseIdx[c.ID]; !seen {
-			i := b.caseOf(c.ID)
-			for k, v := range c.Tags {
-				s.SetTag(i, k, v)
-			}
-			s.Cases[i].Expected, s.Cases[i].Weight = c.Expected, c.Weight
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
+	b := &Builder{b: builder{s: s, caseIdx: map[string]int{}, fps: map[string]map[[2]string]int{}}, run: run}
 	for _, name := range run.Targets {
-		b.target(name)
+		b.b.target(name)
 	}
-	err = st.Results(ctx, run.ID, func(r record.Result) error {
-		t, j := b.slot(r.Target, r.CaseID, r.Epoch)
-		t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j] = quantize(clean(r.Price()), costDigits), quantize(clean(r.LatencyMS), latencyDigits), OutputSum(r.Raw)
-		t.Errored[j], t.Cached[j] = r.ErrorKind != "", r.FromCache
-		if r.ErrorKind == "" && r.FirstTokenMS > 0 {
-			t.FirstTokenMS[j] = quantize(clean(r.FirstTokenMS), latencyDigits)
-		}
-		// A failed call reports no model: it says nothing of which model
-		// answered, so it is not counted as one.
-		if r.ErrorKind == "" {
-			b.fps[r.Target][[2]string{r.Model, r.Fingerprint}]++
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	return b
+}
+
+// AddCase adds a case (once: a case seen again is ignored) with its tags,
+// expected value and weight.
+func (b *Builder) AddCase(c *record.Case) {
+	if _, seen := b.b.caseIdx[c.ID]; seen {
+		return
 	}
-	if scoring == 0 {
-		b.finish(run)
-		return s, nil
+	s := b.b.s
+	i := b.b.caseOf(c.ID)
+	for k, v := range c.Tags {
+		s.SetTag(i, k, v)
 	}
-	err = st.Scores(ctx, run.ID, scoring, func(sc record.Score) error {
-		t, j := b.slot(sc.Target, sc.CaseID, sc.Epoch)
-		if !t.Has(j) {
-			return nil // a score without a result: nothing was measured
-		}
-		p, ok := t.Pass[sc.Scorer]
-		if !ok {
-			s.Scorers = append(s.Scorers, sc.Scorer)
-			for _, tt := range s.Targets {
-				tt.Pass[sc.Scorer] = newPass(len(tt.Shape))
-			}
-			p = t.Pass[sc.Scorer]
-		}
-		p[j] = int8(b2i(sc.Pass))
-		if sc.Primary {
-			s.Primary = sc.Scorer
-			t.Shape[j] = shapeByte(sc.Shape, sc.Pass)
-			t.Kind[j] = 0
-			if !sc.Pass {
-				t.SetKind(j, sc.Kind)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	s.Cases[i].Expected, s.Cases[i].Weight = c.Expected, c.Weight
+}
+
+// AddResult places a result's measurements: its price, latency and time
+// to first token (as a baseline file holds them: Latency, Cost,
+// FirstToken), whether it failed or the cache served it, its output's
+// hash and the model that answered.
+func (b *Builder) AddResult(r *record.Result) {
+	t, j := b.b.slot(r.Target, r.CaseID, r.Epoch)
+	t.CostUSD[j], t.LatencyMS[j], t.FirstTokenMS[j] = Cost(r), Latency(r), FirstToken(r)
+	if !b.NoOutputHashes {
+		t.OutputHash[j] = OutputSum(r.Raw)
 	}
+	t.Errored[j], t.Cached[j] = r.ErrorKind != "", r.FromCache
+	// A failed call reports no model: it says nothing of which model
+	// answered, so it is not counted as one.
+	if r.ErrorKind == "" {
+		b.b.fps[r.Target][[2]string{r.Model, r.Fingerprint}]++
+	}
+}
+
+// Latency is a result's latency as a view holds it: the measurement made
+// usable (a negative or non-finite one is 0) and kept to the significant
+// digits a baseline file writes, so a run and its exported baseline hold
+// the same number. Every latency percentile of assay (the report's, the
+// gate's) is taken of these values.
+func Latency(r *record.Result) float64 { return quantize(clean(r.LatencyMS), latencyDigits) }
+
+// Cost is a result's price (record.Result.Price: paid in the run or served
+// from the cache alike) as a view holds it, to the digits a baseline file
+// writes.
+func Cost(r *record.Result) float64 { return quantize(clean(r.Price()), costDigits) }
+
+// FirstToken is a result's time to the first token as a view holds it:
+// NaN when the call failed or did not stream, else as Latency.
+func FirstToken(r *record.Result) float64 {
+	if r.ErrorKind != "" || !(r.FirstTokenMS > 0) {
+		return math.NaN()
+	}
+	return quantize(clean(r.FirstTokenMS), latencyDigits)
+}
+
+// AddScore places a score's verdict (a score of a result not added is
+// dropped: nothing was measured); the primary score also sets the
+// result's failure shape and kind.
+func (b *Builder) AddScore(sc *record.Score) {
+	s := b.b.s
+	t, j := b.b.slot(sc.Target, sc.CaseID, sc.Epoch)
+	if !t.Has(j) {
+		return // a score without a result: nothing was measured
+	}
+	p, ok := t.Pass[sc.Scorer]
+	if !ok {
+		s.Scorers = append(s.Scorers, sc.Scorer)
+		for _, tt := range s.Targets {
+			tt.Pass[sc.Scorer] = newPass(len(tt.Shape))
+		}
+		p = t.Pass[sc.Scorer]
+	}
+	p[j] = int8(b2i(sc.Pass))
+	if sc.Primary {
+		s.Primary = sc.Scorer
+		t.Shape[j] = shapeByte(sc.Shape, sc.Pass)
+		t.Kind[j] = 0
+		if !sc.Pass {
+			t.SetKind(j, sc.Kind)
+		}
+	}
+}
+
+// View finishes the view: every column sized to cases × epochs, and each
+// target's reported models, temperature and configuration hash set. The
+// Builder is not used after.
+func (b *Builder) View() *View {
+	s := b.b.s
 	if s.Primary == "" && len(s.Scorers) > 0 {
 		s.Primary = s.Scorers[0]
 	}
-	b.finish(run)
-	return s, nil
+	b.b.finish(b.run)
+	return s
 }
 
 // finish sizes every column to cases × epochs and sets each target's
@@ -490,7 +608,7 @@ func ConfigHash(target json.RawMessage) string {
 // builder places a run's streamed results and scores into a snapshot's
 // columns, growing them as cases (or, rarely, epochs) appear.
 type builder struct {
-	s       *Snapshot
+	s       *View
 	caseIdx map[string]int
 	fps     map[string]map[[2]string]int
 }
@@ -508,7 +626,7 @@ func (b *builder) target(name string) *Target {
 	if t := b.s.Target(name); t != nil {
 		return t
 	}
-	t := newTarget(name, b.s.Scorers, len(b.s.Cases)*b.s.Epochs)
+	t := NewTarget(name, b.s.Scorers, len(b.s.Cases)*b.s.Epochs)
 	b.s.Targets = append(b.s.Targets, t)
 	b.fps[name] = map[[2]string]int{}
 	return t
@@ -532,7 +650,7 @@ func (b *builder) relayout(epochs int) {
 	old := b.s.Epochs
 	for _, t := range b.s.Targets {
 		cases := (len(t.Shape) + old - 1) / old
-		nt := newTarget(t.Name, nil, cases*epochs)
+		nt := NewTarget(t.Name, nil, cases*epochs)
 		nt.Kinds = t.Kinds
 		for sc := range t.Pass {
 			nt.Pass[sc] = newPass(cases * epochs)

@@ -1,4 +1,4 @@
-package gate
+package runview
 
 import (
 	"bufio"
@@ -139,7 +139,7 @@ func (n *numbers) UnmarshalJSON(b []byte) error {
 // WriteBaseline writes the snapshot as a baseline file, stable and
 // line-oriented so that its git diff reads: cases sorted by ID, targets by
 // name, every list entry on a line of its own (see sortedForFile).
-func WriteBaseline(w io.Writer, s *Snapshot) error {
+func WriteBaseline(w io.Writer, s *View) error {
 	s = s.sortedForFile()
 	f := fileBaseline{Version: json.RawMessage(strconv.Itoa(BaselineVersion)), Run: &s.Run, Scorers: s.Scorers, Primary: s.Primary, Epochs: s.Epochs}
 	f.Run.Epochs = s.Epochs
@@ -264,7 +264,7 @@ func (e *BaselineError) Error() string {
 }
 
 // LoadBaseline reads the baseline file at path.
-func LoadBaseline(path string) (*Snapshot, error) {
+func LoadBaseline(path string) (*View, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ func LoadBaseline(path string) (*Snapshot, error) {
 // ReadBaseline reads a baseline file from r; name is the file's name in
 // errors. The file is checked strictly: an unknown field, a column of the
 // wrong length, a character or number out of range is an error naming it.
-func ReadBaseline(name string, r io.Reader) (*Snapshot, error) {
+func ReadBaseline(name string, r io.Reader) (*View, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxBaselineBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
@@ -362,9 +362,9 @@ func jsonError(name string, data []byte, err error) error {
 
 func typeName(t string) string {
 	switch {
-	case strings.HasPrefix(t, "[]"), strings.HasPrefix(t, "gate.numbers"):
+	case strings.HasPrefix(t, "[]"), strings.HasPrefix(t, "runview.numbers"):
 		return "a list"
-	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "gate."), strings.HasPrefix(t, "struct"):
+	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "runview."), strings.HasPrefix(t, "struct"):
 		return "an object"
 	case t == "string", t == "*string":
 		return "a string"
@@ -405,7 +405,7 @@ func clip(s string) string {
 }
 
 // snapshot checks the decoded file and builds the snapshot.
-func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
+func (f *fileBaseline) snapshot(name string) (*View, error) {
 	var errs []error
 	fail := func(path, format string, args ...any) {
 		if len(errs) < 20 {
@@ -465,7 +465,7 @@ func (f *fileBaseline) snapshot(name string) (*Snapshot, error) {
 		return nil, errors.Join(errs...)
 	}
 	n := nc * f.Epochs
-	s := &Snapshot{Run: *f.Run, Source: name, Scorers: f.Scorers, Primary: f.Primary, Epochs: f.Epochs,
+	s := &View{Run: *f.Run, Source: name, Scorers: f.Scorers, Primary: f.Primary, Epochs: f.Epochs,
 		Cases: make([]Case, nc)}
 	for i, id := range f.Cases.ID {
 		s.Cases[i].ID = id
