@@ -178,7 +178,7 @@ func TestSpecDocStrictness(t *testing.T) {
 	}
 }
 
-var paramsLine = regexp.MustCompile("^Parameters: (.*)\\.$")
+var paramsLine = regexp.MustCompile(`^Parameters: (.*)\.$`)
 var typeHeading = regexp.MustCompile("^### `([a-z_]+)`$")
 
 // Every scorer type has a "### `type`" heading under "## Scorers" whose

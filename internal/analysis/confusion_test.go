@@ -500,7 +500,7 @@ func TestClassF1SmallPerfectClass(t *testing.T) {
 		case i < 2:
 			exp, p = 1, 1
 		case i < 4:
-			p = 1 - 1 // big answered right
+			p = 0 // big answered right
 		case i < 6:
 			p = 3 // no answer
 		}

@@ -235,13 +235,12 @@ func TestDriftFlipsAreTested(t *testing.T) {
 
 // fakeResult is one stored result of a hand-made run.
 type fakeResult struct {
-	caseID      string
-	raw         string
-	pass        bool
-	model, fp   string
-	errKind     string
-	fromCache   bool
-	temperature float64
+	caseID    string
+	raw       string
+	pass      bool
+	model, fp string
+	errKind   string
+	fromCache bool
 }
 
 // putFakeRun stores a complete run of one target ("canary") at temperature

@@ -252,7 +252,7 @@ func planQuickstartPasses(t *testing.T) (a, b map[string]bool, tags map[string]m
 			return strings.Contains(out, "can't help")
 		}
 		m := extract.FindStringSubmatch(out)
-		return m != nil && strings.ToLower(strings.TrimSpace(m[1])) == strings.ToLower(strings.TrimSpace(want))
+		return m != nil && strings.EqualFold(strings.TrimSpace(m[1]), strings.TrimSpace(want))
 	}
 	a, b, tags = map[string]bool{}, map[string]bool{}, map[string]map[string]string{}
 	planEachLine(t, filepath.Join(dir, "cases.jsonl"), func(line []byte) {

@@ -26,9 +26,6 @@ const (
 // score passes when the spec sets no threshold.
 const DefaultJudgeThreshold = 0.5
 
-// judgeModes are the modes a judge scorer accepts.
-func judgeModes() []string { return []string{JudgeSingle, JudgePairwise} }
-
 // errNoJudgeProvider is why a judge compiled without Options.JudgeProvider
 // (assay validate, say) fails every verdict.
 var errNoJudgeProvider = errors.New("no judge provider (the scorers were compiled without one, so no judge can be called)")

@@ -114,27 +114,6 @@ func canonical(v any) any {
 	return v
 }
 
-// mapStrings applies f to every string inside v (not to object keys).
-func mapStrings(v any, f func(string) string) any {
-	switch x := v.(type) {
-	case string:
-		return f(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = mapStrings(e, f)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = mapStrings(e, f)
-		}
-		return out
-	}
-	return v
-}
-
 // isEmptyValue reports whether a parsed value carries no answer: nil, a blank
 // string, an empty object or an empty array.
 func isEmptyValue(v any) bool {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -254,7 +255,7 @@ func TestJudgeSpecs(t *testing.T) {
 	for _, f := range rep.Findings {
 		nulls = append(nulls, f.Null)
 	}
-	if rep.Verdict != VerdictExploitable || strings.Trim(strings.Join(nulls, " "), NullJudgeInjection+" ") != "" {
+	if rep.Verdict != VerdictExploitable || slices.ContainsFunc(nulls, func(n string) bool { return n != NullJudgeInjection }) {
 		t.Errorf("grader that believes the injection: verdict %s, flagged null models %v; want judge-injection only", rep.Verdict, nulls)
 	}
 
