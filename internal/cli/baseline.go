@@ -96,7 +96,7 @@ func runBaselineExport(ctx context.Context, g *Globals, o *baselineExportOptions
 		return runview.WriteBaseline(g.Stdout, snap)
 	}
 	var size int64
-	err = writeFileAtomic(o.Output, func(w io.Writer) error {
+	err = writeOutput(o.Output, func(w io.Writer) error {
 		cw := &countingWriter{w: w}
 		err := runview.WriteBaseline(cw, snap)
 		size = cw.n

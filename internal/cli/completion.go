@@ -35,11 +35,11 @@ import (
 // command path. TestCompletionFormats fails for a command with --format
 // that is missing here.
 var formatValues = map[string][]string{
-	"assay report":              report.Formats,
-	"assay gate":                report.GateFormats,
-	"assay diff":                report.DiffFormats,
-	"assay drift":               report.DriftFormats,
-	"assay compare":             {"text", "json"},
+	"assay report":              report.NewRegistry().Report.Names(),
+	"assay gate":                report.NewRegistry().Gate.Names(),
+	"assay diff":                report.NewRegistry().Diff.Names(),
+	"assay drift":               report.NewRegistry().Drift.Names(),
+	"assay compare":             report.NewRegistry().Compare.Names(),
 	"assay validate":            {"text", "json"},
 	"assay selftest":            {"text", "json"},
 	"assay probe contamination": {"text", "json"},

@@ -58,7 +58,7 @@ it exits 0. For a verdict use compare (paired statistics), drift (has the
 model changed under its name?) or gate.`,
 		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(o.Format, report.DiffFormats); err != nil {
+			if err := checkFormat(o.Format, report.NewRegistry().Diff.Names()); err != nil {
 				return err
 			}
 			if o.Limit < 0 {

@@ -108,7 +108,7 @@ versions without --shared-cases, an unreadable baseline file), 2 usage.`,
   assay drift 20250301-0900 latest --calibrate 20250301-0930   # two runs of the baseline's config`,
 		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(o.Format, report.DriftFormats); err != nil {
+			if err := checkFormat(o.Format, report.NewRegistry().Drift.Names()); err != nil {
 				return err
 			}
 			if !(o.Alpha > 0 && o.Alpha < 1) {

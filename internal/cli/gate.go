@@ -50,7 +50,7 @@ func (o *gateOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.SharedCases, "shared-cases", false, "when the runs measured different datasets, compare the cases both have instead of refusing")
 	addAllowPartialFlag(cmd, &o.AllowPartial, "gate a side that did not finish (interrupted, failed or running) or that covers fewer cases than the other, on the cases both have, instead of refusing")
 	f.Float64Var(&o.Alpha, "alpha", 0, "level of the one-sided tests at the limits: the run's false-fail rate over all its checks (default: the spec's gate.alpha, else 0.05)")
-	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.GateFormats, "|"))
+	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.NewRegistry().Gate.Names(), "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to FILE (the text report still goes to stdout)")
 	f.StringVar(&o.Summary, "summary", "", "also write the Markdown report to FILE, e.g. \"$GITHUB_STEP_SUMMARY\" or a file to post as a pull-request comment")
 }
@@ -105,7 +105,7 @@ Exit codes: 0 no check failed, 3 a check failed (regression), 1 error,
   assay gate 20261202-1135 --baseline 20261125-0910 --rule 'primary max_drop=2pt' --format junit -o gate.xml`,
 		Args: rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(o.Format, report.GateFormats); err != nil {
+			if err := checkFormat(o.Format, report.NewRegistry().Gate.Names()); err != nil {
 				return err
 			}
 			if o.Baseline == "" {
@@ -223,7 +223,7 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 	}
 
 	if o.Output != "" {
-		if err := writeFileAtomic(o.Output, func(w io.Writer) error { return report.Gate(w, o.Format, res) }); err != nil {
+		if err := writeOutput(o.Output, func(w io.Writer) error { return report.Gate(w, o.Format, res) }); err != nil {
 			return fmt.Errorf("gate: writing %s: %w", o.Output, err)
 		}
 		if err := report.GateText(g.Stdout, res); err != nil {
@@ -233,7 +233,7 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 		return err
 	}
 	if o.Summary != "" {
-		if err := writeOut(o.Summary, func(w io.Writer) error { return report.GateMarkdown(w, res) }); err != nil {
+		if err := writeOutput(o.Summary, func(w io.Writer) error { return report.GateMarkdown(w, res) }); err != nil {
 			return fmt.Errorf("gate: --summary %s: %w", o.Summary, err)
 		}
 	}

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 )
@@ -54,11 +52,4 @@ func addJSONFormat(cmd *cobra.Command) {
 		}
 		return nil
 	}
-}
-
-// writeJSONOut prints v as indented JSON, as the other --json outputs do.
-func writeJSONOut(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

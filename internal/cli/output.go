@@ -1,12 +1,22 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/assay-eval/assay/internal/report"
 )
+
+// The printer: every command's result goes out through printOut — to stdout,
+// or to the file -o names, written atomically — rendered by a
+// report.Reporter looked up in the report registry (report.NewRegistry) by
+// --format. Diagnostics go to stderr and are not output.
 
 // checkFormat refuses a --format that is not one of formats, naming them.
 func checkFormat(format string, formats []string) error {
@@ -16,38 +26,50 @@ func checkFormat(format string, formats []string) error {
 	return usageError{fmt.Errorf("--format %q: formats are %s", format, strings.Join(formats, ", "))}
 }
 
-// writeOut writes a file in place (a special file such as a CI runner's
-// step summary stays where it is).
-func writeOut(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+// printOut writes a command's result: to stdout when path is empty, else to
+// the file path (writeOutput).
+func printOut(stdout io.Writer, path string, r report.Reporter) error {
+	if path == "" {
+		return r(stdout)
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeOutput(path, r)
 }
 
-// writeFileAtomic writes a file through a temporary file in the same
-// directory, renamed into place once complete.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	dir, name := ".", path
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		dir, name = path[:i+1], path[i+1:]
+// writeJSONOut prints v as indented JSON, as every --json output is.
+func writeJSONOut(w io.Writer, v any) error { return report.JSONOf(v)(w) }
+
+// writeOutput writes a rendered document to path atomically: into a
+// temporary file in the same directory, renamed over path once the render
+// and the close have succeeded. A render that fails part-way leaves no
+// file behind, and a file already at path as it was. An existing file
+// keeps its permissions (a new one is 0644); a symbolic link is followed,
+// so the file it points to is replaced, not the link. A path that exists
+// and is not a regular file (a terminal, a pipe, /dev/stdout) has nothing
+// to rename over and is written in place.
+func writeOutput(path string, r report.Reporter) error {
+	mode := fs.FileMode(0o644)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
 	}
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	switch fi, err := os.Stat(path); {
+	case err == nil && !fi.Mode().IsRegular():
+		return writeInPlace(path, r)
+	case err == nil:
+		mode = fi.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o644); err != nil {
+	defer os.Remove(tmp) // gone after the rename; removes a failed render
+	if err := f.Chmod(mode); err != nil {
 		f.Close()
 		return err
 	}
-	if err := write(f); err != nil {
+	if err := r(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -55,4 +77,17 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// writeInPlace writes to a special file, which is opened, not replaced.
+func writeInPlace(path string, r report.Reporter) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if err := r(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/plan"
+	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -14,7 +16,7 @@ import (
 // verdict beside the flag. Before, plan --slices printed "b_better  too
 // few cases" on one row.
 func TestPlanNoVerdictBesideTooFewCases(t *testing.T) {
-	o := &planOptions{Alpha: 0.05, Power: 0.8, Slices: true, set: map[string]bool{}}
+	o := plan.Options{Alpha: 0.05, Power: 0.8, Slices: true}
 	// 40 cases, 1 passed only by A, 9 only by B: McNemar exact p < 0.05,
 	// yet the MDD at 25% discordance is above the 20-point gap.
 	if p := stats.McNemarExact(1, 9); p >= 0.05 {
@@ -24,24 +26,24 @@ func TestPlanNoVerdictBesideTooFewCases(t *testing.T) {
 		t.Fatalf("premise: MDD %v", mdd)
 	}
 	found := analysis.Comparison{A: "a", B: "b", Test: "mcnemar_exact", N: 40, AOnly: 1, BOnly: 9, Verdict: stats.VerdictBBetter}
-	if e := planEstimateOf(found, o, 0.05); e.TooSmall {
+	if e := plan.EstimateOf(found, o, 0.05); e.TooSmall {
 		t.Error("a difference the report found is flagged too small")
 	}
 	// 40 cases, 3 against 7: p ≈ 0.34, inconclusive, and too small.
 	undecided := analysis.Comparison{A: "a", B: "b", Test: "mcnemar_exact", N: 40, AOnly: 3, BOnly: 7, Verdict: stats.VerdictInconclusive}
-	e := planEstimateOf(undecided, o, 0.05)
+	e := plan.EstimateOf(undecided, o, 0.05)
 	if !e.TooSmall {
 		t.Fatal("an undecided 3-vs-7 slice of 40 is not flagged too small")
 	}
 
-	doc := &planRunDoc{Mode: planRun, RunID: "r1", Scoring: 1, Alpha: 0.05, AlphaPerPair: 0.05, Power: 0.8,
-		Pairs: []planPair{{A: "a", B: "b", Test: "mcnemar_exact", Verdict: stats.VerdictBBetter, planEstimate: planEstimateOf(found, o, 0.05),
-			Slices: []planSlice{
-				{Key: "tier", Value: "easy", Verdict: stats.VerdictBBetter, planEstimate: planEstimateOf(found, o, 0.05)},
-				{Key: "tier", Value: "hard", Verdict: stats.VerdictInconclusive, planEstimate: e},
+	doc := &plan.Run{Mode: plan.ModeRun, RunID: "r1", Scoring: 1, Alpha: 0.05, AlphaPerPair: 0.05, Power: 0.8, BySlice: true,
+		Pairs: []plan.Pair{{A: "a", B: "b", Test: "mcnemar_exact", Verdict: stats.VerdictBBetter, Estimate: plan.EstimateOf(found, o, 0.05),
+			Slices: []plan.Slice{
+				{Key: "tier", Value: "easy", Verdict: stats.VerdictBBetter, Estimate: plan.EstimateOf(found, o, 0.05)},
+				{Key: "tier", Value: "hard", Verdict: stats.VerdictInconclusive, Estimate: e},
 			}}}}
 	var b strings.Builder
-	if err := writeRunText(&b, doc, true); err != nil {
+	if err := report.PlanRunText(&b, doc); err != nil {
 		t.Fatal(err)
 	}
 	flagged := 0

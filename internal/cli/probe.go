@@ -18,6 +18,7 @@ import (
 	"github.com/assay-eval/assay/internal/probe"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
@@ -372,12 +373,11 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 	rep.Method = probe.NewMethod(opts, len(names))
 	rep.Finish()
 
-	if o.Format == "json" {
-		err = rep.WriteJSON(g.Stdout)
-	} else {
-		err = rep.WriteText(g.Stdout)
-	}
+	r, err := report.NewRegistry().Probe.Reporter(o.Format, rep)
 	if err != nil {
+		return err
+	}
+	if err := printOut(g.Stdout, "", r); err != nil {
 		return err
 	}
 	if len(rep.Flagged) > 0 {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -44,7 +42,7 @@ type reportOptions struct {
 
 func (o *reportOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.Format, "format", "text", "report format: "+strings.Join(report.Formats, "|"))
+	f.StringVar(&o.Format, "format", "text", "report format: "+strings.Join(report.NewRegistry().Report.Names(), "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write to FILE instead of stdout")
 	f.IntVar(&o.Scoring, "scoring", 0, "which scoring of the run (default: the latest)")
 	addSpecSelectFlag(cmd, &o.Spec)
@@ -62,7 +60,7 @@ func newReportCommand(g *Globals) *cobra.Command {
 		Short: "Render the decision report of a run (never calls a model)",
 		Args:  rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(o.Format, report.Formats); err != nil {
+			if err := checkFormat(o.Format, report.NewRegistry().Report.Names()); err != nil {
 				return err
 			}
 			n, err := parseFailures(o.Failures)
@@ -125,31 +123,18 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 		}
 		rep.Warnings = append(rep.Warnings, warnings...)
 	}
-	var w io.Writer = g.Stdout
-	if o.Output != "" {
-		f, err := os.Create(o.Output)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
-	}
+	doc := report.RunReport{Report: rep}
 	if o.Format == "junit" {
-		rows, err := analysis.Rows(ctx, st, run, rep.Run.Scoring)
-		if err != nil {
+		// JUnit lists every result, which the analysis does not carry.
+		if doc.Rows, err = analysis.Rows(ctx, st, run, rep.Run.Scoring); err != nil {
 			return err
 		}
-		err = report.JUnit(w, rep, rows)
-		if err != nil {
-			return err
-		}
-	} else if err := report.Render(w, o.Format, rep); err != nil {
+	}
+	r, err := report.NewRegistry().Report.Reporter(o.Format, doc)
+	if err != nil {
 		return err
 	}
-	if f, ok := w.(*os.File); ok && o.Output != "" {
-		return f.Close()
-	}
-	return nil
+	return printOut(g.Stdout, o.Output, r)
 }
 
 // parseFailures reads --failures: a positive count, or "all" (-1).

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/engine"
+	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/selftest"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
@@ -167,13 +167,11 @@ func runSelftest(ctx context.Context, g *Globals, o *selftestOptions) error {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("--judge-via target attacked only the first %d cases (each null output that reaches the grader is a paid call); set --limit to change it", targetJudgeCases))
 	}
 
-	if o.Format == "json" {
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else if err := rep.WriteText(g.Stdout); err != nil {
+	r, err := report.NewRegistry().Selftest.Reporter(o.Format, rep)
+	if err != nil {
+		return err
+	}
+	if err := printOut(g.Stdout, "", r); err != nil {
 		return err
 	}
 	if rep.Verdict == selftest.VerdictExploitable {

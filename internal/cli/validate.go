@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"slices"
 	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/task"
 )
@@ -44,7 +40,7 @@ func (o *validateOptions) AddFlags(cmd *cobra.Command) {
 }
 
 func (o *validateOptions) check(cmd *cobra.Command) error {
-	if err := checkFormat(o.Format, []string{"text", "json"}); err != nil {
+	if err := checkFormat(o.Format, report.NewRegistry().Validate.Names()); err != nil {
 		return err
 	}
 	if !o.Deep {
@@ -95,38 +91,19 @@ Exit codes: 0 valid, 4 invalid.`,
 	return cmd
 }
 
-// validateReport is `assay validate --format json`.
-type validateReport struct {
-	Spec     string            `json:"spec"`
-	Valid    bool              `json:"valid"`
-	Name     string            `json:"name,omitempty"`
-	Cases    int               `json:"cases"`
-	Targets  int               `json:"targets"`
-	Scorers  int               `json:"scorers"`
-	Hashes   map[string]string `json:"hashes,omitempty"`
-	Problems spec.Problems     `json:"problems"`
-	Warnings []string          `json:"warnings"`
-	Health   *dataset.Health   `json:"health,omitempty"`
-
-	// Candidates are the targets a run calls by default; Judges the
-	// targets that only grade them.
-	Candidates []string `json:"candidates,omitempty"`
-	Judges     []string `json:"judges,omitempty"`
-}
-
 func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 	t, err := task.LoadWith(o.Spec, specOptions(g, o.Files))
 	var problems spec.Problems
 	if err != nil && !errors.As(err, &problems) {
 		return err
 	}
-	rep := validateReport{Spec: o.Spec, Problems: spec.Problems{}, Warnings: []string{}}
+	rep := report.Validation{Spec: o.Spec, Problems: spec.Problems{}, Warnings: []string{}, Strict: o.Strict}
 	var sp *spec.Spec
 	if t != nil {
 		sp = t.Spec
 	}
 	if sp != nil {
-		rep.Name, rep.Targets, rep.Scorers = sp.Name, len(sp.Targets), len(sp.Scorers)
+		rep.Name, rep.Targets, rep.Scorers, rep.DatasetLimit = sp.Name, len(sp.Targets), len(sp.Scorers), sp.Dataset.Limit
 		rep.Candidates, rep.Judges = sp.CandidateNames(), runJudges(sp, sp.CandidateNames())
 		if t.Dataset != nil {
 			rep.Cases = t.Dataset.Count
@@ -176,32 +153,18 @@ func runValidate(ctx context.Context, g *Globals, o *validateOptions) error {
 		rep.Problems = problems
 	}
 
+	r, err := report.NewRegistry().Validate.Reporter(o.Format, &rep)
+	if err != nil {
+		return err
+	}
+	if err := printOut(g.Stdout, "", r); err != nil {
+		return err
+	}
 	if o.Format == "json" {
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
 		if !rep.Valid {
 			return &ExitError{Code: ExitInvalid, Err: errSilent}
 		}
 		return nil
-	}
-
-	if len(problems) == 0 {
-		fmt.Fprintf(g.Stdout, "%s: ok — spec %q, %d cases, %d targets, %d scorers\n",
-			o.Spec, sp.Name, t.Dataset.Count, len(sp.Targets), len(sp.Scorers))
-		fmt.Fprintf(g.Stdout, "  spec %s\n  dataset %s (cases; file %s)\n  prompt %s\n  scorers %s\n", sp.Hash, t.Dataset.Hash, t.Dataset.FileHash, sp.PromptHash(), sp.ScorersHash())
-		if len(rep.Judges) > 0 {
-			fmt.Fprintf(g.Stdout, "  candidates %s; judges %s (they grade, they are not run or ranked)\n", strings.Join(rep.Candidates, ", "), strings.Join(rep.Judges, ", "))
-		}
-	}
-	if rep.Health != nil {
-		if len(problems) == 0 {
-			fmt.Fprintln(g.Stdout)
-		}
-		writeHealth(g.Stdout, sp, rep.Health, o)
 	}
 	for _, w := range rep.Warnings {
 		if !slices.Contains(healthWarnings, w) {
@@ -257,7 +220,7 @@ func expectedProblems(sp *spec.Spec, h *dataset.Health, have spec.Problems) spec
 			if seen[c.Line] {
 				continue
 			}
-			out = append(out, spec.Problem{File: file, Line: c.Line, Col: 1, Msg: fmt.Sprintf(msg, showID(c.ID)), Hint: hint})
+			out = append(out, spec.Problem{File: file, Line: c.Line, Col: 1, Msg: fmt.Sprintf(msg, report.ShowData(c.ID, 40)), Hint: hint})
 			shown++
 		}
 		if more := total - len(list); more > 0 && shown > 0 {
@@ -269,218 +232,6 @@ func expectedProblems(sp *spec.Spec, h *dataset.Health, have spec.Problems) spec
 		"every graded case needs one; a case whose right answer is a refusal belongs in bucket should-refuse")
 	add(e.UnextractableList, e.Unextractable, "case %s: expected field "+strconv.Quote(e.Field)+" does not match dataset.expected_extract", "")
 	return out
-}
-
-// writeHealth renders the health report as text.
-func writeHealth(w io.Writer, sp *spec.Spec, h *dataset.Health, o *validateOptions) {
-	source := "the fields the prompt uses"
-	if h.TextSource != "prompt" {
-		source = "every string field but the id and expected ones"
-	}
-	fmt.Fprintf(w, "dataset health: %s, %d cases", showText(h.Path, 80), h.Cases)
-	if h.Skipped > 0 {
-		fmt.Fprintf(w, " (%d rows skipped: see the problems)", h.Skipped)
-	}
-	fmt.Fprintln(w)
-	if sp.Dataset.Limit > 0 {
-		fmt.Fprintf(w, "  the whole file is checked; dataset.limit (%d) applies to runs only\n", sp.Dataset.Limit)
-	}
-	fmt.Fprintf(w, "  input compared for duplicates: %s (%s)\n", strings.Join(showAll(h.TextFields), ", "), source)
-
-	// Expected values.
-	e := &h.Expected
-	if e.Field == "" {
-		fmt.Fprintln(w, "  expected values: none (dataset.expected is not set)")
-	} else {
-		usable := 0
-		if h.Labels != nil {
-			usable = h.Labels.Values
-		}
-		fmt.Fprintf(w, "  expected values (%s): %d of %d cases have one", showText(e.Field, 40), usable, h.Cases)
-		if e.ShouldRefuseExempt > 0 {
-			fmt.Fprintf(w, "; %d should-refuse case(s) need none", e.ShouldRefuseExempt)
-		}
-		fmt.Fprintln(w)
-		if e.Missing > 0 {
-			fmt.Fprintf(w, "    PROBLEM: %d case(s) have no expected value: %s\n", e.Missing, caseList(e.MissingList, e.Missing))
-		}
-		if e.Unextractable > 0 {
-			fmt.Fprintf(w, "    PROBLEM: %d case(s) where expected_extract does not match: %s\n", e.Unextractable, caseList(e.UnextractableList, e.Unextractable))
-		}
-		if l := h.Labels; l != nil && l.Values > 0 {
-			kind := ""
-			if l.Numeric {
-				kind = ", all numeric (the top values say little; a dominant one is what a constant answer scores)"
-			}
-			fmt.Fprintf(w, "    %d distinct value(s)%s\n", l.Distinct, kind)
-			writeCounts(w, "      ", l.Top)
-			if l.Other > 0 {
-				fmt.Fprintf(w, "      … %d more case(s) with other values\n", l.Other)
-			}
-			writeFieldLabels(w, l)
-		}
-	}
-
-	// Duplicates.
-	ex := &h.Exact
-	if ex.Groups == 0 {
-		fmt.Fprintln(w, "  exact duplicates: none")
-	} else {
-		fmt.Fprintf(w, "  WARNING: %d group(s) of exact duplicates (%d cases; %d beyond the first of each)\n", ex.Groups, ex.Cases, ex.Extra)
-		for _, gr := range ex.List {
-			fmt.Fprintf(w, "    %s: %s\n", caseList(gr.Cases, len(gr.Cases)), showText(gr.Text, 80))
-			if len(gr.Expected) > 1 {
-				fmt.Fprintf(w, "      expect different answers: %s\n", strings.Join(showAll(gr.Expected), ", "))
-			}
-		}
-		if n := ex.Groups - len(ex.List); n > 0 {
-			fmt.Fprintf(w, "    … %d more group(s) (see --format json)\n", n)
-		}
-	}
-	nd := &h.Near
-	if nd.Pairs == 0 {
-		fmt.Fprintf(w, "  near duplicates (token overlap ≥ %s): none\n", strconv.FormatFloat(nd.Threshold, 'f', -1, 64))
-	} else {
-		fmt.Fprintf(w, "  WARNING: %d near-duplicate pair(s) (token overlap ≥ %s) among %d cases\n", nd.Pairs, strconv.FormatFloat(nd.Threshold, 'f', -1, 64), nd.Cases)
-		for i, p := range nd.List {
-			if i == 10 {
-				fmt.Fprintf(w, "    … %d more pair(s) (see --format json)\n", nd.Pairs-10)
-				break
-			}
-			fmt.Fprintf(w, "    %s ~ %s  %.2f  only in the first: %s; only in the second: %s\n",
-				caseRef(p.A), caseRef(p.B), p.Similarity, wordList(p.OnlyA), wordList(p.OnlyB))
-		}
-	}
-
-	// Tags.
-	for _, tg := range h.Tags {
-		fmt.Fprintf(w, "  tag %s: %d value(s)", showText(tg.Key, 40), len(tg.Values))
-		if tg.Missing > 0 {
-			fmt.Fprintf(w, "; %d case(s) have none: %s", tg.Missing, caseList(tg.MissingList, tg.Missing))
-		}
-		fmt.Fprintln(w)
-		writeCounts(w, "    ", tg.Values)
-	}
-	if len(h.MissingBuckets) > 0 {
-		fmt.Fprintf(w, "  no case is in bucket(s) %s: nothing shows how a target does there\n", strings.Join(h.MissingBuckets, ", "))
-	}
-	if ws := h.Warnings(); len(ws) > 0 && !o.Strict {
-		fmt.Fprintf(w, "  %d warning(s); --strict makes them fail validation\n", len(ws))
-	}
-}
-
-// writeFieldLabels prints the distribution of each field of object-valued
-// expected values: the top values of a text field, the range and median of
-// a numeric one (its values say little one by one).
-func writeFieldLabels(w io.Writer, l *dataset.Labels) {
-	if len(l.Fields) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "    by field (%d of the values are objects):\n", l.Objects)
-	for _, f := range l.Fields {
-		missing := ""
-		if f.Missing > 0 {
-			missing = fmt.Sprintf("; missing or null in %d", f.Missing)
-		}
-		if f.Numeric {
-			fmt.Fprintf(w, "      %s: numeric in %d case(s)%s: min %s, median %s, max %s\n", showText(f.Field, 40), f.Values, missing,
-				sixDigits(*f.Min), sixDigits(*f.Median), sixDigits(*f.Max))
-			continue
-		}
-		fmt.Fprintf(w, "      %s: %d distinct value(s) in %d case(s)%s\n", showText(f.Field, 40), f.Distinct, f.Values, missing)
-		writeCounts(w, "        ", f.Top)
-		if f.Other > 0 {
-			fmt.Fprintf(w, "        … %d more case(s) with other values\n", f.Other)
-		}
-	}
-	if l.FieldsOmitted > 0 {
-		fmt.Fprintf(w, "      … %d more field(s) not summarised (at most %d are)\n", l.FieldsOmitted, dataset.MaxLabelFields)
-	}
-}
-
-// sixDigits writes x to six significant digits, without an exponent
-// (12442, 1.5, 0.333333, 1234570).
-func sixDigits(x float64) string {
-	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
-	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-// writeCounts prints values with counts, shares and, for small tag values,
-// how wide their intervals will be.
-func writeCounts(w io.Writer, indent string, vs []dataset.ValueCount) {
-	width := 0
-	for _, v := range vs {
-		width = max(width, utf8.RuneCountInString(showText(v.Value, 40)))
-	}
-	for _, v := range vs {
-		s := showText(v.Value, 40)
-		fmt.Fprintf(w, "%s%s%s %6d  %5.1f%%", indent, s, strings.Repeat(" ", width-utf8.RuneCountInString(s)), v.Count, 100*v.Share)
-		if v.Small {
-			fmt.Fprintf(w, "  small: a rate on %d case(s) has a 95%% interval up to ±%d points", v.Count, int(math.Round(100*v.HalfWidth)))
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-func caseRef(c dataset.CaseRef) string {
-	if c.ID == strconv.Itoa(c.Line) {
-		return "line " + c.ID
-	}
-	return fmt.Sprintf("%s (line %d)", showID(c.ID), c.Line)
-}
-
-// caseList names up to 8 cases and counts the rest.
-func caseList(cs []dataset.CaseRef, total int) string {
-	const show = 8
-	var parts []string
-	for i, c := range cs {
-		if i == show {
-			break
-		}
-		parts = append(parts, caseRef(c))
-	}
-	s := strings.Join(parts, ", ")
-	if more := total - len(parts); more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
-	}
-	return s
-}
-
-func wordList(ws []string) string {
-	if len(ws) == 0 {
-		return "—"
-	}
-	return strings.Join(showAll(ws), " ")
-}
-
-func showID(id string) string { return showText(id, 40) }
-
-func showAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = showText(s, 40)
-	}
-	return out
-}
-
-// showText renders dataset text for a terminal: cut to max characters, and
-// quoted (escapes shown, not obeyed) when it is empty, has spaces at its
-// ends or holds anything unprintable.
-func showText(s string, max int) string {
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
-	}
-	plain := s != "" && strings.TrimSpace(s) == s
-	for _, r := range s {
-		if !unicode.IsPrint(r) && r != ' ' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return strconv.Quote(s)
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

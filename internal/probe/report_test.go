@@ -1,9 +1,7 @@
 package probe
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,32 +51,6 @@ func TestReportWarnings(t *testing.T) {
 	r.Finish()
 	if !hasWarning(r, "joined to the cases by line number") || r.Flagged == nil {
 		t.Errorf("line join: %v (flagged %v: must be [] in JSON, not null)", r.Warnings, r.Flagged)
-	}
-}
-
-// What came from a dataset or a model is shown quoted in the text report:
-// a case ID or a rewriter's error text cannot draw lines or send terminal
-// escapes.
-func TestTextReportQuotesData(t *testing.T) {
-	r := reportOf(t, []string{"a"}, []stats.PairTable{{Both: 5, AOnly: 1, BOnly: 1, Neither: 3}})
-	r.Cases = Cases{Dataset: 12, Paired: 10, NoTwin: 1, NoTwinIDs: []string{"x\n\x1b[31mred"},
-		RewriteFailed: 1, RewriteByKind: map[string]int{FailCall: 1},
-		RewriteFailures: []Failure{{CaseID: "c\r1", Kind: FailCall, Reason: "server_error: <html>\n\x1b[2J</html>"}}}
-	var b bytes.Buffer
-	if err := r.WriteText(&b); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if strings.ContainsAny(out, "\x1b\r") || !strings.Contains(out, `"x\n\x1b[31mred"`) || !strings.Contains(out, `"c\r1": call_error: server_error: <html> [2J</html>`) {
-		t.Errorf("text report:\n%s", out)
-	}
-	var j bytes.Buffer
-	if err := r.WriteJSON(&j); err != nil {
-		t.Fatal(err)
-	}
-	var back Report
-	if err := json.Unmarshal(j.Bytes(), &back); err != nil || back.Cases.NoTwinIDs[0] != "x\n\x1b[31mred" {
-		t.Errorf("JSON round trip: %v %+v", err, back.Cases)
 	}
 }
 

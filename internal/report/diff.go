@@ -22,36 +22,14 @@ import (
 // outputShown bounds an output shown in a text or Markdown diff (runes).
 const outputShown = 300
 
-// DiffFormats and DriftFormats are the formats of RunDiff and Drift.
-var (
-	DiffFormats  = []string{"text", "json", "markdown"}
-	DriftFormats = []string{"text", "json", "markdown"}
-)
-
 // RunDiff writes d in format (text, json or markdown).
 func RunDiff(w io.Writer, format string, d *analysis.RunDiff) error {
-	switch format {
-	case "json":
-		return writeJSON(w, d)
-	case "markdown", "md":
-		return RunDiffMarkdown(w, d)
-	case "text", "":
-		return RunDiffText(w, d)
-	}
-	return fmt.Errorf("unknown diff format %q (formats are: %s)", format, strings.Join(DiffFormats, ", "))
+	return NewRegistry().Diff.Render(w, format, d)
 }
 
 // Drift writes r in format (text, json or markdown).
 func Drift(w io.Writer, format string, r *analysis.DriftReport) error {
-	switch format {
-	case "json":
-		return writeJSON(w, r)
-	case "markdown", "md":
-		return DriftMarkdown(w, r)
-	case "text", "":
-		return DriftText(w, r)
-	}
-	return fmt.Errorf("unknown drift format %q (formats are: %s)", format, strings.Join(DriftFormats, ", "))
+	return NewRegistry().Drift.Render(w, format, r)
 }
 
 // diffQuoted shows an output on one line, quoted with Go escapes (\n,

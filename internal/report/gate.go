@@ -18,22 +18,9 @@ import (
 // (gate.FormatValue …), the ones its reasons are written with, so a table
 // row and its reason agree.
 
-// GateFormats are the output formats of Gate.
-var GateFormats = []string{"text", "markdown", "json", "junit"}
-
-// Gate writes the result in one of GateFormats.
+// Gate writes the result in one of the gate document's formats.
 func Gate(w io.Writer, format string, r *gate.Result) error {
-	switch format {
-	case "text":
-		return GateText(w, r)
-	case "markdown":
-		return GateMarkdown(w, r)
-	case "json":
-		return GateJSON(w, r)
-	case "junit":
-		return GateJUnit(w, r)
-	}
-	return fmt.Errorf("unknown gate format %q: formats are %s", format, strings.Join(GateFormats, ", "))
+	return NewRegistry().Gate.Render(w, format, r)
 }
 
 // GateJSON writes the result as indented JSON (undefined numbers are null).

@@ -8,8 +8,6 @@
 package report
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -22,37 +20,14 @@ import (
 	"github.com/assay-eval/assay/internal/units"
 )
 
-// Formats are the report formats this build renders.
-var Formats = []string{"text", "json", "markdown", "html", "junit"}
-
-// Render writes rep in format to w.
+// Render writes rep in format to w (the registry's report document; the
+// junit format needs the run's rows: see RunReport).
 func Render(w io.Writer, format string, rep *analysis.Report) error {
-	switch format {
-	case "json":
-		return JSON(w, rep)
-	case "text", "":
-		return Text(w, rep)
-	case "markdown", "md":
-		return Markdown(w, rep)
-	case "html":
-		return HTML(w, rep)
-	case "junit":
-		// JUnit lists every result; the report alone does not carry them.
-		return errors.New("the junit format needs the run's results: call report.JUnit with analysis.ResultRow values")
-	default:
-		return fmt.Errorf("unknown report format %q (formats are: %s)", format, strings.Join(Formats, ", "))
-	}
+	return NewRegistry().Report.Render(w, format, RunReport{Report: rep})
 }
 
 // JSON writes the report as indented JSON.
 func JSON(w io.Writer, rep *analysis.Report) error { return writeJSON(w, rep) }
-
-// writeJSON writes v as indented JSON, as every JSON rendering here does.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
 
 // Text writes a terminal summary.
 func Text(w io.Writer, rep *analysis.Report) error {

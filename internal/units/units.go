@@ -105,3 +105,59 @@ func PValue(p float64) string {
 		return strconv.FormatFloat(p, 'g', 2, 64)
 	}
 }
+
+// The plan's numbers (`assay plan`) read shorter: a decimal only where it
+// says something, and the user's own values quoted back as given.
+
+// Num formats a number with one decimal, none when the decimal is zero
+// ("3", "2.5"), and two significant digits when it is small enough that
+// one decimal would hide it ("0.042"); negative with an ASCII minus.
+func Num(x float64) string {
+	if x != 0 && math.Abs(x) < 0.1 {
+		return strconv.FormatFloat(x, 'g', 2, 64)
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(x, 'f', 1, 64), ".0")
+}
+
+// Points formats a difference of rates, given as a fraction, in
+// percentage points: "3 points", "2.5 points".
+func Points(d float64) string { return Num(100*d) + " points" }
+
+// SignedPoints formats a difference of rates in points with its sign, an
+// ASCII one: "+3", "-2.5", "0".
+func SignedPoints(d float64) string {
+	s := Num(100 * d)
+	if d > 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// PctShort formats a rate in [0,1] as a percentage as Num writes numbers:
+// "80%", "12.5%"; a rate just short of 1 keeps the digits that say so
+// ("99.9999%", never "100%": a power of 99.99% is not certainty).
+func PctShort(r float64) string {
+	s := Num(100 * r)
+	if s == "100" && r < 1 {
+		s = strconv.FormatFloat(100*r, 'g', 6, 64)
+	}
+	return s + "%"
+}
+
+// GivenPct and GivenPoints quote a fraction the user gave back in percent
+// or points, to six significant digits (0.999999 is "99.9999%", not
+// "100%").
+func GivenPct(r float64) string { return strconv.FormatFloat(100*r, 'g', 6, 64) + "%" }
+
+// GivenPoints: see GivenPct.
+func GivenPoints(d float64) string { return strconv.FormatFloat(100*d, 'g', 6, 64) + " points" }
+
+// RoundSig rounds x to four significant digits, for a derived level
+// quoted beside the user's own values (0.05/3 reads 0.01667).
+func RoundSig(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	p := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
+}

@@ -22,3 +22,24 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// The plan's forms, each against the fmt verb the plan wrote them with
+// before they moved here (their output is locked by the plan's tests).
+func TestPlanForms(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Num(3), "3"}, {Num(2.54), "2.5"}, {Num(0.042), "0.042"}, {Num(0), "0"}, {Num(-8.33), "-8.3"}, {Num(0.00001), "1e-05"},
+		{Points(0.03), "3 points"}, {Points(0.0004), "0.04 points"},
+		{SignedPoints(0.269), "+26.9"}, {SignedPoints(-0.083), "-8.3"}, {SignedPoints(0), "0"},
+		{PctShort(0.8), "80%"}, {PctShort(0.423), "42.3%"}, {PctShort(0.99999), "99.999%"}, {PctShort(1), "100%"},
+		{GivenPct(0.999999), "99.9999%"}, {GivenPct(0.05), "5%"}, {GivenPoints(0.03), "3 points"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	for _, c := range []struct{ x, want float64 }{{0.05 / 3, 0.01667}, {0.025, 0.025}, {0, 0}, {123456, 123500}} {
+		if got := RoundSig(c.x); got != c.want {
+			t.Errorf("RoundSig(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+}

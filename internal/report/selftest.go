@@ -1,4 +1,4 @@
-package selftest
+package report
 
 import (
 	"fmt"
@@ -6,17 +6,23 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/assay-eval/assay/internal/selftest"
+	"github.com/assay-eval/assay/internal/units"
 )
 
-// maxExampleCells bounds the flagged cells of one severity whose examples
-// the text report shows; the rest are listed by name (the JSON has all).
-const maxExampleCells = 5
+// Renderers for `assay selftest`: a selftest.Report as text (JSON is the
+// report itself).
 
-// WriteText renders the report for a terminal. Every output, parsed value
+// selftestExampleCells bounds the flagged cells of one severity whose examples
+// the text report shows; the rest are listed by name (the JSON has all).
+const selftestExampleCells = 5
+
+// SelftestText renders a selftest for a terminal. Every output, parsed value
 // and reason that came from a null model or the data is shown quoted and
 // escaped (strconv.Quote), so control characters cannot reach the
 // terminal.
-func (r *Report) WriteText(w io.Writer) error {
+func SelftestText(w io.Writer, r *selftest.Report) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "assay selftest: spec %s (%s), %d cases\n", r.Spec, r.SpecPath, r.Cases)
 	run := 0
@@ -25,12 +31,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			run++
 		}
 	}
-	fmt.Fprintf(b, "%d null models × raw and parsed modes; judge scorers: %s\n", run, judgeText(r.JudgeVia))
+	fmt.Fprintf(b, "%d null models × raw and parsed modes; judge scorers: %s\n", run, selftestJudgeVia(r.JudgeVia))
 	fmt.Fprintf(b, "rule: %s\n", r.Rule.Text)
 
 	for _, sr := range r.Scorers {
 		b.WriteString("\n")
-		fmt.Fprintf(b, "%s · %s · %s", sr.Name, sr.Type, roleText(sr))
+		fmt.Fprintf(b, "%s · %s · %s", sr.Name, sr.Type, selftestRole(sr))
 		if sr.Skipped != "" {
 			fmt.Fprintf(b, "\n  not attacked: %s\n", sr.Skipped)
 			continue
@@ -41,7 +47,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  null model\traw\t\t\tparsed\t\t\tchance\t\n")
-		rows := map[string][2]*CellReport{}
+		rows := map[string][2]*selftest.CellReport{}
 		var order []string
 		for i := range sr.Results {
 			c := &sr.Results[i]
@@ -49,7 +55,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			if !seen {
 				order = append(order, c.Null)
 			}
-			if c.Mode == ModeRaw {
+			if c.Mode == selftest.ModeRaw {
 				pair[0] = c
 			} else {
 				pair[1] = c
@@ -58,35 +64,35 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		for _, null := range order {
 			pair := rows[null]
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f%%\t\n", null, cellText(pair[0]), cellText(pair[1]), 100*chanceOf(pair))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", null, selftestCell(pair[0]), selftestCell(pair[1]), units.Pct(selftestChance(pair)))
 		}
 		tw.Flush()
 	}
 
-	bySeverity := map[string][]Finding{}
+	bySeverity := map[string][]selftest.Finding{}
 	for _, f := range r.Findings {
 		bySeverity[f.Severity] = append(bySeverity[f.Severity], f)
 	}
-	if fs := bySeverity[SeverityExploitable]; len(fs) > 0 {
+	if fs := bySeverity[selftest.SeverityExploitable]; len(fs) > 0 {
 		fmt.Fprintf(b, "\nEXPLOITABLE: the headline score %s passes %d null model × mode cell(s) clearly above chance:\n", r.Headline, len(fs))
 		for i, f := range fs {
-			fmt.Fprintf(b, "  %s (%s) · null model %s · %s mode: %d/%d = %.1f%% [%.1f, %.1f] vs chance %.1f%%\n",
-				f.Scorer, f.Type, f.Null, f.Mode, f.Passed, f.N, 100*f.Rate, 100*f.CI[0], 100*f.CI[1], 100*f.Chance)
-			if i < maxExampleCells {
-				writeExamples(b, f.Examples)
+			fmt.Fprintf(b, "  %s (%s) · null model %s · %s mode: %d/%d = %s %s vs chance %s\n",
+				f.Scorer, f.Type, f.Null, f.Mode, f.Passed, f.N, units.Pct(f.Rate), ciPct(f.CI), units.Pct(f.Chance))
+			if i < selftestExampleCells {
+				selftestExamples(b, f.Examples)
 			}
 		}
-		if len(fs) > maxExampleCells {
-			fmt.Fprintf(b, "  (examples shown for the first %d cells; --format json has them all)\n", maxExampleCells)
+		if len(fs) > selftestExampleCells {
+			fmt.Fprintf(b, "  (examples shown for the first %d cells; --format json has them all)\n", selftestExampleCells)
 		}
 	}
-	for _, sev := range []string{SeverityWarning, SeverityNote} {
+	for _, sev := range []string{selftest.SeverityWarning, selftest.SeverityNote} {
 		fs := bySeverity[sev]
 		if len(fs) == 0 {
 			continue
 		}
 		b.WriteString("\n")
-		byScorer := map[string][]Finding{}
+		byScorer := map[string][]selftest.Finding{}
 		var names []string
 		for _, f := range fs {
 			if _, ok := byScorer[f.Scorer]; !ok {
@@ -101,10 +107,10 @@ func (r *Report) WriteText(w io.Writer) error {
 				cells[i] = fmt.Sprintf("%s/%s %.0f%%", f.Null, f.Mode, 100*f.Rate)
 			}
 			switch sev {
-			case SeverityWarning:
+			case selftest.SeverityWarning:
 				fmt.Fprintf(b, "warning: %s (%s) passes null models clearly above chance: %s\n", name, group[0].Type, strings.Join(cells, ", "))
 				fmt.Fprintf(b, "  it does not decide the headline score, but its pass rate is not evidence of correctness\n")
-				writeExamples(b, group[0].Examples)
+				selftestExamples(b, group[0].Examples)
 			default:
 				fmt.Fprintf(b, "note: %s (%s) passes null models above chance, as a check of form or of the call may: %s\n", name, group[0].Type, strings.Join(cells, ", "))
 			}
@@ -118,9 +124,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	switch r.Verdict {
-	case VerdictExploitable:
+	case selftest.VerdictExploitable:
 		fmt.Fprintf(b, "verdict: EXPLOITABLE — the headline score %s can be passed without knowing the answers (exit 3)\n", r.Headline)
-	case VerdictIncomplete:
+	case selftest.VerdictIncomplete:
 		fmt.Fprintf(b, "verdict: incomplete — nothing found, but the headline score %s was not attacked (exit 0)\n", r.Headline)
 	default:
 		fmt.Fprintf(b, "verdict: sound — no null model passes the headline score %s clearly above chance (exit 0)\n", r.Headline)
@@ -133,7 +139,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-func writeExamples(b *strings.Builder, exs []Example) {
+func selftestExamples(b *strings.Builder, exs []selftest.Example) {
 	for _, e := range exs {
 		fmt.Fprintf(b, "      case %s: output %s", strconv.Quote(e.CaseID), strconv.Quote(e.Output))
 		if e.Parsed != "" {
@@ -143,7 +149,7 @@ func writeExamples(b *strings.Builder, exs []Example) {
 	}
 }
 
-func cellText(c *CellReport) string {
+func selftestCell(c *selftest.CellReport) string {
 	if c == nil || c.Skipped != "" {
 		return "—\t\t"
 	}
@@ -151,10 +157,10 @@ func cellText(c *CellReport) string {
 	if c.Above {
 		mark = " !"
 	}
-	return fmt.Sprintf("%d/%d\t%.1f%%\t[%.1f, %.1f]%s", c.Passed, c.N, 100*c.Rate, 100*c.CI[0], 100*c.CI[1], mark)
+	return fmt.Sprintf("%d/%d\t%s\t%s%s", c.Passed, c.N, units.Pct(c.Rate), ciPct(c.CI), mark)
 }
 
-func chanceOf(pair [2]*CellReport) float64 {
+func selftestChance(pair [2]*selftest.CellReport) float64 {
 	for _, c := range pair {
 		if c != nil {
 			return c.Chance
@@ -163,21 +169,21 @@ func chanceOf(pair [2]*CellReport) float64 {
 	return 0
 }
 
-func roleText(sr ScorerReport) string {
+func selftestRole(sr selftest.ScorerReport) string {
 	switch {
 	case sr.Headline:
 		return "headline"
 	case sr.Primary:
 		return "primary"
-	case sr.Role == RoleForm:
+	case sr.Role == selftest.RoleForm:
 		return "check of form"
-	case sr.Role == RoleCall:
+	case sr.Role == selftest.RoleCall:
 		return "check of the call"
 	}
 	return "scorer of correctness"
 }
 
-func judgeText(via string) string {
+func selftestJudgeVia(via string) string {
 	switch via {
 	case "mock":
 		return "graded by an in-process mock that passes everything (the worst case: a grader that believes any output)"
