@@ -6,6 +6,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/plan"
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // planGatePower reads what the gate's power is planned on — the run's
@@ -17,7 +18,7 @@ func planGatePower(ctx context.Context, g *Globals, o *planOptions) (*plan.Gate,
 		return nil, err
 	}
 	defer st.Close()
-	snap, err := gate.FromStore(ctx, st, run)
+	snap, err := runview.FromStore(ctx, st, run)
 	if err != nil {
 		return nil, fmt.Errorf("plan: run %s: %w", run.ID, err)
 	}
