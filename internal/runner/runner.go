@@ -12,15 +12,20 @@
 // stops early: its remaining calls are not made and not stored, so a
 // resume makes them, and the summary names the target and why.
 //
-// The runner knows the provider, scorer and store interfaces, not their
-// implementations, and never renders reports.
+// Pool and Writer are the one worker pool and the one batched writer: the
+// run's per-target workers and its results go through them, and the engine
+// reuses them for the pairwise judges, a rescore's scoring and a probe's
+// rewrites.
+//
+// The runner knows the provider and record interfaces, not their
+// implementations, and never renders reports; the run's lifecycle around
+// it (record, lease, status) is the engine's.
 package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,12 +124,6 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if o.Epochs < 1 {
 		o.Epochs = 1
 	}
-	if o.CommitEvery <= 0 {
-		o.CommitEvery = 100 * time.Millisecond
-	}
-	if o.CommitBatch <= 0 {
-		o.CommitBatch = 256
-	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -138,14 +137,26 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 
-	out := make(chan item, 4*o.CommitBatch)
 	var sum Summary
 	var skipped, discarded atomic.Int64
 	var interrupted atomic.Bool
 
 	// The writer: the only goroutine that writes results.
-	writeErr := make(chan error, 1)
-	go func() { writeErr <- o.write(out, &sum, abort) }()
+	put := o.Store.PutResults
+	if o.Retry != nil {
+		put = o.Store.ReplaceResults
+	}
+	w := StartWriter(WriterOptions{
+		Commit: put,
+		Every:  o.CommitEvery,
+		Batch:  o.CommitBatch,
+		Committed: func(results []record.Result, _ []record.Score) {
+			for i := range results {
+				o.tally(&sum, &results[i])
+			}
+		},
+		Failed: func(err error) { abort(err) },
+	})
 
 	var unavailMu sync.Mutex
 	var wg sync.WaitGroup
@@ -160,7 +171,6 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		if workers <= 0 {
 			workers = 8
 		}
-		jobs := make(chan job, workers)
 		// given closes when the target is given up: its issuer and
 		// workers stop, and what was queued is never called.
 		given := make(chan struct{})
@@ -173,38 +183,25 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 				close(given)
 			})
 		}
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for j := range jobs {
-					select {
-					case <-stop:
-						continue // queued, never issued: a resume does it
-					case <-ctx.Done():
-						continue
-					case <-given:
-						continue
-					default:
-					}
-					it, ok := o.call(ctx, t, j, unavailable)
-					if !ok {
-						select {
-						case <-given: // not made: the target is unavailable
-						default:
-							discarded.Add(1)
-						}
-						continue
-					}
-					out <- it
-				}
-			}()
-		}
+		pool := Pool[job]{Workers: workers, Stop: stop, Halt: given}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer close(jobs)
-			err := o.issue(ctx, stop, given, t, jobs, &skipped)
+			err := pool.Run(ctx, func(send func(job) error) error {
+				return o.issue(send, t, &skipped)
+			}, func(j job) {
+				if Closed(stop) || ctx.Err() != nil || Closed(given) {
+					return // queued, never issued: a resume does it
+				}
+				it, ok := o.call(ctx, t, j, unavailable)
+				if !ok {
+					if !Closed(given) { // else not made: the target is unavailable
+						discarded.Add(1)
+					}
+					return
+				}
+				w.Add([]record.Result{it.res}, it.scores)
+			})
 			if errors.Is(err, errGivenUp) {
 				return
 			}
@@ -231,8 +228,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		one.Wait()
 	}
 	wg.Wait()
-	close(out)
-	werr := <-writeErr
+	werr := w.Close()
 	sum.Skipped = int(skipped.Load())
 	sum.Discarded = int(discarded.Load())
 	sum.Interrupted = interrupted.Load() || (ctx.Err() != nil && werr == nil)
@@ -252,8 +248,9 @@ type job struct {
 }
 
 // issue streams the cases for one target and sends the calls still to do.
-// It returns errGivenUp once given closes.
-func (o *Options) issue(ctx context.Context, stop, given <-chan struct{}, t *Target, jobs chan<- job, skipped *atomic.Int64) error {
+// It returns errGivenUp once the target is given up (the pool's Halt) and
+// errStopped once the run is stopped or cancelled.
+func (o *Options) issue(send func(job) error, t *Target, skipped *atomic.Int64) error {
 	return o.Cases(func(c *dataset.Case) error {
 		var msgs []provider.Message
 		var rerr error
@@ -267,23 +264,11 @@ func (o *Options) issue(ctx context.Context, stop, given <-chan struct{}, t *Tar
 				msgs, rerr = o.Render(c)
 				rendered = true
 			}
-			select {
-			case <-stop:
+			if err := send(job{c: c, msgs: msgs, epoch: e, err: rerr}); err != nil {
+				if errors.Is(err, ErrHalted) {
+					return errGivenUp
+				}
 				return errStopped
-			case <-ctx.Done():
-				return errStopped
-			case <-given:
-				return errGivenUp
-			default:
-			}
-			select {
-			case jobs <- job{c: c, msgs: msgs, epoch: e, err: rerr}:
-			case <-stop:
-				return errStopped
-			case <-ctx.Done():
-				return errStopped
-			case <-given:
-				return errGivenUp
 			}
 		}
 		return nil
@@ -366,70 +351,23 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 	return item{res: r, scores: scores}, true
 }
 
-// write commits results in batches: when CommitBatch are waiting or
-// CommitEvery has passed since the first of them finished.
-func (o *Options) write(in <-chan item, sum *Summary, abort context.CancelCauseFunc) error {
-	var results []record.Result
-	var scores []record.Score
-	var firstErr error
-	tick := time.NewTicker(o.CommitEvery)
-	defer tick.Stop()
-	flush := func() {
-		if len(results) == 0 {
-			return
-		}
-		// Writes use their own context: a cancelled run still keeps what finished.
-		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		put := o.Store.PutResults
-		if o.Retry != nil {
-			put = o.Store.ReplaceResults
-		}
-		err := put(wctx, results, scores)
-		cancel()
-		if err != nil {
-			slog.Error("committing results", "err", err, "n", len(results))
-			if firstErr == nil {
-				firstErr = fmt.Errorf("committing results: %w", err)
-				abort(firstErr)
-			}
-		} else {
-			for i := range results {
-				r := &results[i]
-				sum.Stored++
-				if r.ErrorKind != "" {
-					sum.Errors++
-				}
-				if _, ok := o.Retry[r.Key()]; ok {
-					sum.Retried++
-					if r.ErrorKind != "" {
-						sum.RetriedErrors++
-					}
-				}
-				sum.SpendUSD += r.CostUSD
-				sum.SavedUSD += r.SavedUSD
-				if o.Progress != nil {
-					o.Progress(r)
-				}
-			}
-		}
-		results = results[:0]
-		scores = scores[:0]
+// tally counts a committed result in the summary and tells Progress
+// (from the writer's goroutine).
+func (o *Options) tally(sum *Summary, r *record.Result) {
+	sum.Stored++
+	if r.ErrorKind != "" {
+		sum.Errors++
 	}
-	for {
-		select {
-		case it, ok := <-in:
-			if !ok {
-				flush()
-				return firstErr
-			}
-			results = append(results, it.res)
-			scores = append(scores, it.scores...)
-			if len(results) >= o.CommitBatch {
-				flush()
-			}
-		case <-tick.C:
-			flush()
+	if _, ok := o.Retry[r.Key()]; ok {
+		sum.Retried++
+		if r.ErrorKind != "" {
+			sum.RetriedErrors++
 		}
+	}
+	sum.SpendUSD += r.CostUSD
+	sum.SavedUSD += r.SavedUSD
+	if o.Progress != nil {
+		o.Progress(r)
 	}
 }
 
