@@ -24,7 +24,7 @@ func (g *Globals) providers() *registry.Registry {
 // store as the response cache (refreshed, not read, under noCache), the
 // spec's run.retries.
 func buildOptions(g *Globals, sp *spec.Spec, st store.Store, noCache bool) registry.BuildOptions {
-	o := registry.BuildOptions{Getenv: g.Getenv, NoCache: noCache, Retries: sp.Run.Retries}
+	o := registry.BuildOptions{Getenv: g.Getenv, NoCache: noCache, Retries: sp.Run.Retries, Now: g.Now}
 	if st != nil {
 		o.Cache = st
 	}

@@ -98,7 +98,7 @@ func (c *Closers) Close() {
 }
 
 func (e *Engine) buildOptions(sp *spec.Spec, noCache bool) registry.BuildOptions {
-	o := registry.BuildOptions{Getenv: e.getenv, NoCache: noCache, Retries: sp.Run.Retries}
+	o := registry.BuildOptions{Getenv: e.getenv, NoCache: noCache, Retries: sp.Run.Retries, Now: e.Now}
 	if e.Store != nil {
 		o.Cache = e.Store
 	}

@@ -38,6 +38,7 @@ type Provider struct {
 	key       string // only to redact it from error text
 	limit     int64  // bytes read from a response body at most (0: httpcall.DefaultMaxReplyBytes)
 	svc       sdk.MessageService
+	now       func() time.Time // the clock latency is read from (registry.Env.Now)
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -85,7 +86,7 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 	for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
 		opts = append(opts, option.WithHeader(name, t.Headers[name]))
 	}
-	p := &Provider{model: t.Model, maxTokens: DefaultMaxTokens, stream: t.Stream, key: apiKey, limit: t.MaxOutputBytes, svc: sdk.NewClient(opts...).Messages}
+	p := &Provider{now: time.Now, model: t.Model, maxTokens: DefaultMaxTokens, stream: t.Stream, key: apiKey, limit: t.MaxOutputBytes, svc: sdk.NewClient(opts...).Messages}
 	if mt := t.Params.MaxTokens; mt != nil {
 		if *mt < 1 {
 			return nil, fmt.Errorf("anthropic: target %q sets params.max_tokens to %d; the Messages API needs at least 1", t.Name, *mt)
@@ -98,7 +99,7 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 // Complete makes one Messages call, streamed when the target says
 // stream: true.
 func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	start := time.Now()
+	start := p.now()
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if resp.Model == "" {
 		resp.Model = params.Model
 	}
-	resp.Latency = time.Since(start)
+	resp.Latency = p.now().Sub(start)
 	resp.Attempts = 1
 	return resp, nil
 }
@@ -202,7 +203,7 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 			sawStart = true
 		case "content_block_delta":
 			if first == 0 && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-				first = time.Since(start)
+				first = p.now().Sub(start)
 			}
 			// The SDK's Accumulate appends each text, thinking or
 			// signature delta to a string, copying the whole block every

@@ -127,6 +127,7 @@ type Provider struct {
 	maxOut   int64
 	logger   *slog.Logger
 	argvHint string // the command as written, for messages
+	now      func() time.Time
 }
 
 // Options configure how a Provider runs its program beyond what the target
@@ -142,6 +143,9 @@ type Options struct {
 	// Withhold names case fields never sent to the program in "vars" (the
 	// expected answer: a program must not see the answer key).
 	Withhold []string
+	// Now is the clock a call's latency is read from (the process's one
+	// clock, registry.Env.Now); nil means time.Now.
+	Now func() time.Time
 }
 
 // DefaultPath is the program's PATH when assay's own is empty.
@@ -197,7 +201,7 @@ func New(t *spec.Target, dir string, o Options) (*Provider, error) {
 	if maxOut == 0 {
 		maxOut = DefaultMaxOutputBytes
 	}
-	return &Provider{
+	p := &Provider{
 		path:     path,
 		args:     resolveArgs(t.Command[1:], absDir),
 		env:      env,
@@ -208,7 +212,12 @@ func New(t *spec.Target, dir string, o Options) (*Provider, error) {
 		maxOut:   maxOut,
 		logger:   slog.Default().With("provider", "exec", "target", t.Name),
 		argvHint: t.Command[0],
-	}, nil
+		now:      o.Now,
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	return p, nil
 }
 
 // environment is what every call of t's program is given, but for HOME and
@@ -444,9 +453,9 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	cmd.WaitDelay = waitDelay
 	killGroupOnCancel(cmd)
 
-	start := time.Now()
+	start := p.now()
 	runErr := cmd.Run()
-	latency := max(time.Since(start), time.Nanosecond)
+	latency := max(p.now().Sub(start), time.Nanosecond)
 	if cmd.Process != nil {
 		// Whatever the program left running in its group dies with the
 		// call, before its directory is removed.

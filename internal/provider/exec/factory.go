@@ -20,7 +20,7 @@ func Info() spec.ProviderInfo {
 // assay's environment, and never sees the dataset's expected field.
 func Factory() registry.Factory {
 	return registry.Factory{Info: Info(), New: func(t *spec.Target, env registry.Env) (provider.Provider, error) {
-		p, err := New(t, env.SpecDir, Options{Getenv: env.Getenv, TempDir: env.TempDir, Withhold: env.Withhold})
+		p, err := New(t, env.SpecDir, Options{Getenv: env.Getenv, TempDir: env.TempDir, Withhold: env.Withhold, Now: env.Now})
 		if err != nil {
 			return nil, err
 		}

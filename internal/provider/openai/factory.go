@@ -23,6 +23,9 @@ func Factory() registry.Factory {
 		if err != nil {
 			return nil, err
 		}
+		if env.Now != nil {
+			p.now = env.Now
+		}
 		return p, nil
 	}}
 }

@@ -36,6 +36,7 @@ type Provider struct {
 	key    string // only to redact it from error text
 	limit  int64  // bytes read from a response body at most (0: httpcall.DefaultMaxReplyBytes)
 	svc    sdk.ChatCompletionService
+	now    func() time.Time // the clock latency is read from (registry.Env.Now)
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -77,6 +78,7 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 		opts = append(opts, option.WithHeader(name, t.Headers[name]))
 	}
 	return &Provider{
+		now:    time.Now,
 		model:  t.Model,
 		stream: t.Stream,
 		key:    apiKey,
@@ -90,7 +92,7 @@ func New(t *spec.Target, apiKey string, hc *http.Client) (*Provider, error) {
 // Complete makes one chat-completions call, streamed when the target says
 // stream: true.
 func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	start := time.Now()
+	start := p.now()
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
@@ -109,7 +111,7 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if resp.Model == "" {
 		resp.Model = string(params.Model)
 	}
-	resp.Latency = time.Since(start)
+	resp.Latency = p.now().Sub(start)
 	resp.Attempts = 1
 	return resp, nil
 }
@@ -212,7 +214,7 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 			}
 			if choice.Delta.Content != "" {
 				if resp.FirstToken == 0 {
-					resp.FirstToken = time.Since(start)
+					resp.FirstToken = p.now().Sub(start)
 				}
 				text.WriteString(choice.Delta.Content)
 			}

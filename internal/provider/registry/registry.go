@@ -40,6 +40,11 @@ type Env struct {
 	// Withhold names case fields never sent to the target (the expected
 	// answer).
 	Withhold []string
+	// Now is the process's one clock (cli's Globals.Now), never nil. A
+	// provider measures a reply's latency and time to first token as the
+	// difference of two readings: monotonic with time.Now (Go's readings
+	// carry the monotonic clock), exact with a test's fake clock.
+	Now func() time.Time
 }
 
 // Factory is one registered provider.
@@ -111,6 +116,8 @@ type BuildOptions struct {
 	// Retries is the number of retries after the first attempt
 	// (run.retries).
 	Retries int
+	// Now is the clock providers read (Env.Now); nil means time.Now.
+	Now func() time.Time
 }
 
 func (o BuildOptions) getenv(name string) string {
@@ -136,7 +143,10 @@ func (r *Registry) Build(sp *spec.Spec, name string, o BuildOptions, closers *[]
 	if !ok {
 		return nil, fmt.Errorf("target %s: unknown provider %q (registered providers are: %s)", t.Name, t.Provider, strings.Join(r.Names(), ", "))
 	}
-	env := Env{SpecDir: sp.Dir, Getenv: o.Getenv, TempDir: o.getenv("TMPDIR")}
+	env := Env{SpecDir: sp.Dir, Getenv: o.Getenv, TempDir: o.getenv("TMPDIR"), Now: o.Now}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
 	if sp.Dataset.Expected != "" {
 		env.Withhold = []string{sp.Dataset.Expected}
 	}

@@ -71,6 +71,7 @@ type Provider struct {
 	cfg      recordConfig
 	model    string
 	idx      *index
+	now      func() time.Time // the clock latency is read from (registry.Env.Now)
 }
 
 // New indexes the target's replay file (relative to dir, the spec's directory).
@@ -130,6 +131,7 @@ func New(t *spec.Target, dir string) (*Provider, error) {
 		cfg:      cfg,
 		model:    t.Model,
 		idx:      idx,
+		now:      time.Now,
 	}, nil
 }
 
@@ -144,7 +146,7 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err)
 	}
-	start := time.Now()
+	start := p.now()
 	v, ok := lookupVar(req.Vars, p.join, p.joinPath)
 	if !ok || v == nil {
 		return nil, noRecord("case %s has no %q to join on", caseName(req), p.join)
@@ -193,7 +195,7 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 		resp.Model = req.Model
 	}
 	if resp.Latency <= 0 {
-		resp.Latency = max(time.Since(start), time.Nanosecond)
+		resp.Latency = max(p.now().Sub(start), time.Nanosecond)
 	}
 	return resp, nil
 }
