@@ -216,16 +216,18 @@ func DiffRuns(ctx context.Context, st record.Reader, before, after *record.Run, 
 	}
 	d.Cases = cd
 	want := func(t string) bool { return o.Target == "" || t == o.Target }
-	b, err := loadSide(ctx, st, before, ci, want)
+	// Each run is read as its view (runview), the one the gate and drift
+	// read: primary verdicts, failed calls, reported models.
+	b, err := newDiffSide(ctx, st, before, ci)
 	if err != nil {
 		return nil, err
 	}
-	a, err := loadSide(ctx, st, after, ci, want)
+	a, err := newDiffSide(ctx, st, after, ci)
 	if err != nil {
 		return nil, err
 	}
-	if b.scorer != "" && a.scorer != "" && b.scorer != a.scorer {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("the primary scorer differs (%q before, %q after): a flip may be a change in the definition of correct", b.scorer, a.scorer))
+	if b.v.Primary != "" && a.v.Primary != "" && b.v.Primary != a.v.Primary {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the primary scorer differs (%q before, %q after): a flip may be a change in the definition of correct", b.v.Primary, a.v.Primary))
 	}
 	for _, name := range unionTargets(before, after) {
 		if !want(name) {
@@ -240,11 +242,11 @@ func DiffRuns(ctx context.Context, st record.Reader, before, after *record.Run, 
 		if !want(name) || !slices.Contains(before.Targets, name) {
 			continue
 		}
-		tf, err := flips(ctx, st, before, after, name, b.targets[name], a.targets[name], ci, o.Limit)
+		tf, err := flips(ctx, st, before, after, name, b, a, ci, o.Limit)
 		if err != nil {
 			return nil, err
 		}
-		tf.Scorer = a.scorer
+		tf.Scorer = a.v.Primary
 		d.Flips = append(d.Flips, tf)
 	}
 	if cd.Changed > 0 {
@@ -383,142 +385,53 @@ func caseDigest(c record.Case) [16]byte {
 	return out
 }
 
-// Result flags of a side.
-const (
-	sideHasResult = 1 << iota
-	sideErrored
-	sideCached
-)
-
-// runSide is what pairing two runs needs from one of them, per target and
-// per (case, epoch) slot: the primary verdict, a digest of the raw output
-// and flags. Memory is ~20 bytes per result, not the outputs themselves.
-type runSide struct {
-	run     *record.Run
-	scorer  string
-	targets map[string]*targetSide
+// diffSide is one run of a diff: its view (runview.FromStoreUnscored) and
+// where each of its cases is in it.
+type diffSide struct {
+	v  *runview.View
+	at map[string]int // case ID → index in v.Cases
 }
 
-type targetSide struct {
-	stride  int // epochs per case
-	verdict []int8
-	digest  [][16]byte
-	flags   []uint8
-	models  map[ModelCount]int // key has Results = 0
-}
-
-func (s *runSide) target(name string) *targetSide {
-	t := s.targets[name]
-	if t == nil {
-		t = &targetSide{stride: max(s.run.Epochs, 1), models: map[ModelCount]int{}}
-		s.targets[name] = t
-	}
-	return t
-}
-
-// slot returns the index of case i, epoch e (1-based), growing the arrays.
-func (t *targetSide) slot(i, e int) int {
-	e = max(e, 1)
-	if e > t.stride {
-		t.restride(e)
-	}
-	for need := (i + 1) * t.stride; len(t.flags) < need; {
-		t.flags = append(t.flags, 0)
-		t.verdict = append(t.verdict, -1)
-		t.digest = append(t.digest, [16]byte{})
-	}
-	return i*t.stride + e - 1
-}
-
-func (t *targetSide) restride(stride int) {
-	n := len(t.flags) / t.stride
-	f, v, d := make([]uint8, n*stride), make([]int8, n*stride), make([][16]byte, n*stride)
-	for j := range v {
-		v[j] = -1
-	}
-	for i := range n {
-		copy(f[i*stride:], t.flags[i*t.stride:(i+1)*t.stride])
-		copy(v[i*stride:], t.verdict[i*t.stride:(i+1)*t.stride])
-		copy(d[i*stride:], t.digest[i*t.stride:(i+1)*t.stride])
-	}
-	t.flags, t.verdict, t.digest, t.stride = f, v, d, stride
-}
-
-// at returns the slot of case i, epoch e, or false when there is none.
-func (t *targetSide) at(i, e int) (int, bool) {
-	if t == nil || e > t.stride {
-		return 0, false
-	}
-	j := i*t.stride + e - 1
-	return j, j < len(t.flags)
-}
-
-func (t *targetSide) cases() int {
-	if t == nil {
-		return 0
-	}
-	return len(t.flags) / t.stride
-}
-
-// loadSide reads one run's results and primary scores (latest scoring) for
-// the targets want accepts.
-func loadSide(ctx context.Context, st record.Reader, run *record.Run, ci *caseIndex, want func(string) bool) (*runSide, error) {
-	s := &runSide{run: run, targets: map[string]*targetSide{}}
-	for _, n := range run.Targets {
-		if want(n) {
-			s.target(n)
-		}
-	}
-	err := st.Results(ctx, run.ID, func(r record.Result) error {
-		if !want(r.Target) {
-			return nil
-		}
-		t := s.target(r.Target)
-		j := t.slot(ci.add(r.CaseID, nil), r.Epoch)
-		t.flags[j] |= sideHasResult
-		if r.FromCache {
-			t.flags[j] |= sideCached
-		}
-		if r.ErrorKind != "" {
-			t.flags[j] |= sideErrored
-			return nil
-		}
-		sum := sha256.Sum256([]byte(r.Raw))
-		copy(t.digest[j][:], sum[:16])
-		t.models[ModelCount{Model: r.Model, Fingerprint: r.Fingerprint}]++
-		return nil
-	})
+// newDiffSide reads a run's view under its latest scoring and numbers its
+// cases in ci (after those ci already has), as the run lists them.
+func newDiffSide(ctx context.Context, st record.Reader, run *record.Run, ci *caseIndex) (*diffSide, error) {
+	v, err := runview.FromStoreUnscored(ctx, st, run)
 	if err != nil {
 		return nil, err
 	}
-	scoring, err := st.LatestScoring(ctx, run.ID)
-	if err != nil {
-		return nil, err
+	s := &diffSide{v: v, at: make(map[string]int, len(v.Cases))}
+	for i, c := range v.Cases {
+		s.at[c.ID] = i
+		ci.add(c.ID, nil)
 	}
-	err = st.Scores(ctx, run.ID, scoring, func(sc record.Score) error {
-		if !sc.Primary || !want(sc.Target) {
-			return nil
-		}
-		s.scorer = sc.Scorer
-		t := s.target(sc.Target)
-		j := t.slot(ci.add(sc.CaseID, nil), sc.Epoch)
-		t.verdict[j] = int8(b2f(sc.Pass))
-		return nil
-	})
-	return s, err
+	return s, nil
+}
+
+// verdict is target name's primary verdict on case id, epoch e (-1 when
+// there is none).
+func (s *diffSide) verdict(name, id string, e int) int8 {
+	t := s.v.Target(name)
+	i, ok := s.at[id]
+	if t == nil || !ok || e > s.v.Epochs {
+		return -1
+	}
+	p := t.Pass[s.v.Primary]
+	if j := i*s.v.Epochs + e - 1; j < len(p) {
+		return p[j]
+	}
+	return -1
 }
 
 // models lists the model/fingerprint pairs a target's successful results
 // reported, most results first.
-func (s *runSide) models(name string) []ModelCount {
-	t := s.targets[name]
+func (s *diffSide) models(name string) []ModelCount {
 	out := []ModelCount{}
+	t := s.v.Target(name)
 	if t == nil {
 		return out
 	}
-	for m, n := range t.models {
-		m.Results = n
-		out = append(out, m)
+	for _, f := range t.Fingerprints {
+		out = append(out, ModelCount{Model: f.Model, Fingerprint: f.System, Results: f.Count})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Results != out[j].Results {
@@ -547,33 +460,25 @@ func asFingerprints(ms []ModelCount) []runview.Fingerprint {
 	return out
 }
 
-// pairSlots calls fn for every (case, epoch) both sides have a slot for,
-// in dataset order.
-func pairSlots(b, a *targetSide, fn func(i, e, jb, ja int)) {
-	if a == nil || b == nil {
-		return
-	}
-	n := min(b.cases(), a.cases())
-	epochs := max(b.stride, a.stride)
-	for i := range n {
+// pairCases calls fn for every case of ci and epoch up to epochs, in
+// dataset order (the before run's cases first).
+func pairCases(ci *caseIndex, epochs int, fn func(i, e int)) {
+	for i := range ci.len() {
 		for e := 1; e <= epochs; e++ {
-			jb, okb := b.at(i, e)
-			ja, oka := a.at(i, e)
-			if okb && oka {
-				fn(i, e, jb, ja)
-			}
+			fn(i, e)
 		}
 	}
 }
 
 // flips counts a target's verdict flips and lists the first limit of them
 // (pass→fail before fail→pass) with both outputs and the expected value.
-func flips(ctx context.Context, st record.Reader, before, after *record.Run, name string, b, a *targetSide, ci *caseIndex, limit int) (TargetFlips, error) {
+func flips(ctx context.Context, st record.Reader, before, after *record.Run, name string, b, a *diffSide, ci *caseIndex, limit int) (TargetFlips, error) {
 	tf := TargetFlips{Target: name, Cases: []FlippedCase{}}
 	type flip struct{ i, e int }
 	var down, up []flip
-	pairSlots(b, a, func(i, e, jb, ja int) {
-		vb, va := b.verdict[jb], a.verdict[ja]
+	epochs := min(b.v.Epochs, a.v.Epochs)
+	pairCases(ci, epochs, func(i, e int) {
+		vb, va := b.verdict(name, ci.names[i], e), a.verdict(name, ci.names[i], e)
 		if vb < 0 || va < 0 {
 			return
 		}
