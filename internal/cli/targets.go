@@ -15,7 +15,7 @@ import (
 // else assay's own (provider/builtin).
 func (g *Globals) providers() *registry.Registry {
 	if g.Providers == nil {
-		g.Providers = builtin.Registry()
+		return builtin.Registry()
 	}
 	return g.Providers
 }
