@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/provider/openai"
 	"github.com/assay-eval/assay/internal/provider/registry"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/task"
@@ -63,7 +63,13 @@ func (e *Engine) SelftestJudges(t *task.Task, via string, noCache bool, closers 
 			if p, ok := built[name]; ok {
 				return p, tg, nil
 			}
-			p, err := openai.New(&tg, "assay-no-key", registry.HTTPClient(32))
+			// The registry's openai constructor, on the mock's address, with
+			// wrappers of its own: no cache, no spec time-out or retries.
+			f, ok := e.Providers.Lookup("openai")
+			if !ok {
+				return nil, tg, fmt.Errorf("the mock grader speaks the OpenAI API: provider openai must be registered (registered: %s)", strings.Join(e.Providers.Names(), ", "))
+			}
+			p, err := f.New(&tg, registry.Env{Key: "assay-no-key", HTTP: registry.HTTPClient(32), Getenv: e.getenv})
 			if err != nil {
 				return nil, tg, err
 			}
