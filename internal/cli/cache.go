@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -129,9 +128,7 @@ func runCacheStats(ctx context.Context, g *Globals, o *cacheOptions, target stri
 			}
 			out = append(out, j)
 		}
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return writeJSONOut(g.Stdout, struct {
 			Targets []cacheStatsJSON `json:"targets"`
 		}{out})
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -54,7 +53,7 @@ configuration is compared with a warning: the runs then use two
 definitions of correct.`,
 		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(o.Format, []string{"text", "json"}); err != nil {
+			if err := checkFormat(o.Format, report.NewRegistry().Compare.Names()); err != nil {
 				return err
 			}
 			if o.Margin < 0 || o.Margin >= 1 {
@@ -97,12 +96,11 @@ func runCompare(ctx context.Context, g *Globals, o *compareOptions) error {
 	if err != nil {
 		return fmt.Errorf("compare: %w", withSharedCasesHint(err))
 	}
-	if o.Format == "json" {
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rc)
+	r, err := report.NewRegistry().Compare.Reporter(o.Format, rc)
+	if err != nil {
+		return err
 	}
-	return report.RunComparisonText(g.Stdout, rc)
+	return printOut(g.Stdout, "", r)
 }
 
 // withSharedCasesHint adds to a refusal of runs on different dataset

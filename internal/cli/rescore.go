@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -123,9 +122,7 @@ func runRescore(ctx context.Context, g *Globals, o *rescoreOptions) error {
 	}
 	warnJudgeErrors(g.Stderr, t.Spec, counts, run.ID)
 	if o.JSON {
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		return writeJSONOut(g.Stdout, sum)
 	}
 	fmt.Fprintf(g.Stdout, "run %s: scoring %d of %d results", run.ID, sum.Scoring, sum.Results)
 	if sum.JudgeCostUSD > 0 || sum.JudgeSavedUSD > 0 {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -248,9 +247,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		for _, u := range sum.Unavailable {
 			fmt.Fprintf(g.Stderr, "target_unavailable: %s: %s\n", u.Target, u.Reason)
 		}
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(s); err != nil {
+		if err := writeJSONOut(g.Stdout, s); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -99,9 +98,7 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		defer fmt.Fprintf(g.Stderr, "showing the newest %d runs; --limit 0 lists them all\n", o.Limit)
 	}
 	if o.JSON {
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return writeJSONOut(g.Stdout, list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(g.Stderr, "no runs yet: assay run SPEC makes one")
