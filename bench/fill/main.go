@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -69,8 +70,8 @@ func main() {
 
 // fill writes run r of the options, started at start.
 func fill(ctx context.Context, st store.Store, o options, r int, start time.Time) (string, error) {
-	run := &store.Run{ID: store.NewRunID(start), Spec: "bench-big", SpecHash: "sha256:0", DatasetHash: "sha256:0",
-		PromptHash: "sha256:0", Experiment: o.experiment, Cases: o.cases, Epochs: 1, Status: store.StatusComplete,
+	run := &record.Run{ID: record.NewRunID(start), Spec: "bench-big", SpecHash: "sha256:0", DatasetHash: "sha256:0",
+		PromptHash: "sha256:0", Experiment: o.experiment, Cases: o.cases, Epochs: 1, Status: record.StatusComplete,
 		Started: start, Ended: start}
 	for t := 0; t < o.targets; t++ {
 		run.Targets = append(run.Targets, "model-"+strconv.Itoa(t))
@@ -80,9 +81,9 @@ func fill(ctx context.Context, st store.Store, o options, r int, start time.Time
 	}
 	buckets := []string{"common", "edge", "hostile", "should-refuse"}
 	rng := rand.New(rand.NewPCG(o.seed, 2+uint64(r)))
-	var cs []store.Case
+	var cs []record.Case
 	for i := 1; i <= o.cases; i++ {
-		cs = append(cs, store.Case{RunID: run.ID, ID: strconv.Itoa(i), Line: i, Expected: []byte(`"42"`),
+		cs = append(cs, record.Case{RunID: run.ID, ID: strconv.Itoa(i), Line: i, Expected: []byte(`"42"`),
 			Tags: map[string]string{"bucket": buckets[i%4], "tier": strconv.Itoa(i % 9)}})
 		if len(cs) == 5000 {
 			if err := st.PutCases(ctx, cs); err != nil {
@@ -94,8 +95,8 @@ func fill(ctx context.Context, st store.Store, o options, r int, start time.Time
 	if err := st.PutCases(ctx, cs); err != nil {
 		return "", err
 	}
-	var rs []store.Result
-	var ss []store.Score
+	var rs []record.Result
+	var ss []record.Score
 	flush := func() error {
 		err := st.PutResults(ctx, rs, ss)
 		rs, ss = rs[:0], ss[:0]
@@ -105,14 +106,14 @@ func fill(ctx context.Context, st store.Store, o options, r int, start time.Time
 		id := strconv.Itoa(i)
 		for t, name := range run.Targets {
 			pass := rng.Float64() < 0.6+0.05*float64(t)-0.03*float64(i%9)-o.regress
-			rs = append(rs, store.Result{RunID: run.ID, CaseID: id, Target: name, Epoch: 1, Raw: "The answer is A: 42",
+			rs = append(rs, record.Result{RunID: run.ID, CaseID: id, Target: name, Epoch: 1, Raw: "The answer is A: 42",
 				Parsed: `"42"`, InputTokens: 120, OutputTokens: 30, CostUSD: 0.0001, LatencyMS: (200 + 800*rng.Float64()) * o.slower,
 				Attempts: 1, CreatedAt: start})
 			shape, kind := "pass", ""
 			if !pass {
 				shape, kind = "silent", "wrong"
 			}
-			ss = append(ss, store.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: name, Epoch: 1, Scorer: "correct",
+			ss = append(ss, record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: name, Epoch: 1, Scorer: "correct",
 				Primary: true, Pass: pass, Value: map[bool]float64{true: 1}[pass], Shape: shape, Kind: kind})
 		}
 		if len(rs) >= 2000 {
