@@ -10,9 +10,9 @@ import "strings"
 type ProviderInfo struct {
 	// Name is what a target writes as provider:.
 	Name string
-	// Hosted is a model behind an HTTP API: model is required, base_url
-	// must be an http(s) URL, BaseURLEnv supplies one when the target sets
-	// none, and the key comes from api_key_env, api_key_file or KeyEnv.
+	// Hosted is a model behind an HTTP API: base_url must be an http(s)
+	// URL, BaseURLEnv supplies one when the target sets none, and the key
+	// comes from api_key_env, api_key_file or KeyEnv.
 	Hosted bool
 	// KeyEnv is the variable a hosted target reads its key from when it
 	// names none (it can never be interpolated into a spec value).
