@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Renderers for a dataset's health (`assay validate --deep`, see
@@ -168,7 +169,7 @@ func healthCounts(w io.Writer, indent string, vs []dataset.ValueCount) {
 	}
 	for _, v := range vs {
 		s := ShowData(v.Value, 40)
-		fmt.Fprintf(w, "%s%s%s %6d  %5.1f%%", indent, s, strings.Repeat(" ", width-utf8.RuneCountInString(s)), v.Count, 100*v.Share)
+		fmt.Fprintf(w, "%s%s%s %6d  %6s", indent, s, strings.Repeat(" ", width-utf8.RuneCountInString(s)), v.Count, units.Pct(v.Share))
 		if v.Small {
 			fmt.Fprintf(w, "  small: a rate on %d case(s) has a 95%% interval up to ±%d points", v.Count, int(math.Round(100*v.HalfWidth)))
 		}

@@ -28,7 +28,7 @@ func ProbeText(w io.Writer, r *probe.Report) error {
 	fmt.Fprintf(b, "runs: originals %s, twins %s (assay report RUN shows either)\n\n", r.Runs.Original, r.Runs.Twins)
 
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "target\toriginal\ttwin\tdrop [%.0f%% CI]\tp (Holm)\tverdict\n", 100*r.Method.CILevel)
+	fmt.Fprintf(tw, "target\toriginal\ttwin\tdrop [%s CI]\tp (Holm)\tverdict\n", units.PctWhole(r.Method.CILevel))
 	for _, f := range r.Targets {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Target, probeRate(f.Original), probeRate(f.Twin), probeDrop(f), probeP(f.PAdjusted), f.Verdict)
 	}
@@ -40,13 +40,13 @@ func ProbeText(w io.Writer, r *probe.Report) error {
 		across = fmt.Sprintf("the %d targets probed", r.Method.Family)
 	}
 	fmt.Fprintf(b, "\ndrop = original rate − twin rate, in points, on the cases scored on both.\n"+
-		"contaminated?: the drop exceeds %s points, the %.0f%% interval's lower end (a one-sided\n"+
-		"%.0f%% bound) is above 0, and the one-sided exact McNemar p-value, Holm-adjusted across\n"+
+		"contaminated?: the drop exceeds %s points, the %s interval's lower end (a one-sided\n"+
+		"%s bound) is above 0, and the one-sided exact McNemar p-value, Holm-adjusted across\n"+
 		"%s, is below %s. inconclusive: a drop above %s points that fails either test.\n"+
 		"A flag says the target does worse on new wording of the same questions: memorised\n"+
 		"test data is one cause, twins harder than their originals another.\n",
-		probeFloat(100*r.Method.MinDrop), 100*r.Method.CILevel, 100*(1-r.Method.Alpha),
-		across, probeFloat(r.Method.Alpha), probeFloat(100*r.Method.MinDrop))
+		units.Plain(100*r.Method.MinDrop), units.PctWhole(r.Method.CILevel), units.PctWhole(1-r.Method.Alpha),
+		across, units.Plain(r.Method.Alpha), units.Plain(100*r.Method.MinDrop))
 	if len(r.Cases.NoTwinIDs) > 0 {
 		fmt.Fprintf(b, "\ncases without a twin: %s", probeQuoted(r.Cases.NoTwinIDs))
 		if more := r.Cases.NoTwin - len(r.Cases.NoTwinIDs); more > 0 {
@@ -84,7 +84,7 @@ func probeDrop(f probe.Finding) string {
 	if f.N == 0 || math.IsNaN(float64(f.Drop)) {
 		return "–"
 	}
-	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", 100*float64(f.Drop), 100*float64(f.CI[0]), 100*float64(f.CI[1]))
+	return units.SignedPts(float64(f.Drop)) + " [" + units.SignedPts(float64(f.CI[0])) + ", " + units.SignedPts(float64(f.CI[1])) + "]"
 }
 
 func probeP(p probe.Num) string {
@@ -98,8 +98,6 @@ func probeP(p probe.Num) string {
 		return fmt.Sprintf("%.4f", x)
 	}
 }
-
-func probeFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 func probeQuoted(ids []string) string {
 	q := make([]string, len(ids))

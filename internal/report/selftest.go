@@ -104,7 +104,7 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 			group := byScorer[name]
 			cells := make([]string, len(group))
 			for i, f := range group {
-				cells[i] = fmt.Sprintf("%s/%s %.0f%%", f.Null, f.Mode, 100*f.Rate)
+				cells[i] = fmt.Sprintf("%s/%s %s", f.Null, f.Mode, units.PctWhole(f.Rate))
 			}
 			switch sev {
 			case selftest.SeverityWarning:
@@ -134,7 +134,7 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 	if r.JudgeRequests > 0 {
 		fmt.Fprintf(b, "judge verdicts requested: %d (judge cost $%.4f)\n", r.JudgeRequests, r.JudgeCost)
 	}
-	fmt.Fprintf(b, "checked %d cases × %d null models × 2 modes in %.2fs\n", r.Cases, run, r.ElapsedMS/1000)
+	fmt.Fprintf(b, "checked %d cases × %d null models × 2 modes in %s\n", r.Cases, run, units.Seconds(r.ElapsedMS))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -161,3 +161,23 @@ func RoundSig(x float64) float64 {
 	p := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
 	return math.Round(x*p) / p
 }
+
+// PctWhole formats a rate in [0,1] as a whole percentage: "90%", "33%".
+func PctWhole(r float64) string { return strconv.FormatFloat(100*r, 'f', 0, 64) + "%" }
+
+// SignedPts formats a difference of rates in points with one decimal and
+// an ASCII sign always written: "+73.7", "-8.2", "+0.0".
+func SignedPts(d float64) string {
+	s := strconv.FormatFloat(100*d, 'f', 1, 64)
+	if !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "+") {
+		s = "+" + s
+	}
+	return s
+}
+
+// Plain formats a number as the shortest decimal that reads back as it,
+// without an exponent: a limit or level quoted as configured ("5", "0.05").
+func Plain(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// Seconds formats milliseconds as seconds with two decimals: "1.25s".
+func Seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s" }

@@ -1,6 +1,7 @@
 package units
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -40,6 +41,21 @@ func TestPlanForms(t *testing.T) {
 	for _, c := range []struct{ x, want float64 }{{0.05 / 3, 0.01667}, {0.025, 0.025}, {0, 0}, {123456, 123500}} {
 		if got := RoundSig(c.x); got != c.want {
 			t.Errorf("RoundSig(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+}
+
+// The integrity reports' forms, against the fmt verbs they replaced.
+func TestReportForms(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{PctWhole(0.9), fmt.Sprintf("%.0f%%", 90.0)}, {PctWhole(1.0 / 3), "33%"},
+		{SignedPts(0.737), "+73.7"}, {SignedPts(-0.082), "-8.2"}, {SignedPts(0), "+0.0"}, {SignedPts(-0.0004), fmt.Sprintf("%+.1f", -0.04)},
+		{SignedPts(math.Inf(1)), fmt.Sprintf("%+.1f", math.Inf(1))},
+		{Plain(5), "5"}, {Plain(0.05), "0.05"}, {Plain(1e-7), "0.0000001"},
+		{Seconds(1254), "1.25s"}, {Seconds(3), "0.00s"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
 }
