@@ -90,17 +90,17 @@ func NewMethod(o Options, k int) Method {
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 // Verdicts reads what one run says of each target's cases: the run's view
-// (runview.FromStoreUnscored, under its latest scoring), of which the probe
-// reads each target's primary verdict on epoch 1 (it makes one call per
-// case) and the calls that failed with an error (a time-out, a refused
-// request …: no answer, so no evidence about the wording), which are left
-// out of the pairing and counted (SetErrors).
+// under its latest scoring (runview.FromStoreWith, verdicts only), of
+// which the probe reads each target's primary verdict on epoch 1 (it makes
+// one call per case) and the calls that failed with an error (a time-out,
+// a refused request …: no answer, so no evidence about the wording), which
+// are left out of the pairing and counted (SetErrors).
 func Verdicts(ctx context.Context, st record.Reader, runID string) (*runview.View, error) {
 	run, err := st.GetRun(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	return runview.FromStoreUnscored(ctx, st, run)
+	return runview.FromStoreWith(ctx, st, run, runview.Options{Unscored: true, VerdictsOnly: true})
 }
 
 // Tables pairs each target's verdicts on the originals (A) with those on

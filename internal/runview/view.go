@@ -370,30 +370,45 @@ func newPass(n int) []int8 {
 // Its memory is a few dozen bytes per result. A run with no scores is an
 // error: there is nothing to gate.
 func FromStore(ctx context.Context, st record.Reader, run *record.Run) (*View, error) {
-	return fromStore(ctx, st, run, true)
+	return FromStoreWith(ctx, st, run, Options{})
 }
 
 // FromStoreUnscored is FromStore that also takes a run with no scores (its
 // verdicts all "not scored"), for a caller that compares outputs as well
 // as verdicts (drift).
 func FromStoreUnscored(ctx context.Context, st record.Reader, run *record.Run) (*View, error) {
-	return fromStore(ctx, st, run, false)
+	return FromStoreWith(ctx, st, run, Options{Unscored: true})
 }
 
-func fromStore(ctx context.Context, st record.Reader, run *record.Run, needScores bool) (*View, error) {
+// Options choose what FromStoreWith reads of a run.
+type Options struct {
+	// Unscored takes a run with no scores (its verdicts all "not scored").
+	Unscored bool
+	// VerdictsOnly reads only what pairing verdicts by case ID needs: the
+	// cases are numbered as their results come, without their tags,
+	// expected values or weights, and outputs are not hashed (OutputHash
+	// is zero). The probe reads runs so.
+	VerdictsOnly bool
+}
+
+// FromStoreWith is FromStore with options.
+func FromStoreWith(ctx context.Context, st record.Reader, run *record.Run, o Options) (*View, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	if scoring == 0 && needScores {
+	if scoring == 0 && !o.Unscored {
 		return nil, fmt.Errorf("run %s has no scores: nothing to gate (run it to completion, or rescore it)", run.ID)
 	}
 	b := NewBuilder(run, scoring)
-	if err := st.Cases(ctx, run.ID, func(c record.Case) error {
-		b.AddCase(&c)
-		return nil
-	}); err != nil {
-		return nil, err
+	b.NoOutputHashes = o.VerdictsOnly
+	if !o.VerdictsOnly {
+		if err := st.Cases(ctx, run.ID, func(c record.Case) error {
+			b.AddCase(&c)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if err := st.Results(ctx, run.ID, func(r record.Result) error {
 		b.AddResult(&r)
@@ -438,9 +453,10 @@ func NewBuilder(run *record.Run, scoring int) *Builder {
 	if g, err := GateOfConfig(run.Config); err == nil && g != nil {
 		s.Run.Gate, s.Run.GateHash = g, GateHash(g)
 	}
-	b := &Builder{b: builder{s: s, caseIdx: map[string]int{}, fps: map[string]map[[2]string]int{}}, run: run}
+	b := &Builder{b: builder{s: s, caseIdx: make(map[string]int, max(run.Cases, 0)), fps: map[string]map[[2]string]int{}}, run: run}
+	s.Cases = make([]Case, 0, max(run.Cases, 0))
 	for _, name := range run.Targets {
-		b.b.target(name)
+		b.b.target(name).reserve(max(run.Cases, 0) * s.Epochs)
 	}
 	return b
 }
@@ -669,6 +685,15 @@ func (b *builder) relayout(epochs int) {
 		*t = *nt
 	}
 	b.s.Epochs = epochs
+}
+
+// reserve makes room in the columns for n results, so that a view built
+// result by result for a run of known size grows no column twice.
+func (t *Target) reserve(n int) {
+	t.Shape, t.Kind = slices.Grow(t.Shape, n), slices.Grow(t.Kind, n)
+	t.CostUSD, t.LatencyMS = slices.Grow(t.CostUSD, n), slices.Grow(t.LatencyMS, n)
+	t.FirstTokenMS, t.OutputHash = slices.Grow(t.FirstTokenMS, n), slices.Grow(t.OutputHash, n)
+	t.Errored, t.Cached = slices.Grow(t.Errored, n), slices.Grow(t.Cached, n)
 }
 
 // grow extends the columns to n results.
