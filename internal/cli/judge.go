@@ -6,20 +6,11 @@ import (
 	"io"
 
 	"github.com/assay-eval/assay/internal/analysis"
-	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 )
-
-// judgeProviders returns the lookup the scorer package uses to reach a judge
-// target (registry.Judges): built once per target, wrapped like a
-// candidate. A judge that cannot be built (a key not set) is reported
-// through perr.
-func judgeProviders(sp *spec.Spec, g *Globals, st store.Store, noCache bool, closers *[]io.Closer, perr *error) func(string) (provider.Provider, spec.Target, error) {
-	return g.providers().Judges(sp, buildOptions(g, sp, st, noCache), closers, perr)
-}
 
 // judgeErrorWarning is the loud line for a judge scorer most of whose
 // verdicts failed (judge_error: the judge's call failed, or its reply was
