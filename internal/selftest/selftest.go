@@ -132,6 +132,10 @@ type cell struct {
 
 type chanceTally struct{ hits, n int }
 
+// chanceKey names a field scorer's chance tally for a null model (a null
+// model's own, over whole answers, is keyed by its name alone).
+func chanceKey(null, scorerName string) string { return null + "\x00" + scorerName }
+
 // tally is one worker's counts.
 type tally struct {
 	cells     map[cellKey]*cell
@@ -153,6 +157,9 @@ type scorerInfo struct {
 	note       string
 	judge      bool
 	combinedOf []string
+	// project, for a field scorer, is the part of an answer it compares:
+	// its chance rate is computed on that part (nil: the whole answer).
+	project scorer.Projection
 }
 
 // Run attacks t's scorers with every null model and reports the findings.
@@ -299,12 +306,14 @@ func collectStats(sp *spec.Spec, seed int64) (*Stats, error) {
 // scorerInfos describes every score name the raw set makes.
 func scorerInfos(sp *spec.Spec, set *scorer.Set, skipJudges bool) []*scorerInfo {
 	types := map[string]string{}
-	for _, sc := range sp.Scorers {
+	projections := map[string]scorer.Projection{}
+	for i, sc := range sp.Scorers {
 		name := sc.Name
 		if name == "" {
 			name = sc.Type
 		}
 		types[name] = sc.Type
+		projections[name] = scorer.ProjectionOf(&sp.Scorers[i])
 	}
 	primaries := set.Primary()
 	pairwise := set.Pairwise()
@@ -313,6 +322,7 @@ func scorerInfos(sp *spec.Spec, set *scorer.Set, skipJudges bool) []*scorerInfo 
 		si := &scorerInfo{name: name, typ: types[name], primary: slices.Contains(primaries, name), headline: name == set.Headline()}
 		si.readsRaw = readsRawText(si.typ)
 		si.judge = isJudge(si.typ)
+		si.project = projections[name]
 		switch {
 		case name == scorer.CombinedName && len(primaries) > 1:
 			si.typ = "combined"
@@ -438,6 +448,30 @@ func scoreCase(ctx context.Context, t *task.Task, set *scorer.Set, st *Stats, mo
 		if m.Name != NullLong {
 			vk, vok := answerKey(out.Value)
 			if chanceHit(vk, vok, expKey, hasExp, m.Name == NullRefusal, st.shouldRefuse[j.index]) {
+				ct.hits++
+			}
+		}
+		// A field scorer's own chance rate: the answer is right when the
+		// fields it compares are the expected ones.
+		for _, si := range infos {
+			if si.project == nil {
+				continue
+			}
+			key := chanceKey(m.Name, si.name)
+			ct := tl.chance[key]
+			if ct == nil {
+				ct = &chanceTally{}
+				tl.chance[key] = ct
+			}
+			ct.n++
+			if m.Name == NullLong {
+				continue
+			}
+			pv, pok := si.project(out.Value, false)
+			pe, eok := si.project(j.c.Expected, true)
+			vk, vok := answerKey(pv)
+			ek, ekok := answerKey(pe)
+			if chanceHit(vk, vok && pok, ek, hasExp && eok && ekok, m.Name == NullRefusal, st.shouldRefuse[j.index]) {
 				ct.hits++
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -381,5 +382,48 @@ func TestDeterministic(t *testing.T) {
 	jb, _ := json.Marshal(b)
 	if string(ja) != string(jb) {
 		t.Errorf("reports differ with 1 and 7 workers:\n%s\n%s", ja, jb)
+	}
+}
+
+// A field scorer's chance rate is over the fields it compares: the
+// constant answer is the commonest whole object, and on a field with few
+// values it is right wherever that field matches, which a correct grader
+// passes too. Taking the whole object's share as its chance called a sound
+// field_equals on a three-valued field exploitable.
+func TestFieldScorerChanceIsOverItsFields(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 60 {
+		exp := `{"p":"high","q":"x"}` // the commonest whole answer: 15 of 60
+		switch {
+		case i >= 15 && i < 40:
+			exp = fmt.Sprintf(`{"p":"high","q":"y%d"}`, i) // 40 of 60 are "high"
+		case i >= 40:
+			exp = fmt.Sprintf(`{"p":"low","q":"z%d"}`, i)
+		}
+		fmt.Fprintf(&b, `{"id":"c%d","text":"ticket %d","expected":%s}`+"\n", i, i, exp)
+	}
+	writeFile(t, filepath.Join(dir, "cases.jsonl"), b.String())
+	writeFile(t, filepath.Join(dir, "assay.yaml"), `name: fields
+dataset: {path: cases.jsonl, id: id, expected: expected}
+prompt: {user: "{{.text}}"}
+output: {format: json}
+targets:
+  - {name: m, provider: exec, command: ["true"]}
+scorers:
+  - {name: priority, type: field_equals, field: p, primary: true}
+  - {name: both, type: field_equals, fields: [p, q]}
+`)
+	rep := run(t, filepath.Join(dir, "assay.yaml"), Options{})
+	if rep.Verdict != VerdictSound {
+		t.Fatalf("verdict %s; findings %+v", rep.Verdict, rep.Findings)
+	}
+	c := findCell(rep, "priority", NullConstant, ModeParsed)
+	if c == nil || c.Passed != 40 || c.N != 60 || math.Abs(c.Chance-40.0/60) > 1e-12 || c.Above {
+		t.Errorf("priority/constant = %+v, want 40/60 at chance 40/60", c)
+	}
+	// Over both fields the constant is right only where the whole answer is.
+	if c := findCell(rep, "both", NullConstant, ModeParsed); c == nil || c.Passed != 15 || math.Abs(c.Chance-0.25) > 1e-12 {
+		t.Errorf("both/constant = %+v, want 15/60 at chance 0.25", c)
 	}
 }
