@@ -586,21 +586,15 @@ func rewriterTwins(ctx context.Context, g *Globals, st store.Store, t *task.Task
 	}
 	var (
 		mu       sync.Mutex
-		pending  []*probe.Twin
 		made     = map[string]*probe.Twin{}
 		failures = map[string]probe.Failure{}
-		putErr   error
 	)
-	flush := func() {
-		if len(pending) == 0 || putErr != nil {
-			return
-		}
-		// Stored with a context of its own: an interrupt keeps what finished.
-		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		putErr = putTwins(wctx, g, st, id, source, t.Dataset.FileHash, pending)
-		wcancel()
-		pending = pending[:0]
-	}
+	// Twins are stored as they are made, through the one batched writer
+	// (with a context of its own: an interrupt keeps what finished).
+	w := runner.StartWriter(runner.WriterOptions[*probe.Twin]{What: "twins", Batch: rewriteBatch,
+		Commit: func(wctx context.Context, batch []*probe.Twin) error {
+			return putTwins(wctx, g, st, id, source, t.Dataset.FileHash, batch)
+		}})
 	// The first Ctrl-C (stop) issues no more rewrites; the ones in flight
 	// finish and are stored.
 	pool := runner.Pool[*dataset.Case]{Workers: workers, Stop: stop}
@@ -620,20 +614,18 @@ func rewriterTwins(ctx context.Context, g *Globals, st store.Store, t *task.Task
 			return // aborted, not a verdict on the rewrite
 		}
 		mu.Lock()
-		defer mu.Unlock()
 		if fail != nil {
 			failures[c.ID] = *fail
-			return
+		} else {
+			made[c.ID] = tw
 		}
-		made[c.ID] = tw
-		pending = append(pending, tw)
-		if len(pending) >= rewriteBatch {
-			flush()
+		mu.Unlock()
+		if fail == nil {
+			w.Add(tw)
 		}
 	})
-	flush()
-	if putErr != nil {
-		return nil, fmt.Errorf("storing twins: %w", putErr)
+	if err := w.Close(); err != nil {
+		return nil, err
 	}
 
 	twins := have

@@ -49,14 +49,12 @@ func judgePairs(ctx context.Context, rd record.Reader, set *scorer.Set, cases ma
 
 // scoreWriter is the batched writer for scores of one scoring: stored with
 // PutScores, or with ReplaceScores when replace is set.
-func (e *Engine) scoreWriter(replace bool) *runner.Writer {
-	commit := func(ctx context.Context, _ []record.Result, scores []record.Score) error {
-		if replace {
-			return e.Store.ReplaceScores(ctx, scores)
-		}
-		return e.Store.PutScores(ctx, scores)
+func (e *Engine) scoreWriter(replace bool) *runner.Writer[record.Score] {
+	commit := e.Store.PutScores
+	if replace {
+		commit = e.Store.ReplaceScores
 	}
-	return runner.StartWriter(runner.WriterOptions{Commit: commit, Batch: 1024})
+	return runner.StartWriter(runner.WriterOptions[record.Score]{Commit: commit, What: "scores", Batch: 1024})
 }
 
 // storePairs runs the pairwise judges over a run and stores their scores
@@ -75,9 +73,9 @@ func (e *Engine) storePairs(ctx context.Context, set *scorer.Set, cases Cases, r
 			scores[i].RunID, scores[i].Scoring = runID, scoring
 		}
 		if redo[scores[0].CaseID] {
-			wr.Add(nil, scores)
+			wr.Add(scores...)
 		} else {
-			w.Add(nil, scores)
+			w.Add(scores...)
 		}
 	})
 	return errors.Join(err, w.Close(), wr.Close())

@@ -106,7 +106,7 @@ func (e *Engine) Rescore(ctx context.Context, run *record.Run, t *task.Task, o R
 			sum.JudgeSavedUSD += s.JudgeSaved
 		}
 		mu.Unlock()
-		w.Add(nil, scores)
+		w.Add(scores...)
 	}
 
 	pool := runner.Pool[record.Result]{Workers: o.Workers, Stop: o.Stop}

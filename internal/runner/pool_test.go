@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,28 +77,35 @@ func TestPoolSendStops(t *testing.T) {
 // The writer commits in batches of Batch, tells Committed in order, and
 // keeps going after a failed commit, returning the first error.
 func TestWriterBatchesAndReportsFirstError(t *testing.T) {
-	var mu sync.Mutex
 	var sizes []int
 	calls := 0
 	var failed error
-	w := StartWriter(WriterOptions{
+	w := StartWriter(WriterOptions[Scored]{
+		What:  "results",
 		Every: time.Hour,
 		Batch: 4,
-		Commit: func(_ context.Context, rs []record.Result, ss []record.Score) error {
-			mu.Lock()
-			defer mu.Unlock()
+		Commit: ResultCommit(func(_ context.Context, rs []record.Result, ss []record.Score) error {
 			calls++
+			if len(ss) != 2*len(rs) {
+				t.Errorf("%d scores for %d results", len(ss), len(rs))
+			}
 			if calls == 2 {
 				return errors.New("disk full")
 			}
 			return nil
-		},
-		Committed: func(rs []record.Result, _ []record.Score) { sizes = append(sizes, len(rs)) },
+		}),
+		Committed: func(batch []Scored) { sizes = append(sizes, len(batch)) },
 		Failed:    func(err error) { failed = err },
 	})
+	var wg sync.WaitGroup
 	for i := range 10 {
-		w.Add([]record.Result{{CaseID: string(rune('a' + i))}}, nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Add(Scored{Result: record.Result{CaseID: fmt.Sprint(i)}, Scores: make([]record.Score, 2)})
+		}()
 	}
+	wg.Wait()
 	err := w.Close()
 	if err == nil || failed == nil || err.Error() != "committing results: disk full" {
 		t.Errorf("Close: %v, Failed told %v; want committing results: disk full", err, failed)
@@ -106,16 +114,22 @@ func TestWriterBatchesAndReportsFirstError(t *testing.T) {
 		t.Errorf("%d commits, committed sizes %v; want 3 commits, [4 2] stored", calls, sizes)
 	}
 
-	// Scores alone batch by scores.
-	var n []int
-	w = StartWriter(WriterOptions{Every: time.Hour, Batch: 3, Commit: func(_ context.Context, rs []record.Result, ss []record.Score) error {
-		n = append(n, len(ss))
+	// Every bounds the wait of a batch that never fills.
+	got := make(chan int, 1)
+	w2 := StartWriter(WriterOptions[record.Score]{Every: 5 * time.Millisecond, Batch: 100, Commit: func(_ context.Context, ss []record.Score) error {
+		got <- len(ss)
 		return nil
 	}})
-	for range 7 {
-		w.Add(nil, []record.Score{{}})
+	w2.Add(record.Score{}, record.Score{})
+	select {
+	case n := <-got:
+		if n != 2 {
+			t.Errorf("a timed commit of %d scores, want 2", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("nothing committed after Every")
 	}
-	if err := w.Close(); err != nil || len(n) != 3 || n[0] != 3 || n[2] != 1 {
-		t.Errorf("score batches %v, %v; want [3 3 1]", n, err)
+	if err := w2.Close(); err != nil {
+		t.Error(err)
 	}
 }

@@ -113,11 +113,6 @@ type Unavailable struct {
 	Reason string `json:"reason"`
 }
 
-type item struct {
-	res    record.Result
-	scores []record.Score
-}
-
 // Run executes the run and returns when every issued call has finished and
 // been committed, or ctx is cancelled.
 func Run(ctx context.Context, o Options) (Summary, error) {
@@ -146,13 +141,14 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if o.Retry != nil {
 		put = o.Store.ReplaceResults
 	}
-	w := StartWriter(WriterOptions{
-		Commit: put,
+	w := StartWriter(WriterOptions[Scored]{
+		Commit: ResultCommit(put),
+		What:   "results",
 		Every:  o.CommitEvery,
 		Batch:  o.CommitBatch,
-		Committed: func(results []record.Result, _ []record.Score) {
-			for i := range results {
-				o.tally(&sum, &results[i])
+		Committed: func(batch []Scored) {
+			for i := range batch {
+				o.tally(&sum, &batch[i].Result)
 			}
 		},
 		Failed: func(err error) { abort(err) },
@@ -200,7 +196,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 					}
 					return
 				}
-				w.Add([]record.Result{it.res}, it.scores)
+				w.Add(it)
 			})
 			if errors.Is(err, errGivenUp) {
 				return
@@ -279,7 +275,7 @@ func (o *Options) issue(send func(job) error, t *Target, skipped *atomic.Int64) 
 // by cancellation, or not made because the target is unavailable (then
 // unavailable is told why): such a result is not stored, so a resume makes
 // it again.
-func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*provider.UnavailableError)) (item, bool) {
+func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*provider.UnavailableError)) (Scored, bool) {
 	r := record.Result{
 		RunID:  o.RunID,
 		CaseID: j.c.ID,
@@ -302,15 +298,15 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 		resp, err := t.Provider.Complete(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return item{}, false
+				return Scored{}, false
 			}
 			if ue, ok := provider.Unavailable(err); ok {
 				unavailable(ue)
-				return item{}, false
+				return Scored{}, false
 			}
 			kind := provider.KindOf(err)
 			if kind == provider.KindCanceled {
-				return item{}, false
+				return Scored{}, false
 			}
 			r.ErrorKind = string(kind)
 			r.Error = err.Error()
@@ -348,7 +344,7 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 		scores[i].RunID = o.RunID
 		scores[i].Scoring = 1 // the scoring made during the run; rescores add more
 	}
-	return item{res: r, scores: scores}, true
+	return Scored{Result: r, Scores: scores}, true
 }
 
 // tally counts a committed result in the summary and tells Progress

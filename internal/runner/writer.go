@@ -10,119 +10,125 @@ import (
 )
 
 // Writer is the one batched writer: a single goroutine commits what Add
-// hands it, in batches of Batch results (of Batch scores when it writes
-// scores alone) or once Every has passed, whichever comes first, so a
-// finished result is durable a fraction of a second after it completes.
-// A run's results, the pairwise judges' and a rescore's scores all go
-// through it. Add is safe from many goroutines.
-type Writer struct {
-	o    WriterOptions
-	in   chan entry
+// hands it, in batches of Batch items or once Every has passed, whichever
+// comes first, so a finished result is durable a fraction of a second
+// after it completes. A run's results (Scored), the pairwise judges' and a
+// rescore's scores, and a probe's twins all go through it. Add is safe
+// from many goroutines.
+type Writer[T any] struct {
+	o    WriterOptions[T]
+	in   chan T
 	done chan error
 }
 
 // WriterOptions configure a Writer. Commit is required.
-type WriterOptions struct {
-	// Commit stores one batch: results with their scores, or scores alone.
-	// It is called from the writer's goroutine only, with a context of its
-	// own (a cancelled run still keeps what finished).
-	Commit func(ctx context.Context, results []record.Result, scores []record.Score) error
-	// Every and Batch bound how long an entry waits (defaults 100ms, 256).
+type WriterOptions[T any] struct {
+	// Commit stores one batch. It is called from the writer's goroutine
+	// only, with a context of its own (a cancelled run still keeps what
+	// finished).
+	Commit func(ctx context.Context, batch []T) error
+	// What names the items in messages ("results", "scores", "twins").
+	What string
+	// Every and Batch bound how long an item waits (defaults 100ms, 256).
 	Every time.Duration
 	Batch int
 	// Committed is told every batch once it is stored (from the writer's
 	// goroutine, in commit order); may be nil.
-	Committed func(results []record.Result, scores []record.Score)
+	Committed func(batch []T)
 	// Failed is told the first commit error (a run stops on it: calls whose
 	// results cannot be kept must not be paid for); may be nil. Later
 	// batches are still tried.
 	Failed func(error)
 }
 
-type entry struct {
-	res    []record.Result
-	scores []record.Score
+// Scored is a result with its scores: the unit a run commits.
+type Scored struct {
+	Result record.Result
+	Scores []record.Score
 }
 
 // StartWriter starts the writer's goroutine; Close stops it.
-func StartWriter(o WriterOptions) *Writer {
+func StartWriter[T any](o WriterOptions[T]) *Writer[T] {
 	if o.Every <= 0 {
 		o.Every = 100 * time.Millisecond
 	}
 	if o.Batch <= 0 {
 		o.Batch = 256
 	}
-	w := &Writer{o: o, in: make(chan entry, 4*o.Batch), done: make(chan error, 1)}
+	if o.What == "" {
+		o.What = "records"
+	}
+	w := &Writer[T]{o: o, in: make(chan T, 4*o.Batch), done: make(chan error, 1)}
 	go func() { w.done <- w.loop() }()
 	return w
 }
 
-// Add queues results and their scores (or scores alone) for the next
-// commit. It must not be called after Close.
-func (w *Writer) Add(results []record.Result, scores []record.Score) {
-	if len(results) == 0 && len(scores) == 0 {
-		return
+// Add queues items for the next commit. It must not be called after Close.
+func (w *Writer[T]) Add(items ...T) {
+	for _, it := range items {
+		w.in <- it
 	}
-	w.in <- entry{res: results, scores: scores}
 }
 
 // Close commits what is queued and returns the first commit error.
-func (w *Writer) Close() error {
+func (w *Writer[T]) Close() error {
 	close(w.in)
 	return <-w.done
 }
 
-func (w *Writer) loop() error {
-	var results []record.Result
-	var scores []record.Score
+func (w *Writer[T]) loop() error {
+	var batch []T
 	var firstErr error
 	tick := time.NewTicker(w.o.Every)
 	defer tick.Stop()
 	flush := func() {
-		if len(results) == 0 && len(scores) == 0 {
+		if len(batch) == 0 {
 			return
 		}
 		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := w.o.Commit(wctx, results, scores)
+		err := w.o.Commit(wctx, batch)
 		cancel()
 		if err != nil {
-			what := "results"
-			if len(results) == 0 {
-				what = "scores"
-			}
-			slog.Error("committing "+what, "err", err, "n", max(len(results), len(scores)))
+			slog.Error("committing "+w.o.What, "err", err, "n", len(batch))
 			if firstErr == nil {
-				firstErr = fmt.Errorf("committing %s: %w", what, err)
+				firstErr = fmt.Errorf("committing %s: %w", w.o.What, err)
 				if w.o.Failed != nil {
 					w.o.Failed(firstErr)
 				}
 			}
 		} else if w.o.Committed != nil {
-			w.o.Committed(results, scores)
+			w.o.Committed(batch)
 		}
-		results = results[:0]
-		scores = scores[:0]
-	}
-	full := func() bool {
-		if len(results) > 0 {
-			return len(results) >= w.o.Batch
-		}
-		return len(scores) >= w.o.Batch
+		batch = batch[:0]
 	}
 	for {
 		select {
-		case e, ok := <-w.in:
+		case it, ok := <-w.in:
 			if !ok {
 				flush()
 				return firstErr
 			}
-			results = append(results, e.res...)
-			scores = append(scores, e.scores...)
-			if full() {
+			batch = append(batch, it)
+			if len(batch) >= w.o.Batch {
 				flush()
 			}
 		case <-tick.C:
 			flush()
 		}
+	}
+}
+
+// ResultCommit adapts a store's PutResults or ReplaceResults to a
+// Writer[Scored]'s Commit.
+func ResultCommit(put func(ctx context.Context, results []record.Result, scores []record.Score) error) func(context.Context, []Scored) error {
+	var results []record.Result
+	var scores []record.Score
+	return func(ctx context.Context, batch []Scored) error {
+		results, scores = results[:0], scores[:0]
+		for i := range batch {
+			results = append(results, batch[i].Result)
+			scores = append(scores, batch[i].Scores...)
+		}
+		return put(ctx, results, scores)
 	}
 }
