@@ -31,6 +31,8 @@ type fake struct {
 	calls map[string]int
 	n     int
 	gate  chan struct{}
+	// fail, when set, makes the calls it names fail with a server error.
+	fail func(caseID string) bool
 }
 
 func (f *fake) complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
@@ -45,6 +47,9 @@ func (f *fake) complete(ctx context.Context, req *provider.Request) (*provider.R
 	defer f.mu.Unlock()
 	f.calls[fmt.Sprintf("%s/%d", req.CaseID, req.Epoch)]++
 	f.n++
+	if f.fail != nil && f.fail(req.CaseID) {
+		return nil, &provider.Error{Kind: provider.KindServer, Msg: "boom"}
+	}
 	return &provider.Response{Text: fmt.Sprint(req.Vars["say"]), Attempts: 1}, nil
 }
 
@@ -443,5 +448,67 @@ func TestRescore(t *testing.T) {
 	}
 	if latest, _ := v.st.LatestScoring(ctx, run.Record.ID); latest != 2 {
 		t.Errorf("latest scoring %d after a stopped rescore, want 2", latest)
+	}
+}
+
+// --retry-errors: Resume with RetryKinds calls again only the results that
+// failed with those kinds and replaces each; the run ends complete with no
+// failure left, and its health counts what is stored now.
+func TestResumeRetriesFailures(t *testing.T) {
+	const n = 12
+	v := setup(t, n)
+	ctx := context.Background()
+	v.f.fail = func(id string) bool { return id == "c2" || id == "c5" }
+	run, err := v.engine().Start(ctx, v.task, engine.StartOptions{Targets: []string{"fake"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Execute(ctx, engine.ExecuteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hs, _ := run.Health(ctx)
+	if hs[0].Errors != 2 || hs[0].Kinds["server_error"] != 2 {
+		t.Errorf("health before the retry: %+v", hs[0])
+	}
+	run.Close()
+
+	v.f.fail = nil
+	again, err := v.engine().Resume(ctx, v.task, run.Record.ID, engine.ResumeOptions{RetryKinds: []string{"server_error"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.Retrying == nil || again.Retrying.Selected != 2 || len(again.Done) != n-2 {
+		t.Fatalf("retrying %+v, %d done; want 2 selected, %d done", again.Retrying, len(again.Done), n-2)
+	}
+	sum, err := again.Execute(ctx, engine.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := again.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != record.StatusComplete || sum.Retried != 2 || again.Retrying.Retried != 2 || again.Retrying.FailedAgain != 0 {
+		t.Errorf("outcome %+v, summary %+v, retrying %+v", out, sum, again.Retrying)
+	}
+	rs := results(t, v.st, run.Record.ID)
+	if len(rs) != n {
+		t.Fatalf("%d results, want %d", len(rs), n)
+	}
+	for _, r := range rs {
+		if r.ErrorKind != "" || (r.CaseID == "c2" && r.Retries != 1) {
+			t.Errorf("result %s: error %q, retries %d", r.CaseID, r.ErrorKind, r.Retries)
+		}
+	}
+	if v.f.calls["c2/1"] != 2 || v.f.calls["c1/1"] != 1 {
+		t.Errorf("calls %v: a failed unit is called again, a good one never", v.f.calls)
+	}
+	hs, _ = again.Health(ctx)
+	if hs[0].Errors != 0 || engine.Unhealthy(hs) {
+		t.Errorf("health after the retry: %+v", hs[0])
 	}
 }
