@@ -23,8 +23,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// assayBinary builds the real binary once per test process (cgo off, as
-// shipped) for tests that must kill it or run it as a user would.
+// testBuildVersion is the version stamped into the test binary, as a
+// release build stamps its own (see buildVersion).
+const testBuildVersion = "v9.8.7-test"
+
+// assayBinary builds the real binary once per test process (cgo off, the
+// version stamped and the symbol table and DWARF left out, as a release is
+// built: scripts/release.sh) for tests that must kill it or run it as a user
+// would. Linking it costs seconds of CPU, so every such test shares this
+// one; none may build its own. It is built without -trimpath so that its
+// packages are the ones the test build already compiled.
 func assayBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -33,7 +41,7 @@ func assayBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "assay")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/assay")
+		cmd := exec.Command("go", "build", "-ldflags", "-s -w -X github.com/assay-eval/assay/internal/cli.buildVersion="+testBuildVersion, "-o", binPath, "./cmd/assay")
 		cmd.Dir = repoRoot(t)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()

@@ -61,14 +61,9 @@ func TestStampedVersionIsRecorded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "assay")
-	build := exec.Command("go", "build", "-ldflags", "-X github.com/assay-eval/assay/internal/cli.buildVersion=v9.8.7-test", "-o", bin, "./cmd/assay")
-	build.Dir = repoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := assayBinary(t) // linked with -X …buildVersion=testBuildVersion
 	out, err := exec.Command(bin, "--version").Output()
-	if err != nil || !strings.Contains(string(out), "v9.8.7-test") {
+	if err != nil || !strings.Contains(string(out), testBuildVersion) {
 		t.Fatalf("--version: %q, %v", out, err)
 	}
 	dir := t.TempDir()
@@ -82,7 +77,7 @@ func TestStampedVersionIsRecorded(t *testing.T) {
 		}
 	}
 	out, err = exec.Command(bin, "report", "latest", "--format", "json", "--db", db).Output()
-	if err != nil || !strings.Contains(string(out), `"assay_version": "v9.8.7-test"`) {
+	if err != nil || !strings.Contains(string(out), `"assay_version": "`+testBuildVersion+`"`) {
 		t.Errorf("the run does not record the stamped version: %v\n%.500s", err, out)
 	}
 }
