@@ -21,6 +21,7 @@ import (
 // a loud output_limit result (never retried), the run completes, the store
 // holds no more than a short message per result, and the heap stays small.
 func TestRunBoundsEndlessReplies(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	chunk := []byte(strings.Repeat("x", 32<<10))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,7 @@ import (
 // 100 KB asks for 10 GB) is a loud scorer_error for that case alone: the
 // run finishes and every result, that one included, is stored and scored.
 func TestCELAmplificationFailsOneCaseAndTheRunFinishes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "target.sh")
 	writeFile(t, script, `in=$(cat)
@@ -67,6 +68,7 @@ esac
 // epochs beyond what can be run is a spec problem (exit 4) at its
 // position, naming the allowed range; so is --epochs (a usage error).
 func TestEpochsOutOfRange(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := echoTask(t, dir, 3, `  - {name: e, provider: exec, command: ["true"]}`)
 	b := readFileT(t, spec)

@@ -80,6 +80,7 @@ func judgeReportJSON(t *testing.T, db, run string, args ...string) reportTargets
 // hold the candidates only. candidates: lists a judge explicitly, and
 // --targets may name one.
 func TestJudgeTargetIsNotACandidate(t *testing.T) {
+	t.Parallel()
 	_, candURL := startMock(t, candidates)
 	judge, judgeURL := startMock(t, mock.Options{Rules: []mock.Rule{
 		{Match: "RUBRIC-Q", Reply: `{"verdict": "pass", "reason": "fine"}`},
@@ -151,6 +152,7 @@ func TestJudgeTargetIsNotACandidate(t *testing.T) {
 // A candidates: entry that names no target is a spec problem located at
 // its line and column, with the nearest name.
 func TestCandidatesListIsValidated(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := judgedTask(t, dir, "http://127.0.0.1:9", "http://127.0.0.1:9", "candidates: [oa, gradr, oa]\n")
 	inv := runCLI(t, cliEnv{}, "validate", path)
@@ -191,6 +193,7 @@ scorers:
 // and stores the fresh verdicts over the stale ones, so a later plain
 // rescore agrees with the refreshed one; a judge that mostly fails is loud.
 func TestRescoreNoCacheRefreshesJudgeVerdicts(t *testing.T) {
+	t.Parallel()
 	_, candURL := startMock(t, candidates)
 	passing, judgeURL := startMock(t, mock.Options{Rules: []mock.Rule{
 		{Match: "RUBRIC-Q", Reply: `{"verdict": "pass", "reason": "fine"}`},
@@ -301,6 +304,7 @@ func TestRescoreNoCacheRefreshesJudgeVerdicts(t *testing.T) {
 // target's and says how many; neither creates a store, and clear refuses a
 // read-only one.
 func TestCacheStatsAndClear(t *testing.T) {
+	t.Parallel()
 	_, candURL := startMock(t, candidates)
 	_, judgeURL := startMock(t, mock.Options{Rules: []mock.Rule{
 		{Match: "RUBRIC-Q", Reply: `{"verdict": "pass", "reason": "fine"}`},

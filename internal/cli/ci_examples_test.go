@@ -151,6 +151,7 @@ func cleanEnv() []string {
 }
 
 func TestCIShellScriptGatesAgainstMock(t *testing.T) {
+	t.Parallel()
 	r := newCIRepo(t)
 
 	code, summary, posted := r.scriptRun(t)
@@ -375,6 +376,7 @@ func checkPinned(t *testing.T, c *ciRunner) {
 }
 
 func TestCIGitHubWorkflow(t *testing.T) {
+	t.Parallel()
 	r := newCIRepo(t)
 	wf := filepath.Join(repoRoot(t), "docs", "ci", "github-actions.yml")
 
@@ -418,6 +420,7 @@ func TestCIGitHubWorkflow(t *testing.T) {
 // is unhealthy: gate.sh exits with the health code and its summary says the
 // run could not be judged, with the run's error, instead of saying nothing.
 func TestCIShellScriptProviderDown(t *testing.T) {
+	t.Parallel()
 	r := newCIRepo(t)
 	spec := readFileT(t, r.spec)
 	down := regexp.MustCompile(`base_url: http://[^/]+/v1`).ReplaceAllString(spec, "base_url: http://127.0.0.1:1/v1")

@@ -107,6 +107,7 @@ func calledAs(calls []string, cmd string) string {
 }
 
 func TestCIShellScriptSummarizesErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		env      []string
@@ -164,6 +165,7 @@ func TestCIShellScriptSummarizesErrors(t *testing.T) {
 }
 
 func TestCIShellScriptPassesTargetsAndWritesReport(t *testing.T) {
+	t.Parallel()
 	code, dir, calls := stubScript(t, []string{"ASSAY_REPORT=report.html", "ASSAY_GATE_FLAGS=--strict"},
 		"--targets", "bot,other", "assay.yaml", "baseline.json", "summary.md")
 	if code != 0 {
@@ -187,6 +189,7 @@ func TestCIShellScriptPassesTargetsAndWritesReport(t *testing.T) {
 // (assay run exit 5: the provider was down, the key expired) fails the job
 // saying so and never reaches drift, which would call an outage a model change.
 func TestCICanaryWorkflowSkipsDriftOnUnhealthyRun(t *testing.T) {
+	t.Parallel()
 	wf := filepath.Join(repoRoot(t), "docs", "ci", "canary.yml")
 	exprs := map[string]string{"runner.temp": t.TempDir(), "secrets.OPENAI_API_KEY": "not-a-real-token"}
 	night := func(env ...string) (*ciRunner, []string) {
@@ -300,6 +303,7 @@ func runAction(t *testing.T, dir, assayDir string, inputs map[string]string, env
 }
 
 func TestCIActionGatesAgainstMock(t *testing.T) {
+	t.Parallel()
 	r := newCIRepo(t)
 	in := map[string]string{"spec": "evals/triage/assay.yaml", "baseline": "evals/triage/baseline.json"}
 
@@ -338,6 +342,7 @@ func TestCIActionGatesAgainstMock(t *testing.T) {
 }
 
 func TestCIActionInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := filepath.Join(t.TempDir(), "assay.log")
 	c := runAction(t, dir, stubDir(t), map[string]string{"spec": "s.yaml", "baseline": "b.json",
@@ -378,6 +383,7 @@ func TestCIActionInputs(t *testing.T) {
 // The kit's shell (gate.sh and every run: step of the workflows and the
 // action) is shellcheck-clean, when shellcheck is installed.
 func TestCIShellcheck(t *testing.T) {
+	t.Parallel()
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
 		t.Skip("shellcheck is not installed")

@@ -19,6 +19,7 @@ import (
 // z = −8/√8 = −2√2, p = erfc(2) = 0.0046777; --test exact gives
 // 2 · 0.5⁸ = 0.0078125.
 func TestCompareRunsPairsByCase(t *testing.T) {
+	t.Parallel()
 	_, before := startMock(t, mock.Options{})
 	_, after := startMock(t, mock.Options{Rules: []mock.Rule{{Match: "word-1", Reply: "wrong"}}})
 	dir := t.TempDir()

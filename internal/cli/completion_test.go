@@ -47,6 +47,7 @@ func withDB(args []string, db string) []string {
 
 // `assay completion SHELL` prints a script for each shell cobra supports.
 func TestCompletionScripts(t *testing.T) {
+	t.Parallel()
 	for shell, marker := range map[string]string{"bash": "__start_assay", "zsh": "#compdef assay", "fish": "complete -c assay", "powershell": "Register-ArgumentCompleter"} {
 		inv := runCLI(t, cliEnv{}, "completion", shell)
 		if inv.code != 0 || !strings.Contains(inv.stdout, marker) {
@@ -59,6 +60,7 @@ func TestCompletionScripts(t *testing.T) {
 // for every command that takes runs, as many as it takes; a prefix narrows
 // them; target flags offer the run's targets or the spec's.
 func TestCompletionRunsAndTargets(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	specPath := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
@@ -127,6 +129,7 @@ func TestCompletionRunsAndTargets(t *testing.T) {
 // Where there is no store, completing a run offers nothing and creates
 // nothing.
 func TestCompletionCreatesNoStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, ".assay", "assay.db")
 	for _, args := range [][]string{{"report", ""}, {"gate", "--targets", ""}, {"compare", ""}} {
@@ -143,6 +146,7 @@ func TestCompletionCreatesNoStore(t *testing.T) {
 // command accepts: each offered value passes the command's format check,
 // and a value not offered fails it.
 func TestCompletionFormats(t *testing.T) {
+	t.Parallel()
 	root := newRootCommand(&Globals{})
 	var cmds []*cobra.Command
 	var walk func(c *cobra.Command)

@@ -15,6 +15,7 @@ import (
 // recall, and per-class recall comparisons; a hostile label is escaped in
 // Markdown and HTML.
 func TestReportConfusionMatrix(t *testing.T) {
+	t.Parallel()
 	// The mock echoes the prompt: each case's "say" is the model's answer;
 	// for model m2 a prompt with "tech" in it is answered "billing".
 	_, url := startMock(t, mock.Options{Rules: []mock.Rule{{Match: "tech", Reply: "billing", Model: "m2"}}})

@@ -82,6 +82,7 @@ func contentJSONL(cases [][3]string) string {
 // before content hashes (the byte hash only) still gates a new run of the
 // same bytes.
 func TestGateAcrossDatasetEncodings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, url := startMock(t, mock.Options{})
 	targets := fmt.Sprintf(`  - {name: e, provider: openai, model: m, base_url: %s/v1}`, url)

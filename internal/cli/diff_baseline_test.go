@@ -56,6 +56,7 @@ func runDiffJSON(t *testing.T, args ...string) diffDoc {
 // values, and for the file's side the output's hash, said to be all the
 // file holds. A hostile output is shown escaped.
 func TestDiffBaselineFileOnEitherSide(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -26,6 +26,7 @@ func copyQuickstart(t *testing.T, dir string) string {
 // another; `assay diff` shows the prompt's line diff in text, Markdown and
 // JSON, besides naming the file.
 func TestDiffShowsPromptLines(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	db := filepath.Join(root, "assay.db")
 	spec1 := copyQuickstart(t, filepath.Join(root, "v1"))

@@ -99,6 +99,7 @@ func twoVersions(t *testing.T) (db, before, after string) {
 }
 
 func TestDiffShowsWhatChanged(t *testing.T) {
+	t.Parallel()
 	db, before, after := twoVersions(t)
 
 	inv := runCLI(t, cliEnv{}, "diff", before, after, "--db", db, "--format", "json")
@@ -192,6 +193,7 @@ func TestDiffShowsWhatChanged(t *testing.T) {
 // is shown escaped, never written, and a newline in an output cannot forge
 // a line of the report.
 func TestDiffTextEscapesHostileOutputs(t *testing.T) {
+	t.Parallel()
 	db, before, after := twoVersions(t)
 	inv := runCLI(t, cliEnv{}, "diff", before, after, "--db", db)
 	if inv.code != ExitOK {
@@ -228,6 +230,7 @@ func TestDiffTextEscapesHostileOutputs(t *testing.T) {
 }
 
 func TestDiffUsage(t *testing.T) {
+	t.Parallel()
 	db, before, after := twoVersions(t)
 	for _, c := range []struct {
 		args []string
@@ -256,6 +259,7 @@ func TestDiffUsage(t *testing.T) {
 // the cases added and removed, and the flag; --shared-cases compares the
 // shared cases and says so; a changed scorer configuration is warned about.
 func TestCompareRefusesDifferentDatasetVersions(t *testing.T) {
+	t.Parallel()
 	db, before, after := twoVersions(t)
 	inv := runCLI(t, cliEnv{}, "compare", before, after, "--db", db)
 	if inv.code != ExitErr || inv.stdout != "" {

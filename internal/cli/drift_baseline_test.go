@@ -119,6 +119,7 @@ func driftTargets(t *testing.T, doc map[string]any) driftJSON {
 // rerun of an unchanged model. From the baseline file or from the run,
 // drift gives the same verdicts and numbers, and the same exit code.
 func TestDriftFromBaselineFileEqualsFromRun(t *testing.T) {
+	t.Parallel()
 	var rules []mock.Rule
 	for i := 11; i <= 19; i++ {
 		rules = append(rules, mock.Rule{Match: fmt.Sprintf("word-%d", i), Reply: "changed"})
@@ -283,6 +284,7 @@ func b2int(b bool) int {
 // scorers, another dataset version — drift from the before run's baseline
 // file equals drift from the run.
 func TestDriftFromBaselineFileEqualsFromRunEverywhere(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -398,6 +400,7 @@ func TestDriftFromBaselineFileEqualsFromRunEverywhere(t *testing.T) {
 // of the cache: drift from the file says nothing about it (from the run it
 // would), but still reports a cached candidate.
 func TestDriftFromBaselineFileHasNoCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -429,6 +432,7 @@ func TestDriftFromBaselineFileHasNoCache(t *testing.T) {
 // the canary into a fresh store that holds only that run, and checks it
 // against the file (`latest` naming the run).
 func TestDriftBaselineFileFreshStore(t *testing.T) {
+	t.Parallel()
 	var rules []mock.Rule
 	for i := 11; i <= 19; i++ {
 		w := fmt.Sprintf("word-%d", i)
@@ -473,6 +477,7 @@ func TestDriftBaselineFileFreshStore(t *testing.T) {
 // drift then says the temperature is unknown, and the identical-output
 // rate decides nothing.
 func TestDriftOldBaselineFileTemperatureUnknown(t *testing.T) {
+	t.Parallel()
 	var rules []mock.Rule
 	for i := 11; i <= 19; i++ {
 		w := fmt.Sprintf("word-%d", i)
@@ -539,6 +544,7 @@ func TestDriftOldBaselineFileTemperatureUnknown(t *testing.T) {
 // What goes wrong with a baseline file is said, with the exit code of an
 // error.
 func TestDriftBaselineFileErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -577,6 +583,7 @@ func TestDriftBaselineFileErrors(t *testing.T) {
 // between the two runs (TestDriftGSM8KSwappedModel counts its flips from
 // the data file).
 func TestDriftGSM8KFromBaselineFile(t *testing.T) {
+	t.Parallel()
 	data := sharedData(t)
 	solutions := filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")
 	dir := t.TempDir()

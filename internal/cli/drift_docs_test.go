@@ -43,6 +43,7 @@ func docsCommands(t *testing.T) [][][]string {
 // Every command in docs/versioning.md names a real command with real flags
 // and the right number of arguments.
 func TestVersioningDocsCommandsParse(t *testing.T) {
+	t.Parallel()
 	for _, block := range docsCommands(t) {
 		for _, args := range block {
 			root := newRootCommand(&Globals{})
@@ -71,6 +72,7 @@ func TestVersioningDocsCommandsParse(t *testing.T) {
 // RUN_B being the IDs its two runs print, and a file it names (the
 // baseline file) in a directory of its own; every command exits 0.
 func TestVersioningDocsTryIt(t *testing.T) {
+	t.Parallel()
 	blocks := docsCommands(t)
 	try := blocks[len(blocks)-1]
 	root := repoRoot(t)

@@ -96,6 +96,7 @@ func echoTarget(url string, temperature string) string {
 // target is stable and drift exits 0. A run served from the response cache
 // is also "identical", and drift says a drift check must not use it.
 func TestDriftIdenticalRerunsAreStable(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -141,6 +142,7 @@ func TestDriftIdenticalRerunsAreStable(t *testing.T) {
 // z = −3.254, p = 0.000569 < 0.05/3: drifted, exit 3. At temperature 0.7
 // the uncalibrated rate decides nothing either.
 func TestDriftChangedOutputsAtTemperatureZero(t *testing.T) {
+	t.Parallel()
 	var rules []mock.Rule
 	for i := 11; i <= 19; i++ {
 		w := fmt.Sprintf("word-%d", i)
@@ -206,6 +208,7 @@ func TestDriftChangedOutputsAtTemperatureZero(t *testing.T) {
 // before (12, 15 and 18 expect "other"), so 6 verdicts flip pass→fail,
 // McNemar exact p = 2·0.5⁶ = 0.03125 < 0.05, direction worse.
 func TestDriftFlipsAreTested(t *testing.T) {
+	t.Parallel()
 	var rules []mock.Rule
 	for i := 11; i <= 19; i++ {
 		rules = append(rules, mock.Rule{Match: fmt.Sprintf("word-%d", i), Reply: "changed"})
@@ -301,6 +304,7 @@ func b01(b bool) float64 {
 // but the reported fingerprint changed. Drifted (exit 3), unless
 // --ignore-fingerprints. The fingerprint is provider text and is escaped.
 func TestDriftFingerprintChangeIsFlagged(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	mk := func(fp string) []fakeResult {
@@ -337,6 +341,7 @@ func TestDriftFingerprintChangeIsFlagged(t *testing.T) {
 // The flip-rate and identical-rate intervals, McNemar's p and the verdict
 // match statsmodels/scipy (testdata/drift_reference.py) on hand-made runs.
 func TestDriftNumbersMatchReference(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("testdata", "drift_reference.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -415,6 +420,7 @@ func TestDriftNumbersMatchReference(t *testing.T) {
 // Failed calls count as not identical, and a target both runs ran but
 // which shares no result is reported, never called stable on no data.
 func TestDriftErrorsAndEdges(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var before, after []fakeResult
@@ -468,6 +474,7 @@ func TestDriftErrorsAndEdges(t *testing.T) {
 // is_correct differs between the two recorded configurations, counted here
 // from the data file.
 func TestDriftGSM8KSwappedModel(t *testing.T) {
+	t.Parallel()
 	data := sharedData(t)
 	solutions := filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")
 	db := filepath.Join(t.TempDir(), "assay.db")
@@ -552,6 +559,7 @@ scorers:
 // Results pair by case and epoch: two 2-epoch runs pair 60 results; a
 // 1-epoch run against a 2-epoch one pairs epoch 1 only.
 func TestDriftPairsByEpoch(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -578,6 +586,7 @@ func TestDriftPairsByEpoch(t *testing.T) {
 // reported. A side with fewer pairs than --min-pairs cannot be judged
 // either; a few failed calls are left out and the rest is judged.
 func TestDriftCannotJudgeFailedSide(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var good, down, flaky []fakeResult
@@ -665,6 +674,7 @@ func TestDriftCannotJudgeFailedSide(t *testing.T) {
 // holds 3 results, all auth failures, of the 152 cases. drift refuses the
 // partial side (exit 1, never 3) and names the cause first.
 func TestDriftStoppedRunNamesTheCause(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var good, stopped []fakeResult
@@ -688,6 +698,7 @@ func TestDriftStoppedRunNamesTheCause(t *testing.T) {
 // run-health exit, the circuit breaker), drift against the good run exits
 // 1 naming the auth failures, never 3.
 func TestDriftBadKeyRunEndToEnd(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-good-key-0123456789"
 	_, url := startMock(t, mock.Options{APIKey: key})
 	dir := t.TempDir()

@@ -113,6 +113,7 @@ func readRun(t *testing.T, db, runID string) map[record.Key]scored {
 // Retry-After, two targets × 300 cases finish with every case scored and
 // exactly the scores of a fault-free run.
 func TestFaultsDoNotChangeScores(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("seconds of traffic")
 	}
@@ -161,6 +162,7 @@ func TestFaultsDoNotChangeScores(t *testing.T) {
 
 // An invalid spec exits 4 before any model is called.
 func TestInvalidSpecCallsNothing(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	path := echoTask(t, dir, 5, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1}`, url))

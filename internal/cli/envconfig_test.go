@@ -25,6 +25,7 @@ import (
 // stdout or stderr. The stored config records the base URL, the header's
 // name, the overlay and the interpolated variables' names.
 func TestEnvironmentConfigEndToEnd(t *testing.T) {
+	t.Parallel()
 	const (
 		tenant = "tenant-PLANTED-4c1d9e7b2a"
 		key    = "sk-file-PLANTED-83b0c6d2e1f4"
@@ -178,6 +179,7 @@ scorers:
 // Spec problems that come from the environment or an overlay stop run and
 // validate with exit 4, located FILE:LINE:COL in the file that holds them.
 func TestEnvironmentConfigProblems(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	line := `  - {name: gw, provider: openai, model: m, base_url: "http://127.0.0.1:1/${API_PATH}"}`
 	path := echoTask(t, dir, 2, line)

@@ -15,6 +15,7 @@ import (
 // the spec's price for each failure (by kind, else silent/loud) times the
 // case's weight.
 func TestErrorCostsPriced(t *testing.T) {
+	t.Parallel()
 	// One mock echoes the prompt (case c2 is then answered but wrong: a
 	// silent failure); the other never answers (every case times out: loud).
 	_, url := startMock(t, mock.Options{})

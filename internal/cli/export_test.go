@@ -55,6 +55,7 @@ func python3(t *testing.T) string {
 // target, its verdict counts are the report's, and the Parquet file reads
 // back in Go with the same rows.
 func TestExportGSM8K(t *testing.T) {
+	t.Parallel()
 	py := python3(t)
 	data := sharedData(t)
 	specPath := gsm8kSpec(t, data)
@@ -177,6 +178,7 @@ func TestExportGSM8K(t *testing.T) {
 // Export asks for what it needs before touching the store, and refuses to
 // pair results with a dataset that changed since the run.
 func TestExportErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	specPath := writeRetrySpec(t, dir, newRLServer(t).url)

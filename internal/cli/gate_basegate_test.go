@@ -21,6 +21,7 @@ func gateConfig(rules string) string {
 // its own max_drop to let the drop through fails by default, naming the
 // relaxed rule; it passes on its own rule only with --rules-from candidate.
 func TestGateBaselineRulesDecide(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	e := cliEnv{}
@@ -141,6 +142,7 @@ func TestGateBaselineRulesDecide(t *testing.T) {
 // way round, in gate, compare and drift; --shared-cases or --allow-partial
 // go ahead.
 func TestPartialEvidenceRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	e := cliEnv{}
@@ -211,6 +213,7 @@ func TestPartialEvidenceRefused(t *testing.T) {
 // Errors are not behaviour: a candidate most of whose calls failed (an
 // expired key) cannot be judged — exit 1 naming the cause, never 3.
 func TestGateCannotJudgeAFailedCandidate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	const n = 200

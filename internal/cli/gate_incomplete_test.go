@@ -15,6 +15,7 @@ import (
 // A gate fails closed on a run that stopped part way: it measured only some
 // cases, and a pass on those would pass what it never saw.
 func TestGateRefusesAnIncompleteCandidate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, url := startMock(t, mock.Options{})
 	spec := echoTask(t, dir, 12, fmt.Sprintf(`  - {name: e, provider: openai, model: m, base_url: %s/v1}`, url))

@@ -180,6 +180,7 @@ func gateJSONOf(t *testing.T, inv invocation) gateJSON {
 // that loses 10 points on 1,000 cases fails with exit 3 and names the rule;
 // one point lost on 100 cases is inconclusive and passes, unless --strict.
 func TestGateAcceptance(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	e := cliEnv{}
 	base := writeGateRun(t, db, gateRun{caseIDs: gateIDs(1000), targets: []gateFake{{name: "gpt", pass: firstK(1000, 800)}}})
@@ -251,6 +252,7 @@ func TestGateAcceptance(t *testing.T) {
 // in a fresh store that has never seen the baseline run, with the same
 // numbers as gating against the stored run.
 func TestGateBaselineFileWithoutDatabase(t *testing.T) {
+	t.Parallel()
 	e := cliEnv{}
 	oldDir := t.TempDir()
 	oldDB := filepath.Join(oldDir, "assay.db")
@@ -390,6 +392,7 @@ scorers:
 // the baseline file, in a store without the baseline run); replaying the
 // 175B outputs again passes with every output identical.
 func TestGateGSM8K(t *testing.T) {
+	t.Parallel()
 	data := sharedData(t)
 	e := cliEnv{}
 	dir := t.TempDir()
@@ -429,6 +432,7 @@ func ptr(x float64) *float64 { return &x }
 // Runs on different datasets are refused, naming both versions and the
 // cases added and removed, unless --shared-cases.
 func TestGateDatasetVersions(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	e := cliEnv{}
 	base := writeGateRun(t, db, gateRun{dataset: "sha256:aaaa1111", caseIDs: gateIDs(30), targets: []gateFake{{name: "gpt", pass: firstK(30, 20)}}})
@@ -451,6 +455,7 @@ func TestGateDatasetVersions(t *testing.T) {
 
 // A target whose model fingerprint changed is flagged in every format.
 func TestGateFlagsFingerprintChange(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -494,6 +499,7 @@ func TestGateFlagsFingerprintChange(t *testing.T) {
 // --rule flags replace them; a bad rule in a spec stops validate and run
 // before any model is called.
 func TestGateRulesFromSpec(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -528,6 +534,7 @@ func TestGateRulesFromSpec(t *testing.T) {
 }
 
 func TestGateUsageErrors(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	run := writeGateRun(t, db, gateRun{caseIDs: gateIDs(20), tags: func(i int) map[string]string { return map[string]string{"tier": fmt.Sprint(i % 2)} },
 		targets: []gateFake{{name: "gpt", pass: firstK(20, 10)}}})
@@ -562,6 +569,7 @@ func TestGateUsageErrors(t *testing.T) {
 // held); a baseline target missing from the candidate fails unless
 // --targets narrows the gate.
 func TestGateOutputsAndMissingTarget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	base := writeGateRun(t, db, gateRun{caseIDs: gateIDs(50), targets: []gateFake{{name: "a", pass: firstK(50, 40)}, {name: "b", pass: firstK(50, 40)}}})

@@ -21,6 +21,7 @@ import (
 // The switch from exact McNemar to the score test changes no verdict: five
 // pairs stay b_better and one a_better.
 func TestGSM8KReportMatchesReference(t *testing.T) {
+	t.Parallel()
 	data := sharedData(t)
 	db := filepath.Join(t.TempDir(), "assay.db")
 	e := cliEnv{}

@@ -53,6 +53,7 @@ scorers:
 // the 4 × 1,319 recorded results, and the run must hold exactly one result
 // per case per target.
 func TestGSM8KReplayAgreesWithAuthors(t *testing.T) {
+	t.Parallel()
 	data := sharedData(t)
 	specPath := gsm8kSpec(t, data)
 	db := filepath.Join(t.TempDir(), "assay.db")

@@ -41,6 +41,7 @@ run: {timeout: 5s, retries: 1}
 // no hash: a --resume mixed two schemas in one run and diff said "same".
 // Now the resume is refused (exit 1) naming the file, and diff names it.
 func TestEditedScorerFileRefusesResumeAndShowsInDiff(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{Default: `{"total": 5}`})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")

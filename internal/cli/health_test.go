@@ -40,6 +40,7 @@ func okReply(w http.ResponseWriter, r *http.Request) {
 // with the results kept and the run resumable; once the key is fixed, a
 // resume calls exactly the cases not called.
 func TestRunBadKeyTripsBreaker(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	var fixed atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,6 +115,7 @@ func TestRunBadKeyTripsBreaker(t *testing.T) {
 // resolve are unavailable: each call is made once (not retried), the
 // breaker gives the target up after 5, and run exits 5 naming the cause.
 func TestRunUnreachableTargetTripsBreaker(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +172,7 @@ func TestRunUnreachableTargetTripsBreaker(t *testing.T) {
 // A provider error rate above run.max_error_rate exits 5 even when the run
 // completes; at or below it, 0.
 func TestRunErrorRateAboveMax(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every fourth call is a bad request (never retried): 25% errors.
@@ -211,6 +214,7 @@ func TestRunErrorRateAboveMax(t *testing.T) {
 // characters) is a spec problem before any call, in validate and run
 // alike, and the key is never shown.
 func TestKeyWithWhitespaceIsAnError(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -246,6 +250,7 @@ func TestKeyWithWhitespaceIsAnError(t *testing.T) {
 // Exit code 5 is part of the API: `assay --help` and README's exit-code
 // table both document it.
 func TestExitUnhealthyDocumented(t *testing.T) {
+	t.Parallel()
 	if ExitUnhealthy != 5 {
 		t.Fatalf("ExitUnhealthy = %d, want 5", ExitUnhealthy)
 	}

@@ -34,6 +34,7 @@ func initTemplateDir(t *testing.T, e cliEnv, name string) string {
 // validate with no API key in the environment, and each kind writes what
 // it is: replayed targets, live openai targets, an exec program, a judge.
 func TestInitTemplatesValidate(t *testing.T) {
+	t.Parallel()
 	e := cliEnv{env: map[string]string{"ASSAY_DB": filepath.Join(t.TempDir(), "a.db")}}
 	for name, want := range map[string][]string{
 		"replay": {"recorded.jsonl", "provider: replay"},
@@ -68,6 +69,7 @@ func TestInitTemplatesValidate(t *testing.T) {
 
 // The replay and exec templates run offline, end to end, and report.
 func TestInitTemplatesRunOffline(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "a.db")
 	e := cliEnv{env: map[string]string{"ASSAY_DB": db, "PATH": os.Getenv("PATH")}}
 
@@ -129,6 +131,7 @@ func TestInitTemplatesRunOffline(t *testing.T) {
 
 // An unknown template is a usage error naming the templates.
 func TestInitUnknownTemplate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	inv := runCLI(t, cliEnv{}, "init", "--template", "antropic", dir)
 	if inv.code != ExitUsage || !strings.Contains(inv.stderr, "exec, judge, openai, replay") {
@@ -144,6 +147,7 @@ func TestInitUnknownTemplate(t *testing.T) {
 // on the cases), and its verdicts score every candidate result it is asked
 // about.
 func TestInitJudgeTemplateRunsAgainstMock(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{Default: `{"verdict": "pass", "reason": "mock"}`})
 	db := filepath.Join(t.TempDir(), "a.db")
 	e := cliEnv{env: map[string]string{"ASSAY_DB": db, "OPENAI_API_KEY": "k-for-the-mock"}}

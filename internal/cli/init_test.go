@@ -10,6 +10,7 @@ import (
 // assay init scaffolds an eval that validates and runs at once, and never
 // overwrites a user's files unless told to.
 func TestInitScaffoldsAWorkingEval(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "evals", "mine")
 	e := cliEnv{env: map[string]string{"ASSAY_DB": filepath.Join(t.TempDir(), "a.db")}}
 	inv := runCLI(t, e, "init", dir)

@@ -114,6 +114,7 @@ printf '{"output":"%s"}\n' "$say"
 // byte for byte as it was, and the score is the honest one, because scorers
 // read only the recorded output.
 func TestIsolationCandidateCannotPlantAnswers(t *testing.T) {
+	t.Parallel()
 	d := newIsoDirs(t)
 	writeFile(t, filepath.Join(d.spec, "cheat.sh"), isoCheatScript)
 	path := echoTask(t, d.spec, 12, `  - {name: cheat, provider: exec, command: ["sh", "cheat.sh"], env: [CHEAT_LOG], limits: {concurrency: 3}}`)
@@ -217,6 +218,7 @@ func TestIsolationCleanEnvironment(t *testing.T) {
 // before any call (exit 4, located at the entry, naming the variable);
 // validate warns about it.
 func TestIsolationUnsetVariable(t *testing.T) {
+	t.Parallel()
 	d := newIsoDirs(t)
 	writeFile(t, filepath.Join(d.spec, "cheat.sh"), isoCheatScript)
 	path := echoTask(t, d.spec, 3, `  - {name: app, provider: exec, command: ["sh", "cheat.sh"], env: [CHEAT_LOG, MISSING_TOKEN]}`)
@@ -245,6 +247,7 @@ func TestIsolationUnsetVariable(t *testing.T) {
 // assay's memory stays bounded (a reader without the bound would take in
 // gigabytes before the 5 s time-out).
 func TestIsolationEndlessOutput(t *testing.T) {
+	t.Parallel()
 	if _, err := osexec.LookPath("yes"); err != nil {
 		t.Skip("no yes(1)")
 	}

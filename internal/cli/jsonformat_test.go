@@ -26,6 +26,7 @@ var formatExempt = map[string]string{
 // old --json switches stay and mean the same; giving both with different
 // values is a usage error. Then, end to end, --format json prints JSON.
 func TestEveryCommandTakesFormatJSON(t *testing.T) {
+	t.Parallel()
 	root := newRootCommand(&Globals{})
 	var leaves []*cobra.Command
 	var walk func(c *cobra.Command)

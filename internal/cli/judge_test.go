@@ -63,6 +63,7 @@ func tallyScores(t *testing.T, db, runID string, scoring int) map[string]map[str
 // both orders, and a rescore calls no candidate and (through the cache) no
 // judge again.
 func TestJudgeRunAndRescore(t *testing.T) {
+	t.Parallel()
 	// Two candidates with different outputs, so no judge prompt repeats
 	// (identical prompts would rightly be served from the cache).
 	cand, candURL := startMock(t, mock.Options{})
@@ -174,6 +175,7 @@ run: {timeout: 5s, retries: 2}
 // rescore applies the current spec's scorers as a new scoring; reports use
 // the latest scoring unless told otherwise.
 func TestRescoreAppliesChangedScorers(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")

@@ -40,6 +40,7 @@ scorers:
 // its own spec's run; an explicit run of another spec is refused, and a
 // spec with no run says so by name.
 func TestLatestOfSpec(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	a := writeNamedReplaySpec(t, dir, "a", "alpha")

@@ -129,6 +129,7 @@ func reportJSON(t *testing.T, e cliEnv, args ...string) ledgerJSON {
 // the comment on ledgerSeeds). The report of that run counts 10 variants and
 // does not call the lead a win: Holm over the 9 comparisons gives 0.12.
 func TestLedgerBestOfTenRandomVariants(t *testing.T) {
+	t.Parallel()
 	// ledgerSeeds: 80 cases; the seeds' pass counts are 35 (reference),
 	// 39, 36, 46, 43, 47, 40, 40, 41 and 50 (chosen); Holm-adjusted p of the
 	// chosen against the reference: 0.1218 (statsmodels multipletests over
@@ -221,6 +222,7 @@ func TestLedgerBestOfTenRandomVariants(t *testing.T) {
 // per-epoch rates, n−1) beside the SE across cases; a run outside any
 // experiment has no ledger, and --reference on it is a usage error.
 func TestEpochNoiseEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	e := cliEnv{}

@@ -14,6 +14,7 @@ import (
 // succeeded, so a new path stays absent, an existing file keeps its bytes
 // and permissions, and no temporary file is left in the directory.
 func TestWriteOutputFailedRenderLeavesNoFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	failing := func(w io.Writer) error {
 		io.WriteString(w, "<html><body>half a page")
@@ -77,6 +78,7 @@ func TestWriteOutputFailedRenderLeavesNoFile(t *testing.T) {
 
 // A path that is not a regular file (a device, a pipe) is written in place.
 func TestWriteOutputSpecialFileInPlace(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(os.DevNull); err != nil {
 		t.Skip(err)
 	}

@@ -28,6 +28,7 @@ import (
 // which stats follows. So the test fails if either went back to its own
 // quantile, or the report stopped reading the view.
 func TestReportAndGateP95Agree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const cases, epochs = 40, 2
 	lower := func(a, b, t float64) float64 { return a + t*(b-a) }

@@ -13,6 +13,7 @@ import (
 // A re-run of the same spec is served from the response cache: it pays for
 // nothing, and its results are the same. --no-cache calls again.
 func TestRerunDoesNotPayTwice(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -49,6 +50,7 @@ func TestRerunDoesNotPayTwice(t *testing.T) {
 // A whole pipeline, the user's own program, is evaluated through exec: it
 // gets the case on stdin and its reply is parsed and scored like a model's.
 func TestExecPipelineEndToEnd(t *testing.T) {
+	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3 for the example pipeline")

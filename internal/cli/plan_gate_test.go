@@ -14,6 +14,7 @@ import (
 // limit, on the run's cases, at alpha split over the gate's checks (Holm).
 // The cases and rates come from the example's own files.
 func TestPlanGatePower(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	if inv := runCLI(t, cliEnv{}, "run", filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml"), "--db", db); inv.code != 0 {
 		t.Fatalf("run: %s", inv.stderr)

@@ -108,6 +108,7 @@ func planNum(t *testing.T, m map[string]any, k string) float64 {
 // difference of 0.4, two-sided alpha 0.05, power 0.8 need 23 pairs. The
 // number a user reads off the text output is the published one.
 func TestPlanConnorPublishedExample(t *testing.T) {
+	t.Parallel()
 	inv := runCLI(t, cliEnv{}, "plan", "--delta", "0.4", "--p-disc", "0.5")
 	if inv.code != 0 {
 		t.Fatalf("exit %d: %s", inv.code, inv.stderr)
@@ -129,6 +130,7 @@ func TestPlanConnorPublishedExample(t *testing.T) {
 // The paired mode answers with Connor's sample size and the brentq MDD of
 // the independent reference, and equals what internal/stats computes.
 func TestPlanPairedMatchesReference(t *testing.T) {
+	t.Parallel()
 	g := loadPlanGolden(t)
 	for _, v := range g.McNemarN {
 		d := math.Abs(v.Delta)
@@ -188,6 +190,7 @@ func TestPlanPairedMatchesReference(t *testing.T) {
 // From assumed rates: statsmodels' NormalIndPower sample size per target,
 // and the explanation that a paired run needs fewer.
 func TestPlanRatesMatchesStatsmodels(t *testing.T) {
+	t.Parallel()
 	g := loadPlanGolden(t)
 	for _, v := range g.TwoProp {
 		doc := planJSON(t, "--p1", planFmt(v.P1), "--p2", planFmt(v.P2), "--alpha", planFmt(v.Alpha), "--power", planFmt(v.Power))
@@ -384,6 +387,7 @@ func planWithout(m map[string]any, drop ...string) map[string]any {
 // carries the counts the example's own files give, and the MDD and sample
 // sizes internal/stats computes from them; small slices are flagged.
 func TestPlanRunOnExample(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "assay.db")
 	if inv := runCLI(t, cliEnv{}, "run", filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml"), "--db", db); inv.code != 0 {
 		t.Fatalf("run: %s", inv.stderr)
@@ -522,6 +526,7 @@ func planLineWith(text, sub string) string {
 // compared on per-case means and is not planned with McNemar. A run of one
 // target has no pairs.
 func TestPlanRunEdgeCases(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(repoRoot(t), "examples", "quickstart")
 	dir := t.TempDir()
 	for _, f := range []string{"cases.jsonl", "recorded.jsonl", filepath.Join("prompts", "system.txt")} {
@@ -589,6 +594,7 @@ output:
 // Every mistake on the command line is a usage error (exit 2) that says
 // what would be valid, found before any store is opened.
 func TestPlanUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "never", "assay.db")
 	cases := []struct {
@@ -652,6 +658,7 @@ func TestPlanUsageErrors(t *testing.T) {
 // Questions with no answer are errors (exit 1) in the user's terms, not
 // the statistics package's.
 func TestPlanExplainsWhatCannotBeDetected(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string

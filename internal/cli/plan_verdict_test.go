@@ -16,6 +16,7 @@ import (
 // verdict beside the flag. Before, plan --slices printed "b_better  too
 // few cases" on one row.
 func TestPlanNoVerdictBesideTooFewCases(t *testing.T) {
+	t.Parallel()
 	o := plan.Options{Alpha: 0.05, Power: 0.8, Slices: true}
 	// 40 cases, 1 passed only by A, 9 only by B: McNemar exact p < 0.05,
 	// yet the MDD at 25% discordance is above the 20-point gap.

@@ -12,6 +12,7 @@ import (
 // Bad twin files stop the probe before any call, with exit 4 and every
 // problem as FILE:LINE:COL on stderr.
 func TestProbeBadTwinFileCallsNothing(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	specPath, _ := probeTask(t, dir, mockTarget("m", "m", url))
@@ -54,6 +55,7 @@ func TestProbeBadTwinFileCallsNothing(t *testing.T) {
 }
 
 func TestProbeCommandLineMistakes(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	specPath, twins := probeTask(t, dir, mockTarget("a", "a", url)+mockTarget("para", "para", url))
@@ -95,6 +97,7 @@ func TestProbeCommandLineMistakes(t *testing.T) {
 // A rewriter that is also the only target leaves nothing to probe; a
 // field that is not text in some case is caught before any call.
 func TestProbeRewriterInputChecks(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{Rules: []mock.Rule{{Model: "para", Match: "question 1", Reply: `{"question": "the first question"}`}}})
 	dir := t.TempDir()
 	var cases strings.Builder
@@ -126,6 +129,7 @@ func TestProbeRewriterInputChecks(t *testing.T) {
 // A candidate whose key is not set is a spec problem found before anything
 // is read, stored or called (exit 4), like assay run.
 func TestProbeMissingKeyIsASpecProblem(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	specPath, twins := probeTask(t, dir, "  - {name: hosted, provider: openai, model: some-model}\n")
 	db := filepath.Join(dir, "assay.db")

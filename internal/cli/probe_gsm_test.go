@@ -15,6 +15,7 @@ import (
 // must not silently pair unrelated questions by line number: every row is
 // refused, located in the GSM1K file, and nothing is called.
 func TestProbeRefusesGSM1KAsLineTwinsOfGSM8K(t *testing.T) {
+	t.Parallel()
 	data := sharedData(t)
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()

@@ -105,6 +105,7 @@ func findingOf(t *testing.T, r probe.Report, name string) probe.Finding {
 // targets on a started mock, a twin file joined by ID, two stored runs that
 // `assay report` reads, and a second probe that reuses the stored twins.
 func TestProbeFlagsPlantedContamination(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{Rules: plantedRules()})
 	dir := t.TempDir()
 	specPath, twinsPath := probeTask(t, dir, mockTarget("planted", "planted", url)+mockTarget("clean", "clean", url))
@@ -215,6 +216,7 @@ func countingMock(t *testing.T, rules []mock.Rule) (*mock.Server, string) {
 // calls the rewriter only for the cases it failed on — even with the
 // response cache bypassed — then not at all once --twins-set names the set.
 func TestProbeRewriterStoresTwins(t *testing.T) {
+	t.Parallel()
 	const n = 12
 	var rw []mock.Rule
 	for i := 1; i <= n; i++ {

@@ -34,6 +34,7 @@ func runWith(t *testing.T, reg *registry.Registry, args ...string) invocation {
 // own extra check, keys it does not read, the judge rule), and validate
 // and run go through it like any other.
 func TestRunWithARegisteredTestProvider(t *testing.T) {
+	t.Parallel()
 	reg := registry.New(append(builtin.Factories(), echotest.Factory())...)
 
 	dir := t.TempDir()

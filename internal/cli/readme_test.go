@@ -41,6 +41,7 @@ func sectionBlocks(t *testing.T, root, heading string) []string {
 // The Quickstart has two commands: the first runs the bundled example, the
 // second is the test command .ci/run runs.
 func TestReadmeQuickstartShape(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	blocks := quickstartBlocks(t, root)
 	if len(blocks) != 2 {
@@ -59,6 +60,7 @@ func TestReadmeQuickstartShape(t *testing.T) {
 // no ../shared beside it, no API key in the environment and no network use
 // (the example replays recorded outputs).
 func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary in a fresh copy")
 	}
@@ -125,6 +127,7 @@ func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
 // The README and docs/ are all a user has: they never send the reader to
 // files outside the repository (the developers' ../shared notes).
 func TestDocsStayInTheRepository(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	files := []string{filepath.Join(root, "README.md")}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d os.DirEntry, err error) error {

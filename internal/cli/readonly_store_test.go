@@ -12,6 +12,7 @@ import (
 // baseline export, compare, diff, drift and plan read it without writing a
 // byte, and rescore says why it cannot write instead of half-working.
 func TestReadOnlyStoreIsReadable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	spec := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
@@ -71,6 +72,7 @@ func TestReadOnlyStoreIsReadable(t *testing.T) {
 // root must be classified here, so a new command that reads runs is
 // covered (or a test fails saying to classify it).
 func TestNoStoreHere(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, ".assay", "assay.db")
 	baseline := filepath.Join(t.TempDir(), "baseline.json") // absent: the store is looked at first or the file's absence named

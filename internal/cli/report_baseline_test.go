@@ -13,6 +13,7 @@ import (
 // The report flags a target whose reported model changed since the
 // baseline — a file or a run — and stays quiet when it did not.
 func TestReportFlagsModelChangeSinceBaseline(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	target := func(model string) string {

@@ -44,6 +44,7 @@ func reportOf(t *testing.T, e cliEnv, args ...string) failuresReport {
 // format says how many there are in all and how to list them all; a bad
 // value is a usage error.
 func TestReportFailuresFlag(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	db := filepath.Join(t.TempDir(), "assay.db")
 	e := cliEnv{}
@@ -100,6 +101,7 @@ func TestReportFailuresFlag(t *testing.T) {
 // A rescored run's report names the scoring it reads and the scorers hash
 // the rescore was made with, in every format.
 func TestReportNamesRescoredScoring(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	db := filepath.Join(t.TempDir(), "assay.db")
 	e := cliEnv{}
@@ -146,6 +148,7 @@ func TestReportNamesRescoredScoring(t *testing.T) {
 // stores per-field verdicts and every report format shows the per-field
 // table with each field's ok/n and Wilson interval.
 func TestReportFieldTableEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	right := map[string]string{"vendor": `"Acme GmbH"`, "date": `"2026-02-01"`, "total": "12442", "currency": `"EUR"`}
 	var cases, recorded strings.Builder

@@ -61,6 +61,7 @@ func checkAgreement(t *testing.T, where string, c reportComparison) {
 // show [+2.3, +48.0] with p = 0.065, "inconclusive"). The text report
 // names the test; --test exact switches to exact McNemar and says so.
 func TestQuickstartVerdictsAgreeWithIntervals(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	db := filepath.Join(t.TempDir(), "assay.db")
 	e := cliEnv{}
@@ -150,6 +151,7 @@ func TestQuickstartVerdictsAgreeWithIntervals(t *testing.T) {
 // higher than Wilson's on its 30 cases alone (statsmodels
 // proportion_confint(30, 30, method="wilson") = [0.886487, 1]).
 func TestReportAllEpochsPassIsNotCertain(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	spec := echoTask(t, dir, 30, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1}`, url))

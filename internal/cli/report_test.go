@@ -14,6 +14,7 @@ import (
 // The JSON report keeps the names DESIGN.md promises scripts, and its
 // counts, tokens and costs match what the recorded example says.
 func TestReportJSONContract(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	db := filepath.Join(t.TempDir(), "assay.db")
 	e := cliEnv{env: map[string]string{}}
@@ -168,6 +169,7 @@ func TestReportJSONContract(t *testing.T) {
 // Every report format renders a stored run; JUnit lists one test case per
 // case × target with the primary scorer's failures.
 func TestReportFormats(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")

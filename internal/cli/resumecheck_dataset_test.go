@@ -15,6 +15,7 @@ import (
 // refused on others, saying it can only compare bytes. rescore uses the
 // same check.
 func TestResumeComparesDatasetByContent(t *testing.T) {
+	t.Parallel()
 	const content, lf, crlf = "sha256:c0", "sha256:1f", "sha256:c71f"
 	now := &dataset.Info{Hash: content, FileHash: crlf}
 	for _, c := range []struct {

@@ -101,6 +101,7 @@ run: {timeout: 5s, retries: 1}
 // verdicts, counts the retry on each, and says a rescored run needs a new
 // rescore.
 func TestRunRetryErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	srv := newRLServer(t, "word-2", "word-5")
@@ -240,6 +241,7 @@ func TestRunRetryErrors(t *testing.T) {
 // baseline's result, those verdicts are judged again against the new
 // output, not kept from the failed one.
 func TestRetryErrorsRejudgesPairsOnReplacedBaseline(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	_, candURL := startMock(t, mock.Options{})

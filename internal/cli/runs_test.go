@@ -47,6 +47,7 @@ func rowsOf(t *testing.T, db, runID string) map[string]int {
 // status, cases, epochs and scorings; --limit bounds the list and says
 // there are more.
 func TestRunsList(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	specPath := writeRetrySpec(t, dir, newRLServer(t).url)
@@ -94,6 +95,7 @@ func TestRunsList(t *testing.T) {
 // the other run and the response cache stay. An unknown ID, a run a live
 // process is writing, or a read-only store deletes nothing.
 func TestRunsRm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	srv := newRLServer(t)

@@ -47,6 +47,7 @@ func callWindows(t *testing.T, db, runID string) map[string][2]time.Time {
 // call starts after the first target's last call ended; without it the two
 // targets' calls overlap.
 func TestRunScheduleSequential(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{Latency: 40 * time.Millisecond})
 	for _, schedule := range []string{"sequential", "parallel"} {
 		t.Run(schedule, func(t *testing.T) {

@@ -50,6 +50,7 @@ func readAtomicReport(t *testing.T, e cliEnv, args ...string) atomicReport {
 // export keep reading the previous complete scoring, and the next rescore
 // takes a new number.
 func TestKilledRescoreIsNeverRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := echoTask(t, dir, 30, `  - {name: e, provider: exec, command: ["sh", "-c", "cat >/dev/null; echo '{\"output\":\"ok\"}'"]}`)
 	db := filepath.Join(dir, "a.db")
@@ -130,6 +131,7 @@ func TestKilledRescoreIsNeverRead(t *testing.T) {
 // Two rescores of one run at once both used to claim scoring 3, and one was
 // lost; each now reserves its own number and completes it.
 func TestConcurrentRescoresGetDistinctScorings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := echoTask(t, dir, 40, `  - {name: e, provider: exec, command: ["cat"]}`)
 	db := filepath.Join(dir, "a.db")
@@ -186,6 +188,7 @@ func TestConcurrentRescoresGetDistinctScorings(t *testing.T) {
 // warning. Report, gate and baseline export now refuse such a run, and a
 // resume records the cases, after which the slices add up to the run.
 func TestResumeRecordsMissingCases(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const cases = 30
 	var b strings.Builder

@@ -25,6 +25,7 @@ import (
 // else: not the store (database and its WAL), not stdout or stderr, not a
 // report, not an error message — even when calls fail with auth errors.
 func TestSecretsNeverWritten(t *testing.T) {
+	t.Parallel()
 	const key = "sk-assay-PLANTED-7f3a9c1e5b2d4086"
 	const wrong = "sk-assay-WRONG-KEY-0a1b2c3d4e5f6071"
 	_, good := startMock(t, mock.Options{APIKey: key, Fail: 0.2, Seed: 3})
@@ -102,6 +103,7 @@ func countKind(rs map[record.Key]scored, kind string) int {
 // database and its WAL, every report format, a baseline, and the stdout and
 // stderr of each command. The reports count the redactions.
 func TestSecretsEchoedAreRedacted(t *testing.T) {
+	t.Parallel()
 	const (
 		oaKey    = "sk-oa-PLANTED-9c1e5b2d4086aa17"
 		judgeKey = "sk-judge-PLANTED-3f7a1b9e0c2d"

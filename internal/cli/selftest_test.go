@@ -53,6 +53,7 @@ func selftestJSON(t *testing.T, inv invocation) selftest.Report {
 // {} exit 3; the recorded-GSM8K spec (`A: N` extract, normalised equality)
 // and the bundled quickstart exit 0; an invalid spec exits 4.
 func TestSelftestExitCodes(t *testing.T) {
+	t.Parallel()
 	fixture := func(name string) func(*testing.T) string {
 		return func(t *testing.T) string { return selftestFixture(t, name) }
 	}
@@ -73,6 +74,7 @@ func TestSelftestExitCodes(t *testing.T) {
 		{"bad-dataset", fixture("bad/missing_dataset.yaml"), ExitInvalid, "dataset.path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			spec := tc.spec(t)
 			bin := assayBinary(t)
 			start := time.Now()
@@ -95,6 +97,7 @@ func TestSelftestExitCodes(t *testing.T) {
 // that often; that is no alarm. The length check that passes short junk is
 // a note, not a warning.
 func TestSelftestQuickstart(t *testing.T) {
+	t.Parallel()
 	spec := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
 	inv := runCLI(t, cliEnv{}, "selftest", spec, "--format", "json")
 	rep := selftestJSON(t, inv)
@@ -120,6 +123,7 @@ func TestSelftestQuickstart(t *testing.T) {
 // JSON names the scorer, the null model and the mode of every finding,
 // with at most --examples examples; --limit bounds the cases.
 func TestSelftestJSONFindings(t *testing.T) {
+	t.Parallel()
 	inv := runCLI(t, cliEnv{}, "selftest", selftestFixture(t, "regex_any.yaml"), "--format", "json", "--examples", "1", "--limit", "12")
 	rep := selftestJSON(t, inv)
 	if inv.code != ExitFailed || rep.Verdict != selftest.VerdictExploitable || rep.Cases != 12 {
@@ -153,6 +157,7 @@ func TestSelftestJSONFindings(t *testing.T) {
 // Model-shaped text is escaped in the text report: a terminal escape
 // sequence in a case (echoed by the null models) is shown quoted.
 func TestSelftestEscapesOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "cases.jsonl"), `{"id":"a","text":"red \u001b[31mALERT\u001b[0m <b>x</b>","label":"x"}`+"\n"+`{"id":"b","text":"plain","label":"y"}`+"\n")
 	writeFile(t, filepath.Join(dir, "assay.yaml"), `name: escape
@@ -192,6 +197,7 @@ func judgeSelftestSpec(t *testing.T, url string) string {
 // grader: a gullible one (mock answering PASS to everything) is reported
 // exploitable, a strict one is sound, and a sound non-judge spec stays sound.
 func TestSelftestJudges(t *testing.T) {
+	t.Parallel()
 	gullible, gURL := startMock(t, mock.Options{Default: `{"verdict": "pass", "reason": "ok"}`})
 	strict, sURL := startMock(t, mock.Options{Default: `{"verdict": "fail", "reason": "this is not an answer to the ticket"}`})
 	db := filepath.Join(t.TempDir(), "assay.db")
@@ -246,6 +252,7 @@ func TestSelftestJudges(t *testing.T) {
 }
 
 func TestSelftestUsage(t *testing.T) {
+	t.Parallel()
 	spec := selftestFixture(t, "sound_labels.yaml")
 	for _, args := range [][]string{
 		{"selftest"},

@@ -17,6 +17,7 @@ import (
 // gate fails a 50 ms rise and passes a 1 s one, from the committed
 // baseline file (no baseline run in the store).
 func TestTTFTGateEndToEnd(t *testing.T) {
+	t.Parallel()
 	_, fast := startMock(t, mock.Options{Latency: 5 * time.Millisecond, TokenDelay: time.Millisecond})
 	_, slow := startMock(t, mock.Options{Latency: 150 * time.Millisecond, TokenDelay: time.Millisecond})
 	dir := t.TempDir()

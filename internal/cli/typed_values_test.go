@@ -75,6 +75,7 @@ func scoresOf(t *testing.T, db, runID string) map[string]map[string]record.Score
 // fence is counted in the report's parse_tolerated, and fails every case
 // under output.strict.
 func TestTypedValuesEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := cliEnv{env: map[string]string{}}
 	db := filepath.Join(t.TempDir(), "assay.db")
 

@@ -12,6 +12,7 @@ import (
 // Mistakes on the command line are usage errors (exit 2) or plain errors
 // (exit 1) with a message that says what would be valid; none calls a model.
 func TestCommandLineMistakes(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -46,6 +47,7 @@ func TestCommandLineMistakes(t *testing.T) {
 
 // A run resumes only on the spec and dataset it started with.
 func TestResumeRefusesChangedDataset(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")

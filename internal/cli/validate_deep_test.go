@@ -76,6 +76,7 @@ func get(t *testing.T, v any, path ...any) any {
 // (exit 4, each at its line); duplicates, near-duplicates, a tiny bucket, a
 // missing bucket and a case without a bucket are reported.
 func TestValidateDeepPlanted(t *testing.T) {
+	t.Parallel()
 	path := healthFixture(t, "planted.jsonl", "  id: id\n  expected: answer\n  tags: {bucket: bucket, topic: topic}\n")
 	data := healthData(t, "planted.jsonl")
 
@@ -149,6 +150,7 @@ func TestValidateDeepPlanted(t *testing.T) {
 // Duplicates alone are warnings: exit 0, or 4 with --strict. A clean
 // dataset passes --strict.
 func TestValidateDeepStrict(t *testing.T) {
+	t.Parallel()
 	// The first six cases of the planted set: duplicates, every answer present.
 	dupOnly := filepath.Join(t.TempDir(), "dups.jsonl")
 	lines := strings.SplitAfter(readFileT(t, healthData(t, "planted.jsonl")), "\n")
@@ -182,6 +184,7 @@ func TestValidateDeepStrict(t *testing.T) {
 // An expected_extract that does not match is reported once, by the
 // ordinary check, at each line; --deep adds the case that has no answer.
 func TestValidateDeepUnextractable(t *testing.T) {
+	t.Parallel()
 	path := healthFixture(t, "extract.jsonl", "  expected: a\n  expected_extract: '####\\s*(\\S+)'\n")
 	inv := runCLI(t, cliEnv{}, "validate", "--deep", path)
 	if inv.code != ExitInvalid {
@@ -202,6 +205,7 @@ func TestValidateDeepUnextractable(t *testing.T) {
 // threshold, and three at 0.6; the most similar (419 and 559, one lockers
 // problem asked both ways) was read by hand.
 func TestValidateDeepGSM8K(t *testing.T) {
+	t.Parallel()
 	data := sharedData(t)
 	spec := filepath.Join(t.TempDir(), "gsm8k.yaml")
 	writeFile(t, spec, fmt.Sprintf(`name: gsm8k
@@ -235,6 +239,7 @@ scorers: [{name: correct, type: equals, normalize: [no_commas], primary: true}]
 }
 
 func TestValidateUsage(t *testing.T) {
+	t.Parallel()
 	path := healthFixture(t, "clean.jsonl", "  id: id\n  expected: answer\n")
 	for _, c := range []struct {
 		args []string
@@ -259,6 +264,7 @@ func TestValidateUsage(t *testing.T) {
 
 // A spec with problems still gives one JSON report, with the problems in it.
 func TestValidateJSONProblems(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	writeFile(t, path, "name: x\ndataset: {path: missing.jsonl}\nprompt: {user: hi}\ntargets: [{name: a, provider: nope}]\n")
 	rep := validateJSON(t, ExitInvalid, path)
@@ -282,6 +288,7 @@ func TestValidateJSONProblems(t *testing.T) {
 // validate --deep say so, at the line and column of the first such byte,
 // for JSONL and CSV alike, and the dataset stays valid.
 func TestValidateInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jsonl := filepath.Join(dir, "cases.jsonl")
 	writeFile(t, jsonl, "{\"id\":\"a\",\"question\":\"ok\",\"answer\":\"1\"}\n"+

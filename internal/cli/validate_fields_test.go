@@ -11,6 +11,7 @@ import (
 // in text and in JSON. Figures by hand from
 // internal/dataset/testdata/health/invoices.jsonl.
 func TestValidateDeepObjectLabels(t *testing.T) {
+	t.Parallel()
 	path := healthFixture(t, "invoices.jsonl", "  id: id\n  expected: expected\n")
 	inv := runCLI(t, cliEnv{}, "validate", path, "--deep")
 	if inv.code != 0 {

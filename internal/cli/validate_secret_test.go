@@ -11,6 +11,7 @@ import (
 // `assay validate` fail with exit 4 and say what happened, in text and
 // JSON, showing the value masked and never its private part.
 func TestValidatePastedSecret(t *testing.T) {
+	t.Parallel()
 	const private = "Xq3mZ9vT2bLk8RwYpA4nC7dE"
 	dir := t.TempDir()
 	path := echoTask(t, dir, 3, `  - {name: app, provider: exec, command: [./run], env: [RAG_KEY, "OPENAI_API_KEY=sk-proj-`+private+`"]}

@@ -15,6 +15,7 @@ import (
 // when files beside the spec have uncommitted changes, and nothing outside
 // a repository.
 func TestRunRecordsGitCommit(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
@@ -58,6 +59,7 @@ func TestRunRecordsGitCommit(t *testing.T) {
 // A release build's stamped version is what --version prints and what every
 // run records.
 func TestStampedVersionIsRecorded(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
