@@ -18,8 +18,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
 mkdir -p "$out"
-CGO_ENABLED=0 go build -o "$out/assay" ./cmd/assay
-A="$out/assay"
+# ASSAY_BIN measures another build (say the previous commit's) by the same
+# recipe, so two binaries can be compared in one session.
+if [[ -n ${ASSAY_BIN:-} ]]; then
+  A=$ASSAY_BIN
+else
+  CGO_ENABLED=0 go build -o "$out/assay" ./cmd/assay
+  A="$out/assay"
+fi
 which=${1:-all}
 
 measure() { # label, command...
