@@ -417,6 +417,9 @@ func TestDriftWithEpochsIsPairedT(t *testing.T) {
 // is a little liberal at 10 clusters, which the report's few-clusters
 // warning says.
 func TestClusteredVerdictsKeepTheirLevel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
 	const (
 		reps     = 2000
 		clusters = 10

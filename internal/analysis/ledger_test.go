@@ -161,6 +161,9 @@ func TestBuildLedgerMatchesReference(t *testing.T) {
 // ledger's Holm correction over the 9 comparisons, at most 5% (within
 // binomial tolerance).
 func TestLedgerBestOfIdenticalVariantsIsNoWin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
 	const (
 		experiments = 2000
 		variants    = 10
