@@ -1,7 +1,5 @@
 package analysis
 
-import "sort"
-
 // caseIndex numbers a run's cases densely (in the order the store streams
 // them) and keeps their tags as small integers, so per-case work over a
 // large run is array indexing rather than string-keyed maps.
@@ -56,25 +54,6 @@ func (ci *caseIndex) add(id string, tags map[string]string) int {
 }
 
 func (ci *caseIndex) len() int { return len(ci.names) }
-
-// tag returns case i's value of key, or "".
-func (ci *caseIndex) tag(key string, i int) string {
-	ki, ok := ci.keyOf[key]
-	if !ok || ci.tagOf[ki][i] < 0 {
-		return ""
-	}
-	return ci.vals[ki][ci.tagOf[ki][i]]
-}
-
-// sortedKeys returns the tag keys in alphabetical order with their indexes.
-func (ci *caseIndex) sortedKeys() []int {
-	idx := make([]int, len(ci.keys))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool { return ci.keys[idx[a]] < ci.keys[idx[b]] })
-	return idx
-}
 
 // verdicts holds one target's primary verdicts: per case and epoch, -1 when
 // not scored, 0 fail, 1 pass.

@@ -34,9 +34,6 @@ const (
 	// DefaultDriftMinPairs: fewer pairs than this with an output on both
 	// sides cannot be judged.
 	DefaultDriftMinPairs = 10
-	// driftFlippedShown is how many flipped cases text and Markdown list
-	// (JSON lists them all).
-	driftFlippedShown = 20
 )
 
 // DriftOptions tune Drift.

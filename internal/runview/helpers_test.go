@@ -34,46 +34,6 @@ func ids(n int) []string {
 	return out
 }
 
-// testTarget makes a target whose results all exist: pass[j] (1/0) under
-// "correct", failures silent unless loud[j], cost and latency from the
-// slices (or 0.001 USD and 100 ms), and outputs "out-<j>-<salt>".
-func testTarget(name string, pass []int, loud []int, cost, latency []float64, salt string) *Target {
-	n := len(pass)
-	t := NewTarget(name, []string{"correct"}, n)
-	for j := range n {
-		t.Pass["correct"][j] = int8(pass[j])
-		switch {
-		case pass[j] == 1:
-			t.Shape[j] = ShapePass
-		case loud != nil && loud[j] == 1:
-			t.Shape[j] = ShapeLoud
-			t.SetKind(j, "timeout")
-		default:
-			t.Shape[j] = ShapeSilent
-			t.SetKind(j, "wrong")
-		}
-		t.CostUSD[j], t.LatencyMS[j] = 0.001, 100
-		if cost != nil {
-			t.CostUSD[j] = cost[j]
-		}
-		if latency != nil {
-			t.LatencyMS[j] = latency[j]
-		}
-		t.OutputHash[j] = OutputSum(fmt.Sprintf("out-%d-%s", j, salt))
-	}
-	t.Fingerprints = []Fingerprint{{Model: "m-1", System: "fp_1", Count: n}}
-	return t
-}
-
-// passes returns n verdicts of which the first k pass.
-func passes(n, k int) []int {
-	out := make([]int, n)
-	for i := range k {
-		out[i] = 1
-	}
-	return out
-}
-
 func b2f(b bool) float64 {
 	if b {
 		return 1
