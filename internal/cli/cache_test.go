@@ -193,7 +193,8 @@ scorers:
 // and stores the fresh verdicts over the stale ones, so a later plain
 // rescore agrees with the refreshed one; a judge that mostly fails is loud.
 func TestRescoreNoCacheRefreshesJudgeVerdicts(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the judge is restarted on the port it had, which a
+	// parallel test's server could take in between.
 	_, candURL := startMock(t, candidates)
 	passing, judgeURL := startMock(t, mock.Options{Rules: []mock.Rule{
 		{Match: "RUBRIC-Q", Reply: `{"verdict": "pass", "reason": "fine"}`},

@@ -115,7 +115,8 @@ func TestRunBadKeyTripsBreaker(t *testing.T) {
 // resolve are unavailable: each call is made once (not retried), the
 // breaker gives the target up after 5, and run exits 5 naming the cause.
 func TestRunUnreachableTargetTripsBreaker(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the closed port must stay closed, and a parallel
+	// test's server could take it.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
