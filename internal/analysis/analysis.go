@@ -369,16 +369,14 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	var fo fieldOrder // read by the scores pass only
 	// The cases, numbered densely, with their tags for the per-slice tables.
 	ci := newCaseIndex()
-	// The run's view (runview) holds what analysis shares with the gate,
-	// drift, diff and probe: each result's latency and time to first token,
-	// so that the report's percentiles are the gate's numbers. The results
-	// pass alone feeds it; scores are counted here as before (the view's
-	// verdict columns would duplicate the per-scorer verdicts kept below).
-	vb := runview.NewBuilder(run, scoring)
-	vb.NoOutputHashes = true
+	// The run's timings (runview.Timings: the view's latency and time to
+	// first token columns, with the view's rule for which results count)
+	// are what analysis shares with the gate, so the report's percentiles
+	// are the gate's numbers. The results pass alone feeds them; scores are
+	// counted below as before.
+	timings := runview.NewTimings()
 	err = st.Cases(ctx, run.ID, func(c record.Case) error {
 		ci.add(c.ID, c.Tags)
-		vb.AddCase(&c)
 		return nil
 	})
 	if err != nil {
@@ -480,7 +478,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	g.Go(func() error {
 		err := st.Results(ctx, run.ID, func(r record.Result) error {
 			a := get(r.Target)
-			vb.AddResult(&r)
+			timings.Add(&r)
 			a.t.N++
 			if r.ErrorKind != "" {
 				a.t.Errors++
@@ -512,7 +510,6 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	if err := worst.fillResults(ctx, st, run.ID); err != nil {
 		return nil, err
 	}
-	view := vb.View()
 	judgeTypes := judgeScorers(run.Config)
 	passByTarget := map[string]*verdicts{}
 	names := slices.Clone(run.Targets)
@@ -570,7 +567,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 			t.Epochs = primaryInterval(&t.Primary, a.pass, ci, o.Alpha)
 		}
 		var lat, ttft []float64
-		if vt := view.Target(name); vt != nil {
+		if vt := timings.Target(name); vt != nil {
 			lat, ttft = vt.Latencies(), vt.FirstTokens()
 		}
 		t.LatencyMS = Latency{P50: quantile(lat, 0.50), P95: quantile(lat, 0.95), P99: quantile(lat, 0.99), Samples: lat}
