@@ -43,7 +43,7 @@ func TestReportAndGateP95Agree(t *testing.T) {
 		var kept []float64
 		for j := range lat {
 			lat[j] = 100 + 900*rng.Float64() // e.g. 734.1538672920912 ms: more digits than a view keeps
-			failed[j] = j%7 == 3 // 11 failures: 69 latencies, whose p95 lies 0.6 of the way between two
+			failed[j] = j%7 == 3             // 11 failures: 69 latencies, whose p95 lies 0.6 of the way between two
 			if !failed[j] {
 				kept = append(kept, runview.Latency(&record.Result{LatencyMS: lat[j]}))
 			}
