@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/atomicfile"
 	"github.com/assay-eval/assay/internal/report"
 )
 
@@ -38,56 +35,6 @@ func printOut(stdout io.Writer, path string, r report.Reporter) error {
 // writeJSONOut prints v as indented JSON, as every --json output is.
 func writeJSONOut(w io.Writer, v any) error { return report.JSONOf(v)(w) }
 
-// writeOutput writes a rendered document to path atomically: into a
-// temporary file in the same directory, renamed over path once the render
-// and the close have succeeded. A render that fails part-way leaves no
-// file behind, and a file already at path as it was. An existing file
-// keeps its permissions (a new one is 0644); a symbolic link is followed,
-// so the file it points to is replaced, not the link. A path that exists
-// and is not a regular file (a terminal, a pipe, /dev/stdout) has nothing
-// to rename over and is written in place.
-func writeOutput(path string, r report.Reporter) error {
-	mode := fs.FileMode(0o644)
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	switch fi, err := os.Stat(path); {
-	case err == nil && !fi.Mode().IsRegular():
-		return writeInPlace(path, r)
-	case err == nil:
-		mode = fi.Mode().Perm()
-	case !errors.Is(err, fs.ErrNotExist):
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // gone after the rename; removes a failed render
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := r(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// writeInPlace writes to a special file, which is opened, not replaced.
-func writeInPlace(path string, r report.Reporter) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	if err := r(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+// writeOutput writes a rendered document to path whole or not at all
+// (atomicfile.Write).
+func writeOutput(path string, r report.Reporter) error { return atomicfile.Write(path, r) }

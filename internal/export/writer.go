@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/assay-eval/assay/internal/atomicfile"
 )
 
 // Formats are the export formats.
@@ -37,53 +37,30 @@ func NewWriter(w io.Writer, format string, c Columns) (Writer, error) {
 	return nil, fmt.Errorf("unknown export format %q (formats are: %s)", format, strings.Join(Formats, ", "))
 }
 
-// WriteFile writes an export to path: fill writes the rows to a temporary
-// file beside path, which is renamed to path only once every row is
-// written and the file is synced. On any error the temporary file is
-// removed and path is left as it was.
-func WriteFile(path, format string, c Columns, fill func(Writer) error) (err error) {
+// WriteFile writes an export to path whole or not at all
+// (atomicfile.Write): fill writes the rows, and path changes only once
+// every row is written and the file is synced.
+func WriteFile(path, format string, c Columns, fill func(Writer) error) error {
 	if !slices.Contains(Formats, format) {
 		return fmt.Errorf("unknown export format %q (formats are: %s)", format, strings.Join(Formats, ", "))
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
+	return atomicfile.Write(path, func(f io.Writer) error {
+		bw := bufio.NewWriterSize(f, 1<<16)
+		w, err := NewWriter(bw, format, c)
 		if err != nil {
-			f.Close()
-			os.Remove(tmp)
+			return err
 		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<16)
-	w, err := NewWriter(bw, format, c)
-	if err != nil {
-		return err
-	}
-	if err := fill(w); err != nil {
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; an export is an ordinary file.
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+		if err := fill(w); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return nil
+	})
 }
 
 // jsonlWriter writes one JSON object per line, keys in column order; JSON
