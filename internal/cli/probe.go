@@ -283,7 +283,7 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 		return err
 	}
 	fmt.Fprintf(g.Stderr, "twin set %s\n", tw.info.ID)
-	if interrupted(stop) {
+	if runner.Closed(stop) {
 		return fmt.Errorf("%w before the runs: %d twins stored in set %s; probe again to finish", ErrInterrupted, tw.info.Stored+tw.info.Added, tw.info.ID)
 	}
 
@@ -384,15 +384,6 @@ func runProbeContamination(ctx context.Context, g *Globals, o *probeOptions) err
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("probe: %d of %d targets flagged contaminated? (%s)", len(rep.Flagged), len(names), strings.Join(rep.Flagged, ", "))}
 	}
 	return nil
-}
-
-func interrupted(stop <-chan struct{}) bool {
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
 }
 
 func targetNames(sp *spec.Spec) string {
