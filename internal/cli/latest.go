@@ -30,7 +30,7 @@ func addSpecSelectFlag(cmd *cobra.Command, p *string) {
 
 // specName loads a spec and returns the name its runs are recorded under.
 func specName(g *Globals, path string) (string, error) {
-	sp, err := spec.LoadWith(path, spec.Options{Getenv: g.Getenv, Providers: g.providers().Infos()})
+	sp, err := spec.LoadWith(path, specOptions(g, nil))
 	if err != nil {
 		return "", err
 	}
