@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
@@ -447,6 +448,18 @@ func evalTarget(base, cand *runview.View, bt, ct *runview.Target, pairs [][2]int
 	if tr.Errors.Baseline+tr.Errors.Candidate > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: %d failed calls in the baseline and %d in the candidate (provider errors) are left out of the checks: errors are not behaviour",
 			clip(bt.Name), tr.Errors.Baseline, tr.Errors.Candidate))
+	}
+	if timed := slices.ContainsFunc(rules, func(r Rule) bool {
+		return r.Written.Metric == spec.GateLatencyP95 || r.Written.Metric == spec.GateTTFTP95
+	}); timed {
+		// A reply the response cache served keeps the latency of the call
+		// that first made it: a latency rule over it compares old timings,
+		// as drift says of cached outputs.
+		cb, cc := countCached(both, bt, base.Epochs, 0), countCached(both, ct, cand.Epochs, 1)
+		if cb+cc > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("target %s: %d results of the baseline and %d of the candidate came from the response cache: their latency is that of the call that first made them, not measured by this run; for latency rules re-run with `assay run --no-cache`",
+				clip(bt.Name), cb, cc))
+		}
 	}
 	if runview.FingerprintsChanged(bt.Fingerprints, ct.Fingerprints) {
 		tr.FingerprintChanged = true
@@ -1020,4 +1033,22 @@ func (e *evaluator) latencyCheck(out *Check, c spec.GateCheck, pairs [][2]int) {
 type SideCounts struct {
 	Baseline  int `json:"baseline"`
 	Candidate int `json:"candidate"`
+}
+
+// countCached counts the results of t on the paired cases (side 0: the
+// baseline's index, 1: the candidate's) that the response cache served
+// (none when the view does not know: a baseline file).
+func countCached(pairs [][2]int, t *runview.Target, epochs, side int) int {
+	if t.Cached == nil {
+		return 0
+	}
+	n := 0
+	for _, p := range pairs {
+		for e := range epochs {
+			if j := p[side]*epochs + e; j < len(t.Cached) && t.Has(j) && t.Cached[j] {
+				n++
+			}
+		}
+	}
+	return n
 }
