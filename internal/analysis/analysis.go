@@ -109,6 +109,9 @@ type Latency struct {
 	FirstToken *Percentiles `json:"first_token,omitempty"`
 	// Samples are the latencies (ms) of successful calls, for plots; not in JSON.
 	Samples []float64 `json:"-"`
+	// FromCache counts the results the response cache served: their
+	// latency is that of the call that first made them, not this run's.
+	FromCache int `json:"from_cache,omitempty"`
 }
 
 // Percentiles in milliseconds.
@@ -306,10 +309,11 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 type acc struct {
-	t       Target
-	scorers map[string]*[2]int // passed, n
-	fails   map[string]*Failures
-	errCost map[string]float64
+	t         Target
+	fromCache int                // results the response cache served
+	scorers   map[string]*[2]int // passed, n
+	fails     map[string]*Failures
+	errCost   map[string]float64
 	// slices counts passed/n per scorer, tag key and tag value (indexes of
 	// the case index).
 	slices map[string][][][2]int
@@ -486,6 +490,9 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 			a.t.Tokens.Input += r.InputTokens
 			a.t.Tokens.Output += r.OutputTokens
 			a.t.Tokens.Cached += r.CachedTokens
+			if r.FromCache {
+				a.fromCache++
+			}
 			a.t.CostUSD.Total += r.CostUSD
 			a.t.CostUSD.SavedUSD += r.SavedUSD
 			a.t.Redactions += r.Redactions
@@ -570,7 +577,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 		if vt := timings.Target(name); vt != nil {
 			lat, ttft = vt.Latencies(), vt.FirstTokens()
 		}
-		t.LatencyMS = Latency{P50: quantile(lat, 0.50), P95: quantile(lat, 0.95), P99: quantile(lat, 0.99), Samples: lat}
+		t.LatencyMS = Latency{P50: quantile(lat, 0.50), P95: quantile(lat, 0.95), P99: quantile(lat, 0.99), Samples: lat, FromCache: a.fromCache}
 		if len(ttft) > 0 {
 			t.LatencyMS.FirstToken = &Percentiles{P50: quantile(ttft, 0.50), P95: quantile(ttft, 0.95), P99: quantile(ttft, 0.99)}
 		}

@@ -18,6 +18,7 @@ import (
 //     makes it one);
 //   - spend the response cache saved (replies and judge verdicts served from
 //     it cost nothing; the cost column counts what was paid);
+//   - results the response cache served (their latency is the first call's);
 //   - the calls behind a target's results when there were more than results
 //     (provider retries, results `run --retry-errors` called again).
 //
@@ -34,6 +35,10 @@ func targetNotes(rep *analysis.Report, esc func(string) string) []string {
 		if t.ParseTolerated > 0 {
 			add("target %s: %d of %d outputs were JSON only after a code fence or prose around the value was dropped; with output: {strict: true} they fail as unparseable",
 				t.Name, t.ParseTolerated, t.N)
+		}
+		if c := t.LatencyMS.FromCache; c > 0 {
+			add("target %s: %d of %d results came from the response cache: their latency is that of the call that first made them, not measured by this run (for latency, run with --no-cache)",
+				t.Name, c, t.N)
 		}
 		var saved []string
 		if t.CostUSD.SavedUSD > 0 {
