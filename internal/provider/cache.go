@@ -46,6 +46,11 @@ type cacheKeyDoc struct {
 	// Headers is last and omitted when empty, so a target without headers
 	// keeps its earlier keys; encoding/json writes map keys sorted.
 	Headers map[string]string `json:"headers,omitempty"`
+	// The tools, the tool choice and the response format come after, each
+	// omitted when unset, for the same reason.
+	Tools          []Tool          `json:"tools,omitempty"`
+	ToolChoice     string          `json:"tool_choice,omitempty"`
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 }
 
 // CacheKey is "sha256:<hex>" of the canonical JSON of everything that decides
@@ -72,6 +77,10 @@ func CacheKey(scope CacheScope, req *Request) string {
 		Params:   req.Params,
 		Messages: req.Messages,
 		Headers:  scope.Headers,
+
+		Tools:          req.Tools,
+		ToolChoice:     req.ToolChoice,
+		ResponseFormat: req.ResponseFormat,
 	}
 	if d.Model == "" {
 		d.Model = scope.Model

@@ -11,15 +11,55 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 )
 
-// Message is one chat message.
+// Message is one chat message. An assistant message may carry the tool calls
+// the model made (ToolCalls, with or without Content); a "tool" message is
+// the result of one of them (ToolCallID names the call it answers).
 type Message struct {
-	Role    string `json:"role"` // system | user | assistant
-	Content string `json:"content"`
+	Role       string     `json:"role"` // system | user | assistant | tool
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// Tool is one function the model may call: its name, what it does, and a
+// JSON Schema (an object schema) for its arguments, sent as the user wrote it.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ToolCall is one call the model made. Arguments is the text the model
+// wrote for them, kept as written: it may be invalid JSON (a loud failure the
+// scorers report), so it is a string, never re-encoded. ID is the provider's
+// identifier for the call ("" when it gives none).
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Tool choices a request may carry in ToolChoice; any other non-empty value
+// is the name of the one tool the model must call.
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceNone     = "none"
+	ToolChoiceRequired = "required"
+)
+
+// ResponseFormat asks for a reply that fills a JSON Schema: OpenAI's
+// structured outputs (strict when Strict), Anthropic's through a forced tool
+// whose input is the reply.
+type ResponseFormat struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
 }
 
 // Request is one call to a target.
@@ -27,6 +67,12 @@ type Request struct {
 	Model    string    `json:"model"`
 	Messages []Message `json:"messages"`
 	Params   Params    `json:"params"`
+	// Tools the model may call, how it must choose among them ("" is the
+	// provider's default: auto when there are tools), and the schema its
+	// reply must fill. All three are part of the cache key when set.
+	Tools          []Tool          `json:"tools,omitempty"`
+	ToolChoice     string          `json:"tool_choice,omitempty"`
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 	// CaseID and Vars identify the case; replay joins on Vars and exec passes
 	// them to the user's program. They are not part of the cache key.
 	CaseID string         `json:"case_id"`
@@ -45,7 +91,9 @@ type Usage struct {
 type Response struct {
 	Text         string `json:"text"`
 	FinishReason string `json:"finish_reason"`
-	Usage        Usage  `json:"usage"`
+	// ToolCalls are the calls the model made, in the order it made them.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Usage     Usage      `json:"usage"`
 	// Model and SystemFingerprint are what the provider reported serving.
 	Model             string `json:"model,omitempty"`
 	SystemFingerprint string `json:"system_fingerprint,omitempty"`
