@@ -109,6 +109,20 @@ type Result struct {
 	// cost at the target's price: spend avoided, never billed. CostUSD is 0
 	// for such a reply; a reply's price is CostUSD + SavedUSD.
 	SavedUSD float64 `json:"saved_usd,omitempty"`
+
+	// ToolCalls are the calls the model made, in its order (nil when it
+	// made none or was offered no tools).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCall is one tool call a model made: the tool's name and the text of
+// its arguments as the model wrote them (possibly invalid JSON: scorers parse
+// it and call an invalid one a loud failure), with the provider's ID for the
+// call when it gave one.
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // Price is what the result's reply costs at the target's price, paid in
