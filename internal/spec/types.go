@@ -7,6 +7,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -22,16 +23,24 @@ type Spec struct {
 	// machine.
 	Hash string `yaml:"-" json:"-"`
 
-	Name    string     `yaml:"name" json:"name"`
-	Dataset Dataset    `yaml:"dataset" json:"dataset"`
-	Prompt  Prompt     `yaml:"prompt" json:"prompt"`
-	Targets []Target   `yaml:"targets" json:"targets"`
-	Output  Output     `yaml:"output" json:"output"`
-	Scorers []Scorer   `yaml:"scorers" json:"scorers"`
-	Run     RunConfig  `yaml:"run" json:"run"`
-	Volume  Volume     `yaml:"volume" json:"volume"`
-	Refusal *Refusal   `yaml:"refusal,omitempty" json:"refusal,omitempty"`
-	Errors  *ErrorCost `yaml:"error_costs,omitempty" json:"error_costs,omitempty"`
+	Name    string  `yaml:"name" json:"name"`
+	Dataset Dataset `yaml:"dataset" json:"dataset"`
+	Prompt  Prompt  `yaml:"prompt" json:"prompt"`
+	// Tools are the functions every target's model may call, ToolChoice
+	// how it must choose among them (auto, none, required, or a tool's
+	// name; "" is the provider's default), and ResponseFormat the JSON
+	// Schema its reply must fill. They decide replies, so they are hashed
+	// into the run with the prompt.
+	Tools          []Tool          `yaml:"-" json:"tools,omitempty"`
+	ToolChoice     string          `yaml:"-" json:"tool_choice,omitempty"`
+	ResponseFormat *ResponseFormat `yaml:"-" json:"response_format,omitempty"`
+	Targets        []Target        `yaml:"targets" json:"targets"`
+	Output         Output          `yaml:"output" json:"output"`
+	Scorers        []Scorer        `yaml:"scorers" json:"scorers"`
+	Run            RunConfig       `yaml:"run" json:"run"`
+	Volume         Volume          `yaml:"volume" json:"volume"`
+	Refusal        *Refusal        `yaml:"refusal,omitempty" json:"refusal,omitempty"`
+	Errors         *ErrorCost      `yaml:"error_costs,omitempty" json:"error_costs,omitempty"`
 	// Combine says how several primary scorers make the one headline score
 	// named "primary": all (default) passes when every primary scorer passes,
 	// any when at least one does.
@@ -106,6 +115,25 @@ type Prompt struct {
 	// the spec), or "" when the template was written inline.
 	SystemFile string `yaml:"-" json:"system_file,omitempty"`
 	UserFile   string `yaml:"-" json:"user_file,omitempty"`
+}
+
+// Tool is one function definition offered to the model: its name, what it
+// does, and the JSON Schema of its arguments (after file:// references are
+// read). File is the file:// path it came from, or "" when inline.
+type Tool struct {
+	Name        string          `yaml:"name" json:"name"`
+	Description string          `yaml:"description,omitempty" json:"description,omitempty"`
+	Parameters  json.RawMessage `yaml:"-" json:"parameters,omitempty"`
+	File        string          `yaml:"-" json:"file,omitempty"`
+}
+
+// ResponseFormat is the JSON Schema a reply must fill (structured outputs).
+// SchemaFile is the file:// path of the schema, or "" when inline.
+type ResponseFormat struct {
+	Name       string          `yaml:"name" json:"name"`
+	Schema     json.RawMessage `yaml:"-" json:"schema"`
+	Strict     bool            `yaml:"strict,omitempty" json:"strict,omitempty"`
+	SchemaFile string          `yaml:"-" json:"schema_file,omitempty"`
 }
 
 // Target is one model (or pipeline) under test.
