@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/store"
@@ -417,9 +419,7 @@ func TestDriftWithEpochsIsPairedT(t *testing.T) {
 // is a little liberal at 10 clusters, which the report's few-clusters
 // warning says.
 func TestClusteredVerdictsKeepTheirLevel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const (
 		reps     = 2000
 		clusters = 10

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/stats"
@@ -307,9 +309,7 @@ func TestLabelNormaliseMatchesScorer(t *testing.T) {
 // population's F1 at about their nominal 95% in a seeded simulation of a
 // three-class classifier with a known joint distribution.
 func TestClassF1IntervalCoverage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	// Joint probabilities of (expected row, predicted column) for three
 	// labels, then (other) and (none).
 	joint := [3][5]float64{
@@ -438,9 +438,7 @@ func FuzzLabelText(f *testing.F) {
 
 // A large run stays fast: the bootstrap costs kinds of case, not cases.
 func TestClassesLargeRunIsFast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
+	longtest.Skip(t)
 	labels := make([]string, 10)
 	for i := range labels {
 		labels[i] = fmt.Sprint(i)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/runview"
 )
 
@@ -154,9 +156,7 @@ func simNights(t *testing.T, seed uint64, nights, cases int, calibrated bool, ca
 // (three tests at α/3 each), 1.15% uncalibrated (the exact test of the
 // flips' direction alone, at α); the change is flagged on 100% of 500.
 func TestDriftCalibratedSimulation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const alpha, nights = 0.05, 2000
 	limit := alpha + 3*math.Sqrt(alpha*(1-alpha)/nights)
 	noisy := simNights(t, 1, nights, 200, true, noisyModel())

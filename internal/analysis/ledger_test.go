@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/stats"
 )
 
@@ -161,9 +163,7 @@ func TestBuildLedgerMatchesReference(t *testing.T) {
 // ledger's Holm correction over the 9 comparisons, at most 5% (within
 // binomial tolerance).
 func TestLedgerBestOfIdenticalVariantsIsNoWin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const (
 		experiments = 2000
 		variants    = 10

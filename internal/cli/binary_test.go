@@ -12,16 +12,7 @@ var (
 	binOnce sync.Once
 	binPath string
 	binErr  error
-	binDir  string
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
 
 // testBuildVersion is the version stamped into the test binary, as a
 // release build stamps its own (see buildVersion).
@@ -36,13 +27,16 @@ const testBuildVersion = "v9.8.7-test"
 func assayBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "assay-bin-")
-		if binErr != nil {
+		root := repoRoot(t)
+		dir, unlock, err := keptDir(root, "bin")
+		if err != nil {
+			binErr = err
 			return
 		}
-		binPath = filepath.Join(binDir, "assay")
+		defer unlock() // held while building: another test process waits
+		binPath = filepath.Join(dir, "assay")
 		cmd := exec.Command("go", "build", "-ldflags", "-s -w -X github.com/assay-eval/assay/internal/cli.buildVersion="+testBuildVersion, "-o", binPath, "./cmd/assay")
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
@@ -114,9 +116,7 @@ func readRun(t *testing.T, db, runID string) map[record.Key]scored {
 // exactly the scores of a fault-free run.
 func TestFaultsDoNotChangeScores(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("seconds of traffic")
-	}
+	longtest.Skip(t)
 	_, clean := startMock(t, mock.Options{})
 	faulty, noisy := startMock(t, mock.Options{Fail: 0.10, Rate: 400, Burst: 10, RetryAfter: 50 * time.Millisecond, Seed: 7})
 	targets := func(url string) string {

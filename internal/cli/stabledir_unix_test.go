@@ -21,17 +21,8 @@ import (
 // processes using it at once and removed when the test ends.
 func stableDir(t *testing.T, name string) string {
 	t.Helper()
-	sum := sha256.Sum256([]byte(repoRoot(t)))
-	parent := filepath.Join(os.TempDir(), "assay-test-"+name+"-"+hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.OpenFile(parent+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	parent, unlock, err := keptDir(repoRoot(t), name)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		lock.Close()
 		t.Fatal(err)
 	}
 	dir := filepath.Join(parent, name)
@@ -40,7 +31,7 @@ func stableDir(t *testing.T, name string) string {
 		if err := clean(); err != nil {
 			t.Error(err)
 		}
-		lock.Close() // releases the lock
+		unlock()
 	})
 	if err := clean(); err != nil { // left by a run that was killed
 		t.Fatal(err)
@@ -49,4 +40,25 @@ func stableDir(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// keptDir returns a directory whose path is the same in every run of the
+// tests from the checkout at root (under the temporary directory, named for
+// name and a hash of root), created when missing and kept after the tests,
+// locked against other test processes until unlock is called.
+func keptDir(root, name string) (dir string, unlock func(), err error) {
+	sum := sha256.Sum256([]byte(root))
+	dir = filepath.Join(os.TempDir(), "assay-test-"+name+"-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return "", nil, err
+	}
+	return dir, func() { lock.Close() }, nil // closing releases the lock
 }

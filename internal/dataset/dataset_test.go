@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -275,9 +277,7 @@ func TestCELTagAmplificationIsBounded(t *testing.T) {
 // TestMemoryDoesNotGrowWithCases streams a large file and checks that the
 // heap in use stays far below the file's size.
 func TestMemoryDoesNotGrowWithCases(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a 40 MB file")
-	}
+	longtest.Skip(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "big.jsonl")
 	f, err := os.Create(path)
@@ -343,9 +343,7 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 }
 
 func TestOverlongRowsAreBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads 64 MiB")
-	}
+	longtest.Skip(t)
 	// JSONL: the long line is reported and skipped; the next line still reads.
 	sp := &spec.Spec{Dataset: spec.Dataset{Path: "d.jsonl", Format: "jsonl", ID: "line"}}
 	in := io.MultiReader(strings.NewReader(`{"q": "`), &repeatReader{'x', MaxRowBytes}, strings.NewReader("\"}\n{\"q\": \"ok\"}\n"))

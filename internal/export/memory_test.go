@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -18,9 +20,7 @@ import (
 // Rows stream: exporting 20,000 results of 4 KB each (80 MB of output)
 // keeps the heap far below the run's size in every format.
 func TestExportMemoryIsFlat(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 80 MB")
-	}
+	longtest.Skip(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "assay.db"))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/runview"
 )
 
@@ -64,9 +66,7 @@ func failRate(t *testing.T, seed uint64, runs, n int, both, candOnly, baseOnly f
 // drop 3.2% at n = 100; the 12-point drop (18% of cases discordant) failed
 // 67.0% of runs at n = 100 (the old rule: about half).
 func TestGateFalseFailAtTheLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const runs, alpha = 2000, 0.05
 	tol := simTol(alpha, runs)
 	for _, tc := range []struct {
@@ -102,9 +102,7 @@ func TestGateFalseFailAtTheLimit(t *testing.T) {
 // error ±2.7 points at 3 SE).
 func TestGateFamilyWiseFalseFail(t *testing.T) {
 	const runs, n, alpha = 600, 100, 0.05
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	rng := rand.New(rand.NewPCG(20261203, 2))
 	rules := mustRules(t, "primary max_drop=0pt", "loud_rate max_rise=0pt", "cost_per_case max_rise=0", "latency_p95 max_rise=0ms")
 	names := []string{"a", "b", "c", "d"}
@@ -221,9 +219,7 @@ func TestGateClusteredMatchesReference(t *testing.T) {
 // Measured (R = 1,000; simulation error ±2.1 points at 3 SE): clustered
 // 4.6%, untagged (case-level score test) 12.0%.
 func TestGateClusteredFalseFailAtTheLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const runs, clusters, size, alpha, limit = 1000, 30, 20, 0.05, 0.04
 	rng := rand.New(rand.NewPCG(20261203, 3))
 	rules := mustRules(t, "primary max_drop=4pt")
@@ -264,9 +260,7 @@ func TestGateClusteredFalseFailAtTheLimit(t *testing.T) {
 //
 // Measured (R = 1,000): 4.1% at n = 30, 3.5% at n = 60.
 func TestLatencyFalseFailAtTheLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const runs, alpha = 1000, 0.05
 	rules := mustRules(t, "latency_p95 max_rise=0ms")
 	for _, n := range []int{MinLatencyCases, 60} {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -81,9 +83,7 @@ func b2f(ok bool) float64 {
 // cluster as independent, declares winners far more often: that inflation
 // is why comparisons of clustered cases must use the clustered test.
 func TestClusteredFalseBetter(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const reps = 4000
 	rng := rand.New(rand.NewPCG(12, 1))
 	for _, s := range []struct{ G, m int }{{10, 30}, {30, 10}} {
@@ -166,9 +166,7 @@ func coverageTol(reps int) float64 {
 // the normal quantile instead would under-cover at 33 clusters (93.8%
 // measured at p ≈ 0.9), which is why rates use t on G−1.
 func TestEpochAndClusteredRateCoverage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const (
 		reps = 4000
 		K    = 3
@@ -257,9 +255,7 @@ func clusteredCeiling(G int, tol float64) float64 {
 // verdict and Tango's interval agree (the interval excludes 0 exactly when
 // p < alpha).
 func TestScoreTestSizeAndAgreement(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const reps = 20000
 	rng := rand.New(rand.NewPCG(12, 3))
 	for _, n := range []int{30, 100, 500} {
@@ -306,9 +302,7 @@ func TestScoreTestSizeAndAgreement(t *testing.T) {
 // difference 94–96.5% of the time (n = 30, 100, 500; K = 3; A's latent
 // rate per case correlated with B's through a shared difficulty).
 func TestPairedTEpochsCoverage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	const (
 		reps = 4000
 		K    = 3

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"github.com/assay-eval/assay/internal/shareddata"
 )
 
@@ -241,9 +243,7 @@ func TestPairedBinaryNoDiscordance(t *testing.T) {
 // across discordance levels, including few discordant cases, where the Wald
 // interval falls well short.
 func TestNewcombeCoverage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	const reps = 4000
 	settings := []struct {

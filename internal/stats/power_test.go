@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/longtest"
+
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -97,9 +99,7 @@ func TestTwoProportionSampleSizeMatchesStatsmodels(t *testing.T) {
 // test Connor's formula is built on) rejects at about the promised power,
 // and that the exact test is not far below it.
 func TestMcNemarSampleSizeAchievesPower(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
+	longtest.Skip(t)
 	rng := rand.New(rand.NewPCG(2024, 6))
 	const trials = 3000
 	for _, s := range []struct{ pDisc, delta, power float64 }{
