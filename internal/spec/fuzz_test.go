@@ -22,6 +22,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("{{{{"))
 	f.Add([]byte("prompt:\n  user: |\n    hello\n    {{.x}}\n"))
 	f.Add([]byte("run: {timeout: -1s, epochs: 99999999999999999999}\n"))
+	f.Add([]byte(base + "tools:\n  - {name: a, parameters: {type: object, properties: {x: {type: integer, maximum: .inf}}}}\n  - file://t.json\n  - 7\ntool_choice: a\n"))
+	f.Add([]byte(base + "response_format: {json_schema: {name: r, schema: {type: object, $ref: 'http://x'}, strict: yes}}\n"))
+	f.Add([]byte("prompt:\n  messages: [{role: user, content: '{{.q}}'}, {role: tool, content: x, tool_call_id: c}]\n  messages_field: h\n"))
+	f.Add([]byte("tools: [{type: function, function: {name: a, input_schema: {type: object}}}, &x {name: b}, *x]\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		// Real specs are a few KB; the YAML parser is superlinear on
 		// some large inputs, which MaxSpecBytes bounds in production.

@@ -192,6 +192,7 @@ func parseSpec(file string, src []byte, ovs []overlaySource, o Options) (*Spec, 
 		},
 		extraKeys: map[reflect.Type]map[string]func(*decoder, ast.Node, string, reflect.Value){
 			reflect.TypeOf(Dataset{}): {"tags": decodeTags},
+			reflect.TypeOf(Spec{}):    {"tools": decodeTools, "response_format": decodeResponseFormat},
 		},
 	}
 	// Defaults are set before decoding, so a value written as 0 stays 0
@@ -347,12 +348,41 @@ func (s *Spec) Resolve(p string) string {
 	return filepath.Join(s.Dir, p)
 }
 
-// PromptHash is "sha256:<hex>" over the system and user templates' text
-// (for a file:// template, the file's content as read).
+// PromptHash is "sha256:<hex>" over everything a request carries besides
+// the case's data: the system and user templates' text (for a file://
+// template, the file's content as read), and, each only when the spec
+// sets it, the prompt.messages templates, prompt.messages_field, the
+// tools, tool_choice and response_format (their schemas by content). A
+// spec that sets none of the latter hashes as it did before they existed.
 func (s *Spec) PromptHash() string {
 	h := sha256.New()
 	writeField(h, "system", []byte(s.Prompt.System))
 	writeField(h, "user", []byte(s.Prompt.User))
+	for i, m := range s.Prompt.Messages {
+		n := strconv.Itoa(i)
+		writeField(h, "messages["+n+"].role", []byte(m.Role))
+		writeField(h, "messages["+n+"].content", []byte(m.Content))
+		if m.ToolCallID != "" {
+			writeField(h, "messages["+n+"].tool_call_id", []byte(m.ToolCallID))
+		}
+	}
+	if s.Prompt.MessagesField != "" {
+		writeField(h, "messages_field", []byte(s.Prompt.MessagesField))
+	}
+	for i, t := range s.Tools {
+		n := strconv.Itoa(i)
+		writeField(h, "tools["+n+"].name", []byte(t.Name))
+		writeField(h, "tools["+n+"].description", []byte(t.Description))
+		writeField(h, "tools["+n+"].parameters", t.Parameters)
+	}
+	if s.ToolChoice != "" {
+		writeField(h, "tool_choice", []byte(s.ToolChoice))
+	}
+	if f := s.ResponseFormat; f != nil {
+		writeField(h, "response_format.name", []byte(f.Name))
+		writeField(h, "response_format.schema", f.Schema)
+		writeField(h, "response_format.strict", []byte(strconv.FormatBool(f.Strict)))
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
@@ -489,6 +519,9 @@ func (v *validator) check() {
 	s := v.s
 	v.checkDataset()
 	v.checkPrompt()
+	v.checkTools()
+	v.checkToolChoice()
+	v.checkResponseFormat()
 	v.checkTargets()
 	v.checkCandidates()
 	v.checkJudgesOnly()
@@ -609,8 +642,53 @@ func (v *validator) checkPrompt() {
 	p := &v.s.Prompt
 	p.System = v.readRef("prompt.system", FileForPrompt, p.System, &p.SystemFile)
 	p.User = v.readRef("prompt.user", FileForPrompt, p.User, &p.UserFile)
-	if p.User == "" && p.UserFile == "" {
+	if v.written("prompt.messages") {
+		v.checkMessages()
+		return
+	}
+	if p.User == "" && p.UserFile == "" && p.MessagesField == "" {
 		v.at("prompt.user", `the user message template, e.g. user: "Q: {{.question}}"`, "prompt.user is required")
+	}
+}
+
+// checkMessages checks prompt.messages: each a known role and a content
+// template (inline or file://), and no prompt.system or prompt.user
+// beside them.
+func (v *validator) checkMessages() {
+	p := &v.s.Prompt
+	const hint = "write the system and user messages as entries of prompt.messages, e.g. - {role: system, content: ...}"
+	for _, k := range []string{"system", "user"} {
+		if v.written("prompt." + k) {
+			v.at("prompt."+k, hint, "prompt.%s cannot be used with prompt.messages", k)
+		}
+	}
+	if len(p.Messages) == 0 && !v.bad["prompt.messages"] {
+		v.at("prompt.messages", `e.g. messages: [{role: user, content: "Q: {{.question}}"}]`, "prompt.messages must list at least one message")
+	}
+	roles := "roles are " + strings.Join(MessageRoles, ", ")
+	for i := range p.Messages {
+		m := &p.Messages[i]
+		mp := fmt.Sprintf("prompt.messages[%d]", i)
+		m.Content = v.readRef(mp+".content", FileForPrompt, m.Content, &m.ContentFile)
+		switch {
+		case m.Role == "":
+			v.at(mp+".role", roles, "%s.role is required", mp)
+		case !contains(MessageRoles, m.Role):
+			hint := roles
+			if near := nearest(m.Role, MessageRoles); near != "" {
+				hint = fmt.Sprintf("did you mean %q? %s", near, roles)
+			}
+			v.at(mp+".role", hint, "unknown role %s", shortQuote(m.Role))
+		}
+		if m.Content == "" && m.ContentFile == "" && !v.written(mp+".content") {
+			v.at(mp+".content", `the message's template, e.g. content: "Q: {{.question}}"`, "%s.content is required", mp)
+		}
+		switch {
+		case m.ToolCallID != "" && m.Role != "tool":
+			v.at(mp+".tool_call_id", "only a tool message answers a call", "%s.tool_call_id is set but the role is %s", mp, shortQuote(m.Role))
+		case m.Role == "tool" && m.ToolCallID == "":
+			v.at(mp+".tool_call_id", "the id of the assistant's call this result answers", "%s is a tool message: tool_call_id is required", mp)
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ type Spec struct {
 	// Schema its reply must fill. They decide replies, so they are hashed
 	// into the run with the prompt.
 	Tools          []Tool          `yaml:"-" json:"tools,omitempty"`
-	ToolChoice     string          `yaml:"-" json:"tool_choice,omitempty"`
+	ToolChoice     string          `yaml:"tool_choice,omitempty" json:"tool_choice,omitempty"`
 	ResponseFormat *ResponseFormat `yaml:"-" json:"response_format,omitempty"`
 	Targets        []Target        `yaml:"targets" json:"targets"`
 	Output         Output          `yaml:"output" json:"output"`
@@ -83,6 +83,11 @@ type Spec struct {
 	overlays []string
 	// providers describe the providers a target may name (Options.Providers).
 	providers []ProviderInfo
+	// toolItems are tools: as written and formatJSON response_format: as
+	// JSON, until the validator reads them into Tools and ResponseFormat
+	// (tools.go).
+	toolItems  []toolItem
+	formatJSON []byte
 }
 
 // Dataset says where the cases are and which fields mean what.
@@ -107,7 +112,10 @@ type Tag struct {
 	Expr string `json:"expr"`
 }
 
-// Prompt holds the chat templates after file:// references are read.
+// Prompt holds the chat templates after file:// references are read:
+// either System and User, or Messages (a whole list of templates). Either
+// way MessagesField may name a dataset field holding a message history,
+// sent as data after the leading system messages.
 type Prompt struct {
 	System string `yaml:"system,omitempty" json:"system,omitempty"`
 	User   string `yaml:"user" json:"user"`
@@ -115,7 +123,27 @@ type Prompt struct {
 	// the spec), or "" when the template was written inline.
 	SystemFile string `yaml:"-" json:"system_file,omitempty"`
 	UserFile   string `yaml:"-" json:"user_file,omitempty"`
+	// Messages are chat message templates in order (prompt.messages); set,
+	// they replace System and User.
+	Messages []MessageTemplate `yaml:"messages,omitempty" json:"messages,omitempty"`
+	// MessagesField names the dataset field holding each case's message
+	// history: a JSON list of {role, content, tool_calls?, tool_call_id?},
+	// never rendered as a template.
+	MessagesField string `yaml:"messages_field,omitempty" json:"messages_field,omitempty"`
 }
+
+// MessageTemplate is one message of prompt.messages: a role and a Go
+// template for its content (after a file:// reference is read; ContentFile
+// is the path as written). ToolCallID is what a "tool" message answers.
+type MessageTemplate struct {
+	Role        string `yaml:"role" json:"role"`
+	Content     string `yaml:"content" json:"content"`
+	ToolCallID  string `yaml:"tool_call_id,omitempty" json:"tool_call_id,omitempty"`
+	ContentFile string `yaml:"-" json:"content_file,omitempty"`
+}
+
+// Message roles a template or a history may use.
+var MessageRoles = []string{"system", "user", "assistant", "tool"}
 
 // Tool is one function definition offered to the model: its name, what it
 // does, and the JSON Schema of its arguments (after file:// references are
@@ -267,7 +295,13 @@ type Scorer struct {
 	Threshold *float64 `yaml:"threshold,omitempty" json:"threshold,omitempty"`
 	// Method is how a similarity scorer measures: edit (normalised edit
 	// distance, the default) or token_set (token-set ratio).
-	Method     string         `yaml:"method,omitempty" json:"method,omitempty"`
+	Method string `yaml:"method,omitempty" json:"method,omitempty"`
+	// Tool is the tool a tool_call scorer expects the model to call; when
+	// set, the case's expected value holds only the call's arguments.
+	Tool string `yaml:"tool,omitempty" json:"tool,omitempty"`
+	// Match is how a tool_calls scorer compares the sequence of calls with
+	// the expected one: exact, in_order, any_order or subset.
+	Match      string         `yaml:"match,omitempty" json:"match,omitempty"`
 	AllowEmpty bool           `yaml:"allow_empty,omitempty" json:"allow_empty,omitempty"`
 	Extra      map[string]any `yaml:"-" json:"-"`
 }
