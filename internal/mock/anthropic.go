@@ -1,6 +1,10 @@
 package mock
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
 
 // The Anthropic messages wire format.
 
@@ -10,6 +14,8 @@ func (e end) anthropic() string {
 		return "max_tokens"
 	case endStop:
 		return "stop_sequence"
+	case endTool:
+		return "tool_use"
 	}
 	return "end_turn"
 }
@@ -41,9 +47,34 @@ func appendMessageHead(b []byte, a *answer) []byte {
 // appendMessage appends a whole (non-streamed) message.
 func appendMessage(b []byte, a *answer) []byte {
 	b = appendMessageHead(b, a)
-	b = append(b, `,"content":[{"type":"text","text":`...)
-	b = appendString(b, a.text)
-	b = append(b, `}],"stop_reason":"`...)
+	b = append(b, `,"content":[`...)
+	if a.text != "" || len(a.calls) == 0 {
+		b = append(b, `{"type":"text","text":`...)
+		b = appendString(b, a.text)
+		b = append(b, '}')
+		if len(a.calls) > 0 {
+			b = append(b, ',')
+		}
+	}
+	for i := range a.calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		c := &a.calls[i]
+		b = appendToolUse(b, c)
+		// A whole message's input must be an object; arguments that are
+		// not one (invalid JSON among them) go as a JSON string of their
+		// text, which the anthropic provider takes as written (as do
+		// arguments that are not valid UTF-8, their bad bytes replaced as
+		// in every other string the mock writes).
+		if isObject(c.args) && utf8.ValidString(c.args) {
+			b = append(b, strings.TrimSpace(c.args)...)
+		} else {
+			b = appendString(b, c.args)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"stop_reason":"`...)
 	b = append(b, a.end.anthropic()...)
 	b = append(b, `","stop_sequence":`...)
 	b = appendStopSequence(b, a)
@@ -75,4 +106,38 @@ func appendMessageDelta(b []byte, a *answer) []byte {
 	b = append(b, `},"usage":{"output_tokens":`...)
 	b = appendInt(b, a.outputTokens())
 	return append(b, "}}\n\n"...)
+}
+
+// appendToolUse appends a tool_use block up to its input's value.
+func appendToolUse(b []byte, c *call) []byte {
+	b = append(b, `{"type":"tool_use","id":`...)
+	b = appendString(b, c.id)
+	b = append(b, `,"name":`...)
+	b = appendString(b, c.name)
+	return append(b, `,"input":`...)
+}
+
+// appendToolUseStart appends the event that opens a tool_use block, its
+// input empty until input_json_delta events fill it.
+func appendToolUseStart(b []byte, index int, c *call) []byte {
+	b = append(b, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":"...)
+	b = appendInt(b, index)
+	b = append(b, `,"content_block":`...)
+	b = appendToolUse(b, c)
+	return append(b, "{}}}\n\n"...)
+}
+
+// appendInputJSONDelta appends a fragment of a tool_use block's input.
+func appendInputJSONDelta(b []byte, index int, piece string) []byte {
+	b = append(b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
+	b = appendInt(b, index)
+	b = append(b, `,"delta":{"type":"input_json_delta","partial_json":`...)
+	b = appendString(b, piece)
+	return append(b, "}}\n\n"...)
+}
+
+func appendBlockStop(b []byte, index int) []byte {
+	b = append(b, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":"...)
+	b = appendInt(b, index)
+	return append(b, "}\n\n"...)
 }

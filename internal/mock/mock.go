@@ -42,6 +42,19 @@ type Options struct {
 	Rules   []Rule
 	Default string
 
+	// Tool calls. A request that offers tools (and does not choose none)
+	// is answered with calls: a matching rule's ToolCalls, or else the tool
+	// it forces by name, or the first tool offered, called with arguments
+	// derived from the tool's JSON Schema, the same every time. ToolTurns
+	// is how many model turns of one conversation call tools (default 1):
+	// once the conversation holds that many assistant turns with calls,
+	// the mock answers in text — a text rule, Default, or the last tool
+	// result echoed. MalformedArgs is the fraction of calls whose
+	// arguments are sent as invalid JSON (cut short), drawn per call from
+	// the generator seeded with Seed. See respond for the whole order.
+	ToolTurns     int
+	MalformedArgs float64
+
 	// APIKey, when set, must be presented (Authorization: Bearer or x-api-key);
 	// otherwise 401.
 	APIKey string
@@ -67,6 +80,11 @@ type Rule struct {
 	Reply string `json:"reply"`
 	// Model, when set, limits the rule to requests naming this model.
 	Model string `json:"model,omitempty"`
+	// ToolCalls, when set, are the calls the reply makes (beside Reply's
+	// text, if any), in order. Such a rule applies only to a request that
+	// may call tools (it offers some, does not choose none, and has not
+	// used up ToolTurns); others skip it.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // Stats counts what the server did; safe to read while it runs.
@@ -79,6 +97,8 @@ type Stats struct {
 	Hang      int64
 	Truncate  int64
 	Malformed int64
+	// MalformedArgs counts tool calls sent with arguments made invalid.
+	MalformedArgs int64
 	// Rejected counts 4xx answers other than 429: a bad body, a wrong key,
 	// an unknown path or method.
 	Rejected int64

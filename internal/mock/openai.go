@@ -5,8 +5,11 @@ import "strconv"
 // The OpenAI chat-completions wire format.
 
 func (e end) openAI() string {
-	if e == endLength {
+	switch e {
+	case endLength:
 		return "length"
+	case endTool:
+		return "tool_calls"
 	}
 	return "stop"
 }
@@ -41,7 +44,28 @@ func appendChatUsage(b []byte, a *answer) []byte {
 func appendChatCompletion(b []byte, a *answer) []byte {
 	b = appendChatHead(b, a, "chat.completion")
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	b = appendString(b, a.text)
+	if a.text == "" && len(a.calls) > 0 {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, a.text)
+	}
+	if len(a.calls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i := range a.calls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			c := &a.calls[i]
+			b = append(b, `{"id":`...)
+			b = appendString(b, c.id)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendString(b, c.name)
+			b = append(b, `,"arguments":`...)
+			b = appendString(b, c.args)
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
 	b = append(b, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"`...)
 	b = append(b, a.end.openAI()...)
 	b = append(b, `"}],"usage":`...)
@@ -89,4 +113,32 @@ func appendChatUsageChunk(b []byte, a *answer) []byte {
 	b = append(b, `,"choices":[],"usage":`...)
 	b = appendChatUsage(b, a)
 	return append(b, "}\n\n"...)
+}
+
+// appendChatToolStart appends the chunk that opens tool call i: its id, type
+// and name, with empty arguments that later chunks extend.
+func appendChatToolStart(b []byte, a *answer, i int, c *call) []byte {
+	b = append(b, "data: "...)
+	b = appendChatHead(b, a, "chat.completion.chunk")
+	b = append(b, `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":`...)
+	b = appendInt(b, i)
+	b = append(b, `,"id":`...)
+	b = appendString(b, c.id)
+	b = append(b, `,"type":"function","function":{"name":`...)
+	b = appendString(b, c.name)
+	b = append(b, `,"arguments":""}}]},"logprobs":null,"finish_reason":null}]`...)
+	return chatChunkTail(b, a)
+}
+
+// appendChatToolArgs appends a chunk carrying a fragment of tool call i's
+// arguments.
+func appendChatToolArgs(b []byte, a *answer, i int, piece string) []byte {
+	b = append(b, "data: "...)
+	b = appendChatHead(b, a, "chat.completion.chunk")
+	b = append(b, `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":`...)
+	b = appendInt(b, i)
+	b = append(b, `,"function":{"arguments":`...)
+	b = appendString(b, piece)
+	b = append(b, `}}]},"logprobs":null,"finish_reason":null}]`...)
+	return chatChunkTail(b, a)
 }

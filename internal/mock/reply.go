@@ -12,6 +12,7 @@ type answer struct {
 	created int64
 	c       *convo
 	text    string // the reply after stop sequences and max_tokens
+	calls   []call // the tool calls it makes, in order
 	end     end
 	stop    string // the stop sequence that ended it
 	cut     bool   // the truncate fault: end the body or stream early
@@ -19,7 +20,13 @@ type answer struct {
 
 // outputTokens is the reply's token count (at least 1, as a model always
 // emits an end-of-turn token).
-func (a *answer) outputTokens() int { return max(words(a.text), 1) }
+func (a *answer) outputTokens() int {
+	n := words(a.text)
+	for _, c := range a.calls {
+		n += 1 + words(c.args)
+	}
+	return max(n, 1)
+}
 
 // plain writes a whole JSON reply, or the first half of it under the
 // truncate fault (with the whole length declared, so the client sees the
@@ -58,10 +65,16 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, wf wire, a *
 	}
 	limit := -1
 	if a.cut {
-		limit = words(a.text) / 2
+		n := words(a.text)
+		for _, c := range a.calls {
+			n += countArgPieces(c.args)
+		}
+		limit = n / 2
 	}
 	sent := 0
-	send := func(piece string) bool {
+	// next reports whether another piece (of text or of arguments) may go,
+	// waiting the token delay before every piece but the first.
+	next := func() bool {
 		if sent == limit {
 			return false
 		}
@@ -70,6 +83,12 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, wf wire, a *
 			return false
 		}
 		sent++
+		return true
+	}
+	send := func(piece string) bool {
+		if !next() {
+			return false
+		}
 		if wf == wireAnthropic {
 			return e.send(appendTextDelta(e.start(), piece))
 		}
@@ -78,18 +97,52 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, wf wire, a *
 
 	if wf == wireAnthropic {
 		e.send(appendMessageStart(e.start(), a))
-		e.send(append(e.start(), "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: ping\ndata: {\"type\":\"ping\"}\n\n"...))
-		pieces(a.text, send)
-		if e.err != nil || a.cut {
+		block := 0
+		if a.text != "" || len(a.calls) == 0 {
+			e.send(append(e.start(), "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: ping\ndata: {\"type\":\"ping\"}\n\n"...))
+			pieces(a.text, send)
+			if e.err != nil || (a.cut && sent == limit) {
+				e.flush()
+				return false
+			}
+			e.send(appendBlockStop(e.start(), 0))
+			block++
+		}
+		for i := range a.calls {
+			c := &a.calls[i]
+			e.send(appendToolUseStart(e.start(), block, c))
+			if block == 0 {
+				e.send(append(e.start(), "event: ping\ndata: {\"type\":\"ping\"}\n\n"...))
+			}
+			argPieces(c.args, func(piece string) bool {
+				return next() && e.send(appendInputJSONDelta(e.start(), block, piece))
+			})
+			if e.err != nil || (a.cut && sent == limit) {
+				e.flush()
+				return false
+			}
+			e.send(appendBlockStop(e.start(), block))
+			block++
+		}
+		if a.cut {
 			e.flush()
 			return false
 		}
-		e.send(append(e.start(), "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"...))
 		e.send(appendMessageDelta(e.start(), a))
 		e.send(append(e.start(), "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"...))
 	} else {
 		e.send(appendChatRole(e.start(), a))
 		pieces(a.text, send)
+		for i := range a.calls {
+			if e.err != nil || (a.cut && sent == limit) {
+				break
+			}
+			c := &a.calls[i]
+			e.send(appendChatToolStart(e.start(), a, i, c))
+			argPieces(c.args, func(piece string) bool {
+				return next() && e.send(appendChatToolArgs(e.start(), a, i, piece))
+			})
+		}
 		if e.err != nil || a.cut {
 			e.flush()
 			return false

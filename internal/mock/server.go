@@ -51,7 +51,7 @@ type Server struct {
 }
 
 type counters struct {
-	requests, ok, rateLimit, fail, overload, hang, truncate, malformed, rejected, inFlight atomic.Int64
+	requests, ok, rateLimit, fail, overload, hang, truncate, malformed, malformedArgs, rejected, inFlight atomic.Int64
 }
 
 // New returns a server configured by opts. Call Start to listen, or mount
@@ -97,6 +97,19 @@ func (o Options) Validate() error {
 	}{{"fail", o.Fail}, {"overload", o.Overload}, {"hang", o.Hang}, {"truncate", o.Truncate}, {"malformed", o.Malformed}} {
 		if f.v < 0 || f.v > 1 || math.IsNaN(f.v) {
 			errs = append(errs, fmt.Errorf("mock: %s is %v; a fault fraction must be in [0,1]", f.name, f.v))
+		}
+	}
+	if o.MalformedArgs < 0 || o.MalformedArgs > 1 || math.IsNaN(o.MalformedArgs) {
+		errs = append(errs, fmt.Errorf("mock: malformed-args is %v; a fraction of tool calls must be in [0,1]", o.MalformedArgs))
+	}
+	if o.ToolTurns < 0 {
+		errs = append(errs, fmt.Errorf("mock: tool turns is %d; it must be >= 0 (0 = 1)", o.ToolTurns))
+	}
+	for i, r := range o.Rules {
+		for j, c := range r.ToolCalls {
+			if c.Name == "" {
+				errs = append(errs, fmt.Errorf("mock: rule %d: tool call %d has no name; a call needs the name of a tool", i+1, j+1))
+			}
 		}
 	}
 	if sum := o.Fail + o.Overload + o.Hang + o.Truncate + o.Malformed; sum > 1+1e-9 {
@@ -181,16 +194,17 @@ func (s *Server) Close() {
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	return Stats{
-		Requests:  s.n.requests.Load(),
-		OK:        s.n.ok.Load(),
-		RateLimit: s.n.rateLimit.Load(),
-		Fail:      s.n.fail.Load(),
-		Overload:  s.n.overload.Load(),
-		Hang:      s.n.hang.Load(),
-		Truncate:  s.n.truncate.Load(),
-		Malformed: s.n.malformed.Load(),
-		Rejected:  s.n.rejected.Load(),
-		InFlight:  s.n.inFlight.Load(),
+		Requests:      s.n.requests.Load(),
+		OK:            s.n.ok.Load(),
+		RateLimit:     s.n.rateLimit.Load(),
+		Fail:          s.n.fail.Load(),
+		Overload:      s.n.overload.Load(),
+		Hang:          s.n.hang.Load(),
+		Truncate:      s.n.truncate.Load(),
+		Malformed:     s.n.malformed.Load(),
+		MalformedArgs: s.n.malformedArgs.Load(),
+		Rejected:      s.n.rejected.Load(),
+		InFlight:      s.n.inFlight.Load(),
 	}
 }
 
@@ -340,8 +354,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.n.truncate.Add(1)
 	}
 
-	out, why, stop := shape(s.reply(c.model, c.lastUser), c.maxTokens, c.stops)
-	a := answer{id: id, created: s.opts.Now().Unix(), c: &c, text: out, end: why, stop: stop, cut: f == faultTruncate}
+	reply, calls := s.respond(&c)
+	out, why, stop := shape(reply, c.maxTokens, c.stops)
+	if len(calls) > 0 {
+		prefix := "call_mock_"
+		if wf == wireAnthropic {
+			prefix = "toolu_mock_"
+		}
+		s.finishCalls(calls, prefix, id)
+		why, stop = endTool, ""
+	}
+	a := answer{id: id, created: s.opts.Now().Unix(), c: &c, text: out, calls: calls, end: why, stop: stop, cut: f == faultTruncate}
 	var whole bool
 	if c.stream {
 		whole = s.stream(ctx, w, wf, &a, bp)
@@ -429,20 +452,6 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	case <-s.done:
 		panic(http.ErrAbortHandler)
 	}
-}
-
-// reply is the scripted reply to the last user message of a request for
-// model.
-func (s *Server) reply(model, last string) string {
-	for _, r := range s.opts.Rules {
-		if (r.Model == "" || r.Model == model) && strings.Contains(last, r.Match) {
-			return r.Reply
-		}
-	}
-	if s.opts.Default != "" {
-		return s.opts.Default
-	}
-	return last
 }
 
 // reject answers a request the mock refuses (4xx other than 429).

@@ -95,7 +95,17 @@ func FuzzHandler(f *testing.F) {
 	f.Add(true, []byte(`{"model":"m","messages":[{"role":"user","content":null}]}`))
 	f.Add(false, []byte(`[]`))
 	f.Add(true, []byte(`{"model":1}`))
-	s := New(Options{CacheSystem: true, Rules: []Rule{{Match: "b", Reply: "rule \"b\" fired\n"}}})
+	for _, m := range modes {
+		f.Add(!m.anthropic, []byte(toolBody(m.anthropic, m.stream, "", `[{"role":"user","content":"call b"}]`)))
+		f.Add(!m.anthropic, []byte(toolBody(m.anthropic, m.stream, toolChoice(m.anthropic, "get_weather"), `[{"role":"user","content":"x"}]`)))
+	}
+	f.Add(true, []byte(`{"model":"m","messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{"}}]},{"role":"tool","tool_call_id":"c1","content":"r"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"stream":true}`))
+	f.Add(false, []byte(`{"model":"m","max_tokens":9,"tools":[{"name":"f","input_schema":{"type":"object","properties":{"q":{"enum":["\u2028"]}}}}],"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}]}]}]}`))
+	f.Add(true, []byte(`{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"array","items":{"type":"string"}}}},"messages":[{"role":"user","content":"x"}]}`))
+	s := New(Options{CacheSystem: true, MalformedArgs: 0.5, Rules: []Rule{
+		{Match: "b", Reply: "rule \"b\" fired\n", ToolCalls: []ToolCall{{Name: "get_weather", Arguments: "{\"a\":\"\u2028\xff\"}"}, {Name: "x"}}},
+		{Match: "b", Reply: "rule \"b\" fired\n"},
+	}})
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, openAI bool, body []byte) {
 		path := "/v1/messages"

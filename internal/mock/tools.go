@@ -1,0 +1,337 @@
+package mock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// ToolCall is one call a rule answers with: the tool's name and the text of
+// its arguments, sent as written, so a rule may script invalid JSON. Empty
+// arguments are sent as {} (what a model writes for a call without
+// arguments). In a rules file, arguments is a JSON string (taken as the text
+// itself) or any other JSON value (taken as its compact text).
+type ToolCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// UnmarshalJSON reads {"name": ..., "arguments": string or JSON value}.
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Name      *string         `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return fmt.Errorf("a tool call must be {\"name\": \"...\", \"arguments\": ...}: %w", err)
+	}
+	if raw.Name == nil || *raw.Name == "" {
+		return errors.New("a tool call needs a name: a non-empty string")
+	}
+	args, err := argumentsText(raw.Arguments)
+	if err != nil {
+		return err
+	}
+	*c = ToolCall{Name: *raw.Name, Arguments: args}
+	return nil
+}
+
+// argumentsText is the arguments' text: a JSON string is the text itself,
+// any other JSON value its compact form, absent or null "".
+func argumentsText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("arguments: %w", err)
+		}
+		return s, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return "", fmt.Errorf("arguments must be a string (the text as written) or a JSON value: %w", err)
+	}
+	return b.String(), nil
+}
+
+// offered is one tool a request offers.
+type offered struct {
+	name   string
+	schema json.RawMessage
+}
+
+// call is one tool call of a reply.
+type call struct {
+	id   string
+	name string
+	args string
+}
+
+// Tool choices as the mock keeps them (either wire format's); any other
+// non-empty choice is the name of the one tool the model must call.
+const (
+	choiceAuto     = "auto"
+	choiceNone     = "none"
+	choiceRequired = "required"
+)
+
+// named reports whether the request forces one tool by name.
+func (c *convo) named() bool {
+	switch c.choice {
+	case "", choiceAuto, choiceNone, choiceRequired:
+		return false
+	}
+	return true
+}
+
+// tool returns the offered tool called name.
+func (c *convo) tool(name string) (offered, bool) {
+	for _, t := range c.tools {
+		if t.name == name {
+			return t, true
+		}
+	}
+	return offered{}, false
+}
+
+// toolTurns is how many model turns of a conversation may call tools.
+func (s *Server) toolTurns() int {
+	if s.opts.ToolTurns > 0 {
+		return s.opts.ToolTurns
+	}
+	return 1
+}
+
+// respond decides the reply to a request: its text and the tool calls it
+// makes, the same whichever wire format asked.
+//
+// A request may get calls when it offers tools, its tool choice is not none
+// and the conversation holds fewer rounds of tool results than ToolTurns.
+// Then the first matching rule with calls answers with them; a matching rule
+// without calls answers with its text, except that under a tool forced by
+// name a reply that is a JSON object becomes that tool's arguments; with no
+// matching rule the forced tool, or else the first offered one, is called
+// with arguments derived from its schema (Default instead when the tool is
+// forced and Default is a JSON object). A request that may not call tools
+// gets the first matching rule without calls, else (with a json_schema
+// response format and no tool result to answer) a JSON value derived from
+// that schema, else Default, else the last tool result when the
+// conversation ends with one, else the last user message echoed.
+func (s *Server) respond(c *convo) (string, []call) {
+	canCall := len(c.tools) > 0 && c.choice != choiceNone && c.rounds < s.toolTurns()
+	for i := range s.opts.Rules {
+		r := &s.opts.Rules[i]
+		if (r.Model != "" && r.Model != c.model) || !strings.Contains(c.lastUser, r.Match) {
+			continue
+		}
+		if len(r.ToolCalls) > 0 {
+			if !canCall {
+				continue
+			}
+			calls := make([]call, len(r.ToolCalls))
+			for j, tc := range r.ToolCalls {
+				calls[j] = call{name: tc.Name, args: tc.Arguments}
+			}
+			return r.Reply, calls
+		}
+		if canCall && c.named() && isObject(r.Reply) {
+			return "", []call{{name: c.choice, args: r.Reply}}
+		}
+		return r.Reply, nil
+	}
+	if canCall {
+		t := c.tools[0]
+		if c.named() {
+			t, _ = c.tool(c.choice)
+			if isObject(s.opts.Default) {
+				return "", []call{{name: t.name, args: s.opts.Default}}
+			}
+		}
+		return "", []call{{name: t.name, args: deriveJSON(t.schema)}}
+	}
+	switch {
+	case c.format != nil && !c.endsWithTool:
+		if s.opts.Default != "" {
+			return s.opts.Default, nil
+		}
+		return deriveJSON(c.format), nil
+	case s.opts.Default != "":
+		return s.opts.Default, nil
+	case c.endsWithTool:
+		return c.lastTool, nil
+	}
+	return c.lastUser, nil
+}
+
+// isObject reports whether s is a JSON object.
+func isObject(s string) bool {
+	t := strings.TrimSpace(s)
+	return strings.HasPrefix(t, "{") && json.Valid([]byte(t))
+}
+
+// finishCalls gives each call its ID (prefix, the request's number and the
+// call's place: unique within a server's life), sends empty arguments as
+// {}, and breaks the arguments of a fraction MalformedArgs of the calls.
+func (s *Server) finishCalls(calls []call, prefix string, reqID uint64) {
+	for i := range calls {
+		c := &calls[i]
+		c.id = prefix + strconv.FormatUint(reqID, 10) + "_" + strconv.Itoa(i)
+		if strings.TrimSpace(c.args) == "" {
+			c.args = "{}"
+		}
+		if s.opts.MalformedArgs > 0 {
+			s.mu.Lock()
+			u := s.rng.Float64()
+			s.mu.Unlock()
+			if u < s.opts.MalformedArgs {
+				c.args = malform(c.args)
+				s.n.malformedArgs.Add(1)
+			}
+		}
+	}
+}
+
+// malform returns args made invalid JSON the way a model cut short would
+// write it: without its last character (or, when that is still valid JSON,
+// with a stray comma after it).
+func malform(args string) string {
+	_, size := utf8.DecodeLastRuneInString(args)
+	if cut := args[:len(args)-size]; strings.TrimSpace(cut) != "" && !json.Valid([]byte(cut)) {
+		return cut
+	}
+	return args + ","
+}
+
+// maxDerive bounds how deep deriveJSON follows nested schemas.
+const maxDerive = 32
+
+// deriveJSON returns a JSON value that a JSON Schema describes, the same
+// every time: a schema's const, else the first of its enum, else its
+// default, else the first of its examples, else by type — an object with
+// its required properties (every property when none is required) in name
+// order, an array of one item, a string "mock", a number at its minimum
+// (else 0), true, null — and the first of anyOf/oneOf, the first of a type
+// list that is not null. A schema it cannot read gives {}.
+func deriveJSON(schema json.RawMessage) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return "{}"
+	}
+	b, err := json.Marshal(derive(v, 0))
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+func derive(schema any, depth int) any {
+	m, ok := schema.(map[string]any)
+	if !ok || depth > maxDerive {
+		return map[string]any{}
+	}
+	if v, ok := m["const"]; ok {
+		return v
+	}
+	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	if v, ok := m["default"]; ok {
+		return v
+	}
+	if e, ok := m["examples"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		if alts, ok := m[k].([]any); ok && len(alts) > 0 {
+			return derive(alts[0], depth+1)
+		}
+	}
+	typ, _ := m["type"].(string)
+	if list, ok := m["type"].([]any); ok {
+		for _, t := range list {
+			if s, ok := t.(string); ok && (typ == "" || typ == "null") {
+				typ = s
+			}
+		}
+	}
+	switch typ {
+	case "string":
+		return "mock"
+	case "integer", "number":
+		if n, ok := m["minimum"].(json.Number); ok {
+			return n
+		}
+		if n, ok := m["exclusiveMinimum"].(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				return i + 1
+			}
+			return n
+		}
+		return 0
+	case "boolean":
+		return true
+	case "null":
+		return nil
+	case "array":
+		return []any{derive(m["items"], depth+1)}
+	}
+	props, _ := m["properties"].(map[string]any)
+	var names []string
+	if req, ok := m["required"].([]any); ok && len(req) > 0 {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				names = append(names, s)
+			}
+		}
+	} else {
+		for k := range props {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := make(map[string]any, len(names))
+	for _, n := range names {
+		out[n] = derive(props[n], depth+1)
+	}
+	return out
+}
+
+// argPieces calls fn with the streamed fragments of a call's arguments:
+// pieces of at most argPiece bytes, cut between characters. It stops early
+// when fn returns false and reports whether it ran to the end.
+func argPieces(s string, fn func(string) bool) bool {
+	for len(s) > 0 {
+		n := min(argPiece, len(s))
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		if !fn(s[:n]) {
+			return false
+		}
+		s = s[n:]
+	}
+	return true
+}
+
+// argPiece is the size of a streamed fragment of arguments.
+const argPiece = 8
+
+// countArgPieces is the number of fragments argPieces makes of s.
+func countArgPieces(s string) int {
+	n := 0
+	argPieces(s, func(string) bool { n++; return true })
+	return n
+}
