@@ -44,6 +44,12 @@ const (
 //	case      the case's fields, plus id and tags (a field of the same name wins)
 //	meta      latency_ms, first_token_ms, cost_usd, tokens (input + output),
 //	          input_tokens, output_tokens, cached_tokens, finish_reason, model
+//	tool_calls the model's tool calls in order: {id, name, arguments},
+//	          arguments parsed when they are a JSON object, else the text
+//
+// A reply that calls tools is judged even when it has no text or its text
+// does not parse: output is then null (the Set's empty and parse gates
+// apply only to a reply without calls).
 //
 // JSON numbers are exact: int when whole and in int64 range, uint beyond
 // it up to 2^64, double otherwise, in output, expected and case alike (see
@@ -69,6 +75,7 @@ func newCELEnv() (*cel.Env, error) {
 		cel.Variable("expected", cel.DynType),
 		cel.Variable("case", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("meta", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("tool_calls", cel.ListType(cel.DynType)),
 		cel.CrossTypeNumericComparisons(true),
 		ext.Strings(),
 		ext.Math(),
@@ -108,7 +115,7 @@ func buildCEL(b *builder, i int, sc *spec.Scorer) Scorer {
 	}
 	prg, err := compileCEL(sc.Expr)
 	if err != nil {
-		b.problemf(i, "expr", "variables: output, raw, expected, case, meta", "CEL expression does not compile: %v", err)
+		b.problemf(i, "expr", "variables: output, raw, expected, case, meta, tool_calls", "CEL expression does not compile: %v", err)
 		return nil
 	}
 	return &celScorer{name: sc.Name, expr: sc.Expr, prg: prg, allowEmpty: sc.AllowEmpty}
@@ -119,7 +126,10 @@ func (s *celScorer) Name() string { return s.name }
 func (s *celScorer) Score(ctx context.Context, in *Input) Verdict {
 	out, v, ok := parsedAnswer(in, s.allowEmpty)
 	if !ok {
-		return v
+		if in.Result == nil || len(in.Result.ToolCalls) == 0 {
+			return v
+		}
+		out = nil // the calls are the answer
 	}
 	if len(in.Raw) > celbound.MaxString {
 		return loud(KindScorerError, "the output is %d bytes; a CEL scorer reads at most %d", len(in.Raw), celbound.MaxString)
@@ -165,7 +175,9 @@ func celVars(in *Input, out any) map[string]any {
 		}
 	}
 	meta := map[string]any{}
+	calls := []any{}
 	if r := in.Result; r != nil {
+		calls = celValue(CallValues(r.ToolCalls)).([]any)
 		meta["latency_ms"] = r.LatencyMS
 		meta["first_token_ms"] = r.FirstTokenMS
 		meta["cost_usd"] = r.Price() // paid now or served from the cache alike
@@ -177,11 +189,12 @@ func celVars(in *Input, out any) map[string]any {
 		meta["model"] = r.Model
 	}
 	return map[string]any{
-		"output":   celValue(out),
-		"raw":      in.Raw,
-		"expected": celValue(in.Expected),
-		"case":     kase,
-		"meta":     meta,
+		"output":     celValue(out),
+		"raw":        in.Raw,
+		"expected":   celValue(in.Expected),
+		"case":       kase,
+		"meta":       meta,
+		"tool_calls": calls,
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -19,6 +21,10 @@ const (
 	ReadsParsed Reads = "parsed" // the parsed output: parse failures fail it
 	ReadsRaw    Reads = "raw"    // the raw text: parse failures do not matter
 	ReadsCall   Reads = "call"   // the call (latency, cost, length): refusal does not decide it
+	// ReadsToolCalls: the tool calls the model made (Result.ToolCalls):
+	// empty text, the parser and refusal wording beside a call do not
+	// decide it.
+	ReadsToolCalls Reads = "tool_calls"
 )
 
 // reads is Reads inside the package.
@@ -28,6 +34,7 @@ const (
 	readsParsed = ReadsParsed
 	readsRaw    = ReadsRaw
 	readsMeta   = ReadsCall
+	readsTools  = ReadsToolCalls
 )
 
 // Role says what a scorer type measures: correctness compares the answer
@@ -146,6 +153,9 @@ func scorerTypes() map[string]typeInfo {
 		"cost":            {TypeMeta: t("cost", ReadsCall, RoleCall, "max"), allowEmpty: true, build: buildCost},
 		"cel":             {TypeMeta: t("cel", ReadsParsed, RoleCorrectness, "expr"), allowEmpty: true, build: buildCEL},
 		"judge":           {TypeMeta: judge(t("judge", ReadsParsed, RoleCorrectness, "target", "rubric", "mode", "baseline", "reveal_target", "threshold")), allowEmpty: true, build: buildJudge},
+		"tool_call":       {TypeMeta: expected(t("tool_call", ReadsToolCalls, RoleCorrectness, "tool", "fields", "normalize", "tolerance", "relative", "schema")), build: buildToolCall},
+		"tool_calls":      {TypeMeta: expected(t("tool_calls", ReadsToolCalls, RoleCorrectness, "match", "fields", "normalize", "tolerance", "relative")), build: buildToolCalls},
+		"no_tool_call":    {TypeMeta: t("no_tool_call", ReadsToolCalls, RoleCorrectness), allowEmpty: true, build: buildNoToolCall},
 	}
 }
 
@@ -299,6 +309,9 @@ type builder struct {
 	opts    Options
 	probs   spec.Problems
 	refusal *refusalDetector
+	// tools are the spec's tools' compiled parameters, by name (nil until
+	// a tool scorer asks: toolSchemas).
+	tools map[string]*jsonschema.Schema
 }
 
 // problemf records a problem at scorers[i].field.
@@ -349,6 +362,8 @@ func (b *builder) checkParams(i int, sc *spec.Scorer, info typeInfo) {
 		"threshold":     sc.Threshold != nil,
 		"reveal_target": sc.RevealTarget,
 		"method":        sc.Method != "",
+		"tool":          sc.Tool != "",
+		"match":         sc.Match != "",
 	}
 	allowed := map[string]bool{}
 	for _, p := range info.Params {

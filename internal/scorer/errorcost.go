@@ -72,6 +72,7 @@ func Kinds() []string {
 		KindWrong, KindComplied, KindEmpty, KindRefusal, KindUnparseable, KindInvalidFormat,
 		KindTooSlow, KindTooLong, KindOverBudget, KindScorerError, KindJudgeError,
 		KindWorseThanBaseline, KindTie, KindNoBaseline,
+		KindNoCall, KindInvalidArguments, KindWrongTool, KindUnexpectedCall,
 	}
 	for _, k := range []provider.ErrorKind{
 		provider.KindRateLimited, provider.KindOverloaded, provider.KindServer, provider.KindTimeout,

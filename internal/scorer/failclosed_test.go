@@ -42,6 +42,9 @@ func minimalScorers() map[string]struct {
 		"cel":             {spec.Output{}, spec.Scorer{Type: "cel", Expr: "true"}},
 		"judge":           {spec.Output{}, spec.Scorer{Type: "judge", Target: "grader", Rubric: "polite?"}},
 		"similarity":      {spec.Output{}, spec.Scorer{Type: "similarity", Threshold: &lowThreshold}},
+		"tool_call":       {spec.Output{}, spec.Scorer{Type: "tool_call", Tool: "lookup"}},
+		"tool_calls":      {spec.Output{}, spec.Scorer{Type: "tool_calls", Match: "subset"}},
+		"no_tool_call":    {spec.Output{}, spec.Scorer{Type: "no_tool_call"}},
 	}
 }
 

@@ -43,6 +43,7 @@ type call struct {
 	latency  float64 // ms
 	cost     float64
 	saved    float64 // a reply served from the cache: its price, not billed
+	calls    []record.ToolCall
 }
 
 func (c call) score(t testing.TB, set *Set) []record.Score {
@@ -50,7 +51,7 @@ func (c call) score(t testing.TB, set *Set) []record.Score {
 	kase := &dataset.Case{ID: "c1", Line: 1, Vars: c.vars, Expected: c.expected, Tags: c.tags}
 	r := &record.Result{RunID: "run1", CaseID: "c1", Target: "t", Epoch: 1, Raw: c.raw,
 		ErrorKind: c.errKind, FinishReason: c.finish, LatencyMS: c.latency, CostUSD: c.cost,
-		SavedUSD: c.saved, FromCache: c.saved > 0}
+		SavedUSD: c.saved, FromCache: c.saved > 0, ToolCalls: c.calls}
 	if c.errKind != "" {
 		r.Error = "provider said no"
 	}
