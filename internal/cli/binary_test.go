@@ -14,6 +14,14 @@ var (
 	binErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if gsm8kShared.dir != "" {
+		os.RemoveAll(gsm8kShared.dir)
+	}
+	os.Exit(code)
+}
+
 // testBuildVersion is the version stamped into the test binary, as a
 // release build stamps its own (see buildVersion).
 const testBuildVersion = "v9.8.7-test"

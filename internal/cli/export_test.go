@@ -57,13 +57,8 @@ func python3(t *testing.T) string {
 func TestExportGSM8K(t *testing.T) {
 	t.Parallel()
 	py := python3(t)
-	data := sharedData(t)
-	specPath := gsm8kSpec(t, data)
-	db := filepath.Join(t.TempDir(), "assay.db")
+	db, _ := gsm8kRun(t)
 	e := cliEnv{env: map[string]string{}}
-	if inv := runCLI(t, e, "run", specPath, "--db", db, "--json"); inv.code != 0 {
-		t.Fatalf("run exit %d\nstderr: %s", inv.code, inv.stderr)
-	}
 	inv := runCLI(t, e, "report", "latest", "--db", db, "--format", "json")
 	if inv.code != 0 {
 		t.Fatalf("report exit %d: %s", inv.code, inv.stderr)

@@ -23,11 +23,8 @@ import (
 func TestGSM8KReportMatchesReference(t *testing.T) {
 	t.Parallel()
 	data := sharedData(t)
-	db := filepath.Join(t.TempDir(), "assay.db")
+	db, _ := gsm8kRun(t)
 	e := cliEnv{}
-	if inv := runCLI(t, e, "run", gsm8kSpec(t, data), "--db", db); inv.code != 0 {
-		t.Fatalf("run: %s", inv.stderr)
-	}
 	type report struct {
 		Targets []struct {
 			Name    string

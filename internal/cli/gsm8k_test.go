@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/assay-eval/assay/internal/record"
@@ -20,7 +23,12 @@ var gsm8kConfigs = []string{"6b_finetuning", "6b_verification", "175b_finetuning
 // over the 1,319 GSM8K test problems, scoring the final "A: N" line.
 func gsm8kSpec(t *testing.T, data string) string {
 	t.Helper()
-	solutions := filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")
+	path := filepath.Join(t.TempDir(), "gsm8k.yaml")
+	writeFile(t, path, gsm8kSpecText(filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")))
+	return path
+}
+
+func gsm8kSpecText(solutions string) string {
 	spec := fmt.Sprintf(`name: gsm8k-recorded
 dataset:
   path: %q
@@ -44,9 +52,61 @@ scorers:
     normalize: [trim, no_commas]
     primary: true
 `
-	path := filepath.Join(t.TempDir(), "gsm8k.yaml")
-	writeFile(t, path, spec)
-	return path
+	return spec
+}
+
+// gsm8kShared holds the one replay of gsm8kSpec a test process makes: the
+// tests that only read that run (its scores, report and exports) each get a
+// copy of its store instead of replaying 5,276 results again.
+var gsm8kShared struct {
+	once sync.Once
+	dir  string
+	sum  runSummary
+	err  error
+}
+
+// gsm8kRun returns a store holding a complete replay of gsm8kSpec (a copy
+// of the one made per process: the caller may write to it) and the run's
+// --json summary.
+func gsm8kRun(t *testing.T) (db string, sum runSummary) {
+	t.Helper()
+	data := sharedData(t)
+	g := &gsm8kShared
+	g.once.Do(func() {
+		g.dir, g.err = os.MkdirTemp("", "assay-gsm8k-")
+		if g.err != nil {
+			return
+		}
+		spec := filepath.Join(g.dir, "gsm8k.yaml")
+		solutions := filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")
+		g.err = os.WriteFile(spec, []byte(gsm8kSpecText(solutions)), 0o644)
+		if g.err != nil {
+			return
+		}
+		inv := runCLI(t, cliEnv{env: map[string]string{}}, "run", spec, "--db", filepath.Join(g.dir, "assay.db"), "--json")
+		if inv.code != 0 {
+			g.err = fmt.Errorf("gsm8k run: exit %d\n%s", inv.code, inv.stderr)
+			return
+		}
+		g.err = json.Unmarshal([]byte(inv.stdout), &g.sum)
+	})
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	db = filepath.Join(t.TempDir(), "assay.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(filepath.Join(g.dir, "assay.db"+suffix))
+		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(db+suffix, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db, g.sum
 }
 
 // The authors' own grading (is_correct) and ours must agree on every one of
@@ -55,18 +115,8 @@ scorers:
 func TestGSM8KReplayAgreesWithAuthors(t *testing.T) {
 	t.Parallel()
 	data := sharedData(t)
-	specPath := gsm8kSpec(t, data)
-	db := filepath.Join(t.TempDir(), "assay.db")
+	db, sum := gsm8kRun(t)
 	e := cliEnv{env: map[string]string{}}
-
-	inv := runCLI(t, e, "run", specPath, "--db", db, "--json")
-	if inv.code != 0 {
-		t.Fatalf("run exit %d\nstderr: %s", inv.code, inv.stderr)
-	}
-	var sum runSummary
-	if err := json.Unmarshal([]byte(inv.stdout), &sum); err != nil {
-		t.Fatalf("run --json: %v\n%s", err, inv.stdout)
-	}
 	if sum.Status != "complete" || sum.Stored != 4*1319 || sum.Errors != 0 {
 		t.Fatalf("summary %+v, want complete with 5276 results, no errors", sum)
 	}
@@ -137,7 +187,7 @@ func TestGSM8KReplayAgreesWithAuthors(t *testing.T) {
 	}
 
 	// One result per case per target, and the report counts them so.
-	inv = runCLI(t, e, "report", "latest", "--db", db, "--format", "json")
+	inv := runCLI(t, e, "report", "latest", "--db", db, "--format", "json")
 	if inv.code != 0 {
 		t.Fatalf("report exit %d: %s", inv.code, inv.stderr)
 	}
