@@ -16,6 +16,7 @@ import (
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/probe"
+	"github.com/assay-eval/assay/internal/probe/rewriter"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/report"
@@ -79,7 +80,7 @@ func (o *probeOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.Limit, "limit", 0, "probe only the first N cases of the dataset")
 	f.Float64Var(&o.MinDrop, "min-drop", 0.05, "smallest drop (a fraction: 0.05 is 5 points) worth flagging")
 	f.Float64Var(&o.Alpha, "alpha", 0.05, "false-positive rate: the chance of flagging any target when none drops")
-	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.NewRegistry().Probe.Names(), "|"))
 	f.BoolVar(&o.NoCache, "no-cache", false, "call every target anew (every call is made and paid) and store the fresh replies in the response cache")
 	f.DurationVar(&o.CommitEvery, "commit-every", 100*time.Millisecond, "longest time a finished result waits before it is committed")
 	_ = f.MarkHidden("commit-every")
@@ -116,8 +117,8 @@ func (o *probeOptions) check() error {
 	if o.Limit < 0 {
 		return fmt.Errorf("--limit must not be negative (got %d)", o.Limit)
 	}
-	if o.Format != "text" && o.Format != "json" {
-		return fmt.Errorf("--format %q: formats are text and json", o.Format)
+	if err := checkFormat(o.Format, report.NewRegistry().Probe.Names()); err != nil {
+		return err
 	}
 	if err := (probe.Options{Alpha: o.Alpha, MinDrop: o.MinDrop}).Check(); err != nil {
 		return fmt.Errorf("--alpha/--min-drop: %w", err)
@@ -600,7 +601,7 @@ func rewriterTwins(ctx context.Context, g *Globals, st store.Store, t *task.Task
 		if runner.Closed(stop) || ctx.Err() != nil {
 			return // queued, never issued
 		}
-		tw, fail := probe.Rewrite(ctx, p, rt, c, fields)
+		tw, fail := rewriter.Rewrite(ctx, p, rt, c, fields)
 		if ctx.Err() != nil {
 			return // aborted, not a verdict on the rewrite
 		}

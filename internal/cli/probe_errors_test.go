@@ -74,7 +74,7 @@ func TestProbeCommandLineMistakes(t *testing.T) {
 		{[]string{"probe", "contamination", specPath, "--twins-set", "sha256:" + strings.Repeat("0", 64)}, ExitErr, "holds no twin set sha256:000"},
 		{[]string{"probe", "contamination", specPath, "--twins", twins, "--min-drop", "5"}, ExitUsage, "the minimum drop must be a fraction in [0, 1), got 5 (5 points is 0.05)"},
 		{[]string{"probe", "contamination", specPath, "--twins", twins, "--alpha", "0.5"}, ExitUsage, "alpha must be in (0, 0.5)"},
-		{[]string{"probe", "contamination", specPath, "--twins", twins, "--format", "html"}, ExitUsage, "formats are text and json"},
+		{[]string{"probe", "contamination", specPath, "--twins", twins, "--format", "html"}, ExitUsage, `--format "html": formats are text, json`},
 		{[]string{"probe", "contamination", specPath, "--rewriter", "nobody"}, ExitUsage, `--rewriter: no target named "nobody" (targets are: a, para)`},
 		{[]string{"probe", "contamination", specPath, "--rewriter", "para", "--field", "answer"}, ExitUsage, `--field "answer" cannot be rewritten: it holds the expected value`},
 		{[]string{"probe", "contamination", specPath, "--rewriter", "para", "--field", "questoin"}, ExitUsage, `--field "questoin": the dataset has no such field (did you mean "question"?)`},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,7 +43,7 @@ const targetJudgeCases = 50
 func (o *selftestOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	addOverlayFlag(cmd, &o.Files)
-	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.NewRegistry().Selftest.Names(), "|"))
 	f.IntVar(&o.Limit, "limit", 0, "attack only the first N cases (default: every case a run uses)")
 	f.IntVar(&o.Examples, "examples", 3, "example cases shown for each null model that passes clearly above chance")
 	f.Int64Var(&o.Seed, "seed", 1, "seed of the shuffled null model's permutation")
@@ -83,8 +84,8 @@ Exit codes: 0 sound (or nothing found with the headline's judge skipped),
 3 exploitable, 4 invalid spec, 1 error, 130 interrupted.`,
 		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if o.Format != "text" && o.Format != "json" {
-				return usageError{fmt.Errorf("--format %q: use text or json", o.Format)}
+			if err := checkFormat(o.Format, report.NewRegistry().Selftest.Names()); err != nil {
+				return err
 			}
 			if o.Limit < 0 {
 				return usageError{fmt.Errorf("--limit must not be negative (got %d)", o.Limit)}

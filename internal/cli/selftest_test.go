@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/mock"
+	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/selftest"
 )
 
@@ -272,6 +273,17 @@ func TestSelftestUsage(t *testing.T) {
 	inv := runCLI(t, cliEnv{}, "selftest", filepath.Join(t.TempDir(), "nope.yaml"))
 	if inv.code != ExitErr && inv.code != ExitInvalid {
 		t.Errorf("missing spec file: exit %d", inv.code)
+	}
+}
+
+// An unknown --format is answered with the formats the report registry
+// renders a selftest in, as every other command answers it.
+func TestSelftestFormatNamesRegistry(t *testing.T) {
+	t.Parallel()
+	inv := runCLI(t, cliEnv{}, "selftest", selftestFixture(t, "sound_labels.yaml"), "--format", "html")
+	want := `--format "html": formats are ` + strings.Join(report.NewRegistry().Selftest.Names(), ", ")
+	if inv.code != ExitUsage || !strings.Contains(inv.stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", inv.code, inv.stderr, want)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Health defaults.
@@ -230,7 +231,7 @@ func (h *Health) Warnings() []string {
 		ws = append(ws, fmt.Sprintf("%d duplicate group(s) expect different answers for the same input", h.Exact.Conflicting))
 	}
 	if h.Near.Pairs > 0 {
-		ws = append(ws, fmt.Sprintf("%d near-duplicate pair(s) (token overlap ≥ %.2f) among %d cases", h.Near.Pairs, h.Near.Threshold, h.Near.Cases))
+		ws = append(ws, fmt.Sprintf("%d near-duplicate pair(s) (token overlap ≥ %s) among %d cases", h.Near.Pairs, units.Plain(h.Near.Threshold), h.Near.Cases))
 	}
 	return ws
 }

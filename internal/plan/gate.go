@@ -102,7 +102,7 @@ func GatePower(in GateRun, alpha float64, o Options) (*Gate, error) {
 					row.PDisc, row.PDiscAssumed = min(1, row.Worsening+GateChurn), true
 				}
 				if row.Worsening > row.PDisc {
-					row.Notes = append(row.Notes, fmt.Sprintf("a worsening of %s needs at least %s of cases discordant; --p-disc %v cannot hold it", units.Points(row.Worsening), units.PctShort(row.Worsening), o.PDisc))
+					row.Notes = append(row.Notes, fmt.Sprintf("a worsening of %s needs at least %s of cases discordant; --p-disc %s cannot hold it", units.Points(row.Worsening), units.PctShort(row.Worsening), units.Plain(o.PDisc)))
 				} else if pw, err := stats.NonInferiorityPower(m.N, row.PDisc, -row.Worsening, m.Limit, doc.AlphaPerCheck); err == nil {
 					row.Power = &pw
 				} else {

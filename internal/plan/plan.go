@@ -205,8 +205,8 @@ func FromDiscordance(o Options) (*Paired, error) {
 		doc.Cases = &c
 		mdd, err := stats.MinDetectableDifference(c, o.PDisc, o.Alpha, o.Power)
 		if err != nil {
-			return nil, fmt.Errorf("%d cases at %s discordance cannot detect any difference with %s power (alpha %v), not even %s (every discordant case favouring one target); use more cases or accept less power",
-				c, units.GivenPct(o.PDisc), units.GivenPct(o.Power), o.Alpha, units.GivenPoints(o.PDisc))
+			return nil, fmt.Errorf("%d cases at %s discordance cannot detect any difference with %s power (alpha %s), not even %s (every discordant case favouring one target); use more cases or accept less power",
+				c, units.GivenPct(o.PDisc), units.GivenPct(o.Power), units.Plain(o.Alpha), units.GivenPoints(o.PDisc))
 		}
 		doc.MDD = &mdd
 		if o.Delta != 0 {
@@ -223,8 +223,8 @@ func FromDiscordance(o Options) (*Paired, error) {
 func FromRates(o Options) (*Rates, error) {
 	n, err := stats.TwoProportionSampleSize(o.P1, o.P2, o.Alpha, o.Power)
 	if err != nil {
-		return nil, fmt.Errorf("detecting the difference between pass rates %v and %v with %s power would need more cases than any evaluation set could hold; plan for a larger difference",
-			o.P1, o.P2, units.GivenPct(o.Power))
+		return nil, fmt.Errorf("detecting the difference between pass rates %s and %s with %s power would need more cases than any evaluation set could hold; plan for a larger difference",
+			units.Plain(o.P1), units.Plain(o.P2), units.GivenPct(o.Power))
 	}
 	doc := &Rates{Mode: ModeRates, Method: "two_proportion_cohen_h", Alpha: o.Alpha, Power: o.Power,
 		P1: o.P1, P2: o.P2, Delta: math.Abs(o.P1 - o.P2), CasesPerTarget: n}
@@ -237,8 +237,8 @@ func FromRates(o Options) (*Rates, error) {
 		"and only the discordant ones, passed by exactly one target, carry evidence. "+
 		"Were the two targets' outcomes independent, %s of cases would be discordant and the paired design would need about as many cases; "+
 		"but models tend to fail the same hard cases, so far fewer disagree and fewer cases are needed. "+
-		"Measure the discordance on a pilot run and plan with 'assay plan --delta %v --p-disc X' or 'assay plan RUN --delta %v'.",
-		n, units.PctShort(doc.PDiscIfIndependent), units.RoundSig(doc.Delta), units.RoundSig(doc.Delta))
+		"Measure the discordance on a pilot run and plan with 'assay plan --delta %s --p-disc X' or 'assay plan RUN --delta %s'.",
+		n, units.PctShort(doc.PDiscIfIndependent), units.Plain(units.RoundSig(doc.Delta)), units.Plain(units.RoundSig(doc.Delta)))
 	return doc, nil
 }
 
@@ -323,8 +323,8 @@ func FromReport(rep *analysis.Report, o Options) *Run {
 		doc.Notes = append(doc.Notes, fmt.Sprintf("run %s has no two targets scored on the same cases: there is no pair to plan for", rep.Run.ID))
 	case len(rep.Comparisons) > 1:
 		m := len(rep.Comparisons)
-		doc.Notes = append(doc.Notes, fmt.Sprintf("the report adjusts the p-values of these %d pairs (Holm): the first pair it declares different is tested at alpha/%d = %v, so every number here is at that level",
-			m, m, units.RoundSig(doc.AlphaPerPair)))
+		doc.Notes = append(doc.Notes, fmt.Sprintf("the report adjusts the p-values of these %d pairs (Holm): the first pair it declares different is tested at alpha/%d = %s, so every number here is at that level",
+			m, m, units.Plain(units.RoundSig(doc.AlphaPerPair))))
 	}
 	if o.Slices {
 		doc.Notes = append(doc.Notes, "the report adjusts slice p-values over every slice of a tag (Holm over pairs × values): each slice is planned at alpha split over its tag's slices (in --json, its alpha)")
@@ -374,8 +374,8 @@ func EstimateOf(c analysis.Comparison, o Options, alpha float64) Estimate {
 		// however they split.
 		if disc := c.AOnly + c.BOnly; disc < MinDiscordant(c.Test, alpha) {
 			e.TooSmall = true
-			e.Notes = append(e.Notes, fmt.Sprintf("only %d discordant cases: the report's %s cannot reach p < %v with fewer than %d, however they split",
-				disc, TestName(c.Test), units.RoundSig(alpha), MinDiscordant(c.Test, alpha)))
+			e.Notes = append(e.Notes, fmt.Sprintf("only %d discordant cases: the report's %s cannot reach p < %s with fewer than %d, however they split",
+				disc, TestName(c.Test), units.Plain(units.RoundSig(alpha)), MinDiscordant(c.Test, alpha)))
 		}
 		// The MDD is at the chosen power: a difference below it is still
 		// found sometimes. When the report's test found it, the cases were

@@ -7,9 +7,11 @@
 // Report (report renders it).
 //
 // It reads each run through its view (runview: the verdicts the gate and
-// drift read too) and calls a rewriter through the provider interface it
-// is handed (already wrapped by the CLI); it must not import the runner,
-// provider implementations, the CLI or report.
+// drift read too) and calls nothing: asking a rewriter model for twins is
+// its subpackage rewriter's job, so probe and the Report that report
+// renders do not reach the provider interface. It must not import
+// internal/provider (nor scorer, which does), the runner, the CLI or
+// report.
 package probe
 
 import (

@@ -10,6 +10,7 @@ import (
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Report is the probe's result (`assay probe contamination --format json`).
@@ -197,13 +198,13 @@ func (r *Report) Finish() {
 		case f.N == 0:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s has no case scored on both the original and its twin: nothing can be said of it", f.Target))
 		case float64(f.CI[1]) < 0:
-			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s did better on the twins than on the originals (%+.1f points, interval below zero): the twins may be easier than the originals", f.Target, -100*float64(f.Drop)))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s did better on the twins than on the originals (%s points, interval below zero): the twins may be easier than the originals", f.Target, units.SignedPts(-float64(f.Drop))))
 		case f.Verdict == VerdictClean && float64(f.CI[1]) > o.MinDrop:
-			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s: %d paired cases cannot rule out a drop of up to %.1f points (the interval's upper end); more cases would tell", f.Target, f.N, 100*float64(f.CI[1])))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("target %s: %d paired cases cannot rule out a drop of up to %s points (the interval's upper end); more cases would tell", f.Target, f.N, units.Pts(float64(f.CI[1]))))
 		}
 	}
 	if len(r.Targets) >= 2 && dropped == len(r.Targets) {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("every target dropped by more than %.0f points: when clean targets drop too, the twins are likely harder than the originals, and the drop says little about any one target", 100*o.MinDrop))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("every target dropped by more than %s points: when clean targets drop too, the twins are likely harder than the originals, and the drop says little about any one target", units.Plain(100*o.MinDrop)))
 	}
 	if r.TwinSet.JoinField == "line" {
 		r.Warnings = append(r.Warnings, "the twins were joined to the cases by line number: line N of the twin file is taken as the twin of case N, so the two files must be aligned line for line (a fresh set such as GSM1K is not a line-by-line twin of GSM8K)")

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -94,16 +93,16 @@ func healthText(w io.Writer, h *dataset.Health, limit int, strict bool) {
 	}
 	nd := &h.Near
 	if nd.Pairs == 0 {
-		fmt.Fprintf(w, "  near duplicates (token overlap ≥ %s): none\n", strconv.FormatFloat(nd.Threshold, 'f', -1, 64))
+		fmt.Fprintf(w, "  near duplicates (token overlap ≥ %s): none\n", units.Plain(nd.Threshold))
 	} else {
-		fmt.Fprintf(w, "  WARNING: %d near-duplicate pair(s) (token overlap ≥ %s) among %d cases\n", nd.Pairs, strconv.FormatFloat(nd.Threshold, 'f', -1, 64), nd.Cases)
+		fmt.Fprintf(w, "  WARNING: %d near-duplicate pair(s) (token overlap ≥ %s) among %d cases\n", nd.Pairs, units.Plain(nd.Threshold), nd.Cases)
 		for i, p := range nd.List {
 			if i == 10 {
 				fmt.Fprintf(w, "    … %d more pair(s) (see --format json)\n", nd.Pairs-10)
 				break
 			}
-			fmt.Fprintf(w, "    %s ~ %s  %.2f  only in the first: %s; only in the second: %s\n",
-				healthCase(p.A), healthCase(p.B), p.Similarity, healthWords(p.OnlyA), healthWords(p.OnlyB))
+			fmt.Fprintf(w, "    %s ~ %s  %s  only in the first: %s; only in the second: %s\n",
+				healthCase(p.A), healthCase(p.B), units.Ratio(p.Similarity), healthWords(p.OnlyA), healthWords(p.OnlyB))
 		}
 	}
 
@@ -139,7 +138,7 @@ func healthFieldLabels(w io.Writer, l *dataset.Labels) {
 		}
 		if f.Numeric {
 			fmt.Fprintf(w, "      %s: numeric in %d case(s)%s: min %s, median %s, max %s\n", ShowData(f.Field, 40), f.Values, missing,
-				healthSixDigits(*f.Min), healthSixDigits(*f.Median), healthSixDigits(*f.Max))
+				units.Given(*f.Min), units.Given(*f.Median), units.Given(*f.Max))
 			continue
 		}
 		fmt.Fprintf(w, "      %s: %d distinct value(s) in %d case(s)%s\n", ShowData(f.Field, 40), f.Distinct, f.Values, missing)
@@ -153,13 +152,6 @@ func healthFieldLabels(w io.Writer, l *dataset.Labels) {
 	}
 }
 
-// sixDigits writes x to six significant digits, without an exponent
-// (12442, 1.5, 0.333333, 1234570).
-func healthSixDigits(x float64) string {
-	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
-	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
 // writeCounts prints values with counts, shares and, for small tag values,
 // how wide their intervals will be.
 func healthCounts(w io.Writer, indent string, vs []dataset.ValueCount) {
@@ -171,7 +163,7 @@ func healthCounts(w io.Writer, indent string, vs []dataset.ValueCount) {
 		s := ShowData(v.Value, 40)
 		fmt.Fprintf(w, "%s%s%s %6d  %6s", indent, s, strings.Repeat(" ", width-utf8.RuneCountInString(s)), v.Count, units.Pct(v.Share))
 		if v.Small {
-			fmt.Fprintf(w, "  small: a rate on %d case(s) has a 95%% interval up to ±%d points", v.Count, int(math.Round(100*v.HalfWidth)))
+			fmt.Fprintf(w, "  small: a rate on %d case(s) has a 95%% interval up to ±%s points", v.Count, units.PtsWhole(v.HalfWidth))
 		}
 		fmt.Fprintln(w)
 	}

@@ -35,7 +35,7 @@ func PlanText(w io.Writer, r plan.Result) error {
 // PlanPairedText writes a paired design's plan.
 func PlanPairedText(w io.Writer, d *plan.Paired) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Paired design: both targets on the same cases, the McNemar score test the report uses (power by Connor 1987), two-sided alpha %v, power %s\n", d.Alpha, units.GivenPct(d.Power))
+	fmt.Fprintf(&b, "Paired design: both targets on the same cases, the McNemar score test the report uses (power by Connor 1987), two-sided alpha %s, power %s\n", units.Plain(d.Alpha), units.GivenPct(d.Power))
 	b.WriteString("  (for one pair; a report of k targets splits alpha over k(k-1)/2 pairs: plan with --alpha alpha/pairs)\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  discordant cases\t%s\n", units.GivenPct(d.PDisc))
@@ -63,7 +63,7 @@ func PlanPairedText(w io.Writer, d *plan.Paired) error {
 // PlanRatesText writes the plan of two independent samples.
 func PlanRatesText(w io.Writer, d *plan.Rates) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Two independent samples (Cohen's h), two-sided alpha %v, power %s\n", d.Alpha, units.GivenPct(d.Power))
+	fmt.Fprintf(&b, "Two independent samples (Cohen's h), two-sided alpha %s, power %s\n", units.Plain(d.Alpha), units.GivenPct(d.Power))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  pass rates\t%s vs %s (difference %s)\n", units.GivenPct(d.P1), units.GivenPct(d.P2), units.GivenPoints(d.Delta))
 	fmt.Fprintf(tw, "  cases needed\t%d per target\n", d.CasesPerTarget)
@@ -82,9 +82,9 @@ func PlanRatesText(w io.Writer, d *plan.Rates) error {
 // their slices).
 func PlanRunText(w io.Writer, d *plan.Run) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run %s (scoring %d): McNemar score test, two-sided alpha %v", d.RunID, d.Scoring, d.Alpha)
+	fmt.Fprintf(&b, "Run %s (scoring %d): McNemar score test, two-sided alpha %s", d.RunID, d.Scoring, units.Plain(d.Alpha))
 	if d.AlphaPerPair > 0 && d.AlphaPerPair != d.Alpha {
-		fmt.Fprintf(&b, " split over %d pairs (%v each)", plan.PairsOf(d), units.RoundSig(d.AlphaPerPair))
+		fmt.Fprintf(&b, " split over %d pairs (%s each)", plan.PairsOf(d), units.Plain(units.RoundSig(d.AlphaPerPair)))
 	}
 	fmt.Fprintf(&b, ", power %s", units.GivenPct(d.Power))
 	if d.Delta != nil {
@@ -156,7 +156,7 @@ func PlanRunText(w io.Writer, d *plan.Run) error {
 		legend := "OBSERVED is the first target's pass rate minus the second's, in points. " +
 			"MDD is the smallest difference these cases detect with this power at their discordance (none: not even a difference as large as the discordance). " +
 			"CASES FOR ... are the paired cases needed at the observed discordance (-: no difference observed, or the difference exceeds the discordance, so it cannot occur). " +
-			fmt.Sprintf("\"too few cases\" (in place of a verdict): the report found no difference, and the observed one is below the MDD, or fewer than %d cases are discordant, too few for the McNemar score test at alpha %v.", plan.MinDiscordant(stats.TestMcNemarScore, d.AlphaPerPair), units.RoundSig(d.AlphaPerPair))
+			fmt.Sprintf("\"too few cases\" (in place of a verdict): the report found no difference, and the observed one is below the MDD, or fewer than %d cases are discordant, too few for the McNemar score test at alpha %s.", plan.MinDiscordant(stats.TestMcNemarScore, d.AlphaPerPair), units.Plain(units.RoundSig(d.AlphaPerPair)))
 		if d.BySlice {
 			legend += " Each slice's reasons are in --json."
 		}
@@ -168,8 +168,8 @@ func PlanRunText(w io.Writer, d *plan.Run) error {
 // PlanGateText writes the gate's power on a run.
 func PlanGateText(w io.Writer, d *plan.Gate) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Gate power on run %s: %d checks share the false-fail rate %s (Holm): a check that fails alone is tested one-sided at %v\n",
-		d.RunID, d.Checks, units.PctShort(d.Alpha), units.RoundSig(d.AlphaPerCheck))
+	fmt.Fprintf(&b, "Gate power on run %s: %d checks share the false-fail rate %s (Holm): a check that fails alone is tested one-sided at %s\n",
+		d.RunID, d.Checks, units.PctShort(d.Alpha), units.Plain(units.RoundSig(d.AlphaPerCheck)))
 	if len(d.Rules) > 0 {
 		b.WriteString("\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -92,11 +92,8 @@ func probeP(p probe.Num) string {
 	switch {
 	case math.IsNaN(x):
 		return "–"
-	case x < 0.0001:
-		return fmt.Sprintf("%.1e", x)
-	default:
-		return fmt.Sprintf("%.4f", x)
 	}
+	return units.PValue(x)
 }
 
 func probeQuoted(ids []string) string {

@@ -132,7 +132,7 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 		fmt.Fprintf(b, "verdict: sound — no null model passes the headline score %s clearly above chance (exit 0)\n", r.Headline)
 	}
 	if r.JudgeRequests > 0 {
-		fmt.Fprintf(b, "judge verdicts requested: %d (judge cost $%.4f)\n", r.JudgeRequests, r.JudgeCost)
+		fmt.Fprintf(b, "judge verdicts requested: %d (judge cost %s)\n", r.JudgeRequests, units.USD(r.JudgeCost))
 	}
 	fmt.Fprintf(b, "checked %d cases × %d null models × 2 modes in %s\n", r.Cases, run, units.Seconds(r.ElapsedMS))
 	_, err := io.WriteString(w, b.String())

@@ -39,6 +39,7 @@ import (
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/task"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Modes of a null model.
@@ -238,7 +239,7 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 		Headline: set.Headline(),
 		Findings: []Finding{},
 		Rule: Rule{Method: "wilson", Confidence: Confidence, Adjustment: "bonferroni", Margin: Margin,
-			Text: fmt.Sprintf("a null model is clearly above chance when the lower end of its Wilson interval (simultaneous %g%% over the scorer's null-model × mode cells, Bonferroni) exceeds its chance rate + %g points", 100*Confidence, 100*Margin)},
+			Text: fmt.Sprintf("a null model is clearly above chance when the lower end of its Wilson interval (simultaneous %s over the scorer's null-model × mode cells, Bonferroni) exceeds its chance rate + %s", units.PctShort(Confidence), units.Points(Margin))},
 	}
 	if t.Dataset != nil {
 		rep.DatasetHash = t.Dataset.Hash

@@ -181,3 +181,31 @@ func Plain(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // Seconds formats milliseconds as seconds with two decimals: "1.25s".
 func Seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s" }
+
+// Pts formats a difference of rates in points with one decimal and no
+// sign: "18.4", "0.0" (a bound quoted in a sentence; SignedPts when the
+// sign says which way).
+func Pts(d float64) string { return strconv.FormatFloat(100*d, 'f', 1, 64) }
+
+// PtsWhole formats a difference of rates, or an interval's half-width, in
+// whole points rounded half away from zero: "12" (0.125 is 13 points).
+func PtsWhole(d float64) string { return strconv.FormatFloat(math.Round(100*d), 'f', 0, 64) }
+
+// Ratio formats a ratio in [0,1] that is not a rate — a similarity, an
+// overlap — with two decimals: "0.93", "1.00".
+func Ratio(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return Missing
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+// Given formats a value quoted from the user's data to six significant
+// digits without an exponent: 12442, 1.5, 0.333333, 1234570.
+func Given(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return Missing
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}

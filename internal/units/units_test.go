@@ -47,12 +47,17 @@ func TestPlanForms(t *testing.T) {
 
 // The integrity reports' forms, against the fmt verbs they replaced.
 func TestReportForms(t *testing.T) {
+	nan := math.NaN()
 	for _, c := range []struct{ got, want string }{
 		{PctWhole(0.9), fmt.Sprintf("%.0f%%", 90.0)}, {PctWhole(1.0 / 3), "33%"},
 		{SignedPts(0.737), "+73.7"}, {SignedPts(-0.082), "-8.2"}, {SignedPts(0), "+0.0"}, {SignedPts(-0.0004), fmt.Sprintf("%+.1f", -0.04)},
 		{SignedPts(math.Inf(1)), fmt.Sprintf("%+.1f", math.Inf(1))},
 		{Plain(5), "5"}, {Plain(0.05), "0.05"}, {Plain(1e-7), "0.0000001"},
 		{Seconds(1254), "1.25s"}, {Seconds(3), "0.00s"},
+		{Pts(0.184), fmt.Sprintf("%.1f", 18.4)}, {Pts(0), "0.0"}, {Pts(0.18449), fmt.Sprintf("%.1f", 100*0.18449)},
+		{PtsWhole(0.123), fmt.Sprint(int(math.Round(12.3)))}, {PtsWhole(0.125), "13"}, {PtsWhole(0.0049), "0"}, {PtsWhole(0.31), "31"},
+		{Given(12442), "12442"}, {Given(1.5), "1.5"}, {Given(1.0 / 3), "0.333333"}, {Given(1234567), "1234570"}, {Given(-2.5e-7), "-0.00000025"},
+		{Ratio(0.931), fmt.Sprintf("%.2f", 0.931)}, {Ratio(1), "1.00"}, {Ratio(0.875), fmt.Sprintf("%.2f", 0.875)}, {Ratio(nan), "—"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

@@ -1,0 +1,17 @@
+package selftest
+
+import (
+	"strings"
+	"testing"
+)
+
+// The rule's text quotes its own constants in the units forms (it was
+// written with %g before): 95% and 2 points, as the help text says.
+func TestRuleTextQuotesTheConstants(t *testing.T) {
+	rep := run(t, "testdata/sound_labels.yaml", Options{})
+	for _, want := range []string{"(simultaneous 95% over the scorer's null-model × mode cells, Bonferroni)", "exceeds its chance rate + 2 points"} {
+		if !strings.Contains(rep.Rule.Text, want) {
+			t.Errorf("rule text %q lacks %q", rep.Rule.Text, want)
+		}
+	}
+}
