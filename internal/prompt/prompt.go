@@ -1,9 +1,11 @@
 // Package prompt owns turning a case into chat messages: the spec's system
-// and user templates (Go text/template, missingkey=error) rendered with the
-// case's fields. Case values are data: they are inserted once and never
-// parsed as templates, so a case holding "{{.x}}" shows it literally. It
-// imports only provider (for the Message type) and must not import the
-// runner, scorer, store or spec.
+// and user templates, or its list of message templates (Go text/template,
+// missingkey=error), rendered with the case's fields, and a case's message
+// history read from a field (history.go). Case values are data: they are
+// inserted once and never parsed as templates, so a case holding "{{.x}}"
+// shows it literally, and a history is sent as written. It imports only
+// provider (for the Message type) and must not import the runner, scorer,
+// store or spec.
 package prompt
 
 import (
@@ -18,16 +20,33 @@ import (
 	"github.com/assay-eval/assay/internal/provider"
 )
 
-// Template is a compiled pair of system and user templates.
+// Template is a compiled list of message templates (the spec's system
+// and user templates, or its prompt.messages), and the case field holding
+// a message history, if any.
 type Template struct {
-	system *template.Template // nil when there is no system message
-	user   *template.Template
-	fields []string
+	parts   []part
+	history string
+	fields  []string
+}
+
+// part is one compiled message template.
+type part struct {
+	which      string // how problems name it: "system", "messages[2].content"
+	role       string
+	toolCallID string
+	tmpl       *template.Template
+}
+
+// Part is one message template to compile: Which names it in errors
+// ("messages[N].content" when empty), Role is its role, Content its Go
+// template, ToolCallID the call a "tool" message answers.
+type Part struct {
+	Which, Role, Content, ToolCallID string
 }
 
 // ParseError says which template failed to compile and why.
 type ParseError struct {
-	Which string // "system" or "user"
+	Which string // "system", "user" or "messages[N].content"
 	Err   error
 }
 
@@ -62,22 +81,36 @@ func funcs() template.FuncMap {
 // Compile parses the templates. An empty system template means no system
 // message. Errors are *ParseError.
 func Compile(system, user string) (*Template, error) {
-	t := &Template{}
-	seen := map[string]bool{}
+	var parts []Part
 	if system != "" {
-		st, err := template.New("system").Option("missingkey=error").Funcs(funcs()).Parse(system)
-		if err != nil {
-			return nil, &ParseError{Which: "system", Err: err}
+		parts = append(parts, Part{Which: "system", Role: "system", Content: system})
+	}
+	parts = append(parts, Part{Which: "user", Role: "user", Content: user})
+	return CompileMessages(parts, "")
+}
+
+// CompileMessages parses message templates, in order. history, when not
+// "", names the case field holding a message history (ParseHistory): it is
+// sent as data, never rendered, after the leading system messages and
+// before the rest. Errors are *ParseError.
+func CompileMessages(parts []Part, history string) (*Template, error) {
+	t := &Template{history: history}
+	seen := map[string]bool{}
+	for i, p := range parts {
+		which := p.Which
+		if which == "" {
+			which = fmt.Sprintf("messages[%d].content", i)
 		}
-		t.system = st
-		collectFields(st, seen)
+		tt, err := template.New(which).Option("missingkey=error").Funcs(funcs()).Parse(p.Content)
+		if err != nil {
+			return nil, &ParseError{Which: which, Err: err}
+		}
+		collectFields(tt, seen)
+		t.parts = append(t.parts, part{which: which, role: p.Role, toolCallID: p.ToolCallID, tmpl: tt})
 	}
-	ut, err := template.New("user").Option("missingkey=error").Funcs(funcs()).Parse(user)
-	if err != nil {
-		return nil, &ParseError{Which: "user", Err: err}
+	if history != "" {
+		seen[history] = true
 	}
-	t.user = ut
-	collectFields(ut, seen)
 	for f := range seen {
 		t.fields = append(t.fields, f)
 	}
@@ -85,24 +118,50 @@ func Compile(system, user string) (*Template, error) {
 	return t, nil
 }
 
-// Fields returns the top-level case fields the templates reference, sorted
-// (for {{.question}} and {{.meta.level}}: question and meta).
+// Fields returns the top-level case fields the templates reference, and
+// the history field, sorted (for {{.question}} and {{.meta.level}}:
+// question and meta).
 func (t *Template) Fields() []string { return append([]string(nil), t.fields...) }
 
-// SystemFields and UserFields return the fields each template references.
-func (t *Template) SystemFields() []string {
-	if t.system == nil {
-		return nil
-	}
-	m := map[string]bool{}
-	collectFields(t.system, m)
-	return sortedSet(m)
+// History is the case field holding a message history, or "".
+func (t *Template) History() string { return t.history }
+
+// PartFields is the fields one message template references.
+type PartFields struct {
+	Which  string // "system", "user", "messages[N].content"
+	Fields []string
 }
 
-// UserFields returns the fields the user template references.
-func (t *Template) UserFields() []string {
+// PartFields returns the fields each message template references, in
+// order.
+func (t *Template) PartFields() []PartFields {
+	out := make([]PartFields, 0, len(t.parts))
+	for _, p := range t.parts {
+		m := map[string]bool{}
+		collectFields(p.tmpl, m)
+		out = append(out, PartFields{Which: p.which, Fields: sortedSet(m)})
+	}
+	return out
+}
+
+// SystemFields returns the fields the system templates reference.
+func (t *Template) SystemFields() []string { return t.roleFields("system") }
+
+// UserFields returns the fields the user templates reference.
+func (t *Template) UserFields() []string { return t.roleFields("user") }
+
+func (t *Template) roleFields(role string) []string {
 	m := map[string]bool{}
-	collectFields(t.user, m)
+	found := false
+	for _, p := range t.parts {
+		if p.role == role {
+			collectFields(p.tmpl, m)
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
 	return sortedSet(m)
 }
 
@@ -115,9 +174,11 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// Render executes the templates with a case's fields and returns the system
-// message (when there is a system template) and the user message. A field
-// the templates use that vars lacks is an error (missingkey=error).
+// Render executes the templates with a case's fields and returns the
+// messages in order, the case's history (when the template names a history
+// field) after the leading system messages. A field the templates use that
+// vars lacks is an error (missingkey=error), and so is a history that is
+// not one (a *HistoryError).
 func (t *Template) Render(vars map[string]any) ([]provider.Message, error) {
 	// A null field renders as nothing, not as "<no value>".
 	data := make(map[string]any, len(vars))
@@ -127,19 +188,35 @@ func (t *Template) Render(vars map[string]any) ([]provider.Message, error) {
 		}
 		data[k] = v
 	}
-	msgs := make([]provider.Message, 0, 2)
-	var buf bytes.Buffer
-	if t.system != nil {
-		if err := t.system.Execute(&buf, data); err != nil {
-			return nil, fmt.Errorf("rendering prompt.system: %w", err)
+	var history []provider.Message
+	if t.history != "" {
+		v, ok := vars[t.history]
+		if !ok {
+			return nil, &HistoryError{Field: t.history, Index: -1, Msg: "the case has no such field"}
 		}
-		msgs = append(msgs, provider.Message{Role: "system", Content: buf.String()})
+		h, err := ParseHistory(t.history, v)
+		if err != nil {
+			return nil, err
+		}
+		history = h
+	}
+	msgs := make([]provider.Message, 0, len(t.parts)+len(history))
+	inserted := t.history == ""
+	var buf bytes.Buffer
+	for _, p := range t.parts {
+		if !inserted && p.role != "system" {
+			msgs = append(msgs, history...)
+			inserted = true
+		}
 		buf.Reset()
+		if err := p.tmpl.Execute(&buf, data); err != nil {
+			return nil, fmt.Errorf("rendering prompt.%s: %w", p.which, err)
+		}
+		msgs = append(msgs, provider.Message{Role: p.role, Content: buf.String(), ToolCallID: p.toolCallID})
 	}
-	if err := t.user.Execute(&buf, data); err != nil {
-		return nil, fmt.Errorf("rendering prompt.user: %w", err)
+	if !inserted {
+		msgs = append(msgs, history...)
 	}
-	msgs = append(msgs, provider.Message{Role: "user", Content: buf.String()})
 	return msgs, nil
 }
 

@@ -496,6 +496,8 @@ type validator struct {
 	probs Problems
 	bad   map[string]bool // paths already reported as undecodable
 	files [][2]string     // file:// references read: key, content
+	// toolNames are the names of the tools read, in order (tools.go).
+	toolNames []string
 }
 
 func (v *validator) at(path, hint, format string, args ...any) {

@@ -502,6 +502,7 @@ func (v *validator) addTool(p, file string, t toolDef, seen map[string]string, a
 		return
 	}
 	seen[t.name] = where
+	v.toolNames = append(v.toolNames, t.name)
 	params := json.RawMessage(`{"type":"object","properties":{}}`)
 	if t.parameters != nil {
 		compact, pr := checkSchema(t.parameters, "parameters of tool "+strconv.Quote(t.name))
@@ -535,10 +536,7 @@ func (v *validator) checkToolChoice() {
 		return
 	}
 	choices := []string{"auto", "none", "required"}
-	names := make([]string, 0, len(s.Tools))
-	for _, t := range s.Tools {
-		names = append(names, t.Name)
-	}
+	names := v.toolNames // every tool named, its schema good or not
 	switch {
 	case len(s.toolItems) == 0:
 		v.at("tool_choice", "add tools: or remove tool_choice", "tool_choice is set but the spec offers no tools")

@@ -226,3 +226,42 @@ func TestMissingSpecFileIsAnError(t *testing.T) {
 		t.Errorf("a missing spec file is an I/O error, not spec problems")
 	}
 }
+
+// A tool-calling task loads whole: message templates, a history per case
+// (a CSV cell's JSON text, sent as written after the system message), the
+// tools (inline and from a file) and a structured reply's schema.
+func TestGoodToolsTask(t *testing.T) {
+	tk, err := Load("testdata/good/tools/assay.yaml")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	sp := tk.Spec
+	if len(sp.Tools) != 2 || sp.Tools[0].Name != "book" || sp.Tools[1].Name != "weather" || sp.Tools[1].File != "tools.json" {
+		t.Fatalf("tools = %+v", sp.Tools)
+	}
+	if sp.ToolChoice != "required" || sp.ResponseFormat == nil || sp.ResponseFormat.Name != "booking" || !sp.ResponseFormat.Strict {
+		t.Fatalf("tool_choice %q, response_format %+v", sp.ToolChoice, sp.ResponseFormat)
+	}
+	var got [][]provider.Message
+	err = dataset.Each(sp, func(c *dataset.Case) error {
+		msgs, err := tk.Prompt.Render(c.Vars)
+		got = append(got, msgs)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]provider.Message{
+		{{Role: "system", Content: "You book trips for Ann."}, {Role: "user", Content: "Book Paris for 2 nights"}},
+		{
+			{Role: "system", Content: "You book trips for Bob."},
+			{Role: "user", Content: "Weather in {{.customer}}'s Paris?"},
+			{Role: "assistant", ToolCalls: []provider.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}},
+			{Role: "tool", ToolCallID: "c1", Content: "sunny"},
+			{Role: "user", Content: "And Lyon?"},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rendered:\n%+v\nwant:\n%+v", got, want)
+	}
+}

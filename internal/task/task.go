@@ -8,6 +8,8 @@ package task
 import (
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/prompt"
@@ -66,7 +68,7 @@ func LoadWith(path string, o spec.Options) (*Task, error) {
 		}
 	}
 
-	tmpl, err := prompt.Compile(sp.Prompt.System, sp.Prompt.User)
+	tmpl, err := CompilePrompt(sp)
 	var pe *prompt.ParseError
 	switch {
 	case errors.As(err, &pe):
@@ -78,6 +80,11 @@ func LoadWith(path string, o spec.Options) (*Task, error) {
 		t.Prompt = tmpl
 		if t.Dataset != nil && len(t.Dataset.Fields) > 0 {
 			probs = append(probs, checkFields(sp, tmpl, t.Dataset)...)
+			hp, err := checkHistories(sp, t.Dataset)
+			if err != nil {
+				return nil, err
+			}
+			probs = append(probs, hp...)
 		}
 	}
 
@@ -126,9 +133,86 @@ func checkFields(sp *spec.Spec, tmpl *prompt.Template, info *dataset.Info) spec.
 			}
 		}
 	}
-	report("system", tmpl.SystemFields())
-	report("user", tmpl.UserFields())
+	for _, pf := range tmpl.PartFields() {
+		report(pf.Which, pf.Fields)
+	}
+	if h := tmpl.History(); h != "" {
+		report("messages_field", []string{h})
+	}
 	return probs
+}
+
+// CompilePrompt compiles the spec's prompt: prompt.messages when set, else
+// the system template (when there is one) and the user template (unless
+// prompt.messages_field alone is the prompt), with the history field.
+func CompilePrompt(sp *spec.Spec) (*prompt.Template, error) {
+	p := &sp.Prompt
+	var parts []prompt.Part
+	if len(p.Messages) > 0 {
+		for i, m := range p.Messages {
+			parts = append(parts, prompt.Part{Which: fmt.Sprintf("messages[%d].content", i), Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID})
+		}
+		return prompt.CompileMessages(parts, p.MessagesField)
+	}
+	if p.System != "" {
+		parts = append(parts, prompt.Part{Which: "system", Role: "system", Content: p.System})
+	}
+	if p.User != "" || p.MessagesField == "" {
+		parts = append(parts, prompt.Part{Which: "user", Role: "user", Content: p.User})
+	}
+	return prompt.CompileMessages(parts, p.MessagesField)
+}
+
+// checkHistories reads every case's message history (prompt.messages_field)
+// and reports each that is not one at its line in the dataset, up to
+// dataset.MaxProblems, so a bad row stops validate and run before any call
+// rather than failing its calls. Rows the dataset reported are skipped.
+func checkHistories(sp *spec.Spec, info *dataset.Info) (spec.Problems, error) {
+	field := sp.Prompt.MessagesField
+	if field == "" || !slices.Contains(info.Fields, field) {
+		return nil, nil
+	}
+	r, err := dataset.Open(sp)
+	if err != nil {
+		return nil, nil // reported by Scan
+	}
+	defer r.Close()
+	var probs spec.Problems
+	more := 0
+	for {
+		c, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		var rowProbs spec.Problems
+		if errors.As(err, &rowProbs) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		v, ok := c.Vars[field]
+		if !ok {
+			continue // reported as a field some cases lack
+		}
+		if _, err := prompt.ParseHistory(field, v); err != nil {
+			if len(probs) >= dataset.MaxProblems {
+				more++
+				continue
+			}
+			he, _ := err.(*prompt.HistoryError)
+			hint := ""
+			if he != nil {
+				hint = he.Hint
+			}
+			probs = append(probs, spec.Problem{File: info.Path, Line: c.Line, Col: 1, Msg: err.Error(), Hint: hint})
+		}
+	}
+	if more > 0 {
+		last := probs[len(probs)-1]
+		probs = append(probs, spec.Problem{File: info.Path, Line: last.Line, Col: 1, Msg: fmt.Sprintf("… and %d more cases with a bad message history", more)})
+	}
+	return probs, nil
 }
 
 // dropSamePosition returns the problems of extra that are not at a position

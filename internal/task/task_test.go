@@ -182,6 +182,28 @@ var badCases = []struct {
 		`bad/malformed_jsonl/data.jsonl:5:47: unexpected data after the JSON object ` + jsonlHint,
 		`bad/malformed_jsonl/data.jsonl:6:14: invalid JSON: invalid character '\'' looking for beginning of value ` + jsonlHint,
 	}},
+	{"bad/bad_history/assay.yaml", []string{
+		`bad/bad_history/assay.yaml:6:19: prompt.messages_field references field "history" that 1 of 6 cases lack (first at testdata/bad/bad_history/data.jsonl:6) (every case needs each field the prompt uses)`,
+		`bad/bad_history/data.jsonl:2:1: message history "history": must be a list of messages (or its JSON text), got the string "Book Paris" (a JSON list of {"role": "user", "content": "…"}; an assistant message may carry "tool_calls": [{"id": "c1", "name": "f", "arguments": {…}}], a "tool" message answers one with "tool_call_id": "c1")`,
+		`bad/bad_history/data.jsonl:3:1: message history "history": message 1: unknown role "human" (roles are system, user, assistant, tool)`,
+		`bad/bad_history/data.jsonl:4:1: message history "history": message 2: a tool message needs tool_call_id (the id of the assistant's call this result answers)`,
+		`bad/bad_history/data.jsonl:5:1: message history "history": message 1: tool_calls: call 1: needs an id (a string the tool message answering it names in tool_call_id) (a JSON list of {"role": "user", "content": "…"}; an assistant message may carry "tool_calls": [{"id": "c1", "name": "f", "arguments": {…}}], a "tool" message answers one with "tool_call_id": "c1")`,
+	}},
+	{"bad/bad_tools/assay.yaml", []string{
+		`bad/bad_tools/assay.yaml:8:5: tools[0]: parameters of tool "book" does not compile: at /properties/city/minLength: minimum: got -1, want 0 (a JSON Schema, draft 2020-12 unless $schema says otherwise)`,
+		`bad/bad_tools/assay.yaml:12:5: tools[1]: "tools.json", tool 2: tool name "lookup table" is not a valid name (1 to 64 letters, digits, '_' or '-')`,
+		`bad/bad_tools/assay.yaml:12:5: tools[1]: "tools.json", tool 3: parameters of tool "rate" must describe an object (type: object), it has type "array" (the arguments (or the reply) are one JSON object: put the values under properties)`,
+		`bad/bad_tools/assay.yaml:13:5: tools[2]: "broken.json" is not valid JSON: line 2, column 36: invalid character '}' looking for beginning of object key string (the file holds one tool object or a list of them, as JSON)`,
+		`bad/bad_tools/assay.yaml:14:11: tools[3]: duplicate tool name "book" (first at tools[0]) (tool names must be unique)`,
+		`bad/bad_tools/assay.yaml:15:5: tools[4] must be a tool or a file:// reference, got the string "search" (write an inline tool {name, description, parameters} or file://PATH to a JSON file)`,
+		`bad/bad_tools/assay.yaml:16:14: tool_choice "serch" is neither auto, none, required nor a tool of the spec (did you mean "search"? tool_choice is auto, none, required or a tool's name (book, search, rate))`,
+		`bad/bad_tools/assay.yaml:19:13: response_format.json_schema.schema: cannot read "missing.schema.json": no such file (paths are relative to the spec's directory)`,
+	}},
+	{"bad/bad_messages/assay.yaml", []string{
+		`bad/bad_messages/assay.yaml:4:11: prompt.system cannot be used with prompt.messages (write the system and user messages as entries of prompt.messages, e.g. - {role: system, content: ...})`,
+		`bad/bad_messages/assay.yaml:7:14: unknown role "usr" (did you mean "user"? roles are system, user, assistant, tool)`,
+		`bad/bad_messages/assay.yaml:8:34: prompt.messages[2].content does not parse: line 1: unclosed action (the prompt is a Go text/template, e.g. "Q: {{.question}}")`,
+	}},
 	{"bad/duplicate_ids/assay.yaml", []string{
 		`bad/duplicate_ids/data.jsonl:3:2: duplicate case id "a" at line 3 (first at line 1) (case ids must be unique)`,
 		`bad/duplicate_ids/data.jsonl:5:2: duplicate case id "7" at line 5 (first at line 4) (case ids must be unique)`,
