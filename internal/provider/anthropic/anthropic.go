@@ -6,7 +6,9 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,6 +19,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/httpcall"
@@ -106,15 +109,19 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	}
 	c := &httpcall.Call{Limit: p.limit}
 	opts := []option.RequestOption{option.WithMiddleware(c.Middleware)}
+	format := "" // the tool the response format is sent as
+	if req.ResponseFormat != nil {
+		format = req.ResponseFormat.Name
+	}
 	var resp *provider.Response
 	if p.stream {
-		resp, err = p.completeStream(ctx, params, c, opts, start)
+		resp, err = p.completeStream(ctx, params, format, c, opts, start)
 	} else {
 		// The caller's context bounds the call. A long request timeout keeps
 		// the SDK from imposing its own 10-minute limit and from refusing a
 		// large max_tokens without streaming.
 		opts = append(opts, option.WithRequestTimeout(24*time.Hour))
-		resp, err = p.completePlain(ctx, params, c, opts)
+		resp, err = p.completePlain(ctx, params, format, c, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -133,17 +140,54 @@ func (p *Provider) params(req *provider.Request) (sdk.MessageNewParams, error) {
 	if params.Model == "" {
 		params.Model = p.model
 	}
+	results := false // the last message holds tool results
 	for i, m := range req.Messages {
+		last := len(params.Messages) - 1
 		switch m.Role {
 		case "system":
 			params.System = append(params.System, sdk.TextBlockParam{Text: m.Content})
 		case "user":
+			if results {
+				// After tool results, in the same user message.
+				params.Messages[last].OfUser.Content = append(params.Messages[last].OfUser.Content, sdk.NewTextBlock(m.Content))
+				results = false
+				continue
+			}
 			params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(m.Content)))
 		case "assistant":
-			params.Messages = append(params.Messages, sdk.NewAssistantMessage(sdk.NewTextBlock(m.Content)))
+			var blocks []sdk.ContentBlockParamUnion
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				blocks = append(blocks, sdk.NewTextBlock(m.Content))
+			}
+			for _, tc := range m.ToolCalls {
+				input, err := toolInput(tc.Arguments)
+				if err != nil {
+					return params, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("message %d: tool call %q: %v", i, tc.Name, err)}
+				}
+				blocks = append(blocks, sdk.NewToolUseBlock(tc.ID, input, tc.Name))
+			}
+			params.Messages = append(params.Messages, sdk.NewAssistantMessage(blocks...))
+			results = false
+		case "tool":
+			if m.ToolCallID == "" {
+				return params, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("message %d has role tool but no tool_call_id; a tool message answers the call it names", i)}
+			}
+			// Tool results go back as a user message of tool_result
+			// blocks; consecutive ones share it.
+			block := sdk.NewToolResultBlock(m.ToolCallID, m.Content, false)
+			block.OfToolResult.IsError = param.Opt[bool]{}
+			if results {
+				params.Messages[last].OfUser.Content = append(params.Messages[last].OfUser.Content, block)
+			} else {
+				params.Messages = append(params.Messages, sdk.NewUserMessage(block))
+			}
+			results = true
 		default:
-			return params, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("message %d has role %q; valid roles are system, user and assistant", i, m.Role)}
+			return params, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("message %d has role %q; valid roles are system, user, assistant and tool", i, m.Role)}
 		}
+	}
+	if err := tools(&params, req); err != nil {
+		return params, err
 	}
 	if len(params.Messages) == 0 {
 		return params, &provider.Error{Kind: provider.KindBadRequest, Msg: "the request has no user or assistant message; the Messages API needs at least one"}
@@ -173,7 +217,106 @@ func (p *Provider) params(req *provider.Request) (sdk.MessageNewParams, error) {
 	return params, nil
 }
 
-func (p *Provider) completePlain(ctx context.Context, params sdk.MessageNewParams, c *httpcall.Call, opts []option.RequestOption) (*provider.Response, error) {
+// toolInput is a tool call's arguments as a tool_use block's input, which
+// the Messages API takes only as an object: empty arguments are {}.
+func toolInput(args string) (json.RawMessage, error) {
+	a := strings.TrimSpace(args)
+	if a == "" {
+		return json.RawMessage(`{}`), nil
+	}
+	if a[0] != '{' || !json.Valid([]byte(a)) {
+		return nil, errors.New("its arguments are not a JSON object, and the Messages API takes a tool_use input only as an object")
+	}
+	return json.RawMessage(a), nil
+}
+
+// inputSchema is a JSON Schema as a tool's input_schema, every keyword but
+// type sent as written.
+func inputSchema(name string, schema json.RawMessage) (sdk.ToolInputSchemaParam, error) {
+	var in sdk.ToolInputSchemaParam
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return in, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &fields); err != nil || fields == nil {
+		return in, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("tool %q: the schema must be a JSON Schema object", name)}
+	}
+	if t, ok := fields["type"]; ok && string(bytes.TrimSpace(t)) != `"object"` {
+		return in, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("tool %q: the schema's type is %s; a tool's input_schema must be of type \"object\"", name, t)}
+	}
+	delete(fields, "type")
+	if len(fields) > 0 {
+		in.ExtraFields = make(map[string]any, len(fields))
+		for k, v := range fields {
+			in.ExtraFields[k] = v
+		}
+	}
+	return in, nil
+}
+
+// tools sets the request's tools, its tool choice (auto → auto, required →
+// any, none → none, a name → that tool) and its response format, which the
+// Messages API does not have: it goes as one more tool, named after the
+// format, whose input_schema is the schema, and the model is made to call
+// it (with other tools offered, to call one of them or it), so its input is
+// the reply's text (see response).
+func tools(params *sdk.MessageNewParams, req *provider.Request) error {
+	for _, t := range req.Tools {
+		schema, err := inputSchema(t.Name, t.Parameters)
+		if err != nil {
+			return err
+		}
+		tp := sdk.ToolParam{Name: t.Name, InputSchema: schema}
+		if t.Description != "" {
+			tp.Description = sdk.String(t.Description)
+		}
+		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: &tp})
+	}
+	choice := req.ToolChoice
+	if len(req.Tools) == 0 {
+		choice = "" // the API refuses a tool choice without tools
+	}
+	if f := req.ResponseFormat; f != nil {
+		for _, t := range req.Tools {
+			if t.Name == f.Name {
+				return &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("the response format %q has the name of a tool; on the Messages API it is sent as a tool of that name, so the names must differ", f.Name)}
+			}
+		}
+		schema, err := inputSchema(f.Name, f.Schema)
+		if err != nil {
+			return err
+		}
+		tp := sdk.ToolParam{Name: f.Name, InputSchema: schema, Description: sdk.String("Give your reply as this tool's input: a JSON value that fills its schema.")}
+		if f.Strict {
+			tp.Strict = sdk.Bool(true)
+		}
+		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: &tp})
+		switch choice {
+		case "", provider.ToolChoiceAuto, provider.ToolChoiceRequired:
+			if len(req.Tools) > 0 {
+				choice = provider.ToolChoiceRequired
+				break
+			}
+			choice = f.Name
+		case provider.ToolChoiceNone:
+			choice = f.Name
+		}
+	}
+	switch choice {
+	case "":
+	case provider.ToolChoiceAuto:
+		params.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{}}
+	case provider.ToolChoiceRequired:
+		params.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{}}
+	case provider.ToolChoiceNone:
+		params.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+	default:
+		params.ToolChoice = sdk.ToolChoiceParamOfTool(choice)
+	}
+	return nil
+}
+
+func (p *Provider) completePlain(ctx context.Context, params sdk.MessageNewParams, format string, c *httpcall.Call, opts []option.RequestOption) (*provider.Response, error) {
 	msg, err := p.svc.New(ctx, params, opts...)
 	if err != nil || c.OverLimit() {
 		return nil, c.Classify(ctx, err, p.key, nil)
@@ -181,10 +324,10 @@ func (p *Provider) completePlain(ctx context.Context, params sdk.MessageNewParam
 	if msg.StopReason == "" && len(msg.Content) == 0 {
 		return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the response has neither content nor a stop_reason"}
 	}
-	return response(msg), nil
+	return response(msg, format, nil, c.Status())
 }
 
-func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewParams, c *httpcall.Call, opts []option.RequestOption, start time.Time) (*provider.Response, error) {
+func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewParams, format string, c *httpcall.Call, opts []option.RequestOption, start time.Time) (*provider.Response, error) {
 	stream := p.svc.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 	var (
@@ -194,6 +337,7 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 		sawStart bool
 		sawStop  bool
 		texts    = map[int64]*strings.Builder{} // text of each content block
+		inputs   = map[int64]*strings.Builder{} // tool_use input of each block
 	)
 	for stream.Next() {
 		ev := stream.Current()
@@ -208,20 +352,37 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 			// The SDK's Accumulate appends each text, thinking or
 			// signature delta to a string, copying the whole block every
 			// time: quadratic in the events of a long (or hostile) stream.
-			// Text goes to a builder instead; thinking is not kept.
+			// Text goes to a builder instead; thinking is not kept. A
+			// tool_use block's input fragments go to a builder too: the
+			// SDK replaces an input that reads {} at any point by the next
+			// fragment, which would rewrite arguments a model wrote.
 			switch ev.Delta.Type {
-			case "text_delta", "thinking_delta", "signature_delta":
+			case "text_delta", "thinking_delta", "signature_delta", "input_json_delta":
 				if ev.Index < 0 || ev.Index >= int64(len(msg.Content)) {
 					return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: fmt.Sprintf("the stream's events do not fit together: a delta for content block %d of %d", ev.Index, len(msg.Content))}
 				}
-				if ev.Delta.Type == "text_delta" {
-					b := texts[ev.Index]
-					if b == nil {
-						b = &strings.Builder{}
-						texts[ev.Index] = b
+				var into map[int64]*strings.Builder
+				piece := ev.Delta.Text
+				switch ev.Delta.Type {
+				case "text_delta":
+					into = texts
+				case "input_json_delta":
+					if msg.Content[ev.Index].Type != "tool_use" {
+						return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: fmt.Sprintf("the stream's events do not fit together: input_json_delta for content block %d of type %q", ev.Index, msg.Content[ev.Index].Type)}
 					}
-					b.WriteString(ev.Delta.Text)
+					if first == 0 {
+						first = p.now().Sub(start)
+					}
+					into, piece = inputs, ev.Delta.PartialJSON
+				default:
+					continue
 				}
+				b := into[ev.Index]
+				if b == nil {
+					b = &strings.Builder{}
+					into[ev.Index] = b
+				}
+				b.WriteString(piece)
 				continue
 			}
 		case "message_stop":
@@ -246,22 +407,61 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 			msg.Content[i].Text += b.String()
 		}
 	}
-	resp := response(&msg)
+	streamed := map[int]string{}
+	for i, b := range inputs {
+		// No fragment, or empty ones, leave the input the block started
+		// with ({} for a call without arguments).
+		if b.Len() > 0 {
+			streamed[int(i)] = b.String()
+		}
+	}
+	resp, err := response(&msg, format, streamed, status)
+	if err != nil {
+		return nil, err
+	}
 	resp.FirstToken = first
 	return resp, nil
 }
 
-func response(msg *sdk.Message) *provider.Response {
+// formatDescription describes the tool a response format is sent as.
+const formatDescription = "Give your reply as this tool's input: a JSON value that fills its schema."
+
+// response reads a message: the text of its text blocks, and its tool_use
+// blocks as tool calls in order, their arguments the input's JSON text (the
+// streamed fragments as written, when streamed). The block of the response
+// format's tool (format, "" for none) is no call: its input is the text.
+func response(msg *sdk.Message, format string, streamed map[int]string, status int) (*provider.Response, error) {
 	var text strings.Builder
-	for _, b := range msg.Content {
-		if b.Type == "text" {
+	var calls []provider.ToolCall
+	formatted, isFormatted := "", false
+	for i, b := range msg.Content {
+		switch b.Type {
+		case "text":
 			text.WriteString(b.Text)
+		case "tool_use":
+			args, ok := streamed[i]
+			if !ok {
+				args = inputText(b.Input)
+			}
+			if b.Name == "" {
+				return nil, &provider.Error{Kind: provider.KindMalformed, Status: status, Msg: fmt.Sprintf("content block %d is a tool_use without a name", i)}
+			}
+			if format != "" && b.Name == format && !isFormatted {
+				formatted, isFormatted = args, true
+				continue
+			}
+			calls = append(calls, provider.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
 		}
+	}
+	out := text.String()
+	if isFormatted {
+		out = formatted
 	}
 	u := msg.Usage
 	return &provider.Response{
-		Text:         text.String(),
+		Text:         out,
 		FinishReason: string(msg.StopReason),
+		ToolCalls:    calls,
 		// input_tokens excludes what was read from or written to the
 		// prompt cache; Input counts every input token, as OpenAI's
 		// prompt_tokens does, with the cache reads in Cached.
@@ -271,7 +471,26 @@ func response(msg *sdk.Message) *provider.Response {
 			Cached: int(u.CacheReadInputTokens),
 		},
 		Model: msg.Model,
+	}, nil
+}
+
+// inputText is a whole tool_use block's input as arguments text: an object
+// (or any JSON value) in its compact form; a JSON string is taken as the
+// text itself — how a server passes on arguments that are not an object,
+// such as invalid JSON, which a whole message cannot carry otherwise.
+func inputText(in json.RawMessage) string {
+	in = bytes.TrimSpace(in)
+	if len(in) > 0 && in[0] == '"' {
+		var s string
+		if json.Unmarshal(in, &s) == nil {
+			return s
+		}
 	}
+	var b bytes.Buffer
+	if json.Compact(&b, in) != nil {
+		return string(in)
+	}
+	return b.String()
 }
 
 // streamError classifies an error event inside a 200 stream, which the SDK

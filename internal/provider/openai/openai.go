@@ -20,6 +20,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/httpcall"
@@ -133,10 +134,32 @@ func (p *Provider) params(req *provider.Request) (sdk.ChatCompletionNewParams, e
 		case "user":
 			params.Messages = append(params.Messages, sdk.UserMessage(m.Content))
 		case "assistant":
-			params.Messages = append(params.Messages, sdk.AssistantMessage(m.Content))
+			if len(m.ToolCalls) == 0 {
+				params.Messages = append(params.Messages, sdk.AssistantMessage(m.Content))
+				continue
+			}
+			var a sdk.ChatCompletionAssistantMessageParam
+			if m.Content != "" {
+				a.Content.OfString = sdk.String(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+					ID:       tc.ID,
+					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+				}})
+			}
+			params.Messages = append(params.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case "tool":
+			if m.ToolCallID == "" {
+				return params, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("message %d has role tool but no tool_call_id; a tool message answers the call it names", i)}
+			}
+			params.Messages = append(params.Messages, sdk.ToolMessage(m.Content, m.ToolCallID))
 		default:
-			return params, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("message %d has role %q; valid roles are system, user and assistant", i, m.Role)}
+			return params, &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("message %d has role %q; valid roles are system, user, assistant and tool", i, m.Role)}
 		}
+	}
+	if err := tools(&params, req); err != nil {
+		return params, err
 	}
 	pr := req.Params
 	if pr.Temperature != nil {
@@ -163,6 +186,48 @@ func (p *Provider) params(req *provider.Request) (sdk.ChatCompletionNewParams, e
 	return params, nil
 }
 
+// tools sets the request's tools (function definitions, their parameters
+// sent as written), its tool choice and its response format (a json_schema,
+// strict when asked).
+func tools(params *sdk.ChatCompletionNewParams, req *provider.Request) error {
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = sdk.String(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal(t.Parameters, &fields); err != nil || fields == nil {
+				return &provider.Error{Kind: provider.KindBadRequest, Msg: fmt.Sprintf("tool %q: parameters must be a JSON Schema object", t.Name)}
+			}
+			fn.Parameters = make(shared.FunctionParameters, len(fields))
+			for k, v := range fields {
+				fn.Parameters[k] = v
+			}
+		}
+		params.Tools = append(params.Tools, sdk.ChatCompletionFunctionTool(fn))
+	}
+	switch c := req.ToolChoice; {
+	case c == "" || len(req.Tools) == 0:
+		// The API refuses a tool choice without tools.
+	case c == provider.ToolChoiceAuto || c == provider.ToolChoiceNone || c == provider.ToolChoiceRequired:
+		params.ToolChoice.OfAuto = sdk.String(c)
+	default:
+		params.ToolChoice.OfFunctionToolChoice = &sdk.ChatCompletionNamedToolChoiceParam{Function: sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: c}}
+	}
+	if f := req.ResponseFormat; f != nil {
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: f.Name}
+		if len(f.Schema) > 0 {
+			js.Schema = f.Schema
+		}
+		if f.Strict {
+			js.Strict = sdk.Bool(true)
+		}
+		params.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
+	}
+	return nil
+}
+
 func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionNewParams, c *httpcall.Call, mw option.RequestOption) (*provider.Response, error) {
 	cc, err := p.svc.New(ctx, params, mw)
 	if err != nil || c.OverLimit() {
@@ -176,9 +241,21 @@ func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionN
 	if text == "" {
 		text = ch.Message.Refusal // what the model said instead
 	}
+	var calls []provider.ToolCall
+	for i, tc := range ch.Message.ToolCalls {
+		call := provider.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+		if tc.Type == "custom" {
+			call.Name, call.Arguments = tc.Custom.Name, tc.Custom.Input
+		}
+		if call.Name == "" {
+			return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: fmt.Sprintf("tool call %d of the response has no name", i)}
+		}
+		calls = append(calls, call)
+	}
 	return &provider.Response{
 		Text:              text,
 		FinishReason:      ch.FinishReason,
+		ToolCalls:         calls,
 		Usage:             usage(cc.Usage),
 		Model:             cc.Model,
 		SystemFingerprint: systemFingerprint(cc),
@@ -194,6 +271,7 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 		refusal  strings.Builder
 		chunks   int
 		sawUsage bool
+		calls    streamCalls
 	)
 	for stream.Next() {
 		ch := stream.Current()
@@ -219,6 +297,12 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 				text.WriteString(choice.Delta.Content)
 			}
 			refusal.WriteString(choice.Delta.Refusal)
+			if len(choice.Delta.ToolCalls) > 0 && resp.FirstToken == 0 {
+				resp.FirstToken = p.now().Sub(start)
+			}
+			for _, d := range choice.Delta.ToolCalls {
+				calls.add(d.Index, d.ID, d.Function.Name, d.Function.Arguments)
+			}
 			if choice.FinishReason != "" {
 				resp.FinishReason = choice.FinishReason
 			}
@@ -242,7 +326,61 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 	if resp.Text == "" {
 		resp.Text = refusal.String()
 	}
+	tc, err := calls.done()
+	if err != nil {
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: status, Msg: err.Error()}
+	}
+	resp.ToolCalls = tc
 	return &resp, nil
+}
+
+// streamCalls accumulates a stream's tool calls: each delta names the
+// call's index; the first gives its id and name, every one may carry a
+// fragment of its arguments.
+type streamCalls struct {
+	byIndex map[int64]*streamCall
+}
+
+type streamCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+func (s *streamCalls) add(index int64, id, name, args string) {
+	if s.byIndex == nil {
+		s.byIndex = map[int64]*streamCall{}
+	}
+	c := s.byIndex[index]
+	if c == nil {
+		c = &streamCall{}
+		s.byIndex[index] = c
+	}
+	if c.id == "" {
+		c.id = id
+	}
+	// The name comes whole in the call's first delta; a server that
+	// repeats it is not read as a longer name, one that splits it is joined.
+	if name != c.name {
+		c.name += name
+	}
+	c.args.WriteString(args)
+}
+
+// done returns the calls in index order, arguments as the fragments wrote
+// them; a call that never got a name is an error.
+func (s *streamCalls) done() ([]provider.ToolCall, error) {
+	if len(s.byIndex) == 0 {
+		return nil, nil
+	}
+	out := make([]provider.ToolCall, 0, len(s.byIndex))
+	for _, i := range slices.Sorted(maps.Keys(s.byIndex)) {
+		c := s.byIndex[i]
+		if c.name == "" {
+			return nil, fmt.Errorf("the stream's tool call at index %d has no name", i)
+		}
+		out = append(out, provider.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+	}
+	return out, nil
 }
 
 // streamError classifies an error object the server sent inside a stream.

@@ -11,6 +11,7 @@ package providertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -31,6 +32,10 @@ type Harness struct {
 	Slow func(t *testing.T, d time.Duration) provider.Provider
 	// Fail returns a provider whose calls fail as an HTTP status would (e.g. 429, 500, 400); nil when not applicable.
 	Fail func(t *testing.T, status int) provider.Provider
+	// Calls returns a provider that answers every tool-calling request of
+	// the suite (ToolRequest) with exactly calls, in order, and no text;
+	// nil when the backend cannot make tool calls.
+	Calls func(t *testing.T, calls []provider.ToolCall) provider.Provider
 }
 
 // Questions are the case variables the suite sends (Vars["question"]), so a
@@ -132,6 +137,139 @@ func Run(t *testing.T, h Harness) {
 		}
 		testFail(t, h)
 	})
+	t.Run("ToolCalls", func(t *testing.T) {
+		if h.Calls == nil {
+			t.Skipf("%s: no Calls provider", h.Name)
+		}
+		testToolCalls(t, h)
+	})
+}
+
+// Tools are the tools ToolRequest offers.
+func Tools() []provider.Tool {
+	return []provider.Tool{
+		{Name: "get_weather", Description: "The weather in a city, today or on a day to come.", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"a city's name, such as \"Zürich\""},"days":{"type":"integer","minimum":0}},"required":["city"]}`)},
+		{Name: "search", Description: "Search the web.", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"filters":{"type":"object","properties":{"lang":{"enum":["en","fr"]}}}}}`)},
+	}
+}
+
+// ToolRequest is the suite's tool-calling request for question i: the
+// suite's tools, tool choice auto, and a history holding one answered round
+// of calls (an assistant message with two calls, and their two results)
+// before the user's question, so a backend sends calls and results back as
+// well as reading new ones.
+func ToolRequest(i int) *provider.Request {
+	req := request(i)
+	q := req.Messages[1]
+	req.Tools = Tools()
+	req.ToolChoice = provider.ToolChoiceAuto
+	req.Messages = []provider.Message{
+		req.Messages[0],
+		{Role: "user", Content: "Earlier question."},
+		{Role: "assistant", ToolCalls: []provider.ToolCall{
+			{ID: "call_earlier_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+			{ID: "call_earlier_2", Name: "search", Arguments: `{"q":"paris weather"}`},
+		}},
+		{Role: "tool", ToolCallID: "call_earlier_1", Content: "sunny, 21 °C"},
+		{Role: "tool", ToolCallID: "call_earlier_2", Content: `[{"title":"Paris forecast"}]`},
+		{Role: "assistant", Content: "It is sunny in Paris."},
+		q,
+	}
+	return req
+}
+
+// namedCalls is one set of calls the tool check sends through a provider.
+type namedCalls struct {
+	name  string
+	calls []provider.ToolCall
+}
+
+// toolCallSets are the calls a provider must return: names and order
+// exactly, arguments JSON-equal (a backend may re-space valid JSON) and,
+// when they are not valid JSON, byte for byte — malformed arguments arrive
+// as the model wrote them, never fixed.
+func toolCallSets() []namedCalls {
+	return []namedCalls{
+		{"one call", []provider.ToolCall{{Name: "get_weather", Arguments: `{"city":"Zürich","days":2}`}}},
+		{"two calls in order", []provider.ToolCall{{Name: "search", Arguments: `{"q":"b"}`}, {Name: "get_weather", Arguments: `{"city":"a"}`}}},
+		{"same tool twice", []provider.ToolCall{{Name: "search", Arguments: `{"q":"1"}`}, {Name: "search", Arguments: `{"q":"2"}`}}},
+		{"no arguments", []provider.ToolCall{{Name: "search", Arguments: `{}`}}},
+		{"hostile arguments", []provider.ToolCall{{Name: "search", Arguments: `{"q":"{{.x}} \"q\" \\ \n ünï 🧪 \u0000 </script>","filters":{"lang":"fr","n":[1,2.50,-3e2,null,true]}}`}}},
+		{"spaced arguments", []provider.ToolCall{{Name: "get_weather", Arguments: "{ \"city\" : \"Oslo\" ,\n \"days\": 0 }"}}},
+		{"malformed arguments", []provider.ToolCall{{Name: "get_weather", Arguments: `{"city": "Par`}, {Name: "search", Arguments: `{"q":"x",}`}}},
+	}
+}
+
+func testToolCalls(t *testing.T, h Harness) {
+	for _, set := range toolCallSets() {
+		t.Run(set.name, func(t *testing.T) {
+			p := h.Calls(t, set.calls)
+			for i := range Questions() {
+				ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+				req := ToolRequest(i)
+				resp, err := p.Complete(ctx, req)
+				cancel()
+				if err != nil {
+					t.Fatalf("%s: question %d: Complete: %v", h.Name, i, err)
+				}
+				checkResponse(t, h.Name, resp)
+				if resp.Text != "" {
+					t.Errorf("%s: question %d: text %q beside the calls; want none", h.Name, i, resp.Text)
+				}
+				if d := DiffToolCalls(resp.ToolCalls, set.calls); d != "" {
+					t.Fatalf("%s: question %d: %s", h.Name, i, d)
+				}
+				if !reflect.DeepEqual(req, ToolRequest(i)) {
+					t.Fatalf("%s: Complete modified its tool-calling request", h.Name)
+				}
+			}
+		})
+	}
+}
+
+// DiffToolCalls describes how got differs from want ("" when it does not):
+// the same number of calls, in the same order, with the same names, and
+// arguments that are JSON-equal when want's are valid JSON (numbers compared
+// as written) and byte-equal when they are not. IDs are not compared.
+func DiffToolCalls(got, want []provider.ToolCall) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d tool calls %q, want %d %q", len(got), got, len(want), want)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Name != w.Name {
+			return fmt.Sprintf("call %d is %q, want %q (calls %q)", i, g.Name, w.Name, got)
+		}
+		if !ArgumentsEqual(g.Arguments, w.Arguments) {
+			return fmt.Sprintf("call %d (%s) has arguments %q, want %q", i, w.Name, g.Arguments, w.Arguments)
+		}
+	}
+	return ""
+}
+
+// ArgumentsEqual reports whether two arguments texts are the same: equal
+// JSON values when want is valid JSON (numbers compared as written, object
+// keys in any order), else the same bytes.
+func ArgumentsEqual(got, want string) bool {
+	if got == want {
+		return true
+	}
+	w, okW := decodeJSON(want)
+	g, okG := decodeJSON(got)
+	return okW && okG && reflect.DeepEqual(g, w)
+}
+
+func decodeJSON(s string) (any, bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return nil, false
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // callTimeout bounds any single call the suite expects to succeed, so a

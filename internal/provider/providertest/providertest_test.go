@@ -2,11 +2,13 @@ package providertest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,7 +24,32 @@ type fake struct {
 	delay  time.Duration
 	status int
 	flaw   string
+	calls  []provider.ToolCall
 	busy   atomic.Int32
+}
+
+// toolCalls returns f's calls as its flaw bends them.
+func (f *fake) toolCalls() []provider.ToolCall {
+	out := slices.Clone(f.calls)
+	switch f.flaw {
+	case "fixes_arguments":
+		for i := range out {
+			if !json.Valid([]byte(out[i].Arguments)) {
+				out[i].Arguments = "{}"
+			}
+		}
+	case "reorders_calls":
+		slices.Reverse(out)
+	case "reencodes_arguments":
+		for i := range out {
+			var v any
+			if json.Unmarshal([]byte(out[i].Arguments), &v) == nil {
+				b, _ := json.Marshal(v) // numbers through float64: 2.50 becomes 2.5
+				out[i].Arguments = string(b)
+			}
+		}
+	}
+	return out
 }
 
 func (f *fake) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
@@ -76,7 +103,7 @@ func (f *fake) Complete(ctx context.Context, req *provider.Request) (*provider.R
 	case "fixed_latency":
 		lat = time.Millisecond
 	}
-	return &provider.Response{Text: text, Attempts: 1, Latency: lat, Model: req.Model}, nil
+	return &provider.Response{Text: text, ToolCalls: f.toolCalls(), Attempts: 1, Latency: lat, Model: req.Model}, nil
 }
 
 func (f *fake) ctxErr(err error) error {
@@ -97,6 +124,9 @@ func harness(flaw string) providertest.Harness {
 		},
 		Fail: func(t *testing.T, status int) provider.Provider {
 			return &fake{status: status, flaw: flaw}
+		},
+		Calls: func(t *testing.T, calls []provider.ToolCall) provider.Provider {
+			return &fake{calls: calls, flaw: flaw}
 		},
 	}
 }
@@ -138,6 +168,9 @@ func TestSuiteCatchesFlaws(t *testing.T) {
 		{"context_as_network", []string{"CanceledBeforeCall", "Slow/Deadline"}},
 		{"wrong_kind", []string{"Fail/400", "Fail/429"}},
 		{"unclassified", []string{"Fail/503"}},
+		{"fixes_arguments", []string{"ToolCalls/malformed_arguments"}},
+		{"reorders_calls", []string{"ToolCalls/two_calls_in_order", "ToolCalls/same_tool_twice"}},
+		{"reencodes_arguments", []string{"ToolCalls/hostile_arguments"}},
 	}
 	for _, c := range cases {
 		t.Run(c.flaw, func(t *testing.T) {
@@ -177,5 +210,24 @@ func TestQuestionsAreStableAndDistinct(t *testing.T) {
 	a[0] = "changed"
 	if providertest.Questions()[0] == "changed" {
 		t.Error("Questions() returns shared state a caller can change")
+	}
+}
+
+func TestArgumentsEqual(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+		equal     bool
+	}{
+		{`{"a":1,"b":[2.50]}`, `{ "b": [2.50], "a": 1 }`, true},
+		{`{"a":2.5}`, `{"a":2.50}`, false},
+		{`{"a":1}`, `{"a":1} {}`, false},
+		{`{"a":1`, `{"a":1`, true},
+		{`{"a": 1`, `{"a":1`, false},
+		{``, ``, true},
+		{`{}`, ``, false},
+	} {
+		if got := providertest.ArgumentsEqual(c.got, c.want); got != c.equal {
+			t.Errorf("ArgumentsEqual(%q, %q) = %v, want %v", c.got, c.want, got, c.equal)
+		}
 	}
 }

@@ -82,7 +82,20 @@ func conformance(t *testing.T, h Harness, stream bool) {
 		Fail: func(t *testing.T, status int) provider.Provider {
 			return h.New(t, failingServer(t, h, status), stream, "sk-conformance")
 		},
+		Calls: func(t *testing.T, calls []provider.ToolCall) provider.Provider {
+			return h.New(t, StartMock(t, CallsOptions(calls)), stream, "")
+		},
 	})
+}
+
+// CallsOptions are mock options under which every tool-offering request is
+// answered with exactly calls (whatever the conversation holds so far).
+func CallsOptions(calls []provider.ToolCall) mock.Options {
+	rule := mock.Rule{}
+	for _, c := range calls {
+		rule.ToolCalls = append(rule.ToolCalls, mock.ToolCall{Name: c.Name, Arguments: c.Arguments})
+	}
+	return mock.Options{Rules: []mock.Rule{rule}, ToolTurns: 1 << 20}
 }
 
 // failingServer answers every call with status: through the mock's own
