@@ -455,6 +455,7 @@ func (r *Run) Execute(ctx context.Context, o ExecuteOptions) (Summary, error) {
 		Epochs:      r.Record.Epochs,
 		Cases:       r.cases,
 		Render:      func(c *dataset.Case) ([]provider.Message, error) { return t.Prompt.Render(c.Vars) },
+		Offer:       runner.OfferOf(t.Spec),
 		Score:       r.Kit.Scorers.Score,
 		Store:       r.e.Store,
 		Done:        r.Done,

@@ -54,6 +54,9 @@ type Options struct {
 	Cases func(fn func(*dataset.Case) error) error
 	// Render turns a case into the chat messages.
 	Render func(*dataset.Case) ([]provider.Message, error)
+	// Offer is what every request carries besides its messages: the
+	// tools, the tool choice and the reply's schema (OfferOf).
+	Offer Offer
 	// Score parses and scores a result (filling Parsed and ParseError) and
 	// returns one score per scorer.
 	Score func(ctx context.Context, c *dataset.Case, r *record.Result) []record.Score
@@ -287,12 +290,15 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 		r.Error = j.err.Error()
 	} else {
 		req := &provider.Request{
-			Model:    t.Spec.Model,
-			Messages: j.msgs,
-			Params:   provider.Params(t.Spec.Params),
-			CaseID:   j.c.ID,
-			Vars:     j.c.Vars,
-			Epoch:    j.epoch,
+			Model:          t.Spec.Model,
+			Messages:       j.msgs,
+			Params:         provider.Params(t.Spec.Params),
+			Tools:          o.Offer.Tools,
+			ToolChoice:     o.Offer.ToolChoice,
+			ResponseFormat: o.Offer.ResponseFormat,
+			CaseID:         j.c.ID,
+			Vars:           j.c.Vars,
+			Epoch:          j.epoch,
 		}
 		start := o.Now()
 		resp, err := t.Provider.Complete(ctx, req)
@@ -316,6 +322,7 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 		} else {
 			r.Raw = resp.Text
 			r.FinishReason = resp.FinishReason
+			r.ToolCalls = ToolCalls(resp.ToolCalls)
 			r.InputTokens = resp.Usage.Input
 			r.OutputTokens = resp.Usage.Output
 			r.CachedTokens = resp.Usage.Cached
@@ -368,3 +375,39 @@ func (o *Options) tally(sum *Summary, r *record.Result) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Offer is what a run's every request offers the model besides its
+// messages. Its slices are shared by every request: providers read them
+// and must not change them.
+type Offer struct {
+	Tools          []provider.Tool
+	ToolChoice     string
+	ResponseFormat *provider.ResponseFormat
+}
+
+// OfferOf is the spec's tools, tool choice and response format as a
+// request carries them (empty when the spec sets none).
+func OfferOf(sp *spec.Spec) Offer {
+	var o Offer
+	for _, t := range sp.Tools {
+		o.Tools = append(o.Tools, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	o.ToolChoice = sp.ToolChoice
+	if f := sp.ResponseFormat; f != nil {
+		o.ResponseFormat = &provider.ResponseFormat{Name: f.Name, Schema: f.Schema, Strict: f.Strict}
+	}
+	return o
+}
+
+// ToolCalls are a reply's tool calls as a result stores them (nil for
+// none).
+func ToolCalls(calls []provider.ToolCall) []record.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]record.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = record.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	return out
+}
