@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -21,10 +22,12 @@ import (
 // schema examples.
 //
 // Arguments compare by field as in field_equals: the fields: paths when
-// given, else every expected argument; the value is the fraction that
-// match, and every compared verdict carries the per-argument outcomes
-// (Verdict.Fields: ok | wrong | missing), so reports show argument
-// accuracy per field. A missing argument is silent (the call is valid
+// given, else every expected argument. Every verdict that saw the calls
+// carries per-field outcomes (Verdict.Fields): first ToolField, the tool
+// chosen, then, once the right tool was called with valid arguments, each
+// compared argument (ok | wrong | missing), so reports show tool-selection
+// accuracy and argument accuracy per field. The value is the fraction of
+// those fields that are ok. A missing argument is silent (the call is valid
 // unless the tool's schema requires it, and then the schema check fails it
 // loud first). When the model called the tool more than once, the call
 // with the most matching arguments is judged.
@@ -91,6 +94,13 @@ func (s *toolCall) expected(in *Input) (expectedCall, Verdict, bool) {
 	return e, Verdict{}, true
 }
 
+// ToolField is the name of tool_call's first per-field verdict, the tool
+// chosen: ok when the model called the expected tool and no other, wrong
+// when it called another, missing when it called none. Reports show it
+// beside the arguments as tool-selection accuracy. (An argument cannot be
+// confused with it: it is no JSON path a scorer reads.)
+const ToolField = "(tool)"
+
 func (s *toolCall) Score(_ context.Context, in *Input) Verdict {
 	want, v, ok := s.expected(in)
 	if !ok {
@@ -99,15 +109,16 @@ func (s *toolCall) Score(_ context.Context, in *Input) Verdict {
 	if len(s.args.fe.paths) > 0 && want.args == nil {
 		return loud(KindScorerError, "fields: names arguments to compare, but the expected value gives no arguments for %s", quoteName(want.name))
 	}
+	tool := func(status string, v Verdict) Verdict {
+		v.Fields = []record.FieldVerdict{{Field: ToolField, Status: status}}
+		return v
+	}
 	calls := callsOf(in)
 	if len(calls) == 0 {
-		return loud(KindNoCall, "no tool call; expected a call to %s", quoteName(want.name))
+		return tool("missing", loud(KindNoCall, "no tool call; expected a call to %s", quoteName(want.name)))
 	}
 	if len(calls) > maxCalls {
 		return loud(KindScorerError, "%d tool calls; a scorer compares at most %d", len(calls), maxCalls)
-	}
-	if v, bad := s.args.firstInvalid(calls); bad {
-		return v
 	}
 	var mine, others []madeCall
 	for _, c := range calls {
@@ -117,18 +128,25 @@ func (s *toolCall) Score(_ context.Context, in *Input) Verdict {
 			others = append(others, c)
 		}
 	}
+	status := "ok"
+	if len(mine) == 0 || len(others) > 0 {
+		status = "wrong"
+	}
+	if v, bad := s.args.firstInvalid(calls); bad {
+		return tool(status, v)
+	}
 	if len(mine) == 0 {
-		return Verdict{Shape: ShapeSilent, Kind: KindWrongTool, Reason: fmt.Sprintf("called %s; expected %s", callList(others), quoteName(want.name))}
+		return tool(status, Verdict{Shape: ShapeSilent, Kind: KindWrongTool, Reason: fmt.Sprintf("called %s; expected %s", callList(others), quoteName(want.name))})
 	}
 	if len(others) > 0 {
-		return Verdict{Shape: ShapeSilent, Kind: KindWrongTool, Reason: fmt.Sprintf("called %s as expected, and also %s", quoteName(want.name), callList(others))}
+		return tool(status, Verdict{Shape: ShapeSilent, Kind: KindWrongTool, Reason: fmt.Sprintf("called %s as expected, and also %s", quoteName(want.name), callList(others))})
 	}
 	note := ""
 	if len(mine) > 1 {
 		note = fmt.Sprintf(" (called %d times; the best call judged)", len(mine))
 	}
 	if want.args == nil {
-		return pass("called " + quoteName(want.name) + note + "; arguments not compared (the expected value gives none)")
+		return tool(status, pass("called "+quoteName(want.name)+note+"; arguments not compared (the expected value gives none)"))
 	}
 	var best []fieldResult
 	bestOK := -1
@@ -148,16 +166,16 @@ func (s *toolCall) Score(_ context.Context, in *Input) Verdict {
 		}
 	}
 	if len(best) == 0 {
-		return pass("called " + quoteName(want.name) + note + " (no arguments expected)")
+		return tool(status, pass("called "+quoteName(want.name)+note+" (no arguments expected)"))
 	}
 	parts, okN, fields := argReason(best, s.args.fe.norm)
-	reason := quoteName(want.name) + note + ": " + strings.Join(parts, "; ")
+	reason := "called " + quoteName(want.name) + note + "; " + strings.Join(parts, "; ")
 	if okN == len(best) {
 		v = pass(reason)
 	} else {
 		v = wrong("%s", reason)
-		v.Value = float64(okN) / float64(len(best))
+		v.Value = float64(okN+1) / float64(len(best)+1)
 	}
-	v.Fields = fields
+	v.Fields = append([]record.FieldVerdict{{Field: ToolField, Status: status}}, fields...)
 	return v
 }
