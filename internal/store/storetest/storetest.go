@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T, now func() time.Time) store.Store
 		{"ReplaceResults", testReplaceResults},
 		{"ScorerNames", testScorerNames},
 		{"ReplaceScores", testReplaceScores},
+		{"ToolCalls", testToolCalls},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, newClock().now)) })
@@ -687,6 +688,11 @@ func testResultRoundTrip(t *testing.T, s store.Store) {
 		CostUSD: 1.0000000000000002, LatencyMS: 1234.5678, FirstTokenMS: 0.001,
 		Attempts: 4, ErrorKind: "", Error: "", Model: "claude-mid-20260101", Fingerprint: "fp_8c3e",
 		FromCache: true, CreatedAt: t0(),
+		ToolCalls: []record.ToolCall{
+			{ID: "call_1", Name: "get_weather", Arguments: `{"city": "Zürich", "days": 1.50}`},
+			{Name: "book", Arguments: `{"city": "Par`}, // invalid JSON, kept as written
+			{ID: "toolu_2", Name: "now", Arguments: ""},
+		},
 	}
 	all = append(all, full)
 	all = append(all, record.Result{
@@ -1397,5 +1403,50 @@ func testReplaceScores(t *testing.T, s store.Store) {
 	ghost.CaseID = "nope"
 	if err := s.ReplaceScores(ctx, []record.Score{ghost}); err == nil {
 		t.Errorf("ReplaceScores of a score without a result succeeded")
+	}
+}
+
+// A result's tool calls round-trip in order with their arguments byte for
+// byte (invalid JSON and non-ASCII text too), a result without calls reads
+// back nil, and a replaced result keeps the new result's calls.
+func testToolCalls(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newRun("r", t0()))
+	calls := []record.ToolCall{
+		{ID: "c2", Name: "second_in_id_order_first_in_call_order", Arguments: `{"b":1,"a":2}`},
+		{ID: "c1", Name: "lookup", Arguments: "{\"q\": \"naïve \u00e9 \\\"quoted\\\"\"}"},
+		{Name: "broken", Arguments: `{"q": `},
+		{Name: "not_json_at_all", Arguments: "city=Paris\x00?"},
+	}
+	with := result("r", "a", "t", 1)
+	with.ToolCalls = calls
+	without := result("r", "b", "t", 1)
+	mustPut(t, s, []record.Result{with, without}, nil)
+	got := allResults(t, s, "r")
+	if len(got) != 2 {
+		t.Fatalf("Results: %d, want 2", len(got))
+	}
+	for _, r := range got {
+		want := []record.ToolCall(nil)
+		if r.CaseID == "a" {
+			want = calls
+		}
+		if !reflect.DeepEqual(r.ToolCalls, want) {
+			t.Errorf("result %s: tool calls %+v, want %+v", keyOf(r), r.ToolCalls, want)
+		}
+	}
+	one, err := s.Result(ctx, "r", with.Key())
+	if err != nil || !reflect.DeepEqual(one.ToolCalls, calls) {
+		t.Fatalf("Result: %v, tool calls %+v", err, one)
+	}
+	again := with
+	again.ToolCalls = []record.ToolCall{{ID: "c9", Name: "retry", Arguments: "{}"}}
+	again.Retries = 2
+	if err := s.ReplaceResults(ctx, []record.Result{again}, nil); err != nil {
+		t.Fatal(err)
+	}
+	one, err = s.Result(ctx, "r", with.Key())
+	if err != nil || !reflect.DeepEqual(one.ToolCalls, again.ToolCalls) {
+		t.Fatalf("after ReplaceResults: %v, tool calls %+v", err, one)
 	}
 }
