@@ -61,6 +61,10 @@ func fixture(t *testing.T) (store.Store, *record.Run) {
 			if c == "b" && tg == "m2" {
 				r.Raw, r.Parsed, r.ErrorKind, r.Error, r.Attempts = "", "", "rate_limited", "rate_limited (HTTP 429)", 6
 			}
+			if c == "a" && tg == "m1" {
+				// Tool calls, the second's arguments not valid JSON.
+				r.ToolCalls = []record.ToolCall{{ID: "c1", Name: "lookup", Arguments: `{"q": "2+2"}`}, {Name: "calc", Arguments: `{"expr": "2+`}}
+			}
 			if c == "b" && tg == "m1" {
 				// Served from the cache: nothing paid, its price saved.
 				r.FromCache, r.CostUSD, r.SavedUSD = true, 0, 0.001
@@ -363,4 +367,21 @@ func scanFixture(t *testing.T, run *record.Run) *dataset.Info {
 		t.Fatal(err)
 	}
 	return info
+}
+
+// A result's tool calls are one JSON column in every format: a nested list
+// in JSONL, its text in CSV and Parquet, null for a result without calls;
+// arguments are the text the model wrote, invalid JSON included.
+func TestExportToolCalls(t *testing.T) {
+	st, run := fixture(t)
+	want := `[{"id":"c1","name":"lookup","arguments":"{\"q\": \"2+2\"}"},{"name":"calc","arguments":"{\"expr\": \"2+"}]`
+	for _, format := range Formats {
+		rows := readBack(t, export(t, st, run, format, false), format)
+		if got := rows[0]["tool_calls"]; got != want {
+			t.Errorf("%s: tool_calls %v\nwant %s", format, got, want)
+		}
+		if v, ok := rows[1]["tool_calls"]; !ok || v != nil {
+			t.Errorf("%s: a result without calls has tool_calls %v (present %v), want null", format, v, ok)
+		}
+	}
 }

@@ -48,10 +48,14 @@ type Row struct {
 	// Expected is the case's expected value as JSON (nil when it has none).
 	Expected json.RawMessage
 	// Tags is the case's slice keys as a JSON object (nil when none).
-	Tags         json.RawMessage
-	Raw          string
-	Parsed       json.RawMessage // nil when the output was not parsed
-	ParseError   string
+	Tags       json.RawMessage
+	Raw        string
+	Parsed     json.RawMessage // nil when the output was not parsed
+	ParseError string
+	// ToolCalls is the calls the model made, in order, as a JSON list of
+	// {id, name, arguments} (arguments the text the model wrote, valid
+	// JSON or not); nil when it made none.
+	ToolCalls    json.RawMessage
 	FinishReason string
 	// Scorer names the headline scorer ("primary" for a combination of
 	// several); Headline is its verdict, nil when the row has none.
@@ -159,6 +163,13 @@ func Rows(ctx context.Context, src Source, fn func(*Row) error) error {
 				// Stored parsed output is JSON; anything else is kept as a string.
 				row.Parsed, _ = json.Marshal(r.Parsed)
 			}
+		}
+		if len(r.ToolCalls) > 0 {
+			b, err := json.Marshal(r.ToolCalls)
+			if err != nil {
+				return fmt.Errorf("result (case %q, target %q, epoch %d): tool calls: %w", r.CaseID, r.Target, r.Epoch, err)
+			}
+			row.ToolCalls = b
 		}
 		if src.Inputs != nil {
 			in, err := src.Inputs.Fields(r.CaseID)
