@@ -27,7 +27,10 @@ import (
 
 // writtenKeys are keys the spec loader accepts that are not yaml-tagged
 // fields of the spec types (the decoder reads them itself).
-var writtenKeys = []string{"dataset.tags"}
+var writtenKeys = []string{"dataset.tags",
+	"tools", "tools[].name", "tools[].description", "tools[].parameters",
+	"response_format", "response_format.json_schema", "response_format.json_schema.name",
+	"response_format.json_schema.schema", "response_format.json_schema.strict"}
 
 func readSpecDoc(t *testing.T) string {
 	t.Helper()
@@ -171,6 +174,11 @@ func TestSpecDocStrictness(t *testing.T) {
 	base := "dataset: {path: cases.jsonl, expected: a, tags: {tier: t}}\nprompt: {user: '{{.q}}'}\ntargets: [{name: m, provider: exec, command: [app]}]\nscorers: [{type: equals}]\n"
 	if _, err := spec.Parse(filepath.Join(dir, "assay.yaml"), []byte(base)); err != nil {
 		t.Fatalf("a spec with dataset.tags: %v", err)
+	}
+	written := base + "tools: [{name: f, description: d, parameters: {type: object}}]\n" +
+		"response_format: {json_schema: {name: r, schema: {type: object}, strict: true}}\n"
+	if _, err := spec.Parse(filepath.Join(dir, "assay.yaml"), []byte(written)); err != nil {
+		t.Fatalf("a spec with tools and response_format: %v", err)
 	}
 	_, err := spec.Parse(filepath.Join(dir, "assay.yaml"), []byte(base+"colour: blue\n"))
 	if err == nil || !strings.Contains(err.Error(), "assay.yaml:5:1") {

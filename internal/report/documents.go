@@ -11,7 +11,7 @@ import (
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/plan"
 	"github.com/assay-eval/assay/internal/probe"
-	"github.com/assay-eval/assay/internal/selftest"
+	"github.com/assay-eval/assay/internal/selftest/findings"
 )
 
 // Registry is every document assay prints, each with the formats it
@@ -32,7 +32,7 @@ type Registry struct {
 	Plan *Document[plan.Result]
 	// Selftest and Probe are `assay selftest` and `assay probe
 	// contamination`.
-	Selftest *Document[*selftest.Report]
+	Selftest *Document[*findings.Report]
 	Probe    *Document[*probe.Report]
 	// Validate is `assay validate` (with --deep, the dataset's health).
 	Validate *Document[*Validation]
@@ -87,8 +87,8 @@ func NewRegistry() *Registry {
 			JSONFormat[plan.Result](),
 		),
 		Selftest: newDocument("selftest",
-			Format[*selftest.Report]{Name: "text", Render: SelftestText},
-			JSONFormat[*selftest.Report](),
+			Format[*findings.Report]{Name: "text", Render: SelftestText},
+			JSONFormat[*findings.Report](),
 		),
 		Probe: newDocument("probe",
 			Format[*probe.Report]{Name: "text", Render: ProbeText},

@@ -8,7 +8,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/probe"
-	"github.com/assay-eval/assay/internal/selftest"
+	"github.com/assay-eval/assay/internal/selftest/findings"
 	"github.com/assay-eval/assay/internal/units"
 )
 
@@ -17,7 +17,7 @@ import (
 // them, a probe's adjusted p-values as the report's, a dataset's
 // near-duplicate similarity and small-bucket half-width by units.
 func TestIntegrityNumbersAreUnits(t *testing.T) {
-	st := &selftest.Report{Spec: "s", Headline: "exact", Verdict: selftest.VerdictSound, JudgeRequests: 40, JudgeCost: 0.01512, ElapsedMS: 1250}
+	st := &findings.Report{Spec: "s", Headline: "exact", Verdict: findings.VerdictSound, JudgeRequests: 40, JudgeCost: 0.01512, ElapsedMS: 1250}
 	var b bytes.Buffer
 	if err := SelftestText(&b, st); err != nil {
 		t.Fatal(err)

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/assay-eval/assay/internal/selftest"
+	"github.com/assay-eval/assay/internal/selftest/findings"
 	"github.com/assay-eval/assay/internal/units"
 )
 
-// Renderers for `assay selftest`: a selftest.Report as text (JSON is the
+// Renderers for `assay selftest`: a findings.Report as text (JSON is the
 // report itself).
 
 // selftestExampleCells bounds the flagged cells of one severity whose examples
@@ -22,7 +22,7 @@ const selftestExampleCells = 5
 // and reason that came from a null model or the data is shown quoted and
 // escaped (strconv.Quote), so control characters cannot reach the
 // terminal.
-func SelftestText(w io.Writer, r *selftest.Report) error {
+func SelftestText(w io.Writer, r *findings.Report) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "assay selftest: spec %s (%s), %d cases\n", r.Spec, r.SpecPath, r.Cases)
 	run := 0
@@ -47,7 +47,7 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 		}
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  null model\traw\t\t\tparsed\t\t\tchance\t\n")
-		rows := map[string][2]*selftest.CellReport{}
+		rows := map[string][2]*findings.CellReport{}
 		var order []string
 		for i := range sr.Results {
 			c := &sr.Results[i]
@@ -55,7 +55,7 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 			if !seen {
 				order = append(order, c.Null)
 			}
-			if c.Mode == selftest.ModeRaw {
+			if c.Mode == findings.ModeRaw {
 				pair[0] = c
 			} else {
 				pair[1] = c
@@ -69,11 +69,11 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 		tw.Flush()
 	}
 
-	bySeverity := map[string][]selftest.Finding{}
+	bySeverity := map[string][]findings.Finding{}
 	for _, f := range r.Findings {
 		bySeverity[f.Severity] = append(bySeverity[f.Severity], f)
 	}
-	if fs := bySeverity[selftest.SeverityExploitable]; len(fs) > 0 {
+	if fs := bySeverity[findings.SeverityExploitable]; len(fs) > 0 {
 		fmt.Fprintf(b, "\nEXPLOITABLE: the headline score %s passes %d null model × mode cell(s) clearly above chance:\n", r.Headline, len(fs))
 		for i, f := range fs {
 			fmt.Fprintf(b, "  %s (%s) · null model %s · %s mode: %d/%d = %s %s vs chance %s\n",
@@ -86,13 +86,13 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 			fmt.Fprintf(b, "  (examples shown for the first %d cells; --format json has them all)\n", selftestExampleCells)
 		}
 	}
-	for _, sev := range []string{selftest.SeverityWarning, selftest.SeverityNote} {
+	for _, sev := range []string{findings.SeverityWarning, findings.SeverityNote} {
 		fs := bySeverity[sev]
 		if len(fs) == 0 {
 			continue
 		}
 		b.WriteString("\n")
-		byScorer := map[string][]selftest.Finding{}
+		byScorer := map[string][]findings.Finding{}
 		var names []string
 		for _, f := range fs {
 			if _, ok := byScorer[f.Scorer]; !ok {
@@ -107,7 +107,7 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 				cells[i] = fmt.Sprintf("%s/%s %s", f.Null, f.Mode, units.PctWhole(f.Rate))
 			}
 			switch sev {
-			case selftest.SeverityWarning:
+			case findings.SeverityWarning:
 				fmt.Fprintf(b, "warning: %s (%s) passes null models clearly above chance: %s\n", name, group[0].Type, strings.Join(cells, ", "))
 				fmt.Fprintf(b, "  it does not decide the headline score, but its pass rate is not evidence of correctness\n")
 				selftestExamples(b, group[0].Examples)
@@ -124,9 +124,9 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 	}
 	b.WriteString("\n")
 	switch r.Verdict {
-	case selftest.VerdictExploitable:
+	case findings.VerdictExploitable:
 		fmt.Fprintf(b, "verdict: EXPLOITABLE — the headline score %s can be passed without knowing the answers (exit 3)\n", r.Headline)
-	case selftest.VerdictIncomplete:
+	case findings.VerdictIncomplete:
 		fmt.Fprintf(b, "verdict: incomplete — nothing found, but the headline score %s was not attacked (exit 0)\n", r.Headline)
 	default:
 		fmt.Fprintf(b, "verdict: sound — no null model passes the headline score %s clearly above chance (exit 0)\n", r.Headline)
@@ -139,7 +139,7 @@ func SelftestText(w io.Writer, r *selftest.Report) error {
 	return err
 }
 
-func selftestExamples(b *strings.Builder, exs []selftest.Example) {
+func selftestExamples(b *strings.Builder, exs []findings.Example) {
 	for _, e := range exs {
 		fmt.Fprintf(b, "      case %s: output %s", strconv.Quote(e.CaseID), strconv.Quote(e.Output))
 		if e.Parsed != "" {
@@ -149,7 +149,7 @@ func selftestExamples(b *strings.Builder, exs []selftest.Example) {
 	}
 }
 
-func selftestCell(c *selftest.CellReport) string {
+func selftestCell(c *findings.CellReport) string {
 	if c == nil || c.Skipped != "" {
 		return "—\t\t"
 	}
@@ -160,7 +160,7 @@ func selftestCell(c *selftest.CellReport) string {
 	return fmt.Sprintf("%d/%d\t%s\t%s%s", c.Passed, c.N, units.Pct(c.Rate), ciPct(c.CI), mark)
 }
 
-func selftestChance(pair [2]*selftest.CellReport) float64 {
+func selftestChance(pair [2]*findings.CellReport) float64 {
 	for _, c := range pair {
 		if c != nil {
 			return c.Chance
@@ -169,15 +169,15 @@ func selftestChance(pair [2]*selftest.CellReport) float64 {
 	return 0
 }
 
-func selftestRole(sr selftest.ScorerReport) string {
+func selftestRole(sr findings.ScorerReport) string {
 	switch {
 	case sr.Headline:
 		return "headline"
 	case sr.Primary:
 		return "primary"
-	case sr.Role == selftest.RoleForm:
+	case sr.Role == findings.RoleForm:
 		return "check of form"
-	case sr.Role == selftest.RoleCall:
+	case sr.Role == findings.RoleCall:
 		return "check of the call"
 	}
 	return "scorer of correctness"

@@ -3,6 +3,9 @@ package selftest
 import (
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/scorer"
+	"github.com/assay-eval/assay/internal/selftest/findings"
 )
 
 // The rule's text quotes its own constants in the units forms (it was
@@ -12,6 +15,19 @@ func TestRuleTextQuotesTheConstants(t *testing.T) {
 	for _, want := range []string{"(simultaneous 95% over the scorer's null-model × mode cells, Bonferroni)", "exceeds its chance rate + 2 points"} {
 		if !strings.Contains(rep.Rule.Text, want) {
 			t.Errorf("rule text %q lacks %q", rep.Rule.Text, want)
+		}
+	}
+}
+
+// findings spells the scorer roles out (it imports nothing of assay); they
+// must stay scorer's.
+func TestRolesAreTheScorers(t *testing.T) {
+	for _, c := range []struct {
+		findings string
+		scorer   scorer.Role
+	}{{findings.RoleCorrectness, scorer.RoleCorrectness}, {findings.RoleForm, scorer.RoleForm}, {findings.RoleCall, scorer.RoleCall}} {
+		if c.findings != string(c.scorer) {
+			t.Errorf("findings' role %q is scorer's %q", c.findings, c.scorer)
 		}
 	}
 }

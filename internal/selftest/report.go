@@ -4,99 +4,27 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/assay-eval/assay/internal/selftest/findings"
 )
 
-// Report is a selftest's findings. Rates are fractions in [0,1].
-type Report struct {
-	Spec        string `json:"spec"`
-	SpecPath    string `json:"spec_path"`
-	SpecHash    string `json:"spec_hash"`
-	DatasetHash string `json:"dataset_hash,omitempty"`
-	Cases       int    `json:"cases"`
-	Seed        int64  `json:"seed"`
-	JudgeVia    string `json:"judge_via"`
-	Rule        Rule   `json:"rule"`
-	// Headline is the score that decides the verdict: the primary scorer,
-	// or "primary" when several are combined.
-	Headline      string          `json:"headline"`
-	NullModels    []NullModelInfo `json:"null_models"`
-	Scorers       []ScorerReport  `json:"scorers"`
-	Findings      []Finding       `json:"findings"`
-	Notes         []string        `json:"notes,omitempty"`
-	Verdict       string          `json:"verdict"`
-	JudgeRequests int             `json:"judge_requests"` // verdicts asked for; the response cache may have served some
-	JudgeCost     float64         `json:"judge_cost_usd"`
-	ElapsedMS     float64         `json:"elapsed_ms"`
-}
+// The report's types are findings' (plain data report renders without
+// reaching the scorers); selftest builds them under these names.
+type (
+	Report        = findings.Report
+	Rule          = findings.Rule
+	NullModelInfo = findings.NullModelInfo
+	ScorerReport  = findings.ScorerReport
+	CellReport    = findings.CellReport
+	Finding       = findings.Finding
+	Example       = findings.Example
+)
 
-// Rule states the decision rule, so a reader of the JSON knows it.
-type Rule struct {
-	Method     string  `json:"method"`     // wilson
-	Confidence float64 `json:"confidence"` // simultaneous, per scorer
-	Adjustment string  `json:"adjustment"` // bonferroni over the scorer's cells
-	Margin     float64 `json:"margin"`
-	Text       string  `json:"text"`
-}
-
-// NullModelInfo describes one null model as run.
-type NullModelInfo struct {
-	Name    string  `json:"name"`
-	About   string  `json:"about"`
-	Cases   int     `json:"cases"`
-	Chance  float64 `json:"chance"`
-	Basis   string  `json:"chance_basis"`
-	Skipped string  `json:"skipped,omitempty"`
-}
-
-// ScorerReport is one score's results, a cell per null model and mode.
-type ScorerReport struct {
-	Name     string       `json:"name"`
-	Type     string       `json:"type"`
-	Role     string       `json:"role"`
-	Primary  bool         `json:"primary"`
-	Headline bool         `json:"headline"`
-	Skipped  string       `json:"skipped,omitempty"`
-	Note     string       `json:"note,omitempty"`
-	Tests    int          `json:"tests"`
-	Results  []CellReport `json:"results,omitempty"`
-}
-
-// CellReport is one null model in one mode on one score.
-type CellReport struct {
-	Null    string     `json:"null"`
-	Mode    string     `json:"mode"`
-	Passed  int        `json:"passed"`
-	N       int        `json:"n"`
-	Rate    float64    `json:"rate"`
-	CI      [2]float64 `json:"ci"`
-	Chance  float64    `json:"chance"`
-	Above   bool       `json:"above_chance"`
-	Skipped string     `json:"skipped,omitempty"`
-}
-
-// Finding is a cell clearly above chance.
-type Finding struct {
-	Severity string     `json:"severity"`
-	Scorer   string     `json:"scorer"`
-	Type     string     `json:"type"`
-	Null     string     `json:"null"`
-	Mode     string     `json:"mode"`
-	Passed   int        `json:"passed"`
-	N        int        `json:"n"`
-	Rate     float64    `json:"rate"`
-	CI       [2]float64 `json:"ci"`
-	Chance   float64    `json:"chance"`
-	Examples []Example  `json:"examples"`
-}
-
-// Example is one case a null model passed on. Output and Parsed are clipped;
-// they are model-shaped text and must be escaped wherever shown.
-type Example struct {
-	CaseID string `json:"case_id"`
-	Output string `json:"output"`
-	Parsed string `json:"parsed,omitempty"`
-	Reason string `json:"reason"`
-	index  int
+// example is an Example with the position of its case, by which merge
+// keeps the first ones whatever the scheduling.
+type example struct {
+	Example
+	index int
 }
 
 // build turns the tallies into the report: cells with intervals, findings
@@ -158,9 +86,9 @@ func build(rep *Report, total *tally, infos []*scorerInfo, models []NullModel, c
 					continue
 				}
 				f := Finding{Scorer: si.name, Type: si.typ, Null: m.Name, Mode: mode, Passed: cr.Passed, N: cr.N,
-					Rate: cr.Rate, CI: cr.CI, Chance: cr.Chance, Examples: c.examples}
-				if f.Examples == nil {
-					f.Examples = []Example{}
+					Rate: cr.Rate, CI: cr.CI, Chance: cr.Chance, Examples: make([]Example, len(c.examples))}
+				for i, e := range c.examples {
+					f.Examples[i] = e.Example
 				}
 				switch {
 				case si.headline:

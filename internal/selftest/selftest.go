@@ -17,7 +17,9 @@
 // hands in (a mock or the configured grader), or are skipped. It may import
 // spec, dataset, prompt, task, scorer, stats, store (for its record types)
 // and provider (for the Provider interface); it must not import the runner,
-// a store or provider implementation, mock, analysis, report or cli.
+// a store or provider implementation, mock, analysis, report or cli. The
+// Report it builds is plain data of its subpackage findings (aliased here
+// under the same names), which report renders without importing selftest.
 package selftest
 
 import (
@@ -37,39 +39,39 @@ import (
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
+	"github.com/assay-eval/assay/internal/selftest/findings"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/task"
 	"github.com/assay-eval/assay/internal/units"
 )
 
-// Modes of a null model.
+// Modes of a null model (findings'; see there).
 const (
-	ModeRaw    = "raw"
-	ModeParsed = "parsed"
+	ModeRaw    = findings.ModeRaw
+	ModeParsed = findings.ModeParsed
 )
 
 // Verdicts.
 const (
-	VerdictSound       = "sound"
-	VerdictExploitable = "exploitable"
-	// VerdictIncomplete: nothing was found, but the headline score could not
-	// be attacked (its judge was skipped).
-	VerdictIncomplete = "incomplete"
+	VerdictSound       = findings.VerdictSound
+	VerdictExploitable = findings.VerdictExploitable
+	VerdictIncomplete  = findings.VerdictIncomplete
 )
 
 // Severities of a finding.
 const (
-	SeverityExploitable = "exploitable" // the headline score: exit 3
-	SeverityWarning     = "warning"     // another scorer of correctness
-	SeverityNote        = "note"        // a check of form or of the call, which junk may rightly pass
+	SeverityExploitable = findings.SeverityExploitable
+	SeverityWarning     = findings.SeverityWarning
+	SeverityNote        = findings.SeverityNote
 )
 
-// Scorer roles.
+// Scorer roles: scorer's (TestRolesAreTheScorers holds findings' equal to
+// them) and a combined score's.
 const (
-	RoleCorrectness = string(scorer.RoleCorrectness)
-	RoleForm        = string(scorer.RoleForm)
-	RoleCall        = string(scorer.RoleCall)
-	RoleCombined    = "combined"
+	RoleCorrectness = findings.RoleCorrectness
+	RoleForm        = findings.RoleForm
+	RoleCall        = findings.RoleCall
+	RoleCombined    = findings.RoleCombined
 )
 
 // Options adjust Run.
@@ -128,7 +130,7 @@ type cellKey struct {
 
 type cell struct {
 	passed, n int
-	examples  []Example
+	examples  []example
 }
 
 type chanceTally struct{ hits, n int }
@@ -533,13 +535,12 @@ func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode,
 		}
 		c.passed++
 		if len(c.examples) < examples {
-			c.examples = append(c.examples, Example{
+			c.examples = append(c.examples, example{Example{
 				CaseID: j.c.ID,
 				Output: clipOutput(raw),
 				Parsed: clipText(parsedText(r.Parsed), 200),
 				Reason: clipText(s.Reason, 300),
-				index:  j.index,
-			})
+			}, j.index})
 		}
 	}
 }
