@@ -250,7 +250,7 @@ var badCases = []struct {
 	}},
 	// Scorer misuse (issue 3): each message located at the offending value.
 	{"bad/scorer_unknown_type.yaml", []string{
-		`bad/scorer_unknown_type.yaml:9:27: unknown scorer type "equal" (did you mean equals? supported types: cel, contains, cost, equals, field_equals, is_json, json_schema, judge, latency, max_length, not_contains, number, one_of, regex, required_fields, similarity)`,
+		`bad/scorer_unknown_type.yaml:9:27: unknown scorer type "equal" (did you mean equals? supported types: cel, contains, cost, equals, field_equals, is_json, json_schema, judge, latency, max_length, no_tool_call, not_contains, number, one_of, regex, required_fields, similarity, tool_call, tool_calls)`,
 	}},
 	{"bad/scorer_bad_regex.yaml", []string{
 		"bad/scorer_bad_regex.yaml:9:42: pattern is not a valid regular expression: error parsing regexp: missing closing ]: `[0-9+` (Go RE2 syntax: https://pkg.go.dev/regexp/syntax)",
@@ -264,8 +264,8 @@ var badCases = []struct {
 		`bad/scorer_missing_params.yaml:11:50: unknown normaliser "lowercase" (did you mean lower? supported normalisers: trim, lower, collapse_spaces, no_commas, nfc)`,
 	}},
 	{"bad/scorer_cel_not_bool.yaml", []string{
-		`bad/scorer_cel_not_bool.yaml:9:37: CEL expression does not compile: the expression gives int, but a scorer needs a bool (write a comparison, e.g. size(raw) < 200) (variables: output, raw, expected, case, meta)`,
-		`bad/scorer_cel_not_bool.yaml:10:37: CEL expression does not compile: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER} (at character 15) (variables: output, raw, expected, case, meta)`,
+		`bad/scorer_cel_not_bool.yaml:9:37: CEL expression does not compile: the expression gives int, but a scorer needs a bool (write a comparison, e.g. size(raw) < 200) (variables: output, raw, expected, case, meta, tool_calls)`,
+		`bad/scorer_cel_not_bool.yaml:10:37: CEL expression does not compile: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER} (at character 15) (variables: output, raw, expected, case, meta, tool_calls)`,
 	}},
 	{"bad/scorer_judge_no_target.yaml", []string{
 		`bad/scorer_judge_no_target.yaml:9:42: judge scorer: target "grade" is not defined (did you mean grader? defined targets: grader)`,
