@@ -35,6 +35,9 @@ var coverageScorers = map[string]string{
 	"cost":            `{name: s, type: cost, max: 100}`,
 	"cel":             `{name: s, type: cel, expr: 'output == expected'}`,
 	"judge":           `{name: s, type: judge, target: grader, rubric: "answers the question"}`,
+	"tool_call":       `{name: s, type: tool_call}`,
+	"tool_calls":      `{name: s, type: tool_calls, match: subset}`,
+	"no_tool_call":    `{name: s, type: no_tool_call}`,
 }
 
 // A new scorer type cannot escape selftest: every type the scorer package

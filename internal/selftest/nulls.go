@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
 )
 
@@ -60,6 +61,17 @@ type NullModel struct {
 	// perCase says whether the output depends on the case (so its key is
 	// computed per case for the chance rate).
 	perCase bool
+	// basis, when set, says how its chance rate is reckoned (else
+	// chanceBasis says).
+	basis string
+}
+
+// chanceBasis says how the null model's chance rate is reckoned.
+func (m NullModel) chanceBasis() string {
+	if m.basis != "" {
+		return m.basis
+	}
+	return chanceBasis(m.Name)
 }
 
 // Output is what a null model answers for one case.
@@ -75,6 +87,8 @@ type Output struct {
 	// PromptError, when set, is why the case's prompt did not render; the
 	// result is then a failed call, as in a run.
 	PromptError string
+	// ToolCalls are the tool calls it makes (the tool null models).
+	ToolCalls []record.ToolCall
 }
 
 // nullInput is what a null model sees of one case.
@@ -117,6 +131,8 @@ type Stats struct {
 	spray        string
 	dress        func(string) string
 	longStride   int
+	// calls is what the tool null models know (tools.go).
+	calls toolStats
 }
 
 // NullModels lists the null models in report order.
@@ -141,6 +157,10 @@ func NullModels() []NullModel {
 		{Name: NullNumberSpray, About: "the numbers 0 to 1000", make: func(in *nullInput) Output {
 			return Output{Raw: in.st.dress(in.st.spray), Value: in.st.spray}
 		}},
+		{Name: NullNoCall, About: "a text reply that calls no tool: " + strconv.Quote(noCallText), basis: toolBasis, make: func(*nullInput) Output { return text(noCallText) }},
+		{Name: NullEveryTool, About: "a call to every offered tool, each with its schema's example arguments", basis: toolBasis, make: everyTool},
+		{Name: NullEmptyArgs, About: "a call to the expected tool(s) with the arguments {}", perCase: true, basis: toolBasis, make: emptyArgs},
+		{Name: NullSchemaExample, About: "a call to the expected tool(s) with the schema's example (or default) arguments", perCase: true, basis: toolBasis, make: schemaExample},
 	}
 }
 
@@ -160,6 +180,8 @@ func (st *Stats) applies(name string) (bool, string) {
 		if len(st.Labels) < 2 {
 			return false, "the task has no small set of labels (no one_of or contains scorer, and more than 50 distinct expected values)"
 		}
+	case NullNoCall, NullEveryTool, NullEmptyArgs, NullSchemaExample:
+		return st.calls.applies(name)
 	}
 	return true, ""
 }

@@ -152,6 +152,9 @@ func TestReadsRawTextMatchesScorer(t *testing.T) {
 		"cel":             {Type: "cel", Expr: "true"},
 		"judge":           {Type: "judge", Target: "grader", Rubric: "polite?"},
 		"similarity":      {Type: "similarity"},
+		"tool_call":       {Type: "tool_call"},
+		"tool_calls":      {Type: "tool_calls", Match: "subset"},
+		"no_tool_call":    {Type: "no_tool_call"},
 	}
 	for _, typ := range scorer.Types() {
 		sc, ok := configs[typ]

@@ -64,7 +64,7 @@ func build(rep *Report, total *tally, infos []*scorerInfo, models []NullModel, c
 		for _, m := range models {
 			for _, mode := range []string{ModeRaw, ModeParsed} {
 				cr := CellReport{Null: m.Name, Mode: mode, Chance: chance[m.Name]}
-				if ct := total.chance[chanceKey(m.Name, si.name)]; si.project != nil && ct != nil && ct.n > 0 {
+				if ct := total.chance[chanceKey(m.Name, si.name)]; si.ownChance() && ct != nil && ct.n > 0 {
 					cr.Chance = float64(ct.hits) / float64(ct.n)
 				}
 				c := total.cells[cellKey{m.Name, mode, si.name}]

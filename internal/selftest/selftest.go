@@ -163,6 +163,9 @@ type scorerInfo struct {
 	// project, for a field scorer, is the part of an answer it compares:
 	// its chance rate is computed on that part (nil: the whole answer).
 	project scorer.Projection
+	// callChance, for a scorer of tool calls, is a correct grader of calls
+	// (scorer.CallChance): its chance rate is reckoned with it.
+	callChance func(calls []record.ToolCall, expected any) bool
 }
 
 // Run attacks t's scorers with every null model and reports the findings.
@@ -228,6 +231,7 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 		}
 	}
 	st.Labels = labelSet(labelValues, st)
+	st.calls = newToolStats(sp)
 
 	infos := scorerInfos(sp, set, o.JudgeProvider == nil)
 	models := NullModels()
@@ -248,11 +252,14 @@ func Run(ctx context.Context, t *task.Task, o Options) (*Report, error) {
 	}
 	var active []NullModel
 	for _, m := range models {
+		if !st.calls.listed(m.Name) {
+			continue // a tool null model, and the spec is not about tools
+		}
 		ok, why := st.applies(m.Name)
 		if reason, skip := o.Skip[m.Name]; skip && ok {
 			ok, why = false, reason
 		}
-		info := NullModelInfo{Name: m.Name, About: m.About, Basis: chanceBasis(m.Name)}
+		info := NullModelInfo{Name: m.Name, About: m.About, Basis: m.chanceBasis()}
 		if !ok {
 			info.Skipped = why
 		} else {
@@ -310,6 +317,7 @@ func collectStats(sp *spec.Spec, seed int64) (*Stats, error) {
 func scorerInfos(sp *spec.Spec, set *scorer.Set, skipJudges bool) []*scorerInfo {
 	types := map[string]string{}
 	projections := map[string]scorer.Projection{}
+	callChances := map[string]func([]record.ToolCall, any) bool{}
 	for i, sc := range sp.Scorers {
 		name := sc.Name
 		if name == "" {
@@ -317,6 +325,7 @@ func scorerInfos(sp *spec.Spec, set *scorer.Set, skipJudges bool) []*scorerInfo 
 		}
 		types[name] = sc.Type
 		projections[name] = scorer.ProjectionOf(&sp.Scorers[i])
+		callChances[name] = scorer.CallChance(&sp.Scorers[i])
 	}
 	primaries := set.Primary()
 	pairwise := set.Pairwise()
@@ -326,6 +335,7 @@ func scorerInfos(sp *spec.Spec, set *scorer.Set, skipJudges bool) []*scorerInfo 
 		si.readsRaw = readsRawText(si.typ)
 		si.judge = isJudge(si.typ)
 		si.project = projections[name]
+		si.callChance = callChances[name]
 		switch {
 		case name == scorer.CombinedName && len(primaries) > 1:
 			si.typ = "combined"
@@ -457,6 +467,21 @@ func scoreCase(ctx context.Context, t *task.Task, set *scorer.Set, st *Stats, mo
 		// A field scorer's own chance rate: the answer is right when the
 		// fields it compares are the expected ones.
 		for _, si := range infos {
+			if si.callChance != nil {
+				// A scorer of tool calls: would a correct grader pass these
+				// calls here?
+				key := chanceKey(m.Name, si.name)
+				ct := tl.chance[key]
+				if ct == nil {
+					ct = &chanceTally{}
+					tl.chance[key] = ct
+				}
+				ct.n++
+				if si.callChance(out.ToolCalls, j.c.Expected) {
+					ct.hits++
+				}
+				continue
+			}
 			if si.project == nil {
 				continue
 			}
@@ -480,18 +505,19 @@ func scoreCase(ctx context.Context, t *task.Task, set *scorer.Set, st *Stats, mo
 		}
 
 		// Raw: the output through the spec's parser, as in a run.
-		tl.record(ctx, set, j, m.Name, ModeRaw, out.Raw, promptErr, infos, nil, examples)
+		tl.record(ctx, set, j, m.Name, ModeRaw, out.Raw, promptErr, out.ToolCalls, infos, nil, examples)
 
 		// Parsed: the value handed to the scorers as the parsed output.
 		value := out.Value
-		tl.record(ctx, set, j, m.Name, ModeParsed, valueText(value), promptErr, infos, &value, examples)
+		tl.record(ctx, set, j, m.Name, ModeParsed, valueText(value), promptErr, out.ToolCalls, infos, &value, examples)
 	}
 }
 
 // record scores one null output and counts it: raw through the spec's
 // parser, or, when parsed is given, that value handed to the scorers as the
-// parsed output (raw is then its text, for the fail-closed gates).
-func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode, raw, promptErr string, infos []*scorerInfo, parsed *any, examples int) {
+// parsed output (raw is then its text, for the fail-closed gates); calls are
+// the tool calls it makes.
+func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode, raw, promptErr string, calls []record.ToolCall, infos []*scorerInfo, parsed *any, examples int) {
 	r := record.Result{
 		RunID:        "selftest",
 		CaseID:       j.c.ID,
@@ -500,6 +526,7 @@ func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode,
 		Raw:          raw,
 		FinishReason: "stop",
 		Attempts:     1,
+		ToolCalls:    calls,
 	}
 	if promptErr != "" {
 		r.Raw = ""
