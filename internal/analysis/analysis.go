@@ -308,23 +308,23 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// acc is what the report counts of one target beside the run's view: the
+// verdicts themselves (every scorer's, per case and epoch) are the view's
+// columns, read once both passes are done.
 type acc struct {
 	t         Target
-	fromCache int                // results the response cache served
-	scorers   map[string]*[2]int // passed, n
+	fromCache int // results the response cache served
 	fails     map[string]*Failures
 	errCost   map[string]float64
-	// slices counts passed/n per scorer, tag key and tag value (indexes of
-	// the case index).
-	slices map[string][][][2]int
-	// pass holds the primary verdicts, for paired comparisons.
+	// pass holds the primary verdicts, for paired comparisons: the view's
+	// column of the primary scorer (set once the view is built).
 	pass *verdicts
-	// byScorer holds every scorer's verdicts, for their intervals.
-	byScorer map[string]*verdicts
-	// fields holds the field scorers' per-field verdicts: scorer → field.
+	// fields holds the field scorers' per-field verdicts: scorer → field,
+	// on the view's case index.
 	fields map[string]map[string]*fieldAcc
 	// judge counts each scorer's judge errors and cost.
-	judge   map[string]*judgeAcc
+	judge map[string]*judgeAcc
+	// order is the scorers of the target's scores, in the order first seen.
 	order   []string
 	primary string // the first scorer flagged primary
 }
@@ -359,9 +359,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 		a := accs[name]
 		if a == nil {
 			a = &acc{t: Target{Name: name, Scorers: map[string]Rate{}, Failures: Failures{ByKind: map[string]int{}}},
-				scorers: map[string]*[2]int{}, fails: map[string]*Failures{}, errCost: map[string]float64{},
-				slices: map[string][][][2]int{}, pass: newVerdicts(run.Epochs),
-				byScorer: map[string]*verdicts{}, judge: map[string]*judgeAcc{}}
+				fails: map[string]*Failures{}, errCost: map[string]float64{}, judge: map[string]*judgeAcc{}}
 			accs[name] = a
 		}
 		return a
@@ -371,47 +369,37 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	}
 	worst := newWorstList(o.Worst)
 	var fo fieldOrder // read by the scores pass only
-	// The cases, numbered densely, with their tags for the per-slice tables.
-	ci := newCaseIndex()
-	// The run's timings (runview.Timings: the view's latency and time to
-	// first token columns, with the view's rule for which results count)
-	// are what analysis shares with the gate, so the report's percentiles
-	// are the gate's numbers. The results pass alone feeds them; scores are
-	// counted below as before.
-	timings := runview.NewTimings()
+	// The run's view (runview) holds the per-case verdicts of every scorer,
+	// the cases with their tags, and the timings: what the rates, slices,
+	// paired comparisons and latency percentiles read, so they are the
+	// numbers the gate, drift and compare read of the same run. It keeps
+	// every stored score (ScoresWithoutResults), as the report always
+	// counted them, and only its verdict and timing columns.
+	vb := runview.NewBuilder(run, scoring, runview.Options{ScoresWithoutResults: true, VerdictsAndTimings: true})
 	err = st.Cases(ctx, run.ID, func(c record.Case) error {
-		ci.add(c.ID, c.Tags)
+		// The report reads the expected values of the worst failures only
+		// (worst.fillExpected): the view keeps the cases' IDs and tags.
+		c.Expected, c.Weight = nil, nil
+		vb.AddCase(&c)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading cases: %w", err)
 	}
 	// Scores and results are read at once, on two connections: each pass
-	// touches its own fields of the accumulators.
+	// touches its own fields of the accumulators, and the view's Builder
+	// takes both at once.
 	var g errgroup.Group
 	g.Go(func() error {
 		if scoring == 0 {
 			return nil
 		}
 		err := st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
+			ix := vb.AddScore(&s)
 			a := get(s.Target)
-			c := a.scorers[s.Scorer]
-			if c == nil {
-				c = &[2]int{}
-				a.scorers[s.Scorer] = c
+			if !slices.Contains(a.order, s.Scorer) {
 				a.order = append(a.order, s.Scorer)
 			}
-			c[1]++
-			if s.Pass {
-				c[0]++
-			}
-			ix := ci.add(s.CaseID, nil)
-			vs := a.byScorer[s.Scorer]
-			if vs == nil {
-				vs = newVerdicts(run.Epochs)
-				a.byScorer[s.Scorer] = vs
-			}
-			vs.set(ix, s.Epoch, s.Pass)
 			a.addFields(&fo, &s, ix, run.Epochs)
 			j := a.judge[s.Scorer]
 			if j == nil {
@@ -444,7 +432,6 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 				if s.ParseNote != "" {
 					a.t.ParseTolerated++
 				}
-				a.pass.set(ci.add(s.CaseID, nil), s.Epoch, s.Pass)
 				if !s.Pass {
 					worst.offer(FailureExample{Target: s.Target, CaseID: s.CaseID, Epoch: s.Epoch, Shape: s.Shape,
 						Kind: s.Kind, Reason: s.Reason, ErrorCost: s.ErrorCost})
@@ -453,25 +440,6 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 			a.t.JudgeCostUSD += s.JudgeCost
 			a.t.JudgeSavedUSD += s.JudgeSaved
 			a.errCost[s.Scorer] += s.ErrorCost
-			if len(ci.keys) > 0 {
-				i := ci.add(s.CaseID, nil)
-				sl := a.slices[s.Scorer]
-				if sl == nil {
-					sl = make([][][2]int, len(ci.keys))
-					for k := range sl {
-						sl[k] = make([][2]int, len(ci.vals[k]))
-					}
-					a.slices[s.Scorer] = sl
-				}
-				for k := range sl {
-					if v := ci.tagOf[k][i]; v >= 0 {
-						sl[k][v][1]++
-						if s.Pass {
-							sl[k][v][0]++
-						}
-					}
-				}
-			}
 			return nil
 		})
 		if err != nil {
@@ -481,8 +449,8 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	})
 	g.Go(func() error {
 		err := st.Results(ctx, run.ID, func(r record.Result) error {
+			vb.AddResult(&r)
 			a := get(r.Target)
-			timings.Add(&r)
 			a.t.N++
 			if r.ErrorKind != "" {
 				a.t.Errors++
@@ -513,6 +481,8 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	view := vb.View()
+	ci := casesOf(view)
 	// The outputs of the failures worth reading, by key.
 	if err := worst.fillResults(ctx, st, run.ID); err != nil {
 		return nil, err
@@ -528,30 +498,36 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	for _, name := range names {
 		a := accs[name]
 		t := a.t
+		vt := view.Target(name)
 		for _, s := range a.order {
-			c := a.scorers[s]
-			r := rate(s, c[0], c[1], o.Alpha, o.RateCI)
+			vs := viewColumn(view, vt, s)
+			passed, n := vs.count()
+			r := rate(s, passed, n, o.Alpha, o.RateCI)
 			if r.CIMethod == "" {
 				r.CIMethod = stats.MethodWilson
 			}
-			primaryInterval(&r, a.byScorer[s], ci, o.Alpha)
+			primaryInterval(&r, vs, ci, o.Alpha)
 			t.Scorers[s] = r
 		}
-		t.Fields = a.fieldRates(&fo, ci, o.Alpha, o.RateCI, run.Epochs)
+		t.Fields = a.fieldRates(&fo, view, vt, ci, o.Alpha, o.RateCI, run.Epochs)
 		t.Judges = a.judges(judgeTypes)
 		// A run with several primary scorers also stores their combination
 		// under the name "primary"; it is then the primary score.
-		if _, ok := a.scorers["primary"]; ok {
+		if slices.Contains(a.order, "primary") {
 			a.primary = "primary"
 		}
+		a.pass = &verdicts{epochs: view.Epochs}
 		if a.primary != "" {
+			if vs := viewColumn(view, vt, a.primary); vs != nil {
+				a.pass = vs
+			}
 			t.Failures = *a.fails[a.primary]
 			if t.Failures.Silent > 0 {
 				r := round4(float64(t.Failures.Loud) / float64(t.Failures.Silent))
 				t.Failures.LoudToSilent = &r
 			}
 			t.ErrorCost = a.errCost[a.primary]
-			for k, byValue := range a.slices[a.primary] {
+			for k, byValue := range sliceCounts(a.pass, ci) {
 				for v, c := range byValue {
 					if c[1] == 0 {
 						continue
@@ -574,7 +550,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 			t.Epochs = primaryInterval(&t.Primary, a.pass, ci, o.Alpha)
 		}
 		var lat, ttft []float64
-		if vt := timings.Target(name); vt != nil {
+		if vt != nil {
 			lat, ttft = vt.Latencies(), vt.FirstTokens()
 		}
 		t.LatencyMS = Latency{P50: quantile(lat, 0.50), P95: quantile(lat, 0.95), P99: quantile(lat, 0.99), Samples: lat, FromCache: a.fromCache}
@@ -626,6 +602,25 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 		}
 	}
 	return rep, nil
+}
+
+// sliceCounts counts a target's verdicts per tag value: passed and n for
+// each key and value of the case index (the view's tag columns).
+func sliceCounts(vs *verdicts, ci *caseIndex) [][][2]int {
+	out := make([][][2]int, len(ci.keys))
+	for k := range ci.keys {
+		out[k] = make([][2]int, len(ci.vals[k]))
+		for j, x := range vs.v {
+			if x < 0 {
+				continue
+			}
+			if v := ci.tag(k, j/vs.epochs); v >= 0 {
+				out[k][v][1]++
+				out[k][v][0] += int(x)
+			}
+		}
+	}
+	return out
 }
 
 // rate is passed out of n with the interval method names (a

@@ -115,7 +115,7 @@ func clusterLabels(ci *caseIndex) []string {
 	}
 	out := make([]string, ci.len())
 	for i := range out {
-		if v := ci.tagOf[k][i]; v >= 0 {
+		if v := ci.tag(k, i); v >= 0 {
 			out[i] = "c:" + ci.vals[k][v]
 		} else {
 			out[i] = "case:" + ci.names[i]
@@ -180,7 +180,7 @@ func pairDense(a, b *verdicts, ci *caseIndex, o pairing) (Comparison, bool) {
 			}
 			add(&total)
 			for k := range nk {
-				if v := ci.tagOf[k][i]; v >= 0 {
+				if v := ci.tag(k, i); v >= 0 {
 					add(&tables[k][v])
 				}
 			}
@@ -191,7 +191,7 @@ func pairDense(a, b *verdicts, ci *caseIndex, o pairing) (Comparison, bool) {
 			xc = append(xc, clusters[i])
 		}
 		for k := range nk {
-			if v := ci.tagOf[k][i]; v >= 0 {
+			if v := ci.tag(k, i); v >= 0 {
 				sxa[k][v] = append(sxa[k][v], ma)
 				sxb[k][v] = append(sxb[k][v], mb)
 				if clusters != nil {

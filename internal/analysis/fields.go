@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/units"
 )
 
@@ -98,12 +99,13 @@ func (a *acc) addFields(fo *fieldOrder, s *record.Score, i, epochs int) {
 }
 
 // fieldRates are a target's per-field rates for every field scorer, each
-// field over every output its scorer scored on the target.
-func (a *acc) fieldRates(fo *fieldOrder, ci *caseIndex, alpha float64, method string, epochs int) map[string][]FieldRate {
+// field over every output its scorer scored on the target (the scorer's
+// verdicts in the run's view: t is the target's, ci the view's cases).
+func (a *acc) fieldRates(fo *fieldOrder, view *runview.View, t *runview.Target, ci *caseIndex, alpha float64, method string, epochs int) map[string][]FieldRate {
 	var out map[string][]FieldRate
 	for _, scorer := range fo.scorers {
-		all := a.byScorer[scorer]
-		if all == nil {
+		all := viewColumn(view, t, scorer)
+		if all == nil || !slices.Contains(a.order, scorer) {
 			continue // the target has no score of this scorer
 		}
 		for _, field := range fo.fields[scorer] {
@@ -147,8 +149,12 @@ func (vs *verdicts) get(i, epoch int) int8 {
 	return vs.v[i*vs.epochs+epoch-1]
 }
 
-// count returns how many verdicts passed and how many were scored.
+// count returns how many verdicts passed and how many were scored (none
+// of nil).
 func (vs *verdicts) count() (passed, n int) {
+	if vs == nil {
+		return 0, 0
+	}
 	for _, x := range vs.v {
 		if x >= 0 {
 			n++

@@ -51,8 +51,8 @@ func coverageWarnings(run *record.Run, ci *caseIndex) []string {
 	bk, tagged := ci.keyOf["bucket"]
 	if tagged {
 		for _, v := range ci.tagOf[bk] {
-			if v >= 0 {
-				count[ci.vals[bk][v]]++
+			if v > 0 {
+				count[ci.vals[bk][v-1]]++
 			}
 		}
 	}

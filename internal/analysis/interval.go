@@ -32,7 +32,7 @@ func primaryInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64) *Epoch
 // sliceInterval is primaryInterval over the cases of one slice (tag key k
 // = value v); it returns nothing, the epoch summary being the target's.
 func sliceInterval(r *Rate, vs *verdicts, ci *caseIndex, alpha float64, k, v int) {
-	rateInterval(r, vs, ci, alpha, func(i int) bool { return ci.tagOf[k][i] == int32(v) })
+	rateInterval(r, vs, ci, alpha, func(i int) bool { return ci.tag(k, i) == v })
 }
 
 // rateInterval is primaryInterval over the cases keep accepts (all when

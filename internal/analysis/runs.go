@@ -8,6 +8,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 )
 
 // RunComparison compares the same targets across two runs (before and after
@@ -126,18 +127,13 @@ func compareRuns(ctx context.Context, st record.Reader, before, after *record.Ru
 	if err != nil {
 		return nil, err
 	}
-	ci := newCaseIndex()
-	if err = st.Cases(ctx, after.ID, func(c record.Case) error {
-		ci.add(c.ID, c.Tags)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	fb, err := failedCalls(ctx, st, before)
+	// Each run's view: the after run's with its cases' tags (the slices
+	// and clusters of the comparison), the before run's verdicts only.
+	vb, fb, sb, err := compareSide(ctx, st, before, false)
 	if err != nil {
 		return nil, err
 	}
-	fa, err := failedCalls(ctx, st, after)
+	va, fa, sa, err := compareSide(ctx, st, after, true)
 	if err != nil {
 		return nil, err
 	}
@@ -156,14 +152,10 @@ func compareRuns(ctx context.Context, st record.Reader, before, after *record.Ru
 	if len(unjudged) > 0 {
 		return nil, &CannotJudgeError{Reasons: unjudged}
 	}
-	pb, sb, err := primaryPasses(ctx, st, before, ci, fb)
-	if err != nil {
-		return nil, err
-	}
-	pa, sa, err := primaryPasses(ctx, st, after, ci, fa)
-	if err != nil {
-		return nil, err
-	}
+	// The cases are the after run's view's; the before run's verdicts are
+	// paired with them by case ID.
+	ci := casesOf(va)
+	rows := caseRows(vb, va)
 	rc := &RunComparison{Before: runInfo(before, 0), After: runInfo(after, 0), Cases: cases}
 	// A run let through unfinished (--allow-partial) is said to be one, as
 	// diff and drift say it.
@@ -196,7 +188,7 @@ func compareRuns(ctx context.Context, st record.Reader, before, after *record.Ru
 			rc.Warnings = append(rc.Warnings, fmt.Sprintf("target %s: %s left out because a call failed (before: %s; after: %s): a provider error is not behaviour",
 				name, countNoun(ex.Pairs, "result"), kindCounts(ex.Before), kindCounts(ex.After)))
 		}
-		c, ok := pairDense(pa[name], pb[name], ci, o.pairing())
+		c, ok := pairDense(behaved(va, va.Target(name), sa, nil), behaved(vb, vb.Target(name), sb, rows), ci, o.pairing())
 		if !ok {
 			rc.Warnings = append(rc.Warnings, fmt.Sprintf("target %s shares no scored case between the runs", name))
 			continue
@@ -241,23 +233,55 @@ func (f *runFailures) byKind() map[string]int {
 	return m
 }
 
-// failedCalls reads a run's results and keeps, per target, the count of
-// calls and the failed ones (a provider error kind).
-func failedCalls(ctx context.Context, st record.Reader, run *record.Run) (map[string]*runFailures, error) {
-	out := map[string]*runFailures{}
-	err := st.Results(ctx, run.ID, func(r record.Result) error {
-		f := out[r.Target]
+// compareSide reads a run for a comparison in one pass over its records:
+// its view (runview: every stored score's verdict, the results' failed
+// calls, and with withCases the cases' tags), each target's calls and
+// failed ones with their error kind, and the primary scorer of its latest
+// scoring ("" when unscored).
+func compareSide(ctx context.Context, st record.Reader, run *record.Run, withCases bool) (*runview.View, map[string]*runFailures, string, error) {
+	scoring, err := st.LatestScoring(ctx, run.ID)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	b := runview.NewBuilder(run, scoring, runview.Options{ScoresWithoutResults: true, VerdictsAndTimings: true})
+	if withCases {
+		if err := st.Cases(ctx, run.ID, func(c record.Case) error {
+			c.Expected, c.Weight = nil, nil
+			b.AddCase(&c)
+			return nil
+		}); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	failed := map[string]*runFailures{}
+	if err := st.Results(ctx, run.ID, func(r record.Result) error {
+		b.AddResult(&r)
+		f := failed[r.Target]
 		if f == nil {
 			f = &runFailures{kinds: map[failKey]string{}}
-			out[r.Target] = f
+			failed[r.Target] = f
 		}
 		f.calls++
 		if r.ErrorKind != "" {
 			f.kinds[failKey{r.CaseID, max(r.Epoch, 1)}] = r.ErrorKind
 		}
 		return nil
-	})
-	return out, err
+	}); err != nil {
+		return nil, nil, "", err
+	}
+	scorer := ""
+	if scoring > 0 {
+		if err := st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
+			b.AddScore(&s)
+			if s.Primary {
+				scorer = s.Scorer
+			}
+			return nil
+		}); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	return b.View(), failed, scorer, nil
 }
 
 // excludedOf counts a target's results left out of a comparison because a
@@ -287,31 +311,52 @@ func excludedOf(name string, before, after *runFailures) (CompareExcluded, bool)
 	return ex, ex.Pairs > 0
 }
 
-// primaryPasses reads the primary verdicts of a run's latest scoring,
-// leaving out the results whose call failed (failed, from failedCalls):
-// a provider error is not a verdict on the model.
-func primaryPasses(ctx context.Context, st record.Reader, run *record.Run, ci *caseIndex, failed map[string]*runFailures) (map[string]*verdicts, string, error) {
-	scoring, err := st.LatestScoring(ctx, run.ID)
-	if err != nil {
-		return nil, "", err
+// caseRows maps each case of view to to its index in view from (-1 when
+// from has no such case).
+func caseRows(from, to *runview.View) []int {
+	at := make(map[string]int, len(from.Cases))
+	for i := range from.Cases {
+		at[from.Cases[i].ID] = i
 	}
-	out := map[string]*verdicts{}
-	scorer := ""
-	err = st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
-		if !s.Primary {
-			return nil
+	rows := make([]int, len(to.Cases))
+	for i := range to.Cases {
+		if j, ok := at[to.Cases[i].ID]; ok {
+			rows[i] = j
+		} else {
+			rows[i] = -1
 		}
-		scorer = s.Scorer
-		if f := failed[s.Target]; f != nil {
-			if _, bad := f.kinds[failKey{s.CaseID, max(s.Epoch, 1)}]; bad {
-				return nil
-			}
-		}
-		if out[s.Target] == nil {
-			out[s.Target] = newVerdicts(run.Epochs)
-		}
-		out[s.Target].set(ci.add(s.CaseID, nil), s.Epoch, s.Pass)
+	}
+	return rows
+}
+
+// behaved is target t's column of scorer's verdicts in view v as a
+// comparison pairs them: the results whose call failed left out (a
+// provider error is not a verdict on the model), laid on another view's
+// cases by rows (caseRows; nil: v's own). nil when t has no verdict of
+// scorer.
+func behaved(v *runview.View, t *runview.Target, scorer string, rows []int) *verdicts {
+	col := viewColumn(v, t, scorer)
+	if col == nil {
 		return nil
-	})
-	return out, scorer, err
+	}
+	n := len(v.Cases)
+	if rows != nil {
+		n = len(rows)
+	}
+	e := col.epochs
+	out := &verdicts{epochs: e, v: make([]int8, n*e)}
+	for i := range n {
+		from := i
+		if rows != nil {
+			from = rows[i]
+		}
+		for k := range e {
+			x := int8(-1)
+			if j := from*e + k; from >= 0 && j < len(col.v) && !t.Failed(j) {
+				x = col.v[j]
+			}
+			out.v[i*e+k] = x
+		}
+	}
+	return out
 }

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/assay-eval/assay/internal/dataset"
@@ -153,6 +154,19 @@ func (s *View) Tag(i int, key string) (string, bool) {
 		return "", false
 	}
 	return c.values[c.idx[i]-1], true
+}
+
+// TagColumn returns tag key's values, interned, and each case's: idx[i]
+// is 0 when case i has no value for the key, else 1 + the index of its
+// value in values; cases past the end of idx have none. Both slices are
+// the view's own, for a reader that walks every case (the report's slices
+// and clusters): they are not to be modified.
+func (s *View) TagColumn(key string) (values []string, idx []int32) {
+	c := s.tags[key]
+	if c == nil {
+		return nil, nil
+	}
+	return c.values, c.idx
 }
 
 // CaseTags returns case i's tags as a new map (nil when it has none).
@@ -389,6 +403,20 @@ type Options struct {
 	// expected values or weights, and outputs are not hashed (OutputHash
 	// is zero). The probe reads runs so.
 	VerdictsOnly bool
+	// ScoresWithoutResults keeps the verdicts of scores whose result is not
+	// in the view (a score stored for a result that is not: Has is false
+	// where they sit), which are otherwise dropped as measuring nothing.
+	// The report and assay compare count every stored score so. With it
+	// set, a Builder's results and scores may arrive in any order, and from
+	// two goroutines at once (Builder.AddResult, Builder.AddScore).
+	ScoresWithoutResults bool
+	// VerdictsAndTimings keeps, of the per-result columns, only the
+	// verdicts (Pass) and what Has, Behaved, Latencies and FirstTokens
+	// read (LatencyMS, FirstTokenMS, Errored): CostUSD, Shape, Kind,
+	// OutputHash and Cached are nil. The report reads a run so: its rates,
+	// slices, paired comparisons and latency percentiles are the view's,
+	// in about 17 bytes per result plus one per scorer.
+	VerdictsAndTimings bool
 }
 
 // FromStoreWith is FromStore with options.
@@ -400,8 +428,7 @@ func FromStoreWith(ctx context.Context, st record.Reader, run *record.Run, o Opt
 	if scoring == 0 && !o.Unscored {
 		return nil, fmt.Errorf("run %s has no scores: nothing to gate (run it to completion, or rescore it)", run.ID)
 	}
-	b := NewBuilder(run, scoring)
-	b.NoOutputHashes = o.VerdictsOnly
+	b := NewBuilder(run, scoring, o)
 	if !o.VerdictsOnly {
 		if err := st.Cases(ctx, run.ID, func(c record.Case) error {
 			b.AddCase(&c)
@@ -429,18 +456,21 @@ func FromStoreWith(ctx context.Context, st record.Reader, run *record.Run, o Opt
 
 // Builder makes a run's view from its records, for a caller that streams
 // them itself (FromStore is a Builder fed from the store): its cases first,
-// then its results, then the scores of one scoring. A Builder is not safe
-// for use by several goroutines at once.
+// then its results, then the scores of one scoring (with
+// Options.ScoresWithoutResults, results and scores in any order). Its
+// methods may be called from several goroutines at once.
 type Builder struct {
+	mu  sync.Mutex
 	b   builder
 	run *record.Run
-	// NoOutputHashes leaves OutputHash zero: for a caller that does not
-	// compare outputs, which then skips hashing every one.
-	NoOutputHashes bool
+	o   Options
 }
 
-// NewBuilder starts the view of run under scoring (0: no scores).
-func NewBuilder(run *record.Run, scoring int) *Builder {
+// NewBuilder starts the view of run under scoring (0: no scores), keeping
+// what o asks (Options.Unscored is FromStoreWith's alone; VerdictsOnly here
+// leaves OutputHash zero, for a caller that does not compare outputs and
+// so skips hashing every one).
+func NewBuilder(run *record.Run, scoring int, o Options) *Builder {
 	s := &View{
 		Run: RunInfo{ID: run.ID, Spec: run.Spec, SpecHash: run.SpecHash, DatasetHash: run.DatasetHash, FileHash: run.FileHash,
 			PromptHash: run.PromptHash, ScorersHash: run.ScorersHash, AssayVersion: run.AssayVersion,
@@ -453,7 +483,8 @@ func NewBuilder(run *record.Run, scoring int) *Builder {
 	if g, err := GateOfConfig(run.Config); err == nil && g != nil {
 		s.Run.Gate, s.Run.GateHash = g, GateHash(g)
 	}
-	b := &Builder{b: builder{s: s, caseIdx: make(map[string]int, max(run.Cases, 0)), fps: map[string]map[[2]string]int{}}, run: run}
+	b := &Builder{b: builder{s: s, caseIdx: make(map[string]int, max(run.Cases, 0)), fps: map[string]map[[2]string]int{},
+		lean: o.VerdictsAndTimings}, run: run, o: o}
 	s.Cases = make([]Case, 0, max(run.Cases, 0))
 	for _, name := range run.Targets {
 		b.b.target(name).reserve(max(run.Cases, 0) * s.Epochs)
@@ -464,6 +495,8 @@ func NewBuilder(run *record.Run, scoring int) *Builder {
 // AddCase adds a case (once: a case seen again is ignored) with its tags,
 // expected value and weight.
 func (b *Builder) AddCase(c *record.Case) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if _, seen := b.b.caseIdx[c.ID]; seen {
 		return
 	}
@@ -480,12 +513,17 @@ func (b *Builder) AddCase(c *record.Case) {
 // FirstToken), whether it failed or the cache served it, its output's
 // hash and the model that answered.
 func (b *Builder) AddResult(r *record.Result) {
-	t, j := b.b.slot(r.Target, r.CaseID, r.Epoch)
-	t.CostUSD[j], t.LatencyMS[j], t.FirstTokenMS[j] = Cost(r), Latency(r), FirstToken(r)
-	if !b.NoOutputHashes {
-		t.OutputHash[j] = OutputSum(r.Raw)
+	var sum uint64
+	if !b.o.VerdictsOnly && !b.o.VerdictsAndTimings {
+		sum = OutputSum(r.Raw) // outside the lock: the costly part
 	}
-	t.Errored[j], t.Cached[j] = r.ErrorKind != "", r.FromCache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, j := b.b.slot(r.Target, r.CaseID, r.Epoch)
+	t.LatencyMS[j], t.FirstTokenMS[j], t.Errored[j] = Latency(r), FirstToken(r), r.ErrorKind != ""
+	if !b.b.lean {
+		t.CostUSD[j], t.OutputHash[j], t.Cached[j] = Cost(r), sum, r.FromCache
+	}
 	// A failed call reports no model: it says nothing of which model
 	// answered, so it is not counted as one.
 	if r.ErrorKind == "" {
@@ -515,37 +553,46 @@ func FirstToken(r *record.Result) float64 {
 }
 
 // AddScore places a score's verdict (a score of a result not added is
-// dropped: nothing was measured); the primary score also sets the
-// result's failure shape and kind.
-func (b *Builder) AddScore(sc *record.Score) {
+// dropped: nothing was measured; unless Options.ScoresWithoutResults); the
+// primary score also sets the result's failure shape and kind. It returns
+// the index of the score's case in the view.
+func (b *Builder) AddScore(sc *record.Score) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	s := b.b.s
 	t, j := b.b.slot(sc.Target, sc.CaseID, sc.Epoch)
-	if !t.Has(j) {
-		return // a score without a result: nothing was measured
+	i := j / s.Epochs
+	if !t.Has(j) && !b.o.ScoresWithoutResults {
+		return i // a score without a result: nothing was measured
 	}
 	p, ok := t.Pass[sc.Scorer]
 	if !ok {
 		s.Scorers = append(s.Scorers, sc.Scorer)
 		for _, tt := range s.Targets {
-			tt.Pass[sc.Scorer] = newPass(len(tt.Shape))
+			tt.Pass[sc.Scorer] = slices.Grow(newPass(len(tt.LatencyMS)), cap(tt.LatencyMS)-len(tt.LatencyMS))
 		}
 		p = t.Pass[sc.Scorer]
 	}
 	p[j] = int8(b2i(sc.Pass))
 	if sc.Primary {
 		s.Primary = sc.Scorer
-		t.Shape[j] = shapeByte(sc.Shape, sc.Pass)
-		t.Kind[j] = 0
-		if !sc.Pass {
-			t.SetKind(j, sc.Kind)
+		if t.Shape != nil {
+			t.Shape[j] = shapeByte(sc.Shape, sc.Pass)
+			t.Kind[j] = 0
+			if !sc.Pass {
+				t.SetKind(j, sc.Kind)
+			}
 		}
 	}
+	return i
 }
 
 // View finishes the view: every column sized to cases × epochs, and each
 // target's reported models, temperature and configuration hash set. The
 // Builder is not used after.
 func (b *Builder) View() *View {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	s := b.b.s
 	if s.Primary == "" && len(s.Scorers) > 0 {
 		s.Primary = s.Scorers[0]
@@ -627,6 +674,8 @@ type builder struct {
 	s       *View
 	caseIdx map[string]int
 	fps     map[string]map[[2]string]int
+	// lean keeps only the verdicts and timings (Options.VerdictsAndTimings).
+	lean bool
 }
 
 func (b *builder) caseOf(id string) int {
@@ -643,6 +692,9 @@ func (b *builder) target(name string) *Target {
 		return t
 	}
 	t := NewTarget(name, b.s.Scorers, len(b.s.Cases)*b.s.Epochs)
+	if b.lean {
+		t.dropMeasures()
+	}
 	b.s.Targets = append(b.s.Targets, t)
 	b.fps[name] = map[[2]string]int{}
 	return t
@@ -665,16 +717,21 @@ func (b *builder) slot(target, caseID string, epoch int) (*Target, int) {
 func (b *builder) relayout(epochs int) {
 	old := b.s.Epochs
 	for _, t := range b.s.Targets {
-		cases := (len(t.Shape) + old - 1) / old
+		cases := (len(t.LatencyMS) + old - 1) / old
 		nt := NewTarget(t.Name, nil, cases*epochs)
+		if b.lean {
+			nt.dropMeasures()
+		}
 		nt.Kinds = t.Kinds
 		for sc := range t.Pass {
 			nt.Pass[sc] = newPass(cases * epochs)
 		}
-		for j := range t.Shape {
+		for j := range t.LatencyMS {
 			k := (j/old)*epochs + j%old
-			nt.Shape[k], nt.Kind[k], nt.CostUSD[k], nt.LatencyMS[k], nt.OutputHash[k] = t.Shape[j], t.Kind[j], t.CostUSD[j], t.LatencyMS[j], t.OutputHash[j]
-			nt.Errored[k], nt.Cached[k] = t.Errored[j], t.Cached[j]
+			nt.LatencyMS[k], nt.Errored[k] = t.LatencyMS[j], t.Errored[j]
+			if !b.lean {
+				nt.Shape[k], nt.Kind[k], nt.CostUSD[k], nt.OutputHash[k], nt.Cached[k] = t.Shape[j], t.Kind[j], t.CostUSD[j], t.OutputHash[j], t.Cached[j]
+			}
 			if t.FirstTokenMS != nil {
 				nt.FirstTokenMS[k] = t.FirstTokenMS[j]
 			}
@@ -690,25 +747,38 @@ func (b *builder) relayout(epochs int) {
 // reserve makes room in the columns for n results, so that a view built
 // result by result for a run of known size grows no column twice.
 func (t *Target) reserve(n int) {
+	t.LatencyMS, t.FirstTokenMS, t.Errored = slices.Grow(t.LatencyMS, n), slices.Grow(t.FirstTokenMS, n), slices.Grow(t.Errored, n)
+	for sc, p := range t.Pass {
+		t.Pass[sc] = slices.Grow(p, n)
+	}
+	if t.Shape == nil {
+		return // verdicts and timings only
+	}
 	t.Shape, t.Kind = slices.Grow(t.Shape, n), slices.Grow(t.Kind, n)
-	t.CostUSD, t.LatencyMS = slices.Grow(t.CostUSD, n), slices.Grow(t.LatencyMS, n)
-	t.FirstTokenMS, t.OutputHash = slices.Grow(t.FirstTokenMS, n), slices.Grow(t.OutputHash, n)
-	t.Errored, t.Cached = slices.Grow(t.Errored, n), slices.Grow(t.Cached, n)
+	t.CostUSD, t.OutputHash, t.Cached = slices.Grow(t.CostUSD, n), slices.Grow(t.OutputHash, n), slices.Grow(t.Cached, n)
+}
+
+// dropMeasures leaves out the columns a view of verdicts and timings does
+// not keep (Options.VerdictsAndTimings).
+func (t *Target) dropMeasures() {
+	t.Shape, t.Kind, t.CostUSD, t.OutputHash, t.Cached = nil, nil, nil, nil, nil
 }
 
 // grow extends the columns to n results.
 func (t *Target) grow(n int) {
-	for len(t.Shape) < n {
-		t.Shape = append(t.Shape, ShapeNone)
-		t.Kind = append(t.Kind, 0)
-		t.CostUSD = append(t.CostUSD, math.NaN())
+	for len(t.LatencyMS) < n {
+		if t.Shape != nil {
+			t.Shape = append(t.Shape, ShapeNone)
+			t.Kind = append(t.Kind, 0)
+			t.CostUSD = append(t.CostUSD, math.NaN())
+			t.OutputHash = append(t.OutputHash, 0)
+			t.Cached = append(t.Cached, false)
+		}
 		t.LatencyMS = append(t.LatencyMS, math.NaN())
 		if t.FirstTokenMS != nil {
 			t.FirstTokenMS = append(t.FirstTokenMS, math.NaN())
 		}
-		t.OutputHash = append(t.OutputHash, 0)
 		t.Errored = append(t.Errored, false)
-		t.Cached = append(t.Cached, false)
 		for sc, p := range t.Pass {
 			t.Pass[sc] = append(p, -1)
 		}
