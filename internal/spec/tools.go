@@ -93,10 +93,7 @@ func decodeResponseFormat(d *decoder, n ast.Node, path string, v reflect.Value) 
 		return
 	}
 	s := v.Addr().Interface().(*Spec)
-	s.formatJSON = d.jsonText(n, path)
-	if s.formatJSON == nil {
-		s.formatJSON = []byte{} // written, but unreadable: reported already
-	}
+	s.formatJSON = d.jsonText(n, path) // nil when unreadable: reported already
 }
 
 // jsonText writes a YAML value as JSON, mappings in written order,
@@ -557,7 +554,7 @@ func (v *validator) checkToolChoice() {
 // inline or file://, and fills Spec.ResponseFormat.
 func (v *validator) checkResponseFormat() {
 	s := v.s
-	if s.formatJSON == nil || len(s.formatJSON) == 0 {
+	if len(s.formatJSON) == 0 {
 		return
 	}
 	const p = "response_format"
