@@ -9,6 +9,8 @@
 //     any location; the zero time round-trips as the zero time.
 //   - Strings round-trip byte for byte, including text that is not valid
 //     UTF-8 (an exec target may print anything); NUL bytes are not promised.
+//   - A result's tool calls round-trip in order, nil when there are none;
+//     their text is UTF-8, as the JSON every provider reads them from is.
 //   - Results and scores stream in dataset order: by the case's line in the
 //     run's cases, then case ID, target, epoch (and scorer); results of case
 //     IDs without a stored case come last, by case ID.
