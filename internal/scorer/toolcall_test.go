@@ -690,3 +690,90 @@ func FuzzParseArguments(f *testing.F) {
 		}
 	})
 }
+
+// FuzzToolCallsRules: on any small pair of expected and made sequences, the
+// matching is the largest (brute force), the rules nest as they must
+// (exact passes only with in_order and any_order; each of those only with
+// subset), subset passes exactly when every expected call is matched, and
+// F1 is the brute-force one.
+func FuzzToolCallsRules(f *testing.F) {
+	f.Add([]byte{0x01, 0x12, 0x80, 0x01, 0x12})
+	f.Add([]byte{0x03, 0x00, 0x10, 0x21, 0x80, 0x21, 0x10, 0x00})
+	f.Add([]byte{0x80})
+	sets := map[string]*Set{}
+	for _, rule := range MatchRules() {
+		set, probs := Compile(newSpec(spec.Output{}, spec.Scorer{Type: "tool_calls", Match: rule}))
+		if len(probs) > 0 {
+			f.Fatal(probs)
+		}
+		sets[rule] = set
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Each byte below 0x80 is a call: tool a|b|c (low bits), argument
+		// x absent or 0..3 (next bits); 0x80 switches from expected to made.
+		var want []any
+		var made []record.ToolCall
+		side := 0
+		for _, c := range b {
+			if c&0x80 != 0 {
+				side++
+				continue
+			}
+			name := string(rune('a' + int(c)%3))
+			x := int(c/3) % 5 // 4: no argument
+			switch side {
+			case 0:
+				if len(want) < 6 {
+					if x == 4 {
+						want = append(want, name)
+					} else {
+						want = append(want, map[string]any{"name": name, "arguments": map[string]any{"x": json.Number(fmt.Sprint(x))}})
+					}
+				}
+			case 1:
+				if len(made) < 6 {
+					args := "{}"
+					if x != 4 {
+						args = fmt.Sprintf(`{"x": %d}`, x)
+					}
+					made = append(made, record.ToolCall{Name: name, Arguments: args})
+				}
+			}
+		}
+		if want == nil {
+			want = []any{}
+		}
+		got := map[string]record.Score{}
+		for rule, set := range sets {
+			got[rule] = scoreCalls(t, set, "c", want, "text", made)
+		}
+		ex, io, ao, sub := got[MatchExact].Pass, got[MatchInOrder].Pass, got[MatchAnyOrder].Pass, got[MatchSubset].Pass
+		if ex && !(io && ao) || io && !sub || ao && !sub {
+			t.Fatalf("rules do not nest: exact %v in_order %v any_order %v subset %v (want %v, made %v)", ex, io, ao, sub, want, made)
+		}
+		ref := refF1(want, made)
+		// subset passes exactly when recall is 1.
+		recallOne := refMatched(want, made) == len(want)
+		if len(want) == 0 {
+			recallOne = len(made) == 0 // nothing expected: any call is unexpected
+		}
+		if sub != recallOne {
+			t.Fatalf("subset %v, but every expected call matched is %v (want %v, made %v): %s", sub, recallOne, want, made, got[MatchSubset].Reason)
+		}
+		for rule, s := range got {
+			if s.Pass && math.Abs(s.Value-ref) > 1e-12 {
+				t.Fatalf("%s value %v, brute-force F1 %v", rule, s.Value, ref)
+			}
+			if !s.Pass && s.Kind != KindNoCall && s.Kind != KindUnexpectedCall && !strings.Contains(s.Reason, fmt.Sprintf("F1 %.2f", ref)) {
+				t.Fatalf("%s reason %q, brute-force F1 %.2f", rule, s.Reason, ref)
+			}
+		}
+	})
+}
+
+// refMatched is the brute-force matching size refF1 uses.
+func refMatched(want []any, calls []record.ToolCall) int {
+	f1 := refF1(want, calls)
+	// F1 = 2m/(|want|+|calls|).
+	return int(math.Round(f1 * float64(len(want)+len(calls)) / 2))
+}
