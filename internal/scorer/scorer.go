@@ -4,7 +4,10 @@
 // timeout, refusal, empty, unparseable, invalid format; silent: well-formed
 // and wrong), the LLM judge (single verdicts and pairwise comparisons with a
 // baseline target, parsed strictly) and the price of each failure
-// (error_costs and case weights). Compile turns a spec's output, scorers and
+// (error_costs and case weights). The scorers of tool calls (toolcall.go)
+// read the calls a result stores, arguments parsed strictly and compared by
+// field as field_equals compares, with their own failure kinds (no_call,
+// invalid_arguments, wrong_tool, unexpected_call). Compile turns a spec's output, scorers and
 // error_costs sections into a Set, reporting every misuse at once;
 // Set.Score parses a stored result and scores it; Set.ScorePairs scores the
 // pairwise judges once a case's results all exist.

@@ -130,9 +130,11 @@ func (s *Set) Combine() string { return s.combine }
 // refusal, except in the should-refuse bucket, where refusing passes (the
 // scorers of the call itself — latency, cost, max_length — still judge it)
 // and not refusing is a silent complied; a parse failure is loud
-// unparseable for scorers that read the parsed output. A judge is not called
-// for a result that fails these gates. A scorer that panics is a loud
-// scorer_error.
+// unparseable for scorers that read the parsed output. Scorers of tool
+// calls (and a cel scorer of a reply that calls tools) judge the calls:
+// empty text and the parser do not fail them, and refusal wording counts
+// only when no call was made. A judge is not called for a result that fails
+// these gates. A scorer that panics is a loud scorer_error.
 func (s *Set) Score(ctx context.Context, c *dataset.Case, r *record.Result) []record.Score {
 	return s.score(ctx, c, r, nil)
 }
