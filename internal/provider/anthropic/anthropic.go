@@ -235,6 +235,9 @@ func toolInput(args string) (json.RawMessage, error) {
 func inputSchema(name string, schema json.RawMessage) (sdk.ToolInputSchemaParam, error) {
 	var in sdk.ToolInputSchemaParam
 	if len(bytes.TrimSpace(schema)) == 0 {
+		// No parameters: an object without properties (the API needs an
+		// input_schema, and an empty one would not be sent).
+		in.Properties = map[string]any{}
 		return in, nil
 	}
 	var fields map[string]json.RawMessage
@@ -320,6 +323,9 @@ func (p *Provider) completePlain(ctx context.Context, params sdk.MessageNewParam
 	msg, err := p.svc.New(ctx, params, opts...)
 	if err != nil || c.OverLimit() {
 		return nil, c.Classify(ctx, err, p.key, nil)
+	}
+	if msg == nil { // a body of JSON null
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the response is null, not a message"}
 	}
 	if msg.StopReason == "" && len(msg.Content) == 0 {
 		return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the response has neither content nor a stop_reason"}

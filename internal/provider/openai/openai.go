@@ -7,6 +7,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -233,6 +235,9 @@ func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionN
 	if err != nil || c.OverLimit() {
 		return nil, c.Classify(ctx, err, p.key, nil)
 	}
+	if cc == nil { // a body of JSON null
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the response is null, not a chat completion"}
+	}
 	if len(cc.Choices) == 0 {
 		return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the response has no choices"}
 	}
@@ -242,8 +247,23 @@ func (p *Provider) completePlain(ctx context.Context, params sdk.ChatCompletionN
 		text = ch.Message.Refusal // what the model said instead
 	}
 	var calls []provider.ToolCall
+	if invalid(ch.Message.JSON.ToolCalls) {
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "the message's tool_calls is not a list of tool calls"}
+	}
 	for i, tc := range ch.Message.ToolCalls {
+		if invalid(tc.Function.JSON.Name) {
+			return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: fmt.Sprintf("tool call %d of the response has a name that is not a string", i)}
+		}
 		call := provider.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+		if a := tc.Function.JSON.Arguments; invalid(a) {
+			// Some compatible servers send the arguments as a JSON value
+			// rather than its text: kept as its compact text.
+			var b bytes.Buffer
+			if json.Compact(&b, []byte(a.Raw())) != nil {
+				return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: fmt.Sprintf("tool call %d of the response has arguments that are neither a string nor JSON", i)}
+			}
+			call.Arguments = b.String()
+		}
 		if tc.Type == "custom" {
 			call.Name, call.Arguments = tc.Custom.Name, tc.Custom.Input
 		}
@@ -300,7 +320,13 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 			if len(choice.Delta.ToolCalls) > 0 && resp.FirstToken == 0 {
 				resp.FirstToken = p.now().Sub(start)
 			}
+			if invalid(choice.Delta.JSON.ToolCalls) {
+				return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "a chunk's tool_calls is not a list of tool call deltas"}
+			}
 			for _, d := range choice.Delta.ToolCalls {
+				if invalid(d.Function.JSON.Arguments) || invalid(d.Function.JSON.Name) || invalid(d.JSON.Index) {
+					return nil, &provider.Error{Kind: provider.KindMalformed, Status: c.Status(), Msg: "a chunk's tool call delta has a field of the wrong type"}
+				}
 				calls.add(d.Index, d.ID, d.Function.Name, d.Function.Arguments)
 			}
 			if choice.FinishReason != "" {
@@ -333,6 +359,10 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.ChatCompletion
 	resp.ToolCalls = tc
 	return &resp, nil
 }
+
+// invalid reports whether a reply's field was present with a value of the
+// wrong type, which the SDK reads as the zero value.
+func invalid(f respjson.Field) bool { return !f.Valid() && f.Raw() != "" && f.Raw() != respjson.Null }
 
 // streamCalls accumulates a stream's tool calls: each delta names the
 // call's index; the first gives its id and name, every one may carry a
