@@ -408,7 +408,7 @@ func checkHealth(r *Reader, sp *spec.Spec, o HealthOptions) (*Health, error) {
 // check rejects a threshold outside (0, 1]; 0 means the default.
 func (o HealthOptions) check() error {
 	if o.DupThreshold < 0 || o.DupThreshold > 1 || math.IsNaN(o.DupThreshold) {
-		return fmt.Errorf("duplicate threshold %v: want a similarity above 0 and at most 1, e.g. 0.9", o.DupThreshold)
+		return fmt.Errorf("duplicate threshold %s: want a similarity above 0 and at most 1, e.g. 0.9", units.Plain(o.DupThreshold))
 	}
 	return nil
 }

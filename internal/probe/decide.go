@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Verdicts of the probe for one target.
@@ -47,10 +48,10 @@ func DefaultOptions() Options { return Options{Alpha: 0.05, MinDrop: 0.05} }
 func (o Options) Check() error {
 	var errs []error
 	if !(o.Alpha > 0 && o.Alpha < 0.5) {
-		errs = append(errs, fmt.Errorf("alpha must be in (0, 0.5), got %v", o.Alpha))
+		errs = append(errs, fmt.Errorf("alpha must be in (0, 0.5), got %s", units.Plain(o.Alpha)))
 	}
 	if !(o.MinDrop >= 0 && o.MinDrop < 1) {
-		errs = append(errs, fmt.Errorf("the minimum drop must be a fraction in [0, 1), got %v (5 points is 0.05)", o.MinDrop))
+		errs = append(errs, fmt.Errorf("the minimum drop must be a fraction in [0, 1), got %s (5 points is 0.05)", units.Plain(o.MinDrop)))
 	}
 	return errors.Join(errs...)
 }
