@@ -564,7 +564,7 @@ func (tl *tally) record(ctx context.Context, set *scorer.Set, j job, null, mode,
 		if len(c.examples) < examples {
 			c.examples = append(c.examples, example{Example{
 				CaseID: j.c.ID,
-				Output: clipOutput(raw),
+				Output: clipOutput(withCalls(raw, calls)),
 				Parsed: clipText(parsedText(r.Parsed), 200),
 				Reason: clipText(s.Reason, 300),
 			}, j.index})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/scorer"
@@ -215,3 +216,20 @@ func exampleOf(s any, depth int) any {
 // scorer's projection, or a scorer of tool calls' correct grader) rather
 // than the null model's over whole answers.
 func (si *scorerInfo) ownChance() bool { return si.project != nil || si.callChance != nil }
+
+// withCalls shows an output with its tool calls, for an example: the text,
+// then the calls as name(arguments).
+func withCalls(raw string, calls []record.ToolCall) string {
+	if len(calls) == 0 {
+		return raw
+	}
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		parts[i] = c.Name + "(" + c.Arguments + ")"
+	}
+	out := "tool calls: " + strings.Join(parts, ", ")
+	if raw != "" {
+		out = raw + "\n" + out
+	}
+	return out
+}

@@ -87,7 +87,10 @@ func TestSelftestFlagsToolCallAcceptingAnyArguments(t *testing.T) {
 				t.Fatalf("no exploitable finding through %s: %+v", tc.null, rep.Findings)
 			}
 			if f.Passed != f.N || f.Chance != 0 || len(f.Examples) == 0 {
-				t.Errorf("finding %+v: want every case passed, chance 0, examples", f)
+				t.Fatalf("finding %+v: want every case passed, chance 0, examples", f)
+			}
+			if ex := f.Examples[0].Output; ex != `tool calls: get_weather({"city":"London","units":"celsius"})` {
+				t.Errorf("example output %q: want the calls shown", ex)
 			}
 			// The other tool null models fail it: no call is loud, every
 			// tool at once is the wrong tool (subset allows the extra
