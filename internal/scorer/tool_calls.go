@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -35,7 +36,9 @@ import (
 // declared parameters) is a loud invalid_arguments; calls where none were
 // expected is a silent unexpected_call; a tool expected but never called,
 // or (exact, any_order) called but not expected, is a silent wrong_tool;
-// otherwise (arguments, order or count) a silent wrong.
+// otherwise (arguments, order or count) a silent wrong. Every verdict that
+// saw the calls carries one per-field verdict, ToolsField: whether the
+// tools chosen satisfy the rule, arguments aside (the value stays F1).
 type toolCalls struct {
 	name  string
 	match string
@@ -124,14 +127,35 @@ func (s *toolCalls) Score(_ context.Context, in *Input) Verdict {
 	if len(calls) > maxCalls || len(want) > maxCalls {
 		return loud(KindScorerError, "%d tool calls against %d expected; a scorer compares at most %d", len(calls), len(want), maxCalls)
 	}
-	if len(calls) == 0 && len(want) > 0 {
-		return loud(KindNoCall, "no tool call; expected %d: %s", len(want), expectedList(want))
+	// The tools chosen, arguments aside: the rule over names alone.
+	byName := make([][]bool, len(want))
+	for i, e := range want {
+		byName[i] = make([]bool, len(calls))
+		for j, c := range calls {
+			byName[i][j] = c.name == e.name
+		}
 	}
-	if v, bad := s.args.firstInvalid(calls); bad {
+	toolStatus := "wrong"
+	switch ok, _ := s.holds(byName, len(calls)); {
+	case len(calls) == 0 && len(want) > 0:
+		toolStatus = "missing"
+	case len(want) == 0 && len(calls) > 0:
+		// unexpected calls, whatever the rule
+	case ok:
+		toolStatus = "ok"
+	}
+	tools := func(v Verdict) Verdict {
+		v.Fields = []record.FieldVerdict{{Field: ToolsField, Status: toolStatus}}
 		return v
 	}
+	if len(calls) == 0 && len(want) > 0 {
+		return tools(loud(KindNoCall, "no tool call; expected %d: %s", len(want), expectedList(want)))
+	}
+	if v, bad := s.args.firstInvalid(calls); bad {
+		return tools(v)
+	}
 	if len(want) == 0 && len(calls) > 0 {
-		return Verdict{Shape: ShapeSilent, Kind: KindUnexpectedCall, Reason: "called " + callList(calls) + "; expected no tool call"}
+		return tools(Verdict{Shape: ShapeSilent, Kind: KindUnexpectedCall, Reason: "called " + callList(calls) + "; expected no tool call"})
 	}
 	okm := make([][]bool, len(want))
 	for i, e := range want {
@@ -140,28 +164,14 @@ func (s *toolCalls) Score(_ context.Context, in *Input) Verdict {
 			okm[i][j] = s.args.matches(c, e)
 		}
 	}
-	m := maxMatching(okm, len(calls))
+	passed, m := s.holds(okm, len(calls))
 	p, r, f1 := callsF1(m, len(calls), len(want))
-	var passed bool
-	switch s.match {
-	case MatchExact:
-		passed = m == len(want) && len(calls) == len(want)
-		for i := range want {
-			passed = passed && okm[i][i]
-		}
-	case MatchInOrder:
-		passed = inOrder(okm, len(calls))
-	case MatchAnyOrder:
-		passed = m == len(want) && len(calls) == len(want)
-	case MatchSubset:
-		passed = m == len(want)
-	}
 	reason := fmt.Sprintf("match %s: %d of %d expected calls made, %d calls in all (precision %s, recall %s, F1 %s)",
 		s.match, m, len(want), len(calls), ratio(p), ratio(r), ratio(f1))
 	if passed {
 		v = pass(reason)
 		v.Value = f1
-		return v
+		return tools(v)
 	}
 	var missing []string
 	made := make([]bool, len(calls))
@@ -202,8 +212,33 @@ func (s *toolCalls) Score(_ context.Context, in *Input) Verdict {
 			}
 		}
 	}
-	v = Verdict{Shape: ShapeSilent, Kind: kind, Reason: reason, Value: f1}
-	return v
+	return tools(Verdict{Shape: ShapeSilent, Kind: kind, Reason: reason, Value: f1})
+}
+
+// ToolsField is the name of tool_calls' per-field verdict: the tools
+// chosen, by the match rule over names alone (arguments aside): ok, wrong,
+// or missing when no call was made. Reports show it as tool-selection
+// accuracy beside the scorer's pass rate.
+const ToolsField = "(tools)"
+
+// holds applies the match rule to ok (ok[i][j]: call j matches expected
+// call i) and returns it with the size of the largest matching.
+func (s *toolCalls) holds(ok [][]bool, nCalls int) (bool, int) {
+	m := maxMatching(ok, nCalls)
+	nWant := len(ok)
+	switch s.match {
+	case MatchExact:
+		passed := m == nWant && nCalls == nWant
+		for i := range ok {
+			passed = passed && ok[i][i]
+		}
+		return passed, m
+	case MatchInOrder:
+		return inOrder(ok, nCalls), m
+	case MatchAnyOrder:
+		return m == nWant && nCalls == nWant, m
+	}
+	return m == nWant, m // subset
 }
 
 func expectedList(want []expectedCall) string {

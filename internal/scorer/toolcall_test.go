@@ -378,6 +378,12 @@ func TestRecordedToolCallSequences(t *testing.T) {
 		"s10": {false, true, false, true},
 	}
 	knownKind := map[string]string{"s4": KindWrongTool, "s8": KindUnexpectedCall, "s9": KindNoCall}
+	// Known (tools) verdicts, the rule over names alone, for exact and
+	// subset.
+	knownTools := map[string][2]string{
+		"s1": {"ok", "ok"}, "s2": {"wrong", "ok"}, "s3": {"wrong", "ok"}, "s4": {"wrong", "wrong"}, "s5": {"wrong", "ok"},
+		"s6": {"ok", "ok"}, "s7": {"ok", "ok"}, "s8": {"wrong", "wrong"}, "s9": {"missing", "missing"}, "s10": {"wrong", "ok"},
+	}
 	for r, rule := range MatchRules() {
 		set := mustCompile(t, toolSpec(spec.Scorer{Name: "seq", Type: "tool_calls", Match: rule}))
 		f1Sum, refSum := 0.0, 0.0
@@ -388,6 +394,12 @@ func TestRecordedToolCallSequences(t *testing.T) {
 			}
 			if k, ok := knownKind[rec.CaseID]; ok && s.Kind != k {
 				t.Errorf("%s %s: kind %q, want %q", rule, rec.CaseID, s.Kind, k)
+			}
+			if rule == MatchExact || rule == MatchSubset {
+				w := knownTools[rec.CaseID][b2i(rule == MatchSubset)]
+				if len(s.Fields) != 1 || s.Fields[0].Field != ToolsField || s.Fields[0].Status != w {
+					t.Errorf("%s %s: fields %+v, want %s %s", rule, rec.CaseID, s.Fields, ToolsField, w)
+				}
 			}
 			ref := refF1(rec.Expected.([]any), rec.ToolCalls)
 			if !strings.Contains(s.Reason, "F1 "+fmt.Sprintf("%.2f", ref)) && rec.CaseID != "s9" && rec.CaseID != "s8" {
