@@ -12,6 +12,7 @@ import (
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/plan"
 	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 type planOptions struct {
@@ -196,30 +197,30 @@ func (o *planOptions) check() error {
 	}
 
 	if !(o.Alpha > 0 && o.Alpha < 1) {
-		bad("--alpha %v: the significance level is a fraction in (0, 1), e.g. 0.05", o.Alpha)
+		bad("--alpha %s: the significance level is a fraction in (0, 1), e.g. 0.05", units.Plain(o.Alpha))
 	}
 	if !(o.Power > 0 && o.Power < 1) {
-		bad("--power %v: power is a fraction in (0, 1), e.g. 0.8 for 80%%", o.Power)
+		bad("--power %s: power is a fraction in (0, 1), e.g. 0.8 for 80%%", units.Plain(o.Power))
 	} else if o.Alpha > 0 && o.Alpha < 1 && o.Power <= o.Alpha {
-		bad("--power %v must exceed --alpha %v: a test rejects with probability alpha even when there is no difference", o.Power, o.Alpha)
+		bad("--power %s must exceed --alpha %s: a test rejects with probability alpha even when there is no difference", units.Plain(o.Power), units.Plain(o.Alpha))
 	}
 	if o.set["delta"] {
 		switch {
 		case o.Delta >= 1 && o.Delta < 100:
-			bad("--delta %v: differences are fractions in (0, 1); for %v points write --delta %v", o.Delta, o.Delta, o.Delta/100)
+			bad("--delta %s: differences are fractions in (0, 1); for %s points write --delta %s", units.Plain(o.Delta), units.Plain(o.Delta), units.Plain(o.Delta/100))
 		case !(o.Delta > 0 && o.Delta < 1):
-			bad("--delta %v: the difference to detect is a size in (0, 1), e.g. 0.03 for 3 points (its sign does not matter)", o.Delta)
+			bad("--delta %s: the difference to detect is a size in (0, 1), e.g. 0.03 for 3 points (its sign does not matter)", units.Plain(o.Delta))
 		}
 	}
 	if o.mode == plan.ModeGate && o.set["p-disc"] && !(o.PDisc > 0 && o.PDisc <= 1) {
-		bad("--p-disc %v: the discordance is the fraction of cases passed by exactly one run, in (0, 1], e.g. 0.15", o.PDisc)
+		bad("--p-disc %s: the discordance is the fraction of cases passed by exactly one run, in (0, 1], e.g. 0.15", units.Plain(o.PDisc))
 	}
 	if o.mode == plan.ModePaired {
 		switch {
 		case !(o.PDisc > 0 && o.PDisc <= 1):
-			bad("--p-disc %v: the discordance is the fraction of cases passed by exactly one target, in (0, 1], e.g. 0.12", o.PDisc)
+			bad("--p-disc %s: the discordance is the fraction of cases passed by exactly one target, in (0, 1], e.g. 0.12", units.Plain(o.PDisc))
 		case o.set["delta"] && o.Delta > 0 && o.Delta < 1 && o.Delta > o.PDisc:
-			bad("--delta %v with --p-disc %v is impossible: two targets can differ by at most the fraction of cases they disagree on (--p-disc must be at least --delta)", o.Delta, o.PDisc)
+			bad("--delta %s with --p-disc %s is impossible: two targets can differ by at most the fraction of cases they disagree on (--p-disc must be at least --delta)", units.Plain(o.Delta), units.Plain(o.PDisc))
 		}
 		if o.set["cases"] && o.Cases < 1 {
 			bad("--cases %d: the set needs at least 1 case", o.Cases)
@@ -232,13 +233,13 @@ func (o *planOptions) check() error {
 		}{{"p1", o.P1}, {"p2", o.P2}} {
 			switch {
 			case p.v > 1 && p.v <= 100:
-				bad("--%s %v: pass rates are fractions in [0, 1]; for %v%% write --%s %v", p.name, p.v, p.v, p.name, p.v/100)
+				bad("--%s %s: pass rates are fractions in [0, 1]; for %s%% write --%s %s", p.name, units.Plain(p.v), units.Plain(p.v), p.name, units.Plain(p.v/100))
 			case !(p.v >= 0 && p.v <= 1):
-				bad("--%s %v: pass rates are fractions in [0, 1], e.g. 0.80", p.name, p.v)
+				bad("--%s %s: pass rates are fractions in [0, 1], e.g. 0.80", p.name, units.Plain(p.v))
 			}
 		}
 		if o.P1 == o.P2 {
-			bad("--p1 and --p2 are both %v: there is no difference to detect", o.P1)
+			bad("--p1 and --p2 are both %s: there is no difference to detect", units.Plain(o.P1))
 		}
 	}
 	if o.Scoring < 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/task"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 type validateOptions struct {
@@ -51,7 +52,7 @@ func (o *validateOptions) check(cmd *cobra.Command) error {
 		}
 	}
 	if !(o.DupThreshold > 0 && o.DupThreshold <= 1) {
-		return usageError{fmt.Errorf("--dup-threshold %v: want a similarity above 0 and at most 1, e.g. 0.9", o.DupThreshold)}
+		return usageError{fmt.Errorf("--dup-threshold %s: want a similarity above 0 and at most 1, e.g. 0.9", units.Plain(o.DupThreshold))}
 	}
 	if o.MinBucket < 1 {
 		return usageError{fmt.Errorf("--min-bucket %d: want at least 1 case", o.MinBucket)}
