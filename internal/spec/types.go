@@ -3,7 +3,10 @@
 // FILE:LINE:COL: message. LoadWith also merges overlay files over the spec,
 // expands ${VAR} under dataset, run and targets, and takes a hosted target's
 // base URL from OPENAI_BASE_URL / ANTHROPIC_BASE_URL when it sets none
-// (interp.go, overlay.go). It must not import the runner, providers or store.
+// (interp.go, overlay.go). It also reads what a request offers besides its
+// messages — tools (inline or file://), tool_choice and response_format —
+// and checks each tool's name and schema (tools.go). It must not import the
+// runner, providers or store.
 package spec
 
 import (
