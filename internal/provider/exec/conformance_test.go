@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,6 +24,17 @@ func TestConformance(t *testing.T) {
 		},
 		Slow: func(t *testing.T, d time.Duration) provider.Provider {
 			return newHelperTarget(t, &spec.Target{Name: "slow"}, "slow", d.String())
+		},
+		Calls: func(t *testing.T, calls []provider.ToolCall) provider.Provider {
+			b, err := json.Marshal(calls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "calls.json")
+			if err := os.WriteFile(file, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return newHelper(t, "calls", file)
 		},
 	})
 }

@@ -26,7 +26,20 @@
 //	{"output": "the answer", "usage": {"input": 812, "output": 64, "cached": 0},
 //	 "finish_reason": "stop", "model": "gpt-x-2025-01-01", "error": ""}
 //
-// Only "output" is required. A string is the reply as is; any other JSON
+// A request with tools also carries "tools" (each {"name", "description",
+// "parameters"}), "tool_choice" (auto, none, required or a tool's name) and
+// "response_format" ({"name", "schema", "strict"}) when set, and its
+// messages may hold an assistant's "tool_calls" and tool results (role
+// "tool" with "tool_call_id"). The program may answer the calls its model
+// made beside the output:
+//
+//	{"output": "", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "c1"}]}
+//
+// Each call needs a name; its arguments are a string (the text as the model
+// wrote it, valid JSON or not) or any JSON value (kept as its compact text).
+//
+// Only "output" is required, and not even it when "tool_calls" holds a
+// call. A string is the reply as is; any other JSON
 // value (an object, an array, a number) becomes its compact JSON text. Unknown
 // fields are ignored. A non-empty "error" reports that the pipeline failed on
 // this case; the call then fails with kind exec_error. Diagnostics belong on
@@ -387,6 +400,10 @@ type wireRequest struct {
 	Messages []provider.Message `json:"messages"`
 	Params   provider.Params    `json:"params"`
 	Vars     map[string]any     `json:"vars"`
+	// The request's tools, tool choice and response format, when set.
+	Tools          []provider.Tool          `json:"tools,omitempty"`
+	ToolChoice     string                   `json:"tool_choice,omitempty"`
+	ResponseFormat *provider.ResponseFormat `json:"response_format,omitempty"`
 }
 
 func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
@@ -397,6 +414,10 @@ func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
 		Messages: req.Messages,
 		Params:   req.Params,
 		Vars:     req.Vars,
+
+		Tools:          req.Tools,
+		ToolChoice:     req.ToolChoice,
+		ResponseFormat: req.ResponseFormat,
 	}
 	if w.Model == "" {
 		w.Model = p.model
@@ -494,6 +515,7 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	}
 	resp := &provider.Response{
 		Text:              r.output,
+		ToolCalls:         r.toolCalls,
 		FinishReason:      r.finishReason,
 		Usage:             r.usage,
 		Model:             r.model,

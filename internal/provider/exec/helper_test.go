@@ -63,6 +63,19 @@ func runHelper(mode string, args []string) int {
 			return 2
 		}
 		return reply(map[string]any{"output": string(text), "usage": map[string]int{"input": len(stdin), "output": len(text)}, "finish_reason": "stop"})
+	case "calls": // reply with the tool calls in a file, after checking the request offers tools
+		var req map[string]any
+		if err := json.Unmarshal(stdin, &req); err != nil || req["tools"] == nil || req["tool_choice"] != "auto" {
+			fmt.Fprintf(os.Stderr, "helper: request offers no tools: %v %q\n", err, stdin)
+			return 3
+		}
+		calls, err := os.ReadFile(arg(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 2
+		}
+		fmt.Printf(`{"tool_calls": %s, "finish_reason": "tool_calls"}`, calls)
+		return 0
 	case "request": // reply with the request as received
 		return reply(map[string]any{"output": string(stdin)})
 	case "slow":

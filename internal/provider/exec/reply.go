@@ -21,6 +21,7 @@ type reply struct {
 	finishReason      string
 	model             string
 	systemFingerprint string
+	toolCalls         []provider.ToolCall
 }
 
 // Reply field names match exactly (encoding/json alone would also accept
@@ -32,6 +33,7 @@ const (
 	fieldModel       = "model"
 	fieldFingerprint = "system_fingerprint"
 	fieldError       = "error"
+	fieldToolCalls   = "tool_calls"
 )
 
 // decodeReply checks and decodes what a program printed on stdout. A reply
@@ -62,20 +64,28 @@ func decodeReply(stdout []byte) (*reply, *provider.Error) {
 		return nil, &provider.Error{Kind: provider.KindExec,
 			Msg: "the program reported an error: " + quoteHead([]byte(msg), 500)}
 	}
+	calls, err := provider.DecodeToolCalls(m[fieldToolCalls])
+	if err != nil {
+		return nil, invalid("reply's %v", err)
+	}
 	raw, ok := m[fieldOutput]
-	if !ok {
+	var out string
+	switch {
+	case !ok && len(calls) > 0:
+		// Tool calls alone are a whole reply.
+	case !ok:
 		for k := range m {
 			if strings.EqualFold(k, fieldOutput) {
 				return nil, invalid("reply has no \"output\" field (it has %s; field names are lower case)", strconv.Quote(k))
 			}
 		}
 		return nil, invalid("reply has no \"output\" field")
+	default:
+		if out, err = outputText(raw); err != nil && !(len(calls) > 0 && isNull(raw)) {
+			return nil, invalid("reply's \"output\" %v", err)
+		}
 	}
-	out, err := outputText(raw)
-	if err != nil {
-		return nil, invalid("reply's \"output\" %v", err)
-	}
-	r := &reply{output: out}
+	r := &reply{output: out, toolCalls: calls}
 	for _, f := range []struct {
 		name string
 		dst  *string

@@ -26,6 +26,10 @@ func TestDecodeReplyAccepts(t *testing.T) {
 		{"unknown fields ignored", `{"output":"x","trace":{"steps":[1]},"cost":0.1}`, "x", provider.Usage{}},
 		{"empty error is no error", `{"output":"x","error":""}`, "x", provider.Usage{}},
 		{"null error is no error", `{"output":"x","error":null}`, "x", provider.Usage{}},
+		{"tool calls beside the output", `{"output":"x","tool_calls":[{"name":"f","arguments":{"a": 1}}]}`, "x", provider.Usage{}},
+		{"tool calls alone", `{"tool_calls":[{"name":"f","arguments":"{\"a\":"}]}`, "", provider.Usage{}},
+		{"tool calls with a null output", `{"output":null,"tool_calls":[{"name":"f"}]}`, "", provider.Usage{}},
+		{"empty tool calls", `{"output":"x","tool_calls":[]}`, "x", provider.Usage{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,6 +69,11 @@ func TestDecodeReplyRejects(t *testing.T) {
 		{"model not a string", `{"output":"a","model":7}`, provider.KindInvalid, []string{`"model" is a JSON number`, "want a string"}},
 		{"error string", `{"output":"","error":"upstream 503"}`, provider.KindExec, []string{"reported an error", "upstream 503"}},
 		{"error object", `{"error":{"code":7}}`, provider.KindExec, []string{`{\"code\":7}`}},
+		{"tool_calls not a list", `{"output":"a","tool_calls":{"name":"f"}}`, provider.KindInvalid, []string{"tool_calls is a JSON object; want a list"}},
+		{"tool call without a name", `{"output":"a","tool_calls":[{"arguments":{}}]}`, provider.KindInvalid, []string{"tool_calls[0] has no name"}},
+		{"tool call not an object", `{"output":"a","tool_calls":["f"]}`, provider.KindInvalid, []string{"tool_calls[0] is a JSON string"}},
+		{"tool call id a number", `{"output":"a","tool_calls":[{"name":"f","id":1}]}`, provider.KindInvalid, []string{`"id" is a JSON number`}},
+		{"empty tool calls need an output", `{"tool_calls":[]}`, provider.KindInvalid, []string{`no "output" field`}},
 		{"long garbage quoted by its head", "x" + long, provider.KindInvalid, []string{"(first 200 of 801 bytes)"}},
 		{"terminal escapes are quoted", "\x1b[2J\x1b[31mboom", provider.KindInvalid, []string{`\x1b[2J`}},
 	}
@@ -100,6 +109,7 @@ func FuzzDecodeReply(f *testing.F) {
 		`{"output":"4"}`, `{"output":{"a":1}}`, `{"output":"x","usage":{"input":1,"output":2,"cached":0}}`,
 		`{"error":"e"}`, `{"output":null}`, "", "null", `{"output":"a"} x`, "\xef\xbb\xbf{\"output\":\"\\u00e9\"}",
 		`{"output":"a","usage":{"input":-5}}`, "{\"output\":\"\xff\"}",
+		`{"tool_calls":[{"name":"f","arguments":{"a":1},"id":"c"}]}`, `{"output":null,"tool_calls":[{"name":""}]}`, `{"tool_calls":[{"name":"f","arguments":"{"}],"output":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -125,12 +135,62 @@ func FuzzDecodeReply(f *testing.F) {
 		if json.Unmarshal(body, &obj) != nil {
 			t.Fatalf("accepted %q, which is not one JSON object", stdout)
 		}
-		if _, ok := obj["output"]; !ok {
+		if _, ok := obj["output"]; !ok && len(r.toolCalls) == 0 {
 			// Duplicate keys: encoding/json keeps the last, as decodeReply does.
 			t.Fatalf("accepted %q without an output field", stdout)
+		}
+		for _, c := range r.toolCalls {
+			if c.Name == "" {
+				t.Fatalf("accepted a tool call without a name: %q", stdout)
+			}
 		}
 		if r.usage.Input < 0 || r.usage.Output < 0 || r.usage.Cached < 0 || r.usage.Cached > r.usage.Input {
 			t.Fatalf("accepted impossible usage %+v", r.usage)
 		}
 	})
+}
+
+// A tool-calling request reaches the program whole: tools, tool choice,
+// response format, and a history of calls and their results.
+func TestToolRequestProtocol(t *testing.T) {
+	p := newHelper(t, "request")
+	req := &provider.Request{
+		CaseID: "1",
+		Messages: []provider.Message{
+			{Role: "user", Content: "weather?"},
+			{Role: "assistant", ToolCalls: []provider.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city": "Par`}}},
+			{Role: "tool", ToolCallID: "c1", Content: "sunny"},
+		},
+		Tools:          []provider.Tool{{Name: "get_weather", Description: "d", Parameters: json.RawMessage(`{"type": "object"}`)}},
+		ToolChoice:     "get_weather",
+		ResponseFormat: &provider.ResponseFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`), Strict: true},
+	}
+	resp, err := call(t, p, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(resp.Text), &got); err != nil {
+		t.Fatal(err)
+	}
+	for field, want := range map[string]string{
+		"tools":           `[{"name":"get_weather","description":"d","parameters":{"type":"object"}}]`,
+		"tool_choice":     `"get_weather"`,
+		"response_format": `{"name":"answer","schema":{"type":"object"},"strict":true}`,
+		"messages":        `[{"role":"user","content":"weather?"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"get_weather","arguments":"{\"city\": \"Par"}]},{"role":"tool","content":"sunny","tool_call_id":"c1"}]`,
+	} {
+		if string(got[field]) != want {
+			t.Errorf("%s = %s\nwant %s", field, got[field], want)
+		}
+	}
+	// Without them, none of the three is sent.
+	resp, err = call(t, p, &provider.Request{CaseID: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, absent := range []string{`"tools"`, `"tool_choice"`, `"response_format"`} {
+		if strings.Contains(resp.Text, absent) {
+			t.Errorf("%s sent for a request without it: %s", absent, resp.Text)
+		}
+	}
 }

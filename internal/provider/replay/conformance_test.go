@@ -36,5 +36,18 @@ func TestConformance(t *testing.T) {
 			t.Cleanup(func() { p.Close() })
 			return p
 		},
+		Calls: func(t *testing.T, calls []provider.ToolCall) provider.Provider {
+			// Recorded as a JSON list whose arguments are strings (as
+			// written); calls and no output are a whole reply.
+			var lines []string
+			for _, q := range providertest.Questions() {
+				b, err := json.Marshal(map[string]any{"question": q, "model_a": map[string]any{"tool_calls": calls}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines = append(lines, string(b))
+			}
+			return newReplay(t, spec.Replay{Join: "question", Output: "model_a.solution"}, lines...)
+		},
 	})
 }

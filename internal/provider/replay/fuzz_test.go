@@ -23,6 +23,9 @@ func FuzzBuildIndex(f *testing.F) {
 		"{\"q\": \"b\", \"m\": [\"out\"], \"latency_ms\": -0}",
 		"",
 		"\n\n\n",
+		"{\"q\": \"t\", \"m\": {\"tool_calls\": [{\"name\": \"f\", \"arguments\": {\"a\": 1}}]}}\n{\"q\": \"u\", \"m\": {\"out\": \"x\"}, \"tool_calls\": [{\"name\": \"g\", \"arguments\": \"{\", \"id\": \"c\"}]}",
+		"{\"q\": \"t\", \"m\": {\"out\": \"\", \"tool_calls\": [{\"arguments\": 1}]}}",
+		"{\"q\": \"t\", \"tool_calls\": {}}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -52,6 +55,11 @@ func FuzzBuildIndex(f *testing.F) {
 			rec, err := parseRecord(data[e.off:end], cfg)
 			if err != nil {
 				t.Fatalf("indexed line %d does not parse back: %v", e.line, err)
+			}
+			for _, c := range rec.toolCalls {
+				if c.Name == "" {
+					t.Fatalf("line %d: a recorded call without a name", e.line)
+				}
 			}
 			s, err := recordKey(rec.join)
 			if err != nil || hashKey(s) != k {

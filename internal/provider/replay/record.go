@@ -33,6 +33,7 @@ type record struct {
 	latency      time.Duration
 	model        string
 	finishReason string
+	toolCalls    []provider.ToolCall
 }
 
 // parseRecord decodes one line. A line that is not a JSON object, lacks the
@@ -75,6 +76,23 @@ func parseRecord(line []byte, cfg recordConfig) (*record, error) {
 	if err := rec.readMeta(parent, top); err != nil {
 		return nil, err
 	}
+	if rec.missing != "" && len(rec.toolCalls) == 0 && len(cfg.output) > 1 {
+		// Calls without an output are looked up where the output would be.
+		if holder, _, why := lookupPath(top, cfg.output[:len(cfg.output)-1]); why == "" && firstByte(holder) == '{' {
+			var near map[string]json.RawMessage
+			if json.Unmarshal(holder, &near) == nil && near["tool_calls"] != nil && !isJSONNull(near["tool_calls"]) {
+				calls, err := provider.DecodeToolCalls(near["tool_calls"])
+				if err != nil {
+					return nil, err
+				}
+				rec.toolCalls = calls
+			}
+		}
+	}
+	if rec.missing != "" && len(rec.toolCalls) > 0 {
+		// Calls alone are a whole recorded reply.
+		rec.missing, rec.output = "", json.RawMessage(`""`)
+	}
 	return rec, nil
 }
 
@@ -103,6 +121,13 @@ func (r *record) readMeta(near, top map[string]json.RawMessage) error {
 			return fmt.Errorf("latency_ms is %s; want a non-negative number of milliseconds", clip(raw))
 		}
 		r.latency = time.Duration(ms * float64(time.Millisecond))
+	}
+	if raw := field("tool_calls"); raw != nil {
+		calls, err := provider.DecodeToolCalls(raw)
+		if err != nil {
+			return err
+		}
+		r.toolCalls = calls
 	}
 	for _, s := range []struct {
 		name string

@@ -40,7 +40,10 @@
 // up first next to the output (in the object holding the output path's last
 // element) and then at the top level of the record. Without usage the token
 // counts are zero; without latency_ms the latency is the (tiny) measured time
-// of the lookup.
+// of the lookup. So is tool_calls, the calls the recorded model made: a list
+// of {"name", "arguments", "id"} in the exec protocol's form (arguments a
+// string kept as written, or a JSON value kept as its compact text); a record
+// with calls and no output replays the calls with an empty text.
 package replay
 
 import (
@@ -182,6 +185,7 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	}
 	resp := &provider.Response{
 		Text:         text,
+		ToolCalls:    rec.toolCalls,
 		FinishReason: rec.finishReason,
 		Usage:        rec.usage,
 		Model:        rec.model,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -462,4 +463,38 @@ func TestIndexMemoryDoesNotHoldRecords(t *testing.T) {
 		t.Errorf("record 57 read back as %d bytes; want %d", len(got), len(pad))
 	}
 	p.Close()
+}
+
+// Recorded tool calls replay in order, beside the output or alone; their
+// arguments keep invalid JSON as written and JSON values as compact text.
+func TestRecordedToolCalls(t *testing.T) {
+	p := newReplay(t, spec.Replay{Join: "q", Output: "run.out"},
+		`{"q": "both", "run": {"out": "checking", "tool_calls": [{"name": "f", "arguments": {"a": [1, 2.50]}, "id": "c1"}, {"name": "g", "arguments": "{\"x\": "}]}}`,
+		`{"q": "alone", "run": {}, "tool_calls": [{"name": "f"}]}`,
+		`{"q": "none", "run": {"out": "text"}}`,
+	)
+	for q, want := range map[string]string{
+		"both":  `checking [{c1 f {"a":[1,2.50]}} { g {"x": }]`,
+		"alone": ` [{ f }]`,
+		"none":  `text []`,
+	} {
+		resp := mustAsk(t, p, map[string]any{"q": q})
+		if got := resp.Text + " " + fmt.Sprint(resp.ToolCalls); got != want {
+			t.Errorf("%s: %s; want %s", q, got, want)
+		}
+	}
+}
+
+func TestBadRecordedToolCalls(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"q": "a", "out": "x", "tool_calls": {"name": "f"}}`, "recorded.jsonl:1: tool_calls is a JSON object; want a list"},
+		{`{"q": "a", "out": "x", "tool_calls": [{"arguments": {}}]}`, "recorded.jsonl:1: tool_calls[0] has no name"},
+		{`{"q": "a", "out": "x", "tool_calls": [{"name": "f", "id": 3}]}`, `recorded.jsonl:1: tool_calls[0] (f): "id" is a JSON number`},
+	} {
+		dir, name := writeRecords(t, c.line)
+		_, err := New(&spec.Target{Name: "r", Replay: &spec.Replay{Path: name, Join: "q", Output: "out"}}, dir)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v; want one saying %q", c.line, err, c.want)
+		}
+	}
 }
