@@ -393,8 +393,18 @@ func (s *Spec) PromptHash() string {
 // recorded as it reads them, so call this after compiling the scorers, as
 // task.Load does). Two runs with the same ScorersHash scored outputs the
 // same way. A spec that reads no file and sets no error costs hashes as it
-// did before files and error costs were covered.
+// did before files and error costs were covered. The tools' parameters are
+// covered too (the scorers of tool calls check arguments against them); a
+// spec without tools hashes as before.
 func (s *Spec) ScorersHash() string {
+	type toolParams struct {
+		Name       string          `json:"name"`
+		Parameters string `json:"parameters,omitempty"`
+	}
+	var tools []toolParams
+	for _, t := range s.Tools {
+		tools = append(tools, toolParams{t.Name, string(t.Parameters)})
+	}
 	b, err := json.Marshal(struct {
 		Output  Output       `json:"output"`
 		Scorers []Scorer     `json:"scorers"`
@@ -402,7 +412,8 @@ func (s *Spec) ScorersHash() string {
 		Combine string       `json:"combine,omitempty"`
 		Errors  *ErrorCost   `json:"error_costs,omitempty"`
 		Files   []FileDigest `json:"files,omitempty"`
-	}{s.Output, s.Scorers, s.Refusal, s.Combine, s.Errors, s.filesFor(FileForScorers)})
+		Tools   []toolParams `json:"tool_parameters,omitempty"`
+	}{s.Output, s.Scorers, s.Refusal, s.Combine, s.Errors, s.filesFor(FileForScorers), tools})
 	if err != nil {
 		// Every field is plain data; a failure here is a programming error.
 		panic(fmt.Sprintf("spec: hashing the scorers: %v", err))
