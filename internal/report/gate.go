@@ -131,7 +131,7 @@ func GateText(w io.Writer, r *gate.Result) error {
 	}
 	fmt.Fprintf(&b, "  candidate: %s\n", oneLine(gateSide(r.Candidate)))
 	fmt.Fprintf(&b, "  baseline:  %s\n", oneLine(gateSide(r.Baseline)))
-	fmt.Fprintf(&b, "  %s cases compared · alpha %g", units.Count(r.Cases), r.Alpha)
+	fmt.Fprintf(&b, "  %s cases compared · alpha %s", units.Count(r.Cases), units.Plain(r.Alpha))
 	if r.Strict {
 		b.WriteString(" · strict")
 	}
@@ -183,7 +183,7 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "%s · %s cases compared · α = %g", mdText(gateTally(r)), units.Count(r.Cases), r.Alpha)
+	fmt.Fprintf(&b, "%s · %s cases compared · α = %s", mdText(gateTally(r)), units.Count(r.Cases), units.Plain(r.Alpha))
 	if r.Strict {
 		b.WriteString(" · strict (a check must show it is within its limit)")
 	}

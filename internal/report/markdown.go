@@ -149,8 +149,8 @@ func mdLedger(b *strings.Builder, l *analysis.Ledger) {
 			fmt.Fprintf(b, "| lead | %s points; p %s alone, %s after Holm over %s: **%s** |\n",
 				deltaCI(*c), units.PValue(c.PValue), units.PValue(c.PAdjusted), plural(l.Family, "comparison"), survivesWords(l))
 		}
-		fmt.Fprintf(b, "| expected best-of-%d inflation | %s points = %.2f σ, σ = %s points (standard error of a variant's rate) |\n",
-			l.Variants, ptsAbs(l.Inflation), l.ExpectedMaxZ, ptsAbs(l.Sigma))
+		fmt.Fprintf(b, "| expected best-of-%d inflation | %s points = %s σ, σ = %s points (standard error of a variant's rate) |\n",
+			l.Variants, ptsAbs(l.Inflation), units.Z(l.ExpectedMaxZ), ptsAbs(l.Sigma))
 		fmt.Fprintf(b, "| deflated rate | %s (observed %s) |\n", units.Pct(l.DeflatedRate), units.Pct(l.Chosen.Rate))
 	}
 	if len(l.Tried) > 1 {

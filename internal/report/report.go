@@ -50,9 +50,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 		if t.Primary.N > 0 {
 			rate, ci = units.Pct(t.Primary.Rate), ciPct(t.Primary.CI)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%.4f\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t\n",
 			term(t.Name), t.N, t.Primary.Passed, rate, ci,
-			t.Failures.Loud, t.Failures.Silent, msCell(t.LatencyMS.P50), msCell(t.LatencyMS.P95), t.CostUSD.Total)
+			t.Failures.Loud, t.Failures.Silent, msCell(t.LatencyMS.P50), msCell(t.LatencyMS.P95), units.USDCell(t.CostUSD.Total))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -173,7 +173,7 @@ func textSlices(w io.Writer, rep *analysis.Report) error {
 					fmt.Fprint(tw, "—\t")
 					continue
 				}
-				fmt.Fprintf(tw, "%d/%d %.0f%% [%.0f, %.0f]\t", r.Passed, r.N, 100*r.Rate, 100*r.CI[0], 100*r.CI[1])
+				fmt.Fprintf(tw, "%d/%d %s %s\t", r.Passed, r.N, units.PctWhole(r.Rate), units.WholeCI(r.CI[0], r.CI[1]))
 			}
 			fmt.Fprintln(tw)
 		}
@@ -192,8 +192,8 @@ func textComparisons(w io.Writer, rep *analysis.Report) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "A\tB\tn\tΔ\t95% CI\tA only\tB only\tp\tp adj\tverdict\t")
 		for _, c := range rep.Comparisons {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%+.1f\t[%+.1f, %+.1f]\t%d\t%d\t%s\t%s\t%s\t\n", term(c.A), term(c.B), c.N,
-				100*c.Delta, 100*c.CI[0], 100*c.CI[1], c.AOnly, c.BOnly, pfmt(c.PValue), pfmt(c.PAdjusted), verdictText(c))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t[%s, %s]\t%d\t%d\t%s\t%s\t%s\t\n", term(c.A), term(c.B), c.N,
+				units.SignedPts(c.Delta), units.SignedPts(c.CI[0]), units.SignedPts(c.CI[1]), c.AOnly, c.BOnly, pfmt(c.PValue), pfmt(c.PAdjusted), verdictText(c))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -257,8 +257,8 @@ func RunComparisonText(w io.Writer, rc *analysis.RunComparison) error {
 		case "b_better":
 			v = "worse after"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%+.1f\t[%+.1f, %+.1f]\t%d\t%d\t%s\t%s\t%s\t\n", term(name), c.N, 100*c.Delta,
-			100*c.CI[0], 100*c.CI[1], c.AOnly, c.BOnly, pfmt(c.PValue), pfmt(c.PAdjusted), v)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t[%s, %s]\t%d\t%d\t%s\t%s\t%s\t\n", term(name), c.N, units.SignedPts(c.Delta),
+			units.SignedPts(c.CI[0]), units.SignedPts(c.CI[1]), c.AOnly, c.BOnly, pfmt(c.PValue), pfmt(c.PAdjusted), v)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -279,7 +279,7 @@ func RunComparisonText(w io.Writer, rc *analysis.RunComparison) error {
 			parts := make([]string, len(vals))
 			for i, v := range vals {
 				s := c.Slices[k][v]
-				parts[i] = fmt.Sprintf("%s %+.0f [%+.0f, %+.0f]", term(v), 100*s.Delta, 100*s.CI[0], 100*s.CI[1])
+				parts[i] = fmt.Sprintf("%s %s [%s, %s]", term(v), units.SignedPtsWhole(s.Delta), units.SignedPtsWhole(s.CI[0]), units.SignedPtsWhole(s.CI[1]))
 			}
 			fmt.Fprintf(w, "%s by %s: %s\n", term(name), term(k), strings.Join(parts, " · "))
 		}
@@ -325,8 +325,8 @@ func textLedger(w io.Writer, l *analysis.Ledger) error {
 	fmt.Fprintf(w, "\nselection ledger: experiment %s, %s tried in %s (primary scorer %s)\n",
 		term(l.Experiment), plural(l.Variants, "variant"), plural(l.Runs, "run"), term(l.Scorer))
 	if len(l.Tried) > 0 {
-		fmt.Fprintf(w, "  chosen     %s  %s  deflated %s (expected best-of-%d inflation %s points = %.2f σ, σ = %s points)\n",
-			term(l.Chosen.Name()), units.Pct(l.Chosen.Rate), units.Pct(l.DeflatedRate), l.Variants, ptsAbs(l.Inflation), l.ExpectedMaxZ, ptsAbs(l.Sigma))
+		fmt.Fprintf(w, "  chosen     %s  %s  deflated %s (expected best-of-%d inflation %s points = %s σ, σ = %s points)\n",
+			term(l.Chosen.Name()), units.Pct(l.Chosen.Rate), units.Pct(l.DeflatedRate), l.Variants, ptsAbs(l.Inflation), units.Z(l.ExpectedMaxZ), ptsAbs(l.Sigma))
 		fmt.Fprintf(w, "  reference  %s  %s  (%s)\n", term(l.Reference.Name()), units.Pct(l.Reference.Rate), referenceWords(l))
 		if c := l.Chosen.VsReference; c != nil {
 			fmt.Fprintf(w, "  lead       %s points, p %s, Holm-adjusted over %s %s: %s\n", deltaCI(*c), units.PValue(c.PValue),

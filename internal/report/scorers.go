@@ -257,7 +257,7 @@ func textScorers(w io.Writer, rep *analysis.Report) error {
 		}
 		cost, errs := "", ""
 		if r.judge != nil {
-			cost = fmt.Sprintf("%.4f", r.judge.CostUSD)
+			cost = units.USDCell(r.judge.CostUSD)
 			errs = "0"
 			if e := judgeErrText(r.judge); e != "" {
 				errs = e

@@ -209,3 +209,28 @@ func Given(x float64) string {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
+
+// The main report's table forms.
+
+// USDCell formats dollars for a column headed "$": four decimals, no
+// symbol ("0.0151", "12.3456").
+func USDCell(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+
+// WholeCI formats an interval of rates in whole percentage points, without
+// the sign: "[62, 81]".
+func WholeCI(lo, hi float64) string {
+	return "[" + strconv.FormatFloat(100*lo, 'f', 0, 64) + ", " + strconv.FormatFloat(100*hi, 'f', 0, 64) + "]"
+}
+
+// SignedPtsWhole formats a difference of rates in whole points with its
+// sign always written: "+12", "-3", "+0".
+func SignedPtsWhole(d float64) string {
+	s := strconv.FormatFloat(100*d, 'f', 0, 64)
+	if !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "+") {
+		s = "+" + s
+	}
+	return s
+}
+
+// Z formats a multiple of a standard error with two decimals: "1.87".
+func Z(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }

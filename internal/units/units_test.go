@@ -57,6 +57,12 @@ func TestReportForms(t *testing.T) {
 		{Pts(0.184), fmt.Sprintf("%.1f", 18.4)}, {Pts(0), "0.0"}, {Pts(0.18449), fmt.Sprintf("%.1f", 100*0.18449)},
 		{PtsWhole(0.123), fmt.Sprint(int(math.Round(12.3)))}, {PtsWhole(0.125), "13"}, {PtsWhole(0.0049), "0"}, {PtsWhole(0.31), "31"},
 		{Given(12442), "12442"}, {Given(1.5), "1.5"}, {Given(1.0 / 3), "0.333333"}, {Given(1234567), "1234570"}, {Given(-2.5e-7), "-0.00000025"},
+		{USDCell(0.01512), fmt.Sprintf("%.4f", 0.01512)}, {USDCell(-6e-21), fmt.Sprintf("%.4f", -6e-21)}, {USDCell(12.34567), "12.3457"},
+		{WholeCI(0.615, 0.8149), fmt.Sprintf("[%.0f, %.0f]", 100*0.615, 100*0.8149)}, {WholeCI(0, 1), "[0, 100]"},
+		{SignedPtsWhole(0.123), fmt.Sprintf("%+.0f", 12.3)}, {SignedPtsWhole(-0.031), fmt.Sprintf("%+.0f", -3.1)}, {SignedPtsWhole(0), fmt.Sprintf("%+.0f", 0.0)},
+		{SignedPtsWhole(-0.001), fmt.Sprintf("%+.0f", -0.1)}, {SignedPtsWhole(nan), fmt.Sprintf("%+.0f", nan)},
+		{Z(1.8749), fmt.Sprintf("%.2f", 1.8749)}, {Z(0), "0.00"},
+		{Plain(0.05), fmt.Sprintf("%g", 0.05)}, {Plain(0.0001), fmt.Sprintf("%g", 0.0001)},
 		{Ratio(0.931), fmt.Sprintf("%.2f", 0.931)}, {Ratio(1), "1.00"}, {Ratio(0.875), fmt.Sprintf("%.2f", 0.875)}, {Ratio(nan), "—"},
 	} {
 		if c.got != c.want {
