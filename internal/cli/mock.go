@@ -33,7 +33,9 @@ func (o *mockOptions) AddFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.Malformed, "malformed", 0, "fraction answered with a body that is not JSON")
 	f.Int64Var(&o.Seed, "seed", 1, "seed for fault injection")
 	f.StringVar(&o.Default, "reply", "", "fixed reply (default: echo the last user message)")
-	f.StringVar(&o.RulesFile, "rules", "", "JSONL of {\"match\": substring, \"reply\": text, \"model\": only for this model} scripted replies (first match wins; an empty match is that model's default)")
+	f.StringVar(&o.RulesFile, "rules", "", "JSONL of {\"match\": substring, \"reply\": text, \"model\": only for this model, \"tool_calls\": [{\"name\": tool, \"arguments\": JSON or text}]} scripted replies (first match wins; an empty match is that model's default; see docs/mock.md)")
+	f.IntVar(&o.ToolTurns, "tool-turns", 1, "model turns of a conversation that answer with tool calls before the mock answers in text")
+	f.Float64Var(&o.MalformedArgs, "malformed-args", 0, "fraction of tool calls sent with arguments that are not valid JSON")
 	f.StringVar(&o.APIKey, "require-key", "", "answer 401 unless this key is presented")
 }
 
@@ -48,7 +50,7 @@ deterministic replies and injectable faults. Point a target's base_url at it.
 It binds to 127.0.0.1 unless --addr says otherwise. Stops on Ctrl-C.`,
 		Args: exactArgs(0),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			for name, v := range map[string]float64{"fail": o.Fail, "overload": o.Overload, "hang": o.Hang, "truncate": o.Truncate, "malformed": o.Malformed} {
+			for name, v := range map[string]float64{"fail": o.Fail, "overload": o.Overload, "hang": o.Hang, "truncate": o.Truncate, "malformed": o.Malformed, "malformed-args": o.MalformedArgs} {
 				if v < 0 || v > 1 {
 					return usageError{fmt.Errorf("--%s must be a fraction in [0,1] (got %g)", name, v)}
 				}
@@ -100,7 +102,7 @@ func readRules(path string) ([]mock.Rule, error) {
 	for dec.More() {
 		var r mock.Rule
 		if err := dec.Decode(&r); err != nil {
-			return nil, fmt.Errorf("%s: rule %d: %w (want {\"match\": \"...\", \"reply\": \"...\"} per line)", path, len(rules)+1, err)
+			return nil, fmt.Errorf("%s: rule %d: %w (want {\"match\": \"...\", \"reply\": \"...\", \"tool_calls\": [{\"name\": \"...\", \"arguments\": {...}}]} per line)", path, len(rules)+1, err)
 		}
 		rules = append(rules, r)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -511,4 +512,50 @@ func FuzzToolCallRule(f *testing.F) {
 			t.Fatalf("%q: %+v does not round-trip: %+v %v", in, c, back, err)
 		}
 	})
+}
+
+// docs/mock.md's example holds: its rules decode, and the request it shows
+// gets the calls it says; the second rule's broken call and the schema
+// default do too.
+func TestDocsExample(t *testing.T) {
+	md, err := os.ReadFile("../../docs/mock.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, ok := strings.Cut(string(md), "### Example")
+	if !ok {
+		t.Fatal("docs/mock.md has no example")
+	}
+	_, block, _ := strings.Cut(example, "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	var rules []Rule
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		var r Rule
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("rule %q: %v", line, err)
+		}
+		rules = append(rules, r)
+	}
+	_, curl, _ := strings.Cut(example, "-d '")
+	body, _, _ := strings.Cut(curl, "'")
+	h := New(Options{Rules: rules}).Handler()
+	code, out := serveBody(t, h, false, body)
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, out)
+	}
+	d := decode(t, false, out)
+	if want := `"tool_calls": [{"id": "` + d.ids[0] + `", "type": "function", "function":`; !strings.Contains(strings.Join(strings.Fields(example), " "), want) {
+		t.Errorf("the example does not show the id %q", d.ids[0])
+	}
+	if fmt.Sprint(d.calls) != `[{get_weather {"city":"Paris","unit":"c"}}]` || d.finish != "tool_calls" {
+		t.Errorf("the example's request got %v %q", d.calls, d.finish)
+	}
+	_, out = serveBody(t, h, false, strings.Replace(body, "What is the weather in Paris?", "Weather in two cities?", 1))
+	if d := decode(t, false, out); d.text != "Checking both." || len(d.calls) != 2 || json.Valid([]byte(d.calls[1].Arguments)) {
+		t.Errorf("the second rule: %+v", d)
+	}
+	_, out = serveBody(t, h, false, strings.Replace(body, "What is the weather in Paris?", "Anything else?", 1))
+	if d := decode(t, false, out); fmt.Sprint(d.calls) != `[{get_weather {"city":"mock"}}]` {
+		t.Errorf("no rule: %+v", d)
+	}
 }
