@@ -14,6 +14,8 @@ func BenchmarkHandler(b *testing.B) {
 		{"openai", "/v1/chat/completions", chatBody},
 		{"openai-stream", "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"what is two plus two"}]}`},
 		{"anthropic", "/v1/messages", messagesBody},
+		{"openai-tools-stream", "/v1/chat/completions", toolBody(false, true, "", `[{"role":"user","content":"weather?"}]`)},
+		{"anthropic-tools", "/v1/messages", toolBody(true, false, "", `[{"role":"user","content":"weather?"}]`)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := New(Options{}).Handler()
