@@ -204,7 +204,7 @@ func (r *Redactor) Redact(s string) (string, int) {
 }
 
 // WithRedaction returns a Provider whose replies and errors have r's secrets
-// replaced before anything else sees them: the text, the model names the
+// replaced before anything else sees them: the text, the tool calls, the model names the
 // reply reports, and each error's message. The number replaced is
 // Response.Redactions, or Redactions(err) for a failure. A nil or empty r
 // returns p itself.
@@ -253,6 +253,17 @@ func (w *redacting) Complete(ctx context.Context, req *Request) (*Response, erro
 	n += c
 	out.SystemFingerprint, c = w.r.Redact(out.SystemFingerprint)
 	n += c
+	if len(out.ToolCalls) > 0 {
+		// A model may echo a secret into a call's arguments as well.
+		out.ToolCalls = slices.Clone(out.ToolCalls)
+		for i := range out.ToolCalls {
+			tc := &out.ToolCalls[i]
+			for _, f := range []*string{&tc.ID, &tc.Name, &tc.Arguments} {
+				*f, c = w.r.Redact(*f)
+				n += c
+			}
+		}
+	}
 	out.Redactions += n
 	return &out, err
 }
