@@ -633,27 +633,45 @@ func TestCallChance(t *testing.T) {
 	}
 }
 
+// badArguments are the fixture's arguments as models have written them
+// wrongly, each with what the error must say and why it is bad.
+func badArguments(t testing.TB) []struct{ Arguments, Error, Why string } {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "tools", "bad_arguments.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []struct{ Arguments, Error, Why string }
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var x struct{ Arguments, Error, Why string }
+		if err := json.Unmarshal([]byte(line), &x); err != nil {
+			t.Fatalf("bad_arguments.jsonl: %v", err)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 // Bad arguments, as models write them, are errors that say what was wrong;
-// none is repaired.
+// none is repaired, and every tool scorer fails them loud.
 func TestParseArgumentsBadInput(t *testing.T) {
-	for _, tc := range []struct{ in, has string }{
-		{`{"city": "Paris"`, "not valid JSON"},
-		{`{'city': 'Paris'}`, "not valid JSON"},
-		{`{"city": "Paris",}`, "not valid JSON"},
-		{`{"a": 1} {"b": 2}`, "not valid JSON"},
-		{"```json\n{\"a\": 1}\n```", "not valid JSON"},
-		{`["Paris"]`, "a JSON array, not an object"},
-		{`"Paris"`, "a JSON string, not an object"},
-		{`null`, "a JSON null, not an object"},
-		{`42`, "a JSON number, not an object"},
-		{`{"a": 1, "a": 2}`, "repeats the key"},
-		{`{"a": {"b": 1, "b": 1}}`, "repeats the key"},
-		{`{"a": NaN}`, "not valid JSON"},
-		{"{\"a\": \"\x00\"}", "not valid JSON"},
-	} {
-		_, err := ParseArguments(tc.in)
-		if err == nil || !strings.Contains(err.Error(), tc.has) {
-			t.Errorf("ParseArguments(%q) = %v, want an error saying %q", tc.in, err, tc.has)
+	bad := badArguments(t)
+	if len(bad) < 10 {
+		t.Fatalf("%d bad-argument fixtures", len(bad))
+	}
+	set := mustCompile(t, newSpec(spec.Output{}, spec.Scorer{Type: "tool_call", Tool: "t"}))
+	seq := mustCompile(t, newSpec(spec.Output{}, spec.Scorer{Type: "tool_calls", Match: MatchSubset}))
+	for _, tc := range bad {
+		_, err := ParseArguments(tc.Arguments)
+		if err == nil || !strings.Contains(err.Error(), tc.Error) {
+			t.Errorf("%s: ParseArguments(%q) = %v, want an error saying %q", tc.Why, tc.Arguments, err, tc.Error)
+		}
+		c := []record.ToolCall{{Name: "t", Arguments: tc.Arguments}}
+		if s := scoreCalls(t, set, "c", nil, "", c); s.Kind != KindInvalidArguments || s.Shape != ShapeLoud {
+			t.Errorf("%s: tool_call %s %s (%s), want loud invalid_arguments", tc.Why, s.Shape, s.Kind, s.Reason)
+		}
+		if s := scoreCalls(t, seq, "c", []any{"t"}, "", c); s.Kind != KindInvalidArguments {
+			t.Errorf("%s: tool_calls %s (%s), want invalid_arguments", tc.Why, s.Kind, s.Reason)
 		}
 	}
 	for _, ok := range []string{"", "  \n", "{}", ` {"a": [1, {"b": null}], "c": 1e400} `} {
@@ -667,8 +685,11 @@ func TestParseArgumentsBadInput(t *testing.T) {
 // JSON with no repeated key, or is refused; never a panic; a tool scorer
 // given it as arguments never panics and never passes what does not parse.
 func FuzzParseArguments(f *testing.F) {
-	for _, s := range []string{"", "{}", `{"city":"Paris"}`, `{"a":1,"a":2}`, `[1]`, `{"a":{"b":[1,2,{"c":null}]}}`, `{"n": 1.50e3}`, "{", `{"a":"\ud800"}`} {
+	for _, s := range []string{"", "{}", `{"city":"Paris"}`, `{"a":{"b":[1,2,{"c":null}]}}`, `{"n": 1.50e3}`, `{"a":"\ud800"}`} {
 		f.Add(s)
+	}
+	for _, b := range badArguments(f) {
+		f.Add(b.Arguments)
 	}
 	one, probs := Compile(newSpec(spec.Output{}, spec.Scorer{Type: "tool_call", Tool: "t"}, spec.Scorer{Name: "c", Type: "cel", Expr: "size(tool_calls) == 1"}))
 	seq, probs2 := Compile(newSpec(spec.Output{}, spec.Scorer{Name: "seq", Type: "tool_calls", Match: "exact"}))
