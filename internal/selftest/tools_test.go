@@ -154,3 +154,20 @@ func TestSchemaExampleArgs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSchemaExampleArgs: any parameters text gives an object (never a
+// panic), and a deeply nested schema is cut at maxExampleDepth.
+func FuzzSchemaExampleArgs(f *testing.F) {
+	for _, s := range []string{`{"type":"object","properties":{"a":{"type":"string"}}}`, `{"properties":{"a":{"properties":{"b":{"anyOf":[{"type":"integer"}]}}}}}`, `[]`, `{"examples":[1]}`, `{"type":["null","array"],"items":{"items":{}}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := schemaExampleArgs(json.RawMessage(s))
+		if got == nil {
+			t.Fatal("nil arguments")
+		}
+		if _, err := json.Marshal(got); err != nil {
+			t.Fatalf("arguments of %q do not encode: %v", s, err)
+		}
+	})
+}
