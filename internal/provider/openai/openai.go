@@ -8,6 +8,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -366,24 +367,29 @@ func invalid(f respjson.Field) bool { return !f.Valid() && f.Raw() != "" && f.Ra
 
 // streamCalls accumulates a stream's tool calls: each delta names the
 // call's index; the first gives its id and name, every one may carry a
-// fragment of its arguments.
+// fragment of its arguments. A delta whose id differs from the id of the call
+// at its index starts another call (a server that leaves the index out, so
+// every call is at 0, still gives one call per id).
 type streamCalls struct {
-	byIndex map[int64]*streamCall
+	cur   map[int64]*streamCall // the call each index is filling
+	calls []*streamCall         // in order of their first delta
 }
 
 type streamCall struct {
+	index    int64
 	id, name string
 	args     strings.Builder
 }
 
 func (s *streamCalls) add(index int64, id, name, args string) {
-	if s.byIndex == nil {
-		s.byIndex = map[int64]*streamCall{}
+	if s.cur == nil {
+		s.cur = map[int64]*streamCall{}
 	}
-	c := s.byIndex[index]
-	if c == nil {
-		c = &streamCall{}
-		s.byIndex[index] = c
+	c := s.cur[index]
+	if c == nil || (id != "" && c.id != "" && id != c.id) {
+		c = &streamCall{index: index}
+		s.cur[index] = c
+		s.calls = append(s.calls, c)
 	}
 	if c.id == "" {
 		c.id = id
@@ -396,17 +402,18 @@ func (s *streamCalls) add(index int64, id, name, args string) {
 	c.args.WriteString(args)
 }
 
-// done returns the calls in index order, arguments as the fragments wrote
-// them; a call that never got a name is an error.
+// done returns the calls in index order (calls at one index in the order
+// they began), arguments as the fragments wrote them; a call that never got
+// a name is an error.
 func (s *streamCalls) done() ([]provider.ToolCall, error) {
-	if len(s.byIndex) == 0 {
+	if len(s.calls) == 0 {
 		return nil, nil
 	}
-	out := make([]provider.ToolCall, 0, len(s.byIndex))
-	for _, i := range slices.Sorted(maps.Keys(s.byIndex)) {
-		c := s.byIndex[i]
+	slices.SortStableFunc(s.calls, func(a, b *streamCall) int { return cmp.Compare(a.index, b.index) })
+	out := make([]provider.ToolCall, 0, len(s.calls))
+	for _, c := range s.calls {
 		if c.name == "" {
-			return nil, fmt.Errorf("the stream's tool call at index %d has no name", i)
+			return nil, fmt.Errorf("the stream's tool call at index %d has no name", c.index)
 		}
 		out = append(out, provider.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
 	}

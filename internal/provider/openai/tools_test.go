@@ -128,6 +128,9 @@ func TestToolCallReplies(t *testing.T) {
 		{name: "stream repeating the name", ctype: sse, stream: true, body: chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{"}}]}`, "") +
 			chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"}"}}]}`, "tool_calls") + done,
 			calls: `[{a f {}}]`, finish: "tool_calls"},
+		{name: "stream without indexes", ctype: sse, stream: true, body: chunk(`{"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]}`, "") +
+			chunk(`{"tool_calls":[{"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]}`, "tool_calls") + done,
+			calls: `[{a f {"x":1}} {b g {}}]`, finish: "tool_calls"},
 		{name: "stream with text and a call", ctype: sse, stream: true, body: chunk(`{"content":"Let me"}`, "") + chunk(`{"content":" check."}`, "") +
 			chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{\"q\":\"ü\"}"}}]}`, "tool_calls") + done,
 			text: "Let me check.", calls: `[{a f {"q":"ü"}}]`, finish: "tool_calls"},
