@@ -327,8 +327,11 @@ func TestExecRequestDocumented(t *testing.T) {
 	}
 	resp, err := complete(t, execProvider(t, dir), &provider.Request{
 		CaseID: "17", Epoch: 2, Model: "my-rag",
-		Messages: []provider.Message{{Role: "user", Content: "hi"}},
-		Vars:     map[string]any{"question": "q", "answer": "secret"},
+		Messages:       []provider.Message{{Role: "user", Content: "hi"}},
+		Vars:           map[string]any{"question": "q", "answer": "secret"},
+		Tools:          []provider.Tool{{Name: "search", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		ToolChoice:     provider.ToolChoiceAuto,
+		ResponseFormat: &provider.ResponseFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)},
 	})
 	if err != nil {
 		t.Fatal(err)
