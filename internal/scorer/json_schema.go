@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -120,7 +121,7 @@ func (s *jsonSchema) Score(_ context.Context, in *Input) Verdict {
 	return loud(KindInvalidFormat, "%d schema violation(s): %s", len(list), strings.Join(list, "; "))
 }
 
-// violations lists every leaf violation as "LOCATION: message".
+// violations lists every leaf violation as "at LOCATION: message", sorted.
 func violations(ve *jsonschema.ValidationError) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -142,6 +143,9 @@ func violations(ve *jsonschema.ValidationError) []string {
 		}
 	}
 	walk(ve)
+	// The validator's causes come in map order: sorted, a reason is the
+	// same on every scoring of the same output.
+	sort.Strings(out)
 	if len(out) > maxSchemaViolations {
 		n := len(out) - maxSchemaViolations
 		out = append(out[:maxSchemaViolations], fmt.Sprintf("and %d more", n))

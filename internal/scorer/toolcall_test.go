@@ -810,3 +810,17 @@ func refMatched(want []any, calls []record.ToolCall) int {
 	// F1 = 2m/(|want|+|calls|).
 	return int(math.Round(f1 * float64(len(want)+len(calls)) / 2))
 }
+
+// A reason is the same on every scoring of the same calls: the schema's
+// violations (which the validator reports in map order) are sorted.
+func TestToolCallReasonsAreStable(t *testing.T) {
+	sp := toolSpec(spec.Scorer{Type: "tool_call", Tool: "search_flights"})
+	sp.Tools = []spec.Tool{{Name: "search_flights", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"},"d":{"type":"string"},"e":{"type":"integer"}},"required":["x","y"]}`)}}
+	want := "call 1 (search_flights): 6 violation(s) of tool search_flights's parameters: at /: missing properties 'x', 'y'; at /a: got number, want string; at /b: got number, want string; at /c: got number, want string; at /d: got number, want string; at /e: got string, want integer"
+	for range 50 {
+		s := scoreCalls(t, mustCompile(t, sp), "c", nil, "", calls("search_flights", `{"a":1,"b":2,"c":3,"d":4,"e":"x"}`))
+		if s.Reason != want {
+			t.Fatalf("reason %q\nwant   %q", s.Reason, want)
+		}
+	}
+}
