@@ -361,7 +361,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if wf == wireAnthropic {
 			prefix = "toolu_mock_"
 		}
-		s.finishCalls(calls, prefix, id)
+		s.finishCalls(calls, prefix, &c)
 		why, stop = endTool, ""
 	}
 	a := answer{id: id, created: s.opts.Now().Unix(), c: &c, text: out, calls: calls, end: why, stop: stop, cut: f == faultTruncate}

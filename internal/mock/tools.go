@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,13 +180,22 @@ func isObject(s string) bool {
 	return strings.HasPrefix(t, "{") && json.Valid([]byte(t))
 }
 
-// finishCalls gives each call its ID (prefix, the request's number and the
-// call's place: unique within a server's life), sends empty arguments as
-// {}, and breaks the arguments of a fraction MalformedArgs of the calls.
-func (s *Server) finishCalls(calls []call, prefix string, reqID uint64) {
+// finishCalls gives each call its ID, sends empty arguments as {}, and
+// breaks the arguments of a fraction MalformedArgs of the calls. An ID is
+// prefix, a hash of the conversation's model, last user message, rounds of
+// calls and last tool result, and the call's place: the same request gets
+// the same IDs from any server, in either wire format, and the turns of one
+// conversation get different ones.
+func (s *Server) finishCalls(calls []call, prefix string, c *convo) {
+	h := fnv.New64a()
+	for _, part := range []string{c.model, c.lastUser, strconv.Itoa(c.rounds), c.lastTool} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	base := prefix + strconv.FormatUint(h.Sum64()&0xffffffffffff, 36) + "_"
 	for i := range calls {
 		c := &calls[i]
-		c.id = prefix + strconv.FormatUint(reqID, 10) + "_" + strconv.Itoa(i)
+		c.id = base + strconv.Itoa(i)
 		if strings.TrimSpace(c.args) == "" {
 			c.args = "{}"
 		}

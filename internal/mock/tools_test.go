@@ -250,6 +250,7 @@ func TestToolCallsSameInEveryWireFormat(t *testing.T) {
 	h := New(Options{Rules: rules}).Handler()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var firstIDs []string // without their prefix, the same in every mode
 			for _, m := range modes {
 				code, body := serveBody(t, h, m.anthropic, toolBody(m.anthropic, m.stream, toolChoice(m.anthropic, tt.choice), tt.messages))
 				if code != 200 {
@@ -266,10 +267,17 @@ func TestToolCallsSameInEveryWireFormat(t *testing.T) {
 				if got.finish != wantFinish {
 					t.Errorf("%s: finish %q, want %q", m.name, got.finish, wantFinish)
 				}
+				var ids []string
 				for i, id := range got.ids {
 					if id == "" || strings.Contains(strings.Join(got.ids[:i], " "), id) {
 						t.Errorf("%s: call ids %q are not unique and non-empty", m.name, got.ids)
 					}
+					ids = append(ids, strings.TrimPrefix(strings.TrimPrefix(id, "call_mock_"), "toolu_mock_"))
+				}
+				if firstIDs == nil {
+					firstIDs = ids
+				} else if !reflect.DeepEqual(ids, firstIDs) {
+					t.Errorf("%s: call ids %q; the first mode gave %q", m.name, ids, firstIDs)
 				}
 			}
 		})
