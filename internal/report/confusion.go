@@ -99,10 +99,10 @@ func classViews(rep *analysis.Report) []classView {
 		}
 		for _, s := range c.PerClass[:shown] {
 			v.Stats = append(v.Stats, [5]string{s.Label, units.Count(s.Support),
-				units.Pct(s.Precision) + " " + ciPct(s.PrecisionCI), units.Pct(s.Recall) + " " + ciPct(s.RecallCI),
-				units.Pct(s.F1) + " " + ciPct(s.F1CI)})
+				units.Pct(s.Precision) + " " + units.PctCI(s.PrecisionCI), units.Pct(s.Recall) + " " + units.PctCI(s.RecallCI),
+				units.Pct(s.F1) + " " + units.PctCI(s.F1CI)})
 		}
-		v.Macro = units.Pct(c.MacroF1) + " " + ciPct(c.MacroF1CI)
+		v.Macro = units.Pct(c.MacroF1) + " " + units.PctCI(c.MacroF1CI)
 		pr := "Wilson"
 		if c.PRMethod != "wilson" {
 			pr = "percentile bootstrap (cases resampled with their epochs)"
@@ -137,15 +137,13 @@ func classViews(rep *analysis.Report) []classView {
 			pairs = append(pairs, classComparisonView{A: cc.A, B: cc.B})
 		}
 		pairs[i].Rows = append(pairs[i].Rows, [6]string{cc.Label, units.Count(cc.N), units.Pct(cc.RecallA), units.Pct(cc.RecallB),
-			pts(cc.Delta) + " " + ptsCI(cc.CI), pfmt(cc.PValue) + " (" + pfmt(cc.PAdjusted) + ")"})
+			units.Delta(cc.Delta) + " " + units.DeltaCI(cc.CI), units.PValueCell(cc.PValue) + " (" + units.PValueCell(cc.PAdjusted) + ")"})
 	}
 	out[0].Compared = pairs
 	return out
 }
 
 // ptsCI formats an interval of differences in points: "[−3.1, +8.5]".
-func ptsCI(ci [2]float64) string { return "[" + pts(ci[0]) + ", " + pts(ci[1]) + "]" }
-
 func firstClasses(rep *analysis.Report) *analysis.Classes {
 	for _, t := range rep.Targets {
 		if t.Classes != nil {

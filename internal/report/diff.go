@@ -225,7 +225,7 @@ func diffModels(ms []analysis.ModelCount) string {
 
 // DriftText writes a terminal summary of a drift check.
 func DriftText(w io.Writer, r *analysis.DriftReport) error {
-	level := strconv.FormatFloat(100*(1-r.Alpha), 'g', -1, 64) + "%"
+	level := units.PlainPct(1 - r.Alpha)
 	fmt.Fprintf(w, "before %s\nafter  %s\n", driftSide(r.Before, r.BeforeFile), driftSide(r.After, r.AfterFile))
 	fmt.Fprintf(w, "\nsame target, same cases, paired by case and epoch; %s Wilson intervals; %s on the primary verdicts\n", level, driftTests(r))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -236,8 +236,8 @@ func DriftText(w io.Writer, r *analysis.DriftReport) error {
 			fp = "CHANGED"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s %s\t%d\t%d\t%s\t%s %s\t%s\t%s\t\n", oneLine(t.Target), driftVerdictWord(t.Verdict),
-			t.Paired, t.Flips.Flipped, t.Flips.N, units.Pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass,
-			pfmt(t.Flips.PValue), units.Pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
+			t.Paired, t.Flips.Flipped, t.Flips.N, units.Pct(t.Flips.Rate), units.PctCI(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass,
+			units.PValueCell(t.Flips.PValue), units.Pct(t.Identical.Rate), units.PctCI(t.Identical.CI), driftTemperature(t.Temperature), fp)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -254,7 +254,7 @@ func DriftText(w io.Writer, r *analysis.DriftReport) error {
 		}
 		if c := t.Calibration; c != nil {
 			fmt.Fprintf(w, "  calibration (%s): %d of %d identical (%s), %d of %d flipped (%s); tests at %s\n",
-				oneLine(c.Source), c.Identical, c.Pairs, units.Pct(c.Rate), c.Flipped, c.FlipN, units.Pct(c.FlipRate), pfmt(c.Level))
+				oneLine(c.Source), c.Identical, c.Pairs, units.Pct(c.Rate), c.Flipped, c.FlipN, units.Pct(c.FlipRate), units.PValueCell(c.Level))
 		}
 		for _, s := range t.Notes {
 			fmt.Fprintf(w, "  note: %s\n", oneLine(s))
@@ -365,7 +365,7 @@ func driftTemperature(t analysis.DriftTemperature) string {
 		case x == nil:
 			return "unset"
 		}
-		return strconv.FormatFloat(*x, 'g', -1, 64)
+		return units.Plain(*x)
 	}
 	b, a := f(t.Before, t.BeforeUnknown), f(t.After, t.AfterUnknown)
 	if b == a {
@@ -556,8 +556,8 @@ func DriftMarkdown(w io.Writer, r *analysis.DriftReport) error {
 			v = "**drifted**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s %s | %d | %d | %s | %s %s | %s | %s |\n", mdText(t.Target), v, t.Paired,
-			units.Pct(t.Flips.Rate), ciPct(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass, units.PValue(t.Flips.PValue),
-			units.Pct(t.Identical.Rate), ciPct(t.Identical.CI), driftTemperature(t.Temperature), fp)
+			units.Pct(t.Flips.Rate), units.PctCI(t.Flips.CI), t.Flips.PassToFail, t.Flips.FailToPass, units.PValue(t.Flips.PValue),
+			units.Pct(t.Identical.Rate), units.PctCI(t.Identical.CI), driftTemperature(t.Temperature), fp)
 	}
 	for _, t := range r.Targets {
 		if len(t.Reasons)+len(t.Notes)+len(t.FlippedCases) == 0 && t.Calibration == nil {

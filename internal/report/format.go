@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -13,36 +12,17 @@ import (
 // Number formats shared by the markdown and HTML reports. Rates are shown
 // as percentages with one decimal, differences as percentage points.
 
-// ciPct formats an interval of rates as "[69.1, 80.9]" (percent).
-func ciPct(ci [2]float64) string {
-	return "[" + strconv.FormatFloat(100*ci[0], 'f', 1, 64) + ", " + strconv.FormatFloat(100*ci[1], 'f', 1, 64) + "]"
-}
-
 // rateCI formats a rate with its interval: "75.5% [69.1, 80.9]".
 func rateCI(r analysis.Rate) string {
 	if r.N == 0 {
 		return "—"
 	}
-	return units.Pct(r.Rate) + " " + ciPct(r.CI)
-}
-
-// pts formats a difference of rates in percentage points with a sign:
-// "+8.5", "−3.0" (a true minus sign), "0.0".
-func pts(d float64) string {
-	s := strconv.FormatFloat(100*d, 'f', 1, 64)
-	switch {
-	case s == "0.0" || s == "-0.0":
-		return "0.0"
-	case strings.HasPrefix(s, "-"):
-		return "−" + s[1:]
-	default:
-		return "+" + s
-	}
+	return units.Pct(r.Rate) + " " + units.PctCI(r.CI)
 }
 
 // deltaCI formats a paired difference: "+8.5 [+2.8, +14.2]".
 func deltaCI(c analysis.Comparison) string {
-	return pts(c.Delta) + " [" + pts(c.CI[0]) + ", " + pts(c.CI[1]) + "]"
+	return units.Delta(c.Delta) + " [" + units.Delta(c.CI[0]) + ", " + units.Delta(c.CI[1]) + "]"
 }
 
 // usdPtr formats an optional amount; absent is "—".

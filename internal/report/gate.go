@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/assay-eval/assay/internal/gate"
@@ -65,13 +64,13 @@ func gateSide(s gate.Side) string {
 // gateDecision says how a check is decided and what the run's false-fail
 // rate is.
 func gateDecision(r *gate.Result) string {
-	lv := strconv.FormatFloat(100*(1-r.Alpha), 'f', -1, 64) + "%"
+	lv := units.PlainPct(1 - r.Alpha)
 	fam := "the run's one check"
 	if r.Family != 1 {
 		fam = fmt.Sprintf("the run's %d checks", r.Family)
 	}
 	s := fmt.Sprintf("a check fails when its one-sided %s bound is beyond the limit (Holm over %s: a run with no limit truly crossed fails with at most %s chance), passes when the other bound is within it",
-		lv, fam, strconv.FormatFloat(100*r.FalseFailRate, 'f', -1, 64)+"%")
+		lv, fam, units.PlainPct(r.FalseFailRate))
 	if r.Strict {
 		return s + "; otherwise it fails (--strict)"
 	}
@@ -192,7 +191,7 @@ func GateMarkdown(w io.Writer, r *gate.Result) error {
 	fmt.Fprintf(&b, "- **Baseline:** %s\n", mdText(gateSide(r.Baseline)))
 	fmt.Fprintf(&b, "- **Rules:** %s\n\n", mdText(gateRules(r)))
 
-	fmt.Fprintf(&b, "| Target | Rule | Verdict | Baseline | Candidate | Δ | One-sided %s bounds | p (fail, Holm) | n | Allowed |\n", strconv.FormatFloat(100*(1-r.Alpha), 'f', -1, 64)+"%")
+	fmt.Fprintf(&b, "| Target | Rule | Verdict | Baseline | Candidate | Δ | One-sided %s bounds | p (fail, Holm) | n | Allowed |\n", units.PlainPct(1-r.Alpha))
 	b.WriteString("|---|---|---|---:|---:|---:|---|---:|---:|---:|\n")
 	for _, t := range r.Targets {
 		if t.Missing {

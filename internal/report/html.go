@@ -192,7 +192,7 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 			OnFrontier: onFrontier[t.Name],
 		}
 		if t.Primary.N > 0 {
-			h.Rate, h.CI = units.Pct(t.Primary.Rate), ciPct(t.Primary.CI)
+			h.Rate, h.CI = units.Pct(t.Primary.Rate), units.PctCI(t.Primary.CI)
 		}
 		if ft := t.LatencyMS.FirstToken; ft != nil {
 			h.FirstToken = units.MS(ft.P50) + " / " + units.MS(ft.P95)
@@ -297,7 +297,7 @@ func sliceTable(rep *analysis.Report, key string, values []string) htmlSliceTabl
 				row.Cells = append(row.Cells, htmlCell{Text: "—"})
 				continue
 			}
-			cell := htmlCell{Text: units.Pct(r.Rate), Sub: ciPct(r.CI) + " · " + units.Count(r.Passed) + "/" + units.Count(r.N)}
+			cell := htmlCell{Text: units.Pct(r.Rate), Sub: units.PctCI(r.CI) + " · " + units.Count(r.Passed) + "/" + units.Count(r.N)}
 			if r.N == 0 {
 				cell = htmlCell{Text: "—", Sub: "0 cases"}
 			}
@@ -309,7 +309,7 @@ func sliceTable(rep *analysis.Report, key string, values []string) htmlSliceTabl
 				row.Diffs = append(row.Diffs, htmlCell{Text: "—"})
 				continue
 			}
-			row.Diffs = append(row.Diffs, htmlCell{Text: pts(sc.Delta), Sub: "[" + pts(sc.CI[0]) + ", " + pts(sc.CI[1]) + "]",
+			row.Diffs = append(row.Diffs, htmlCell{Text: units.Delta(sc.Delta), Sub: "[" + units.Delta(sc.CI[0]) + ", " + units.Delta(sc.CI[1]) + "]",
 				Class: verdictClass(sc.Verdict), Tip: verdictWords(sc) + ", " + units.Count(sc.N) + " cases"})
 		}
 		t.Rows = append(t.Rows, row)
@@ -346,7 +346,7 @@ func newHTMLLedger(l *analysis.Ledger) *htmlLedger {
 	h := &htmlLedger{Experiment: visible(l.Experiment, false), Variants: plural(l.Variants, "variant"), Runs: plural(l.Runs, "run"),
 		Scorer: visible(l.Scorer, false), Summary: visible(l.Summary, false), N: l.Variants,
 		HasVariants: len(l.Tried) > 0, TriedTotal: len(l.Tried), Class: "",
-		Inflation: ptsAbs(l.Inflation), EMax: strconv.FormatFloat(l.ExpectedMaxZ, 'f', 2, 64), Sigma: ptsAbs(l.Sigma),
+		Inflation: units.Pts(l.Inflation), EMax: units.Z(l.ExpectedMaxZ), Sigma: units.Pts(l.Sigma),
 		Deflated: units.Pct(l.DeflatedRate), Family: plural(l.Family, "comparison"), Survives: survivesWords(l)}
 	if len(l.Tried) > 0 {
 		h.Chosen, h.ChosenRate = visible(l.Chosen.Name(), false), units.Pct(l.Chosen.Rate)

@@ -150,7 +150,7 @@ func mdLedger(b *strings.Builder, l *analysis.Ledger) {
 				deltaCI(*c), units.PValue(c.PValue), units.PValue(c.PAdjusted), plural(l.Family, "comparison"), survivesWords(l))
 		}
 		fmt.Fprintf(b, "| expected best-of-%d inflation | %s points = %s σ, σ = %s points (standard error of a variant's rate) |\n",
-			l.Variants, ptsAbs(l.Inflation), units.Z(l.ExpectedMaxZ), ptsAbs(l.Sigma))
+			l.Variants, units.Pts(l.Inflation), units.Z(l.ExpectedMaxZ), units.Pts(l.Sigma))
 		fmt.Fprintf(b, "| deflated rate | %s (observed %s) |\n", units.Pct(l.DeflatedRate), units.Pct(l.Chosen.Rate))
 	}
 	if len(l.Tried) > 1 {

@@ -396,8 +396,8 @@ func TestFormatNumbers(t *testing.T) {
 		{units.USD(1234567), "$1,234,567"}, {units.USD(-2.5), "−$2.50"},
 		{units.MS(820), "820 ms"}, {units.MS(2140.4), "2,140 ms"}, {units.MS(4.25), "4.2 ms"},
 		{units.PValue(0.0049), "0.0049"}, {units.PValue(0.00004), "<0.0001"}, {units.PValue(0.62), "0.62"}, {units.PValue(1), "1"}, {units.PValue(0.031), "0.031"},
-		{pts(0.085), "+8.5"}, {pts(-0.03), "−3.0"}, {pts(0), "0.0"}, {pts(-0.0001), "0.0"},
-		{units.Pct(0.755), "75.5%"}, {ciPct([2]float64{0.6910, 0.8094}), "[69.1, 80.9]"},
+		{units.Delta(0.085), "+8.5"}, {units.Delta(-0.03), "−3.0"}, {units.Delta(0), "0.0"}, {units.Delta(-0.0001), "0.0"},
+		{units.Pct(0.755), "75.5%"}, {units.PctCI([2]float64{0.6910, 0.8094}), "[69.1, 80.9]"},
 		{units.Thousands(-1234), "-1,234"}, {units.Thousands(999), "999"},
 	} {
 		if c.got != c.want {

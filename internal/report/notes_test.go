@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // What a user must not miss about a target — its JSON arrived wrapped, the
@@ -70,8 +71,8 @@ func TestMSCell(t *testing.T) {
 		{0, "0"}, {0.086, "0.086"}, {0.2, "0.20"}, {0.0004, "<0.001"}, {1.5, "1.5"},
 		{9.94, "9.9"}, {9.96, "10"}, {812.5, "812"}, {2140, "2140"},
 	} {
-		if got := msCell(c.in); got != c.want {
-			t.Errorf("msCell(%v) = %q, want %q", c.in, got, c.want)
+		if got := units.MSCell(c.in); got != c.want {
+			t.Errorf("units.MSCell(%v) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -30,11 +30,11 @@ func pairwiseRows(rep *analysis.Report) []pairwiseRow {
 				Wins: units.Count(p.Wins), Ties: units.Count(p.Ties), Losses: units.Count(p.Losses), Undecided: units.Count(p.Undecided),
 				Win: units.Missing, Tie: units.Missing, Loss: units.Missing, Net: units.Missing, P: units.Missing}
 			if p.N > 0 {
-				r.Win = units.Pct(p.WinRate) + " " + ciPct(p.WinCI)
+				r.Win = units.Pct(p.WinRate) + " " + units.PctCI(p.WinCI)
 				r.Tie = units.Pct(p.TieRate)
-				r.Loss = units.Pct(p.LossRate) + " " + ciPct(p.LossCI)
-				r.Net = pts(p.Net) + " " + ptsCI(p.NetCI)
-				r.P = pfmt(p.NetPValue)
+				r.Loss = units.Pct(p.LossRate) + " " + units.PctCI(p.LossCI)
+				r.Net = units.Delta(p.Net) + " " + units.DeltaCI(p.NetCI)
+				r.P = units.PValueCell(p.NetPValue)
 			}
 			out = append(out, r)
 		}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/stats"
@@ -27,22 +26,6 @@ func targetNames(rep *analysis.Report) []string {
 		names[i] = t.Name
 	}
 	return names
-}
-
-// pctTick labels a rate axis: "40%", "12.5%".
-func pctTick(v float64) string { return strconv.FormatFloat(math.Round(1000*v)/10, 'f', -1, 64) + "%" }
-
-// ptsTick labels a difference axis in points: "+20", "0", "−7.5".
-func ptsTick(v float64) string {
-	s := strconv.FormatFloat(math.Round(10*v)/10, 'f', -1, 64)
-	switch {
-	case s == "0" || s == "-0":
-		return "0"
-	case strings.HasPrefix(s, "-"):
-		return "−" + s[1:]
-	default:
-		return "+" + s
-	}
 }
 
 // sliceChart draws one tag key's per-value pass rates, a point with its
@@ -71,7 +54,7 @@ func sliceChart(idx int, key string, values []string, rep *analysis.Report) char
 	a := plotArea{X0: left, Y0: y + 6, X1: left + plotW, Y1: y + 6 + 220}
 	c.H = a.Y1 + 56
 	ys := scale{D0: 0, D1: 1, R0: a.Y1, R1: a.Y0}
-	c.yAxis(a, ys, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}, pctTick, "pass rate")
+	c.yAxis(a, ys, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}, units.PctTick, "pass rate")
 	step := math.Min(11, (band-14)/math.Max(1, float64(nt)))
 	maxChars := fitChars(band - 6)
 	for i, v := range cats {
@@ -97,7 +80,7 @@ func sliceChart(idx int, key string, values []string, rep *analysis.Report) char
 			if i == 0 {
 				where = "all cases"
 			}
-			tip := fmt.Sprintf("%s · %s: %s %s, %s/%s", t.Name, where, units.Pct(r.Rate), ciPct(r.CI), units.Count(r.Passed), units.Count(r.N))
+			tip := fmt.Sprintf("%s · %s: %s %s, %s/%s", t.Name, where, units.Pct(r.Rate), units.PctCI(r.CI), units.Count(r.Passed), units.Count(r.N))
 			whisker(&c, j, x, ys.at(r.CI[0]), ys.at(r.CI[1]), true)
 			c.marker(j, "", x, ys.at(r.Rate), 3.6, tip)
 		}
@@ -188,7 +171,7 @@ func forestChart(idx int, cmp analysis.Comparison) chart {
 	a := plotArea{X0: left, Y0: 24, X1: left + plotW, Y1: 24 + rowH*float64(len(rows))}
 	c.H = a.Y1 + 62
 	xs := scale{D0: lo, D1: hi, R0: a.X0, R1: a.X1}
-	c.xAxis(a, xs, ticks, ptsTick, "")
+	c.xAxis(a, xs, ticks, units.PtsTick, "")
 	c.line("zero", xs.at(0), a.Y0, xs.at(0), a.Y1, "")
 	// Which way is better, at the ends of the axis.
 	c.label("direction", a.X0, a.Y1+32, "start", "← "+cmp.B+" better", fitChars(plotW/2-8))
@@ -206,7 +189,7 @@ func forestChart(idx int, cmp analysis.Comparison) chart {
 		c.label(cls, left-8, y+4, "end", r.label, labelChars)
 		v := verdictClass(r.c.Verdict)
 		tip := fmt.Sprintf("%s: %s − %s = %s points, 95%% CI [%s, %s], %s cases, %s", r.label, cmp.A, cmp.B,
-			pts(r.c.Delta), pts(r.c.CI[0]), pts(r.c.CI[1]), units.Count(r.c.N), verdictWords(r.c))
+			units.Delta(r.c.Delta), units.Delta(r.c.CI[0]), units.Delta(r.c.CI[1]), units.Count(r.c.N), verdictWords(r.c))
 		c.line("forest-ci "+v, xs.at(100*r.c.CI[0]), y, xs.at(100*r.c.CI[1]), y, "")
 		size := 3.5
 		if i == 0 {
@@ -275,7 +258,7 @@ func costChart(rep *analysis.Report) chart {
 	lo, hi = math.Max(0, lo), math.Min(1, hi)
 	yt = slices.DeleteFunc(yt, func(v float64) bool { return v < lo-1e-9 || v > hi+1e-9 })
 	ys := scale{D0: lo, D1: hi, R0: a.Y1, R1: a.Y0}
-	c.yAxis(a, ys, yt, pctTick, "pass rate")
+	c.yAxis(a, ys, yt, units.PctTick, "pass rate")
 	var xs scale
 	var xt []float64
 	logX := minPos < math.Inf(1) && maxCost/minPos >= 20
@@ -337,7 +320,7 @@ func costChart(rep *analysis.Report) chart {
 		if onFrontier[t.Name] {
 			cls, note = "on-frontier", " · on the frontier"
 		}
-		tip := fmt.Sprintf("%s: %s %s at %s per case%s", t.Name, units.Pct(p.rate), ciPct(p.ci), units.USD(p.cost), note)
+		tip := fmt.Sprintf("%s: %s %s at %s per case%s", t.Name, units.Pct(p.rate), units.PctCI(p.ci), units.USD(p.cost), note)
 		c.marker(p.i, cls, x, y, 5, tip)
 		// Labels stay clear of the frontier line, which runs from lower
 		// left to upper right: frontier points are labelled below and to

@@ -10,9 +10,7 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -48,11 +46,11 @@ func Text(w io.Writer, rep *analysis.Report) error {
 		// A target with no result yet has no rate (not 0%) and no interval.
 		rate, ci := units.Missing, units.Missing
 		if t.Primary.N > 0 {
-			rate, ci = units.Pct(t.Primary.Rate), ciPct(t.Primary.CI)
+			rate, ci = units.Pct(t.Primary.Rate), units.PctCI(t.Primary.CI)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t\n",
 			term(t.Name), t.N, t.Primary.Passed, rate, ci,
-			t.Failures.Loud, t.Failures.Silent, msCell(t.LatencyMS.P50), msCell(t.LatencyMS.P95), units.USDCell(t.CostUSD.Total))
+			t.Failures.Loud, t.Failures.Silent, units.MSCell(t.LatencyMS.P50), units.MSCell(t.LatencyMS.P95), units.USDCell(t.CostUSD.Total))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -193,7 +191,7 @@ func textComparisons(w io.Writer, rep *analysis.Report) error {
 		fmt.Fprintln(tw, "A\tB\tn\tΔ\t95% CI\tA only\tB only\tp\tp adj\tverdict\t")
 		for _, c := range rep.Comparisons {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t[%s, %s]\t%d\t%d\t%s\t%s\t%s\t\n", term(c.A), term(c.B), c.N,
-				units.SignedPts(c.Delta), units.SignedPts(c.CI[0]), units.SignedPts(c.CI[1]), c.AOnly, c.BOnly, pfmt(c.PValue), pfmt(c.PAdjusted), verdictText(c))
+				units.SignedPts(c.Delta), units.SignedPts(c.CI[0]), units.SignedPts(c.CI[1]), c.AOnly, c.BOnly, units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), verdictText(c))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -221,13 +219,6 @@ func textComparisons(w io.Writer, rep *analysis.Report) error {
 		fmt.Fprintf(w, "warning: %s\n", term(wn))
 	}
 	return nil
-}
-
-func pfmt(p float64) string {
-	if p < 1e-4 {
-		return "<0.0001"
-	}
-	return strconv.FormatFloat(p, 'f', 4, 64)
 }
 
 func verdictText(c analysis.Comparison) string {
@@ -258,7 +249,7 @@ func RunComparisonText(w io.Writer, rc *analysis.RunComparison) error {
 			v = "worse after"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t[%s, %s]\t%d\t%d\t%s\t%s\t%s\t\n", term(name), c.N, units.SignedPts(c.Delta),
-			units.SignedPts(c.CI[0]), units.SignedPts(c.CI[1]), c.AOnly, c.BOnly, pfmt(c.PValue), pfmt(c.PAdjusted), v)
+			units.SignedPts(c.CI[0]), units.SignedPts(c.CI[1]), c.AOnly, c.BOnly, units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), v)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -326,7 +317,7 @@ func textLedger(w io.Writer, l *analysis.Ledger) error {
 		term(l.Experiment), plural(l.Variants, "variant"), plural(l.Runs, "run"), term(l.Scorer))
 	if len(l.Tried) > 0 {
 		fmt.Fprintf(w, "  chosen     %s  %s  deflated %s (expected best-of-%d inflation %s points = %s σ, σ = %s points)\n",
-			term(l.Chosen.Name()), units.Pct(l.Chosen.Rate), units.Pct(l.DeflatedRate), l.Variants, ptsAbs(l.Inflation), units.Z(l.ExpectedMaxZ), ptsAbs(l.Sigma))
+			term(l.Chosen.Name()), units.Pct(l.Chosen.Rate), units.Pct(l.DeflatedRate), l.Variants, units.Pts(l.Inflation), units.Z(l.ExpectedMaxZ), units.Pts(l.Sigma))
 		fmt.Fprintf(w, "  reference  %s  %s  (%s)\n", term(l.Reference.Name()), units.Pct(l.Reference.Rate), referenceWords(l))
 		if c := l.Chosen.VsReference; c != nil {
 			fmt.Fprintf(w, "  lead       %s points, p %s, Holm-adjusted over %s %s: %s\n", deltaCI(*c), units.PValue(c.PValue),
@@ -376,12 +367,12 @@ func noiseRows(rep *analysis.Report) []noiseRow {
 		if es == nil || es.BetweenRunSD == nil || es.Epochs < 2 {
 			continue
 		}
-		r := noiseRow{name: t.Name, se: "—", sd: ptsAbs(*es.BetweenRunSD), k: es.Epochs, share: "—"}
+		r := noiseRow{name: t.Name, se: "—", sd: units.Pts(*es.BetweenRunSD), k: es.Epochs, share: "—"}
 		if t.Primary.SE > 0 {
-			r.se = ptsAbs(t.Primary.SE)
+			r.se = units.Pts(t.Primary.SE)
 		}
 		if es.WithinShare != nil {
-			r.share = strconv.FormatFloat(100**es.WithinShare, 'f', 0, 64) + "%"
+			r.share = units.PctWhole(*es.WithinShare)
 		}
 		r.rates = epochRates(es.EpochRates)
 		rows = append(rows, r)
@@ -397,7 +388,7 @@ func epochRates(rs []float64) string {
 	if len(rs) <= 6 {
 		parts := make([]string, len(rs))
 		for i, r := range rs {
-			parts[i] = strconv.FormatFloat(100*r, 'f', 1, 64)
+			parts[i] = units.Pts(r)
 		}
 		return strings.Join(parts, ", ")
 	}
@@ -405,11 +396,10 @@ func epochRates(rs []float64) string {
 	for _, r := range rs {
 		lo, hi = min(lo, r), max(hi, r)
 	}
-	return strconv.FormatFloat(100*lo, 'f', 1, 64) + " to " + strconv.FormatFloat(100*hi, 'f', 1, 64)
+	return units.Pts(lo) + " to " + units.Pts(hi)
 }
 
 // ptsAbs formats a spread of rates in points without a sign: "2.1".
-func ptsAbs(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) }
 
 // ledgerMaxShown bounds the variants listed in the text, Markdown and
 // HTML reports (JSON lists them all).
@@ -504,20 +494,7 @@ func textFirstToken(w io.Writer, rep *analysis.Report) error {
 	fmt.Fprintln(tw, "target\tp50 ms\tp95 ms\tp99 ms\t")
 	for _, t := range ts {
 		ft := t.LatencyMS.FirstToken
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", term(t.Name), msCell(ft.P50), msCell(ft.P95), msCell(ft.P99))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", term(t.Name), units.MSCell(ft.P50), units.MSCell(ft.P95), units.MSCell(ft.P99))
 	}
 	return tw.Flush()
-}
-
-// msCell is milliseconds in a column headed "ms": whole from 10 ms, two
-// significant digits below, so a local target's 0.086 ms does not read 0.
-func msCell(x float64) string {
-	switch {
-	case x >= 9.95 || x <= 0 || math.IsNaN(x) || math.IsInf(x, 0):
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	case x < 0.001:
-		return "<0.001"
-	}
-	decimals := min(3, 1-int(math.Floor(math.Log10(x))))
-	return strconv.FormatFloat(x, 'f', decimals, 64)
 }

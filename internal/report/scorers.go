@@ -253,7 +253,7 @@ func textScorers(w io.Writer, rep *analysis.Report) error {
 		}
 		rate, ci := units.Missing, units.Missing
 		if r.rate.N > 0 {
-			rate, ci = units.Pct(r.rate.Rate), ciPct(r.rate.CI)
+			rate, ci = units.Pct(r.rate.Rate), units.PctCI(r.rate.CI)
 		}
 		cost, errs := "", ""
 		if r.judge != nil {
@@ -309,7 +309,7 @@ func textFields(w io.Writer, rep *analysis.Report) error {
 					fmt.Fprint(tw, "—\t")
 					continue
 				}
-				fmt.Fprintf(tw, "%d/%d %s %s\t", fr.Passed, fr.N, units.Pct(fr.Rate.Rate), ciPct(fr.CI))
+				fmt.Fprintf(tw, "%d/%d %s %s\t", fr.Passed, fr.N, units.Pct(fr.Rate.Rate), units.PctCI(fr.CI))
 			}
 			fmt.Fprintln(tw)
 		}
@@ -476,7 +476,7 @@ func htmlScorersAndFields(p *htmlPage, rep *analysis.Report) {
 		h := htmlScorer{Target: visible(r.target, false), Scorer: visible(r.scorer, false), Rate: "—", Primary: r.primary,
 			Passed: units.Count(r.rate.Passed) + "/" + units.Count(r.rate.N), Method: intervalWord(r.rate.CIMethod)}
 		if r.rate.N > 0 {
-			h.Rate, h.CI = units.Pct(r.rate.Rate), ciPct(r.rate.CI)
+			h.Rate, h.CI = units.Pct(r.rate.Rate), units.PctCI(r.rate.CI)
 		}
 		if r.judge != nil {
 			h.Cost, h.Errors = units.USD(r.judge.CostUSD), "0"
@@ -498,7 +498,7 @@ func htmlScorersAndFields(p *htmlPage, rep *analysis.Report) {
 					row.Cells = append(row.Cells, htmlCell{Text: "—"})
 					continue
 				}
-				sub := ciPct(fr.CI) + " · " + units.Count(fr.Passed) + "/" + units.Count(fr.N)
+				sub := units.PctCI(fr.CI) + " · " + units.Count(fr.Passed) + "/" + units.Count(fr.N)
 				if c := fieldCounts(fr); c != "" {
 					sub += " · " + c
 				}

@@ -77,7 +77,7 @@ func SelftestText(w io.Writer, r *findings.Report) error {
 		fmt.Fprintf(b, "\nEXPLOITABLE: the headline score %s passes %d null model × mode cell(s) clearly above chance:\n", r.Headline, len(fs))
 		for i, f := range fs {
 			fmt.Fprintf(b, "  %s (%s) · null model %s · %s mode: %d/%d = %s %s vs chance %s\n",
-				f.Scorer, f.Type, f.Null, f.Mode, f.Passed, f.N, units.Pct(f.Rate), ciPct(f.CI), units.Pct(f.Chance))
+				f.Scorer, f.Type, f.Null, f.Mode, f.Passed, f.N, units.Pct(f.Rate), units.PctCI(f.CI), units.Pct(f.Chance))
 			if i < selftestExampleCells {
 				selftestExamples(b, f.Examples)
 			}
@@ -157,7 +157,7 @@ func selftestCell(c *findings.CellReport) string {
 	if c.Above {
 		mark = " !"
 	}
-	return fmt.Sprintf("%d/%d\t%s\t%s%s", c.Passed, c.N, units.Pct(c.Rate), ciPct(c.CI), mark)
+	return fmt.Sprintf("%d/%d\t%s\t%s%s", c.Passed, c.N, units.Pct(c.Rate), units.PctCI(c.CI), mark)
 }
 
 func selftestChance(pair [2]*findings.CellReport) float64 {

@@ -182,9 +182,10 @@ func Plain(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 // Seconds formats milliseconds as seconds with two decimals: "1.25s".
 func Seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s" }
 
-// Pts formats a difference of rates in points with one decimal and no
-// sign: "18.4", "0.0" (a bound quoted in a sentence; SignedPts when the
-// sign says which way).
+// Pts formats a difference of rates in points, or a rate in percent, with
+// one decimal and neither sign nor unit: "18.4", "0.0" (a bound quoted in a
+// sentence, a column headed "pts" or "%"; SignedPts when the sign says
+// which way).
 func Pts(d float64) string { return strconv.FormatFloat(100*d, 'f', 1, 64) }
 
 // PtsWhole formats a difference of rates, or an interval's half-width, in
@@ -234,3 +235,72 @@ func SignedPtsWhole(d float64) string {
 
 // Z formats a multiple of a standard error with two decimals: "1.87".
 func Z(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+
+// PctCI formats an interval of rates in percent with one decimal:
+// "[69.1, 80.9]".
+func PctCI(ci [2]float64) string {
+	return "[" + strconv.FormatFloat(100*ci[0], 'f', 1, 64) + ", " + strconv.FormatFloat(100*ci[1], 'f', 1, 64) + "]"
+}
+
+// Delta formats a difference of rates in points with one decimal and its
+// sign, a true minus: "+8.5", "−3.0", and "0.0" for no difference (nor a
+// rounded-away one).
+func Delta(d float64) string {
+	s := strconv.FormatFloat(100*d, 'f', 1, 64)
+	switch {
+	case s == "0.0" || s == "-0.0":
+		return "0.0"
+	case strings.HasPrefix(s, "-"):
+		return "−" + s[1:]
+	default:
+		return "+" + s
+	}
+}
+
+// DeltaCI formats an interval of differences as Delta writes them:
+// "[+2.8, +14.2]".
+func DeltaCI(ci [2]float64) string { return "[" + Delta(ci[0]) + ", " + Delta(ci[1]) + "]" }
+
+// PValueCell formats a p-value in a table column: four decimals, and
+// "<0.0001" below.
+func PValueCell(p float64) string {
+	if p < 1e-4 {
+		return "<0.0001"
+	}
+	return strconv.FormatFloat(p, 'f', 4, 64)
+}
+
+// MSCell formats milliseconds in a column headed "ms": whole from 9.95
+// up, two significant digits below (at most three decimals), "<0.001"
+// below that, so a local target's sub-millisecond latency is shown.
+func MSCell(x float64) string {
+	switch {
+	case x >= 9.95 || x <= 0 || math.IsNaN(x) || math.IsInf(x, 0):
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case x < 0.001:
+		return "<0.001"
+	}
+	decimals := min(3, 1-int(math.Floor(math.Log10(x))))
+	return strconv.FormatFloat(x, 'f', decimals, 64)
+}
+
+// PlainPct formats a configured level or rate as a percentage, exactly:
+// "95%", "99.5%".
+func PlainPct(r float64) string { return Plain(100*r) + "%" }
+
+// PctTick labels a rate axis: "40%", "12.5%".
+func PctTick(v float64) string { return strconv.FormatFloat(math.Round(1000*v)/10, 'f', -1, 64) + "%" }
+
+// PtsTick labels a difference axis, its value v already in points:
+// "+20", "0", "−7.5".
+func PtsTick(v float64) string {
+	s := strconv.FormatFloat(math.Round(10*v)/10, 'f', -1, 64)
+	switch {
+	case s == "0" || s == "-0":
+		return "0"
+	case strings.HasPrefix(s, "-"):
+		return "−" + s[1:]
+	default:
+		return "+" + s
+	}
+}

@@ -70,3 +70,22 @@ func TestReportForms(t *testing.T) {
 		}
 	}
 }
+
+// The forms the report wrote with its own helpers (ciPct, pts, pfmt,
+// msCell, the chart ticks) before they moved here; their output is locked
+// by the report's goldens.
+func TestTableForms(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{PctCI([2]float64{0.6910, 0.8094}), "[69.1, 80.9]"},
+		{Delta(0.085), "+8.5"}, {Delta(-0.03), "−3.0"}, {Delta(0), "0.0"}, {Delta(-0.0001), "0.0"},
+		{DeltaCI([2]float64{0.028, 0.142}), "[+2.8, +14.2]"},
+		{PValueCell(0.00004), "<0.0001"}, {PValueCell(0.0123), fmt.Sprintf("%.4f", 0.0123)}, {PValueCell(1), "1.0000"},
+		{MSCell(0), "0"}, {MSCell(0.086), "0.086"}, {MSCell(0.2), "0.20"}, {MSCell(0.0004), "<0.001"}, {MSCell(9.96), "10"}, {MSCell(2140), "2140"},
+		{PlainPct(1 - 0.05), "95%"}, {PlainPct(0.995), "99.5%"},
+		{PctTick(0.4), "40%"}, {PctTick(0.125), "12.5%"}, {PtsTick(20), "+20"}, {PtsTick(-0.01), "0"}, {PtsTick(-7.5), "−7.5"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
