@@ -75,7 +75,11 @@ func (s *toolCall) expected(in *Input) (expectedCall, Verdict, bool) {
 	if s.tool != "" {
 		e := expectedCall{name: s.tool}
 		if in.Expected != nil {
-			m, ok := asObject(in.Expected)
+			exp, err := expectedJSON(in.Expected)
+			if err != nil {
+				return e, loud(KindScorerError, "%v", err), false
+			}
+			m, ok := asObject(exp)
 			if !ok {
 				return e, loud(KindScorerError, "with tool: set, the expected value is the call's arguments (an object), not a %s (%s)", kindOf(in.Expected), quote(in.Expected)), false
 			}

@@ -72,6 +72,10 @@ func (s *toolCalls) Name() string { return s.name }
 
 // expectedCalls reads the case's expected list of calls.
 func expectedCalls(exp any) ([]expectedCall, error) {
+	exp, err := expectedJSON(exp)
+	if err != nil {
+		return nil, err
+	}
 	list, ok := exp.([]any)
 	if !ok {
 		return nil, fmt.Errorf("the expected value of tool_calls is a list of calls (tool names or {name, arguments}; [] for none), not a %s (%s)", kindOf(exp), quote(exp))

@@ -143,9 +143,33 @@ func (e expectedCall) String() string {
 	return quoteName(e.name) + quote(e.args)
 }
 
+// expectedJSON reads an expected value written as JSON text (a CSV column, a
+// field holding the call as a string): a string that starts with { or [
+// is decoded (no tool name has either). Anything else is returned as it is.
+func expectedJSON(v any) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return v, nil
+	}
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
+		return v, nil
+	}
+	d, err := decodeWhole(t)
+	if err != nil {
+		return nil, fmt.Errorf("the expected value %s looks like JSON but does not read: %v", quote(s), err)
+	}
+	return d, nil
+}
+
 // readExpectedCall reads one expected call: a tool name, or an object
-// {name, arguments?} whose arguments are an object or its JSON text.
+// {name, arguments?} whose arguments are an object or its JSON text (the
+// object itself may be JSON text).
 func readExpectedCall(v any) (expectedCall, error) {
+	v, err := expectedJSON(v)
+	if err != nil {
+		return expectedCall{}, err
+	}
 	if s, ok := v.(string); ok {
 		if strings.TrimSpace(s) == "" {
 			return expectedCall{}, errors.New("the expected tool name is blank")

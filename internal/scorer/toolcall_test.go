@@ -495,6 +495,8 @@ func TestToolCallShapes(t *testing.T) {
 		{name: "expected with a stray key", expected: map[string]any{"name": "x", "args": map[string]any{}}, calls: calls("x", `{}`), shape: ShapeLoud, kind: KindScorerError, has: `"args"`},
 		{name: "expected arguments null", expected: map[string]any{"name": "x", "arguments": nil}, calls: calls("x", `{}`), shape: ShapeLoud, kind: KindScorerError},
 		{name: "expected a number", expected: json.Number("3"), calls: calls("x", `{}`), shape: ShapeLoud, kind: KindScorerError},
+		{name: "expected call as JSON text", expected: `{"name": "get_weather", "arguments": {"city": "paris"}}`, calls: calls("get_weather", `{"city":"Paris"}`), pass: true, shape: ShapePass},
+		{name: "expected call as bad JSON text", expected: `{"name": "get_weather"`, calls: calls("get_weather", `{"city":"Paris"}`), shape: ShapeLoud, kind: KindScorerError, has: "looks like JSON"},
 	})
 }
 
@@ -511,6 +513,7 @@ func TestToolCallFixedTool(t *testing.T) {
 		{name: "no expected arguments", expected: nil, calls: calls("search_flights", `{"from":"X","to":"JFK","date":"d"}`), shape: ShapeLoud, kind: KindScorerError, has: "gives no arguments"},
 		{name: "expected not an object", expected: "search_flights", calls: calls("search_flights", `{}`), shape: ShapeLoud, kind: KindScorerError, has: "arguments (an object)"},
 		{name: "expected lacks a field", expected: map[string]any{"to": "JFK"}, calls: calls("search_flights", `{"from":"X","to":"JFK","date":"d"}`), shape: ShapeLoud, kind: KindScorerError, has: "passengers"},
+		{name: "arguments as JSON text", expected: `{"to": "JFK", "passengers": 2}`, calls: calls("search_flights", `{"from":"X","to":"JFK","date":"d","passengers":2}`), pass: true, shape: ShapePass},
 	})
 	tol := toolSpec(spec.Scorer{Type: "tool_call", Tool: "search_flights", Fields: []string{"passengers"}, Tolerance: 1})
 	runToolCases(t, tol, []toolCase{
@@ -556,6 +559,7 @@ func TestToolCallsShapes(t *testing.T) {
 		{name: "wrong argument", expected: seq, calls: calls("get_weather", `{"city":"Oslo"}`, "send_email", `{"to":"b@x","subject":"s"}`), shape: ShapeSilent, kind: KindWrong, has: "F1 0.50"},
 		{name: "a tool not expected", expected: seq, calls: calls("get_weather", `{"city":"Oslo"}`, "search_flights", `{"from":"a","to":"b","date":"c"}`), shape: ShapeSilent, kind: KindWrongTool},
 		{name: "not a list", expected: "get_weather", calls: calls("get_weather", `{"city":"Oslo"}`), shape: ShapeLoud, kind: KindScorerError, has: "list of calls"},
+		{name: "a list as JSON text", expected: `["get_weather", {"name": "send_email", "arguments": {"to": "a@x"}}]`, calls: calls("get_weather", `{"city":"Oslo"}`, "send_email", `{"to":"a@x","subject":"s"}`), pass: true, shape: ShapePass},
 		{name: "bad item", expected: []any{json.Number("1")}, calls: calls("get_weather", `{"city":"Oslo"}`), shape: ShapeLoud, kind: KindScorerError, has: "expected call 1"},
 	})
 }
