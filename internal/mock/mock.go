@@ -83,7 +83,8 @@ type Rule struct {
 	// ToolCalls, when set, are the calls the reply makes (beside Reply's
 	// text, if any), in order. Such a rule applies only to a request that
 	// may call tools (it offers some, does not choose none, and has not
-	// used up ToolTurns); others skip it.
+	// used up ToolTurns) and offers every tool the rule calls (and, when
+	// it forces one tool, calls only that one); others skip it.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 

@@ -105,6 +105,19 @@ func (c *convo) tool(name string) (offered, bool) {
 	return offered{}, false
 }
 
+// allows reports whether a request lets a model make calls: every one names
+// a tool it offers, and the one tool it forces when it forces one. (So a
+// response format sent as a forced tool gets no rule's calls on one wire
+// format that it would not get on the other.)
+func (c *convo) allows(calls []ToolCall) bool {
+	for _, tc := range calls {
+		if _, ok := c.tool(tc.Name); !ok || (c.named() && tc.Name != c.choice) {
+			return false
+		}
+	}
+	return true
+}
+
 // toolTurns is how many model turns of a conversation may call tools.
 func (s *Server) toolTurns() int {
 	if s.opts.ToolTurns > 0 {
@@ -118,7 +131,9 @@ func (s *Server) toolTurns() int {
 //
 // A request may get calls when it offers tools, its tool choice is not none
 // and the conversation holds fewer rounds of tool results than ToolTurns.
-// Then the first matching rule with calls answers with them; a matching rule
+// Then the first matching rule with calls that name only tools the request
+// offers (only the forced one, when it forces one) answers with them; a
+// matching rule
 // without calls answers with its text, except that under a tool forced by
 // name a reply that is a JSON object becomes that tool's arguments; with no
 // matching rule the forced tool, or else the first offered one, is called
@@ -136,7 +151,7 @@ func (s *Server) respond(c *convo) (string, []call) {
 			continue
 		}
 		if len(r.ToolCalls) > 0 {
-			if !canCall {
+			if !canCall || !c.allows(r.ToolCalls) {
 				continue
 			}
 			calls := make([]call, len(r.ToolCalls))

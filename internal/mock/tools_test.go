@@ -233,6 +233,7 @@ func TestToolCallsSameInEveryWireFormat(t *testing.T) {
 		{Match: "two calls", Reply: "calling", ToolCalls: []ToolCall{{Name: "get_weather", Arguments: `{"city":"Paris","unit":"c","days":2}`}, {Name: "other"}}},
 		{Match: "json reply", Reply: `{"city":"Oslo"}`},
 		{Match: "plain reply", Reply: "just text"},
+		{Match: "stranger", ToolCalls: []ToolCall{{Name: "not_offered"}}},
 	}
 	user := func(s string) string { return `[{"role":"user","content":"` + s + `"}]` }
 	tests := []struct {
@@ -246,6 +247,8 @@ func TestToolCallsSameInEveryWireFormat(t *testing.T) {
 		{"named with a JSON rule", "get_weather", user("json reply"), decoded{calls: []ToolCall{{"get_weather", `{"city":"Oslo"}`}}}},
 		{"text rule", "auto", user("plain reply"), decoded{text: "just text"}},
 		{"none", "none", user("please make two calls"), decoded{text: "please make two calls"}},
+		{"rule calling a tool not forced", "get_weather", user("please make two calls"), decoded{calls: []ToolCall{{"get_weather", `{"city":"mock","days":1,"unit":"c"}`}}}},
+		{"rule calling a tool not offered", "", user("call a stranger"), decoded{calls: []ToolCall{{"get_weather", `{"city":"mock","days":1,"unit":"c"}`}}}},
 	}
 	h := New(Options{Rules: rules}).Handler()
 	for _, tt := range tests {

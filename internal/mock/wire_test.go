@@ -103,7 +103,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add(false, []byte(`{"model":"m","max_tokens":9,"tools":[{"name":"f","input_schema":{"type":"object","properties":{"q":{"enum":["\u2028"]}}}}],"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}]}]}]}`))
 	f.Add(true, []byte(`{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"array","items":{"type":"string"}}}},"messages":[{"role":"user","content":"x"}]}`))
 	s := New(Options{CacheSystem: true, MalformedArgs: 0.5, Rules: []Rule{
-		{Match: "b", Reply: "rule \"b\" fired\n", ToolCalls: []ToolCall{{Name: "get_weather", Arguments: "{\"a\":\"\u2028\xff\"}"}, {Name: "x"}}},
+		{Match: "b", Reply: "rule \"b\" fired\n", ToolCalls: []ToolCall{{Name: "get_weather", Arguments: "{\"a\":\"\u2028\xff\"}"}, {Name: "other"}}},
 		{Match: "b", Reply: "rule \"b\" fired\n"},
 	}})
 	h := s.Handler()

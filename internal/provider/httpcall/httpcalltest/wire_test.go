@@ -62,6 +62,12 @@ func wireRequests() []*provider.Request {
 	format.Tools, format.ToolChoice = nil, ""
 	format.ResponseFormat = &provider.ResponseFormat{Name: "answer", Strict: true, Schema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"number","minimum":4},"unit":{"enum":["C","F"]}},"required":["answer","unit"],"additionalProperties":false}`)}
 	out = append(out, format)
+	// A format asked for by a question a rule with calls matches: on
+	// Anthropic the format is a forced tool, which no rule's calls may
+	// take the place of.
+	matched := base("Paris and Oslo, in the format.")
+	matched.Tools, matched.ToolChoice, matched.ResponseFormat = nil, "", format.ResponseFormat
+	out = append(out, matched)
 	answered := providertest.ToolRequest(1)
 	answered.Messages = answered.Messages[:5] // ends with the two tool results
 	out = append(out, answered)
@@ -119,7 +125,7 @@ func TestSameToolCallsThroughEveryWire(t *testing.T) {
 		t.Errorf("no call's arguments were broken; the test must cover malformed arguments (change the seed)")
 	}
 	// What each request must have got, written out.
-	names := [][]string{{"get_weather", "get_weather"}, {"get_weather"}, {"search"}, {"get_weather"}, nil, nil, nil}
+	names := [][]string{{"get_weather", "get_weather"}, {"get_weather"}, {"search"}, {"get_weather"}, nil, nil, nil, nil}
 	for i, r := range want {
 		var got []string
 		for _, c := range r.calls {
@@ -132,7 +138,10 @@ func TestSameToolCallsThroughEveryWire(t *testing.T) {
 	if !providertest.ArgumentsEqual(want[5].text, `{"answer":4,"unit":"C"}`) {
 		t.Errorf("the response format's reply is %q", want[5].text)
 	}
-	if want[6].text != `[{"title":"Paris forecast"}]` {
+	if want[6].text != want[5].text {
+		t.Errorf("the response format's reply to a question a rule matches is %q", want[6].text)
+	}
+	if want[7].text != `[{"title":"Paris forecast"}]` {
 		t.Errorf("the reply after the answered calls is %q; want the last tool result echoed", want[6].text)
 	}
 	for _, mode := range order[1:] {
