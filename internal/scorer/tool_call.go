@@ -113,6 +113,9 @@ func (s *toolCall) Score(_ context.Context, in *Input) Verdict {
 	if len(s.args.fe.paths) > 0 && want.args == nil {
 		return loud(KindScorerError, "fields: names arguments to compare, but the expected value gives no arguments for %s", quoteName(want.name))
 	}
+	if v, bad := s.args.unknownTool(want); bad {
+		return v
+	}
 	tool := func(status string, v Verdict) Verdict {
 		v.Fields = []record.FieldVerdict{{Field: ToolField, Status: status}}
 		return v

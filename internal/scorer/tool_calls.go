@@ -120,6 +120,11 @@ func (s *toolCalls) Score(_ context.Context, in *Input) Verdict {
 	if err != nil {
 		return loud(KindScorerError, "%v", err)
 	}
+	for _, e := range want {
+		if v, bad := s.args.unknownTool(e); bad {
+			return v
+		}
+	}
 	if len(s.args.fe.paths) > 0 {
 		for _, e := range want {
 			if e.args == nil {

@@ -224,6 +224,24 @@ type argCheck struct {
 	schema *jsonschema.Schema
 	// declared are the compiled parameters of the spec's tools, by name.
 	declared map[string]*jsonschema.Schema
+	// offered names the spec's tools (nil when it offers none: then any
+	// expected tool may be right, e.g. an exec target's own tools).
+	offered map[string]bool
+}
+
+// unknownTool returns a scorer_error when the spec offers tools and e is
+// none of them: a dataset's typo would otherwise fail every result as a
+// silent wrong_tool.
+func (a *argCheck) unknownTool(e expectedCall) (Verdict, bool) {
+	if a.offered == nil || a.offered[e.name] {
+		return Verdict{}, false
+	}
+	names := make([]string, 0, len(a.offered))
+	for n := range a.offered {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return loud(KindScorerError, "the expected tool %q is not among the spec's tools (%s)", clip(e.name, 64), clip(strings.Join(names, ", "), 200)), true
 }
 
 // buildArgCheck reads fields, normalize, tolerance, relative and schema
@@ -260,6 +278,12 @@ func buildArgCheck(b *builder, i int, sc *spec.Scorer, withSchema bool) (*argChe
 		a.schema = sch
 	}
 	a.declared = b.toolSchemas(i)
+	if len(b.sp.Tools) > 0 {
+		a.offered = map[string]bool{}
+		for _, t := range b.sp.Tools {
+			a.offered[t.Name] = true
+		}
+	}
 	return a, ok
 }
 

@@ -495,6 +495,7 @@ func TestToolCallShapes(t *testing.T) {
 		{name: "expected with a stray key", expected: map[string]any{"name": "x", "args": map[string]any{}}, calls: calls("x", `{}`), shape: ShapeLoud, kind: KindScorerError, has: `"args"`},
 		{name: "expected arguments null", expected: map[string]any{"name": "x", "arguments": nil}, calls: calls("x", `{}`), shape: ShapeLoud, kind: KindScorerError},
 		{name: "expected a number", expected: json.Number("3"), calls: calls("x", `{}`), shape: ShapeLoud, kind: KindScorerError},
+		{name: "expected tool not offered", expected: "get_wether", calls: calls("get_weather", `{"city":"Paris"}`), shape: ShapeLoud, kind: KindScorerError, has: `"get_wether" is not among the spec's tools (get_weather, search_flights, send_email)`},
 		{name: "expected call as JSON text", expected: `{"name": "get_weather", "arguments": {"city": "paris"}}`, calls: calls("get_weather", `{"city":"Paris"}`), pass: true, shape: ShapePass},
 		{name: "expected call as bad JSON text", expected: `{"name": "get_weather"`, calls: calls("get_weather", `{"city":"Paris"}`), shape: ShapeLoud, kind: KindScorerError, has: "looks like JSON"},
 	})
@@ -561,6 +562,7 @@ func TestToolCallsShapes(t *testing.T) {
 		{name: "not a list", expected: "get_weather", calls: calls("get_weather", `{"city":"Oslo"}`), shape: ShapeLoud, kind: KindScorerError, has: "list of calls"},
 		{name: "a list as JSON text", expected: `["get_weather", {"name": "send_email", "arguments": {"to": "a@x"}}]`, calls: calls("get_weather", `{"city":"Oslo"}`, "send_email", `{"to":"a@x","subject":"s"}`), pass: true, shape: ShapePass},
 		{name: "bad item", expected: []any{json.Number("1")}, calls: calls("get_weather", `{"city":"Oslo"}`), shape: ShapeLoud, kind: KindScorerError, has: "expected call 1"},
+		{name: "a tool not offered", expected: []any{"get_weather", "book"}, calls: calls("get_weather", `{"city":"Oslo"}`), shape: ShapeLoud, kind: KindScorerError, has: `"book" is not among`},
 	})
 }
 
