@@ -435,7 +435,8 @@ const formatDescription = "Give your reply as this tool's input: a JSON value th
 // response reads a message: the text of its text blocks, and its tool_use
 // blocks as tool calls in order, their arguments the input's JSON text (the
 // streamed fragments as written, when streamed). The block of the response
-// format's tool (format, "" for none) is no call: its input is the text.
+// format's tool (format, "" for none) is no call: its input is the text,
+// and a stop_reason tool_use that only it caused is reported as end_turn.
 func response(msg *sdk.Message, format string, streamed map[int]string, status int) (*provider.Response, error) {
 	var text strings.Builder
 	var calls []provider.ToolCall
@@ -460,13 +461,19 @@ func response(msg *sdk.Message, format string, streamed map[int]string, status i
 		}
 	}
 	out := text.String()
+	finish := string(msg.StopReason)
 	if isFormatted {
 		out = formatted
+		if len(calls) == 0 && msg.StopReason == sdk.StopReasonToolUse {
+			// The format's tool is no call: the model ended its turn
+			// with the reply.
+			finish = string(sdk.StopReasonEndTurn)
+		}
 	}
 	u := msg.Usage
 	return &provider.Response{
 		Text:         out,
-		FinishReason: string(msg.StopReason),
+		FinishReason: finish,
 		ToolCalls:    calls,
 		// input_tokens excludes what was read from or written to the
 		// prompt cache; Input counts every input token, as OpenAI's
