@@ -314,11 +314,20 @@ func compileToolSchema(t spec.Tool) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noRefs{}) // a tool's parameters stand alone, as the spec checked
 	url := "mem:///tools/" + t.Name + "/parameters.json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
 	return c.Compile(url)
+}
+
+// noRefs refuses every resource a tool's parameters refer to outside
+// themselves: nothing is read from disk or the network while scoring.
+type noRefs struct{}
+
+func (noRefs) Load(url string) (any, error) {
+	return nil, fmt.Errorf("a tool's parameters may not refer to %s", clip(url, 80))
 }
 
 // schemaProblem checks a call's arguments against the tool's declared

@@ -591,6 +591,10 @@ func TestToolScorerProblems(t *testing.T) {
 	if _, probs := Compile(sp); !strings.Contains(probs.Error(), `parameters of tool "broken" do not compile`) {
 		t.Errorf("a tool whose parameters do not compile: %v", probs)
 	}
+	sp.Tools = []spec.Tool{{Name: "reffer", Parameters: json.RawMessage(`{"$ref": "file:///etc/passwd"}`)}}
+	if _, probs := Compile(sp); !strings.Contains(probs.Error(), "may not refer to file:///etc/passwd") {
+		t.Errorf("a tool whose parameters refer to a file: %v", probs)
+	}
 	if _, probs := Compile(toolSpec(spec.Scorer{Type: "tool_call"}, spec.Scorer{Name: "b", Type: "tool_calls", Match: "subset"})); len(probs) > 0 {
 		t.Errorf("two tool scorers: %v", probs)
 	}
