@@ -118,7 +118,7 @@ func clusterLabels(ci *caseIndex) []string {
 		if v := ci.tag(k, i); v >= 0 {
 			out[i] = "c:" + ci.vals[k][v]
 		} else {
-			out[i] = "case:" + ci.names[i]
+			out[i] = "case:" + ci.id(i)
 		}
 	}
 	return out

@@ -14,7 +14,8 @@ import (
 // case IDs with add, without tags.
 type caseIndex struct {
 	ids   map[string]int // add's lookup (nil in an index of a view)
-	names []string
+	names []string       // add's cases (nil in an index of a view)
+	cases []runview.Case // a view's cases
 	keys  []string       // tag keys
 	keyOf map[string]int // tag key → index in keys
 	vals  [][]string     // per key: value names
@@ -31,10 +32,7 @@ func newCaseIndex() *caseIndex {
 // casesOf is the case index of a run's view: its cases in the view's
 // order, with the view's tag columns.
 func casesOf(v *runview.View) *caseIndex {
-	ci := &caseIndex{names: make([]string, len(v.Cases)), keyOf: map[string]int{}}
-	for i := range v.Cases {
-		ci.names[i] = v.Cases[i].ID
-	}
+	ci := &caseIndex{cases: v.Cases, keyOf: map[string]int{}}
 	for _, k := range v.TagKeys() {
 		vals, idx := v.TagColumn(k)
 		ci.keyOf[k] = len(ci.keys)
@@ -88,7 +86,15 @@ func (ci *caseIndex) tag(k, i int) int {
 	return int(col[i] - 1)
 }
 
-func (ci *caseIndex) len() int { return len(ci.names) }
+func (ci *caseIndex) len() int { return len(ci.names) + len(ci.cases) }
+
+// id returns case i's ID.
+func (ci *caseIndex) id(i int) string {
+	if ci.cases != nil {
+		return ci.cases[i].ID
+	}
+	return ci.names[i]
+}
 
 // verdicts holds one target's verdicts of one scorer: per case and epoch,
 // -1 when not scored, 0 fail, 1 pass. The report's are a column of the

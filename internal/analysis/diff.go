@@ -478,7 +478,7 @@ func flips(ctx context.Context, st record.Reader, before, after *record.Run, nam
 	var down, up []flip
 	epochs := min(b.v.Epochs, a.v.Epochs)
 	pairCases(ci, epochs, func(i, e int) {
-		vb, va := b.verdict(name, ci.names[i], e), a.verdict(name, ci.names[i], e)
+		vb, va := b.verdict(name, ci.id(i), e), a.verdict(name, ci.id(i), e)
 		if vb < 0 || va < 0 {
 			return
 		}
@@ -506,7 +506,7 @@ func flips(ctx context.Context, st record.Reader, before, after *record.Run, nam
 	}
 	byCase := map[string][]int{}
 	for k, f := range list {
-		fc := FlippedCase{CaseID: ci.names[f.i], Epoch: f.e, Direction: FailToPass}
+		fc := FlippedCase{CaseID: ci.id(f.i), Epoch: f.e, Direction: FailToPass}
 		if k < len(down) {
 			fc.Direction = PassToFail
 		}

@@ -164,10 +164,10 @@ func sideFlips(ctx context.Context, st record.Reader, before, after *DriftSide, 
 			fc.Direction = PassToFail
 		}
 		switch {
-		case as.Cases[f.ia].Expected != nil:
-			fc.Expected = expectedText(as.Cases[f.ia].Expected)
-		case bs.Cases[f.ib].Expected != nil:
-			fc.Expected = expectedText(bs.Cases[f.ib].Expected)
+		case as.Expected(f.ia) != nil:
+			fc.Expected = expectedText(as.Expected(f.ia))
+		case bs.Expected(f.ib) != nil:
+			fc.Expected = expectedText(bs.Expected(f.ib))
 		}
 		var err error
 		if fc.Before, err = sideOutput(ctx, st, before, tb, name, fc.CaseID, f.ib*bs.Epochs+f.e, f.e+1); err != nil {

@@ -522,7 +522,7 @@ func compareSnapshotCases(before, after *DriftSide) (CaseDiff, []int) {
 		bt, at := bs.CaseTags(ib), as.CaseTags(ia)
 		changed := !maps.Equal(bt, at)
 		if full {
-			changed = storedCaseDigest(bs.Cases[ib], bt) != storedCaseDigest(c, at)
+			changed = storedCaseDigest(bs, ib, bt) != storedCaseDigest(as, ia, at)
 		}
 		if changed {
 			d.Changed++
@@ -542,9 +542,9 @@ func compareSnapshotCases(before, after *DriftSide) (CaseDiff, []int) {
 	return d, afterCase
 }
 
-// storedCaseDigest is caseDigest of a case a snapshot took from the store.
-func storedCaseDigest(c runview.Case, tags map[string]string) [16]byte {
-	return caseDigest(record.Case{ID: c.ID, Expected: c.Expected, Tags: tags, Weight: c.Weight})
+// storedCaseDigest is caseDigest of case i of a view taken from the store.
+func storedCaseDigest(v *runview.View, i int, tags map[string]string) [16]byte {
+	return caseDigest(record.Case{ID: v.Cases[i].ID, Expected: v.Expected(i), Tags: tags, Weight: v.Weight(i)})
 }
 
 // driftOf pairs one target's results by case and epoch and counts flips

@@ -554,7 +554,7 @@ func ledgerReindex(vs *verdicts, from, to *caseIndex) *verdicts {
 				continue
 			}
 			if j < 0 {
-				j = to.add(from.names[i], nil)
+				j = to.add(from.id(i), nil)
 			}
 			out.set(j, e+1, x == 1)
 		}

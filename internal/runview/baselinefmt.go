@@ -80,8 +80,10 @@ func (s *View) sortedForFile() *View {
 		return &out
 	}
 	out.Cases = make([]Case, nc)
+	out.expected, out.weights = nil, nil
 	for k, i := range order {
 		out.Cases[k] = s.Cases[i]
+		out.setCaseRecord(k, s.Expected(i), s.Weight(i))
 	}
 	out.tags = nil
 	for _, key := range s.TagKeys() {

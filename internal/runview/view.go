@@ -63,6 +63,11 @@ type View struct {
 	Targets []*Target
 	// tags holds the cases' tags by key, columnar: see Tag and SetTag.
 	tags map[string]*tagColumn
+	// expected and weights hold the cases' expected values and weights
+	// from the store, by case; they end at the last case that has one (nil
+	// when none has, as from a baseline file): see Expected and Weight.
+	expected [][]byte
+	weights  []*float64
 }
 
 // tagColumn is one tag key's values, interned: idx[i] is 0 when case i
@@ -105,13 +110,53 @@ func (r RunInfo) Dataset() dataset.Version {
 	return dataset.Version{Hash: r.DatasetHash, File: r.FileHash}
 }
 
-// Case is a case's ID; from the store also its expected value and
-// weight, which a baseline file does not hold (nil from one). Its tags
-// are the snapshot's: View.Tag, View.CaseTags.
+// Case is a case's ID. Its tags are the view's (View.Tag, View.CaseTags),
+// and so are its expected value and weight (View.Expected, View.Weight),
+// which only a view from the store holds.
 type Case struct {
-	ID       string
-	Expected []byte
-	Weight   *float64
+	ID string
+}
+
+// Expected returns case i's expected value as the store holds it (JSON),
+// nil when it has none or the view does not hold it (a baseline file).
+func (s *View) Expected(i int) []byte {
+	if i < len(s.expected) {
+		return s.expected[i]
+	}
+	return nil
+}
+
+// Weight returns case i's weight, nil when it has none or the view does
+// not hold it (a baseline file).
+func (s *View) Weight(i int) *float64 {
+	if i < len(s.weights) {
+		return s.weights[i]
+	}
+	return nil
+}
+
+// setCaseRecord sets case i's expected value and weight (nil: none).
+func (s *View) setCaseRecord(i int, expected []byte, weight *float64) {
+	if expected != nil {
+		s.expected = growTo(s.expected, i+1, cap(s.Cases))
+		s.expected[i] = expected
+	}
+	if weight != nil {
+		s.weights = growTo(s.weights, i+1, cap(s.Cases))
+		s.weights[i] = weight
+	}
+}
+
+// growTo extends col with zero values to n elements, making room for
+// capacity at the first allocation.
+func growTo[E any](col []E, n, capacity int) []E {
+	if len(col) >= n {
+		return col
+	}
+	if col == nil {
+		col = make([]E, 0, max(n, capacity))
+	}
+	return append(col, make([]E, n-len(col))...)
 }
 
 // AddCase appends a case with the tags given (nil for none) and returns
@@ -505,7 +550,7 @@ func (b *Builder) AddCase(c *record.Case) {
 	for k, v := range c.Tags {
 		s.SetTag(i, k, v)
 	}
-	s.Cases[i].Expected, s.Cases[i].Weight = c.Expected, c.Weight
+	s.setCaseRecord(i, c.Expected, c.Weight)
 }
 
 // AddResult places a result's measurements: its price, latency and time
@@ -598,6 +643,7 @@ func (b *Builder) View() *View {
 		s.Primary = s.Scorers[0]
 	}
 	b.b.finish(b.run)
+	b.b.caseIdx = nil // the view does not need it: let it go before the Builder does
 	return s
 }
 
