@@ -13,6 +13,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/units"
 )
@@ -518,27 +519,43 @@ func ledgerVariantList(vs []ledgerVariant) string {
 }
 
 // ledgerVerdicts reads the primary verdicts of a run's latest scoring
-// onto the case index ci, with each target's primary scorer.
+// into the run's view (its primary scores only, as the report's view holds
+// them), and lays them onto the case index ci, with each target's primary
+// scorer.
 func ledgerVerdicts(ctx context.Context, st record.Reader, run *record.Run, ci *caseIndex) (map[string]*verdicts, map[string]string, error) {
 	scoring, err := st.LatestScoring(ctx, run.ID)
 	if err != nil || scoring == 0 {
 		return nil, nil, err
 	}
-	pass, scorer := map[string]*verdicts{}, map[string]string{}
+	b := runview.NewBuilder(run, scoring, runview.Options{VerdictsOnly: true, ScoresWithoutResults: true, VerdictsAndTimings: true})
+	scorer := map[string]string{}
+	var targets []string
 	err = st.Scores(ctx, run.ID, scoring, func(s record.Score) error {
 		if !s.Primary {
 			return nil
 		}
-		v := pass[s.Target]
-		if v == nil {
-			v = newVerdicts(run.Epochs)
-			pass[s.Target] = v
+		if _, ok := scorer[s.Target]; !ok {
 			scorer[s.Target] = s.Scorer
+			targets = append(targets, s.Target)
 		}
-		v.set(ci.add(s.CaseID, nil), s.Epoch, s.Pass)
+		b.AddScore(&s)
 		return nil
 	})
-	return pass, scorer, err
+	if err != nil {
+		return nil, nil, err
+	}
+	v := b.View()
+	from := casesOf(v)
+	// Every case of the view has a primary score: numbered onto ci in the
+	// order the scores named them.
+	for i := range from.len() {
+		ci.add(from.id(i), nil)
+	}
+	pass := map[string]*verdicts{}
+	for _, name := range targets {
+		pass[name] = ledgerReindex(viewColumn(v, v.Target(name), scorer[name]), from, ci)
+	}
+	return pass, scorer, nil
 }
 
 // ledgerReindex copies verdicts from the case index from onto the case index to.
