@@ -113,6 +113,38 @@ type Result struct {
 	// ToolCalls are the calls the model made, in its order (nil when it
 	// made none or was offered no tools).
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+
+	// Turns is an agent loop's trajectory, one entry per model call in
+	// order (nil for a single call). For such a result Raw is the last
+	// reply's text, ToolCalls every call of every turn in order, and the
+	// tokens, cost and latency the sums over the turns.
+	Turns []Turn `json:"turns,omitempty"`
+}
+
+// Turn is one model call of an agent loop and the tool results that
+// answered its calls.
+type Turn struct {
+	Text         string       `json:"text"`
+	ToolCalls    []ToolCall   `json:"tool_calls,omitempty"`
+	Results      []ToolResult `json:"results,omitempty"`
+	FinishReason string       `json:"finish_reason,omitempty"`
+	InputTokens  int          `json:"input_tokens"`
+	OutputTokens int          `json:"output_tokens"`
+	CostUSD      float64      `json:"cost_usd"`
+	LatencyMS    float64      `json:"latency_ms"`
+	FirstTokenMS float64      `json:"first_token_ms,omitempty"`
+	FromCache    bool         `json:"from_cache,omitempty"`
+}
+
+// ToolResult is a handler's answer to one tool call: the text sent back to
+// the model, or the error that ended the loop (Error set, Content what the
+// handler wrote before it failed, clipped).
+type ToolResult struct {
+	CallID    string  `json:"call_id,omitempty"`
+	Name      string  `json:"name"`
+	Content   string  `json:"content"`
+	Error     string  `json:"error,omitempty"`
+	LatencyMS float64 `json:"latency_ms"`
 }
 
 // ToolCall is one tool call a model made: the tool's name and the text of

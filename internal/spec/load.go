@@ -398,7 +398,7 @@ func (s *Spec) PromptHash() string {
 // spec without tools hashes as before.
 func (s *Spec) ScorersHash() string {
 	type toolParams struct {
-		Name       string          `json:"name"`
+		Name       string `json:"name"`
 		Parameters string `json:"parameters,omitempty"`
 	}
 	var tools []toolParams

@@ -37,13 +37,18 @@ type Spec struct {
 	Tools          []Tool          `yaml:"-" json:"tools,omitempty"`
 	ToolChoice     string          `yaml:"tool_choice,omitempty" json:"tool_choice,omitempty"`
 	ResponseFormat *ResponseFormat `yaml:"-" json:"response_format,omitempty"`
-	Targets        []Target        `yaml:"targets" json:"targets"`
-	Output         Output          `yaml:"output" json:"output"`
-	Scorers        []Scorer        `yaml:"scorers" json:"scorers"`
-	Run            RunConfig       `yaml:"run" json:"run"`
-	Volume         Volume          `yaml:"volume" json:"volume"`
-	Refusal        *Refusal        `yaml:"refusal,omitempty" json:"refusal,omitempty"`
-	Errors         *ErrorCost      `yaml:"error_costs,omitempty" json:"error_costs,omitempty"`
+	// Agent, when set, makes each case a loop: the model is called, the
+	// tool calls it makes are answered by the handlers named here, and it
+	// is called again with the results, until it answers without a call or
+	// MaxTurns model calls were made (see Agent).
+	Agent   *Agent     `yaml:"-" json:"agent,omitempty"`
+	Targets []Target   `yaml:"targets" json:"targets"`
+	Output  Output     `yaml:"output" json:"output"`
+	Scorers []Scorer   `yaml:"scorers" json:"scorers"`
+	Run     RunConfig  `yaml:"run" json:"run"`
+	Volume  Volume     `yaml:"volume" json:"volume"`
+	Refusal *Refusal   `yaml:"refusal,omitempty" json:"refusal,omitempty"`
+	Errors  *ErrorCost `yaml:"error_costs,omitempty" json:"error_costs,omitempty"`
 	// Combine says how several primary scorers make the one headline score
 	// named "primary": all (default) passes when every primary scorer passes,
 	// any when at least one does.
@@ -156,6 +161,32 @@ type Tool struct {
 	Description string          `yaml:"description,omitempty" json:"description,omitempty"`
 	Parameters  json.RawMessage `yaml:"-" json:"parameters,omitempty"`
 	File        string          `yaml:"-" json:"file,omitempty"`
+}
+
+// Agent runs each case as a tool-calling loop. Tools maps every tool the
+// spec offers (tools:) to the handler that answers its calls.
+type Agent struct {
+	MaxTurns int                    `yaml:"max_turns" json:"max_turns"`
+	Tools    map[string]ToolHandler `yaml:"tools" json:"tools"`
+}
+
+// ToolHandler answers one tool's calls in an agent loop: exactly one of
+// Exec (the user's program, run isolated like an exec target: a fresh
+// temporary directory, only the variables Env names, killed at Timeout,
+// output bounded by MaxOutputBytes), Replay (a JSONL file of recorded
+// results, path relative to the spec) or Mock (a fixed result).
+type ToolHandler struct {
+	Exec           []string  `yaml:"exec,omitempty" json:"exec,omitempty"`
+	Replay         string    `yaml:"replay,omitempty" json:"replay,omitempty"`
+	Mock           *ToolMock `yaml:"mock,omitempty" json:"mock,omitempty"`
+	Timeout        Duration  `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	MaxOutputBytes int64     `yaml:"max_output_bytes,omitempty" json:"max_output_bytes,omitempty"`
+	Env            []string  `yaml:"env,omitempty" json:"env,omitempty"`
+}
+
+// ToolMock is a handler that answers every call with Result.
+type ToolMock struct {
+	Result string `yaml:"result" json:"result"`
 }
 
 // ResponseFormat is the JSON Schema a reply must fill (structured outputs).
