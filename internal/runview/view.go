@@ -7,9 +7,10 @@
 // reported models and settings. A view is built from the store (FromStore,
 // FromStoreUnscored, or a Builder fed by a caller's own pass over the
 // results) or read from a baseline file (LoadBaseline; WriteBaseline writes
-// one), and holds the same numbers either way. The gate, drift, diff, probe
-// and the report's latency percentiles read it, so two commands cannot
-// measure one run two ways. It reads records, never calls a model, and
+// one), and holds the same numbers either way. The gate, drift, diff,
+// probe, the report (its rates, slices, paired comparisons and latency
+// percentiles) and assay compare read it, so two commands cannot measure
+// or pair one run two ways. It reads records, never calls a model, and
 // must not import the store, the runner, providers, analysis, gate or
 // report.
 package runview
