@@ -244,9 +244,12 @@ const maxDerive = 32
 // every time: a schema's const, else the first of its enum, else its
 // default, else the first of its examples, else by type — an object with
 // its required properties (every property when none is required) in name
-// order, an array of one item, a string "mock", a number at its minimum
-// (else 0), true, null — and the first of anyOf/oneOf, the first of a type
-// list that is not null. A schema it cannot read gives {}.
+// order, an array of one item (or minItems), a string "mock" (or a value of
+// its format: date, date-time, email, uri, uuid …; padded to minLength, cut
+// to maxLength), a number at its minimum (else just above exclusiveMinimum,
+// else 0, or a negative maximum), true, null — and the first of
+// anyOf/oneOf/allOf, the first of a type list that is not null. A schema it
+// cannot read gives {}.
 func deriveJSON(schema json.RawMessage) string {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(schema))
@@ -293,7 +296,7 @@ func derive(schema any, depth int) any {
 	}
 	switch typ {
 	case "string":
-		return "mock"
+		return deriveString(m)
 	case "integer", "number":
 		if n, ok := m["minimum"].(json.Number); ok {
 			return n
@@ -302,7 +305,15 @@ func derive(schema any, depth int) any {
 			if i, err := n.Int64(); err == nil {
 				return i + 1
 			}
+			if f, err := n.Float64(); err == nil && typ == "number" {
+				return f + 1
+			}
 			return n
+		}
+		if n, ok := m["maximum"].(json.Number); ok {
+			if f, err := n.Float64(); err == nil && f < 0 {
+				return n
+			}
 		}
 		return 0
 	case "boolean":
@@ -310,7 +321,17 @@ func derive(schema any, depth int) any {
 	case "null":
 		return nil
 	case "array":
-		return []any{derive(m["items"], depth+1)}
+		n := 1
+		if k, ok := m["minItems"].(json.Number); ok {
+			if i, err := k.Int64(); err == nil && i > 1 {
+				n = int(min(i, 64))
+			}
+		}
+		items := make([]any, n)
+		for i := range items {
+			items[i] = derive(m["items"], depth+1)
+		}
+		return items
 	}
 	props, _ := m["properties"].(map[string]any)
 	var names []string
@@ -332,6 +353,40 @@ func derive(schema any, depth int) any {
 		out[n] = derive(props[n], depth+1)
 	}
 	return out
+}
+
+// stringFormats are values of the common string formats.
+var stringFormats = map[string]string{
+	"date":      "2025-01-01",
+	"date-time": "2025-01-01T00:00:00Z",
+	"time":      "00:00:00Z",
+	"email":     "mock@example.com",
+	"uri":       "https://example.com/mock",
+	"url":       "https://example.com/mock",
+	"uuid":      "00000000-0000-4000-8000-000000000000",
+	"hostname":  "example.com",
+	"ipv4":      "192.0.2.1",
+	"ipv6":      "2001:db8::1",
+}
+
+// deriveString is "mock", or a value of the schema's format, padded to its
+// minLength and cut to its maxLength.
+func deriveString(m map[string]any) string {
+	s := "mock"
+	if f, ok := m["format"].(string); ok && stringFormats[f] != "" {
+		s = stringFormats[f]
+	}
+	if n, ok := m["minLength"].(json.Number); ok {
+		if i, err := n.Int64(); err == nil && i > int64(len(s)) {
+			s += strings.Repeat("k", int(min(i, 1<<10))-len(s))
+		}
+	}
+	if n, ok := m["maxLength"].(json.Number); ok {
+		if i, err := n.Int64(); err == nil && i >= 0 && i < int64(len(s)) {
+			s = s[:i]
+		}
+	}
+	return s
 }
 
 // argPieces calls fn with the streamed fragments of a call's arguments:

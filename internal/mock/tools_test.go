@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // weatherTools is one tool offered in each wire format.
@@ -429,6 +431,41 @@ func TestResponseFormat(t *testing.T) {
 	_, out = serveBody(t, New(Options{Default: `{"answer":4}`}).Handler(), false, body)
 	if got := decode(t, false, out).text; got != `{"answer":4}` {
 		t.Errorf("reply %q, want Default", got)
+	}
+}
+
+// The arguments derived from typical tool schemas are valid against them.
+func TestDerivedArgumentsValidate(t *testing.T) {
+	for _, schema := range []string{
+		weatherSchema,
+		`{"type":"object","properties":{"when":{"type":"string","format":"date-time"},"to":{"type":"string","format":"email"},"site":{"type":"string","format":"uri"},"id":{"type":"string","format":"uuid"}},"required":["when","to","site","id"],"additionalProperties":false}`,
+		`{"type":"object","properties":{"code":{"type":"string","minLength":6,"maxLength":8},"tag":{"type":"string","maxLength":2}},"required":["code","tag"]}`,
+		`{"type":"object","properties":{"ids":{"type":"array","items":{"type":"integer","minimum":10},"minItems":3}},"required":["ids"]}`,
+		`{"type":"object","properties":{"t":{"type":"number","exclusiveMinimum":0.5},"d":{"type":"integer","maximum":-4},"f":{"type":["null","boolean"]}},"required":["t","d","f"]}`,
+		`{"type":"object","properties":{"mode":{"enum":["fast","slow"]},"n":{"const":3},"lang":{"type":"string","default":"en"}},"required":["mode","n","lang"]}`,
+		`{"type":"object","properties":{"filter":{"type":"object","properties":{"kind":{"anyOf":[{"type":"string"},{"type":"null"}]}},"required":["kind"]}},"required":["filter"]}`,
+	} {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		if err := c.AddResource("mem:///s.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile("mem:///s.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := deriveJSON(json.RawMessage(schema))
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(v); err != nil {
+			t.Errorf("%s derives %s, which the schema refuses: %v", schema, args, err)
+		}
 	}
 }
 
