@@ -1,0 +1,71 @@
+// Package toolrun owns the handlers that answer an agent loop's tool calls:
+// the user's program (exec, isolated exactly like an exec target), a
+// recorded JSONL file (replay) and a fixed result (mock). It turns a spec's
+// agent section into one Handler per tool. It imports only spec, the shared
+// sandbox and the standard library; it must not import the runner, the
+// providers, the scorer or the store.
+package toolrun
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+// The kinds of a handler failure. The agent loop ends the case loudly with
+// the kind as the result's error kind.
+const (
+	// KindTimeout: the handler did not answer within its time-out (its
+	// process group was killed).
+	KindTimeout = "tool_timeout"
+	// KindFailed: the handler failed (a non-zero exit, output that could
+	// not be read, a replay file that could not be read).
+	KindFailed = "tool_error"
+	// KindOutputLimit: the handler printed more than its max_output_bytes.
+	KindOutputLimit = "tool_output_limit"
+	// KindNoRecord: a replay handler has no recorded result for the call.
+	KindNoRecord = "tool_no_record"
+)
+
+// Kinds lists every kind an *Error can have, in a fixed order.
+func Kinds() []string { return []string{KindTimeout, KindFailed, KindOutputLimit, KindNoRecord} }
+
+// Handler answers the calls of one tool.
+type Handler interface {
+	// Call answers one call. c.Arguments is the call's arguments text as the
+	// model wrote it (already checked to be a JSON object by the loop). It
+	// returns the text sent back to the model; a failure is an *Error.
+	Call(ctx context.Context, c Call) (string, error)
+}
+
+// Call is one tool call of an agent loop, with what a handler may need to
+// know about where it was made.
+type Call struct {
+	CaseID    string
+	Vars      map[string]any // the case's fields (the answer key withheld by the caller)
+	Tool      string         // the tool's name
+	CallID    string         // the call's id as the model gave it
+	Arguments string         // the arguments' JSON text as the model wrote it
+	Turn      int            // the model call (1-based) that made the call
+}
+
+// Error is a handler failure. Kind is one of the Kind constants.
+type Error struct {
+	Kind string // KindTimeout, KindFailed, KindOutputLimit or KindNoRecord
+	Tool string // the tool whose handler failed
+	Msg  string // what went wrong, for the user
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("tool %s: %s (%s)", e.Tool, e.Msg, e.Kind) }
+
+// Build makes the handler of every tool of a spec's agent section. Paths
+// (an exec command with a slash, a replay file) are relative to specDir;
+// the variables a handler names in env: are read through getenv. Every
+// problem is reported at once.
+func Build(a *spec.Agent, specDir string, getenv func(string) string) (map[string]Handler, error) {
+	if a == nil {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("toolrun: not implemented yet")
+}
