@@ -91,10 +91,10 @@ func (d *DB) Cases(ctx context.Context, runID string, fn func(record.Case) error
 const (
 	resultColumns = `run_id, case_id, target, epoch, raw, parsed, parse_error, finish_reason,
 	input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, first_token_ms, attempts,
-	error_kind, error, model, fingerprint, from_cache, created_at, redactions, retries, saved_usd, tool_calls`
+	error_kind, error, model, fingerprint, from_cache, created_at, redactions, retries, saved_usd, tool_calls, turns`
 	resultColumnsR = `r.run_id, r.case_id, r.target, r.epoch, r.raw, r.parsed, r.parse_error, r.finish_reason,
 	r.input_tokens, r.output_tokens, r.cached_tokens, r.cost_usd, r.latency_ms, r.first_token_ms, r.attempts,
-	r.error_kind, r.error, r.model, r.fingerprint, r.from_cache, r.created_at, r.redactions, r.retries, r.saved_usd, r.tool_calls`
+	r.error_kind, r.error, r.model, r.fingerprint, r.from_cache, r.created_at, r.redactions, r.retries, r.saved_usd, r.tool_calls, r.turns`
 	scoreColumns = `run_id, scoring, case_id, target, epoch, scorer, is_primary, pass, value,
 	shape, kind, reason, error_cost, judge_cost, parse_note, fields, judge_saved`
 	scoreColumnsS = `s.run_id, s.scoring, s.case_id, s.target, s.epoch, s.scorer, s.is_primary, s.pass, s.value,
@@ -244,7 +244,7 @@ func (d *DB) putScores(ctx context.Context, scores []record.Score, query string)
 
 // insertResult inserts one result (execResult gives its values).
 const insertResult = `INSERT INTO results (` + resultColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // execResult runs an insertResult statement for r.
 func execResult(ctx context.Context, st *sql.Stmt, r *record.Result) (sql.Result, error) {
@@ -252,9 +252,13 @@ func execResult(ctx context.Context, st *sql.Stmt, r *record.Result) (sql.Result
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
 	}
+	turns, err := encodeTurns(r.Turns)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
+	}
 	res, err := st.ExecContext(ctx, r.RunID, r.CaseID, r.Target, r.Epoch, r.Raw, r.Parsed, r.ParseError, r.FinishReason,
 		r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostUSD, r.LatencyMS, r.FirstTokenMS, r.Attempts,
-		r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries, r.SavedUSD, calls)
+		r.ErrorKind, r.Error, r.Model, r.Fingerprint, r.FromCache, micros(r.CreatedAt), r.Redactions, r.Retries, r.SavedUSD, calls, turns)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), explain(err, "the run does not exist"))
 	}
@@ -304,14 +308,17 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(record.Result) e
 			err = each(ctx, rows, func() error {
 				var r record.Result
 				var created sql.NullInt64
-				var calls sql.NullString
+				var calls, turns sql.NullString
 				if err := rows.Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 					&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD, &calls); err != nil {
+					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD, &calls, &turns); err != nil {
 					return err
 				}
 				r.CreatedAt = fromMicros(created)
 				if err := decodeToolCalls(calls, &r); err != nil {
+					return err
+				}
+				if err := decodeTurns(turns, &r); err != nil {
 					return err
 				}
 				return fn(r)
@@ -332,12 +339,12 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(record.Result) e
 func (d *DB) Result(ctx context.Context, runID string, key record.Key) (*record.Result, error) {
 	var r record.Result
 	var created sql.NullInt64
-	var calls sql.NullString
+	var calls, turns sql.NullString
 	err := d.r.QueryRowContext(ctx, `SELECT `+resultColumns+` FROM results
 		WHERE run_id = ? AND case_id = ? AND target = ? AND epoch = ?`, runID, key.CaseID, key.Target, key.Epoch).
 		Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
 			&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD, &calls)
+			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD, &calls, &turns)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("result (case %q, target %q, epoch %d) of run %s: %w", key.CaseID, key.Target, key.Epoch, runID, store.ErrNotFound)
 	}
@@ -346,6 +353,9 @@ func (d *DB) Result(ctx context.Context, runID string, key record.Key) (*record.
 	}
 	r.CreatedAt = fromMicros(created)
 	if err := decodeToolCalls(calls, &r); err != nil {
+		return nil, fmt.Errorf("reading a result of run %s: %w", runID, err)
+	}
+	if err := decodeTurns(turns, &r); err != nil {
 		return nil, fmt.Errorf("reading a result of run %s: %w", runID, err)
 	}
 	return &r, nil
@@ -371,6 +381,30 @@ func decodeToolCalls(calls sql.NullString, r *record.Result) error {
 	}
 	if err := json.Unmarshal([]byte(calls.String), &r.ToolCalls); err != nil {
 		return fmt.Errorf("%s: tool_calls are not a JSON list of calls: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
+	}
+	return nil
+}
+
+// encodeTurns is an agent loop's trajectory as stored: a JSON list of
+// turns, or NULL for a result of a single call.
+func encodeTurns(turns []record.Turn) (sql.NullString, error) {
+	if len(turns) == 0 {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(turns)
+	if err != nil {
+		return sql.NullString{}, fmt.Errorf("encoding turns: %w", err)
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// decodeTurns reads a stored result's trajectory into r.
+func decodeTurns(turns sql.NullString, r *record.Result) error {
+	if !turns.Valid {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(turns.String), &r.Turns); err != nil {
+		return fmt.Errorf("%s: turns are not a JSON list of turns: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
 	}
 	return nil
 }

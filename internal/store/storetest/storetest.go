@@ -85,6 +85,7 @@ func Run(t *testing.T, open func(t *testing.T, now func() time.Time) store.Store
 		{"ScorerNames", testScorerNames},
 		{"ReplaceScores", testReplaceScores},
 		{"ToolCalls", testToolCalls},
+		{"Turns", testTurns},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, newClock().now)) })
@@ -694,6 +695,15 @@ func testResultRoundTrip(t *testing.T, s store.Store) {
 			{ID: "call_1", Name: "get_weather", Arguments: `{"city": "Zürich", "days": 1.50}`},
 			{Name: "book", Arguments: `{"city": "Par`}, // invalid JSON, kept as written
 			{ID: "toolu_2", Name: "now", Arguments: ""},
+		},
+		Turns: []record.Turn{
+			{Text: "", ToolCalls: []record.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city": "Zürich", "days": 1.50}`}},
+				Results:      []record.ToolResult{{CallID: "call_1", Name: "get_weather", Content: "sunny, 21 °C\n", LatencyMS: 12.5}},
+				FinishReason: "tool_calls", InputTokens: 1_000_000, OutputTokens: 80_000, CostUSD: 0.75, LatencyMS: 1000.25, FirstTokenMS: 0.001, FromCache: true},
+			{Text: "", ToolCalls: []record.ToolCall{{Name: "book", Arguments: `{"city": "Par`}, {ID: "toolu_2", Name: "now", Arguments: ""}},
+				Results:      []record.ToolResult{{Name: "book", Content: "error: the arguments are not a JSON object: unexpected end of JSON input"}, {CallID: "toolu_2", Name: "now", Error: "tool_timeout: killed after 30s", Content: "partial \x00"}},
+				FinishReason: "tool_calls", InputTokens: 234_567, OutputTokens: 9_000, CostUSD: 0.25000000000000002, LatencyMS: 234.3178},
+			{Text: "A: 42\n", FinishReason: "end_turn"},
 		},
 	}
 	all = append(all, full)
@@ -1450,5 +1460,62 @@ func testToolCalls(t *testing.T, s store.Store) {
 	one, err = s.Result(ctx, "r", with.Key())
 	if err != nil || !reflect.DeepEqual(one.ToolCalls, again.ToolCalls) {
 		t.Fatalf("after ReplaceResults: %v, tool calls %+v", err, one)
+	}
+}
+
+// An agent loop's trajectory round-trips whole: every turn in order with
+// its text, calls, tool results (errors and odd bytes too), tokens, cost
+// and latency; a result of a single call reads back nil turns; a replaced
+// result keeps the new result's turns, and one replaced by a single call
+// none.
+func testTurns(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, newRun("r", t0()))
+	turns := []record.Turn{
+		{ToolCalls: []record.ToolCall{{ID: "c1", Name: "lookup", Arguments: `{"id": 42}`}, {ID: "c2", Name: "broken", Arguments: `{"id": `}},
+			Results: []record.ToolResult{
+				{CallID: "c1", Name: "lookup", Content: "{\"status\": \"shipped\", \"note\": \"naïve ✓\"}", LatencyMS: 3.25},
+				{CallID: "c2", Name: "broken", Content: "error: the arguments are not a JSON object: unexpected end of JSON input"},
+			},
+			FinishReason: "tool_calls", InputTokens: 120, OutputTokens: 30, CostUSD: 0.0012, LatencyMS: 20.5, FirstTokenMS: 4},
+		{Text: "thinking\x00\u202e", ToolCalls: []record.ToolCall{{ID: "c3", Name: "refund", Arguments: `{}`}},
+			Results:      []record.ToolResult{{CallID: "c3", Name: "refund", Content: "half a line", Error: "tool_timeout: refund did not answer within 2s", LatencyMS: 2000}},
+			FinishReason: "tool_calls", InputTokens: 200, OutputTokens: 10, FromCache: true, LatencyMS: 0.5},
+	}
+	with := result("r", "a", "t", 1)
+	with.Turns = turns
+	with.ErrorKind, with.Error = "tool_timeout", "refund did not answer within 2s"
+	without := result("r", "b", "t", 1)
+	mustPut(t, s, []record.Result{with, without}, nil)
+	for _, r := range allResults(t, s, "r") {
+		want := []record.Turn(nil)
+		if r.CaseID == "a" {
+			want = turns
+		}
+		if !reflect.DeepEqual(r.Turns, want) {
+			t.Errorf("result %s: turns %+v, want %+v", keyOf(r), r.Turns, want)
+		}
+	}
+	one, err := s.Result(ctx, "r", with.Key())
+	if err != nil || !reflect.DeepEqual(one.Turns, turns) {
+		t.Fatalf("Result: %v, turns %+v", err, one)
+	}
+	again := with
+	again.Turns = []record.Turn{{Text: "done", FinishReason: "stop", InputTokens: 1, OutputTokens: 1}}
+	again.ErrorKind, again.Error, again.Retries = "", "", 1
+	if err := s.ReplaceResults(ctx, []record.Result{again}, nil); err != nil {
+		t.Fatal(err)
+	}
+	one, err = s.Result(ctx, "r", with.Key())
+	if err != nil || !reflect.DeepEqual(one.Turns, again.Turns) {
+		t.Fatalf("after ReplaceResults: %v, turns %+v", err, one)
+	}
+	single := with
+	single.Turns, single.Retries = nil, 2
+	if err := s.ReplaceResults(ctx, []record.Result{single}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if one, err = s.Result(ctx, "r", with.Key()); err != nil || one.Turns != nil {
+		t.Fatalf("replaced by a single call: %v, turns %+v", err, one)
 	}
 }
