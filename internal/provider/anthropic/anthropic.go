@@ -289,7 +289,7 @@ func tools(params *sdk.MessageNewParams, req *provider.Request) error {
 		if err != nil {
 			return err
 		}
-		tp := sdk.ToolParam{Name: f.Name, InputSchema: schema, Description: sdk.String("Give your reply as this tool's input: a JSON value that fills its schema.")}
+		tp := sdk.ToolParam{Name: f.Name, InputSchema: schema, Description: sdk.String(formatDescription)}
 		if f.Strict {
 			tp.Strict = sdk.Bool(true)
 		}
