@@ -47,6 +47,9 @@ type Report struct {
 	// ClassComparisons compare every two targets' recall class by class
 	// under the run's label scorer (confusion.go).
 	ClassComparisons []ClassComparison `json:"class_comparisons,omitempty"`
+	// Calls are the tool-call and agent-loop findings (calls.go), when
+	// some result made a call or ran a loop.
+	Calls *CallReport `json:"calls,omitempty"`
 }
 
 // RunInfo says what was measured.
@@ -322,6 +325,11 @@ type acc struct {
 	// fields holds the field scorers' per-field verdicts: scorer → field,
 	// on the view's case index.
 	fields map[string]map[string]*fieldAcc
+	// listed marks, per field scorer, the results whose score listed
+	// per-field verdicts at all: a field such a score leaves out does not
+	// apply to its case (a tool_call case expecting another tool's
+	// arguments), where a score listing none could not compare any.
+	listed map[string]*verdicts
 	// judge counts each scorer's judge errors and cost.
 	judge map[string]*judgeAcc
 	// order is the scorers of the target's scores, in the order first seen.
@@ -368,6 +376,8 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 		get(name)
 	}
 	worst := newWorstList(o.Worst)
+	// The tool-call measures (calls.go), read by the results pass only.
+	calls := newCallAcc(run)
 	var fo fieldOrder // read by the scores pass only
 	// The run's view (runview) holds the per-case verdicts of every scorer,
 	// the cases with their tags, and the timings: what the rates, slices,
@@ -450,6 +460,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	g.Go(func() error {
 		err := st.Results(ctx, run.ID, func(r record.Result) error {
 			vb.AddResult(&r)
+			calls.add(&r)
 			a := get(r.Target)
 			a.t.N++
 			if r.ErrorKind != "" {
@@ -479,6 +490,9 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 		return nil
 	})
 	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := calls.reread(ctx, st, run.ID); err != nil {
 		return nil, err
 	}
 	view := vb.View()
@@ -574,6 +588,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 		rep.Targets = append(rep.Targets, t)
 		passByTarget[name] = a.pass
 	}
+	rep.Calls = calls.report(names, rep.Targets, ci, view.Epochs, accFields(accs), o)
 	if err := worst.fillExpected(ctx, st, run.ID); err != nil {
 		return nil, err
 	}

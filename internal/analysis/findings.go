@@ -1,5 +1,7 @@
 package analysis
 
+import "github.com/assay-eval/assay/internal/record"
+
 // Comparison is a paired comparison of two targets on the same cases.
 type Comparison struct {
 	A      string     `json:"a"`
@@ -59,4 +61,8 @@ type FailureExample struct {
 	Expected string `json:"expected,omitempty"`
 	// ErrorCost is the priced cost of this failure.
 	ErrorCost float64 `json:"error_cost,omitempty"`
+
+	// Calls are the tool calls the reply made (arguments truncated);
+	// hostile: escape them.
+	Calls []record.ToolCall `json:"calls,omitempty"`
 }

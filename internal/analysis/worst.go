@@ -114,6 +114,7 @@ func (w *worstList) setRaw(i int, r *record.Result) {
 		raw = raw[:cut] + "…"
 	}
 	w.items[i].Raw = raw
+	w.items[i].Calls = shownCalls(r.ToolCalls)
 }
 
 func (w *worstList) list() []FailureExample {
