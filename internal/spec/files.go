@@ -53,6 +53,13 @@ func (s *Spec) ReadFile(p string) ([]byte, error) {
 // path, so the hashes that fold them in are the same whatever the order of
 // reading.
 func (s *Spec) record(use, p string, b []byte) {
+	sum := sha256.Sum256(b)
+	s.recordDigest(use, p, "sha256:"+hex.EncodeToString(sum[:]))
+}
+
+// recordDigest is record with the content's hash already computed (a file
+// read as a stream, like an agent's replay file).
+func (s *Spec) recordDigest(use, p, digest string) {
 	name := filepath.ToSlash(p)
 	if dir, err := filepath.Abs(s.Dir); err == nil {
 		if abs, err := filepath.Abs(s.Resolve(p)); err == nil {
@@ -63,8 +70,7 @@ func (s *Spec) record(use, p string, b []byte) {
 			}
 		}
 	}
-	sum := sha256.Sum256(b)
-	d := FileDigest{Path: name, For: use, SHA256: "sha256:" + hex.EncodeToString(sum[:])}
+	d := FileDigest{Path: name, For: use, SHA256: digest}
 	for i, f := range s.Files {
 		if f.Path == d.Path && f.For == d.For {
 			s.Files[i] = d

@@ -352,8 +352,10 @@ func (s *Spec) Resolve(p string) string {
 // the case's data: the system and user templates' text (for a file://
 // template, the file's content as read), and, each only when the spec
 // sets it, the prompt.messages templates, prompt.messages_field, the
-// tools, tool_choice and response_format (their schemas by content). A
-// spec that sets none of the latter hashes as it did before they existed.
+// tools, tool_choice and response_format (their schemas by content) and
+// the agent's configuration (its handlers, and the files they read by
+// content). A spec that sets none of the latter hashes as it did before
+// they existed.
 func (s *Spec) PromptHash() string {
 	h := sha256.New()
 	writeField(h, "system", []byte(s.Prompt.System))
@@ -383,6 +385,7 @@ func (s *Spec) PromptHash() string {
 		writeField(h, "response_format.schema", f.Schema)
 		writeField(h, "response_format.strict", []byte(strconv.FormatBool(f.Strict)))
 	}
+	s.writeAgent(h)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
@@ -535,6 +538,7 @@ func (v *validator) check() {
 	v.checkTools()
 	v.checkToolChoice()
 	v.checkResponseFormat()
+	v.checkAgent()
 	v.checkTargets()
 	v.checkCandidates()
 	v.checkJudgesOnly()

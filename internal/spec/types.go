@@ -41,7 +41,7 @@ type Spec struct {
 	// tool calls it makes are answered by the handlers named here, and it
 	// is called again with the results, until it answers without a call or
 	// MaxTurns model calls were made (see Agent).
-	Agent   *Agent     `yaml:"-" json:"agent,omitempty"`
+	Agent   *Agent     `yaml:"agent,omitempty" json:"agent,omitempty"`
 	Targets []Target   `yaml:"targets" json:"targets"`
 	Output  Output     `yaml:"output" json:"output"`
 	Scorers []Scorer   `yaml:"scorers" json:"scorers"`
@@ -96,6 +96,10 @@ type Spec struct {
 	// (tools.go).
 	toolItems  []toolItem
 	formatJSON []byte
+	// agentFiles are the files agent handlers read (a replay file, an
+	// exec handler's program), each its path in the spec and the hash of
+	// its content, for PromptHash (agent.go).
+	agentFiles [][2]string
 }
 
 // Dataset says where the cases are and which fields mean what.
