@@ -104,14 +104,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/assay-eval/assay/internal/isolation"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -119,28 +116,23 @@ import (
 // DefaultMaxOutputBytes bounds a program's stdout when the target sets no max_output_bytes.
 const DefaultMaxOutputBytes = 1 << 20
 
+// The isolation's bounds on a call, as this package's tests name them.
 const (
 	// stderrTail is how much of the end of stderr is kept for error messages.
-	stderrTail = 2 << 10
+	stderrTail = isolation.StderrTail
 	// waitDelay bounds how long to wait for stdout and stderr to close after
 	// the program exited or was killed (a stray grandchild can hold them).
-	waitDelay = 2 * time.Second
+	waitDelay = isolation.WaitDelay
 )
 
 // Provider runs a target's command once per request. It is safe for
 // concurrent use: each call starts its own process in its own directory.
 type Provider struct {
-	path     string // resolved executable
-	args     []string
-	env      []string // the environment every call shares
-	named    []string // the variables the target named in env:
-	tempBase string   // where each call's directory is made ("" = os.TempDir())
-	withhold []string // case fields left out of "vars"
+	prog     isolation.Program // how each call runs (its MaxOutput is maxOut)
+	withhold []string          // case fields left out of "vars"
 	model    string
 	maxOut   int64
-	logger   *slog.Logger
 	argvHint string // the command as written, for messages
-	now      func() time.Time
 }
 
 // Options configure how a Provider runs its program beyond what the target
@@ -162,7 +154,7 @@ type Options struct {
 }
 
 // DefaultPath is the program's PATH when assay's own is empty.
-const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+const DefaultPath = isolation.DefaultPath
 
 // SpecDirVar is the variable that tells the program where the spec is.
 const SpecDirVar = spec.SpecDirVar
@@ -202,194 +194,44 @@ func New(t *spec.Target, dir string, o Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exec target %q: resolving directory %s: %w", t.Name, dir, err)
 	}
-	path, err := resolveCommand(t.Command[0], absDir)
+	path, args, err := isolation.Command(t.Command, absDir)
 	if err != nil {
 		return nil, fmt.Errorf("exec target %q: %w", t.Name, err)
 	}
-	env, err := environment(t, absDir, o.Getenv)
+	env, err := isolation.Environment(t.Env, absDir, o.Getenv)
+	var unset *isolation.UnsetEnvError
+	if errors.As(err, &unset) {
+		return nil, &UnsetEnvError{Target: t.Name, Name: unset.Name, Index: unset.Index}
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("exec target %q: %w", t.Name, err)
 	}
 	maxOut := t.MaxOutputBytes
 	if maxOut == 0 {
 		maxOut = DefaultMaxOutputBytes
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	p := &Provider{
-		path:     path,
-		args:     resolveArgs(t.Command[1:], absDir),
-		env:      env,
-		named:    append([]string(nil), t.Env...),
-		tempBase: o.TempDir,
+		prog: isolation.Program{
+			Path:    path,
+			Args:    args,
+			Env:     env,
+			Named:   append([]string(nil), t.Env...),
+			TempDir: o.TempDir,
+			Prefix:  "assay-exec-",
+			Hint:    t.Command[0],
+			Logger:  slog.Default().With("provider", "exec", "target", t.Name),
+			Now:     now,
+		},
 		withhold: append([]string(nil), o.Withhold...),
 		model:    t.Model,
 		maxOut:   maxOut,
-		logger:   slog.Default().With("provider", "exec", "target", t.Name),
 		argvHint: t.Command[0],
-		now:      o.Now,
-	}
-	if p.now == nil {
-		p.now = time.Now
 	}
 	return p, nil
-}
-
-// environment is what every call of t's program is given, but for HOME and
-// TMPDIR, which name each call's own directory: PATH, LANG, ASSAY_SPEC_DIR,
-// the platform's essentials, and the variables t names, which win.
-func environment(t *spec.Target, specDir string, getenv func(string) string) ([]string, error) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	vars := map[string]string{
-		"PATH":     getenv("PATH"),
-		"LANG":     "C.UTF-8",
-		SpecDirVar: specDir,
-	}
-	if vars["PATH"] == "" {
-		vars["PATH"] = DefaultPath
-	}
-	for _, name := range platformVars() {
-		if v := getenv(name); v != "" {
-			vars[name] = v
-		}
-	}
-	for i, name := range t.Env {
-		if !validEnvName(name) {
-			// Never echo it: a mistaken entry may hold the value itself.
-			return nil, fmt.Errorf("exec target %q: env[%d] is not a variable name; write names such as MY_API_KEY, never values", t.Name, i)
-		}
-		v := getenv(name)
-		if v == "" {
-			return nil, &UnsetEnvError{Target: t.Name, Name: name, Index: i}
-		}
-		vars[name] = v
-	}
-	env := make([]string, 0, len(vars))
-	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		env = append(env, k+"="+vars[k])
-	}
-	return env, nil
-}
-
-// callEnv is the environment of one call whose directory is work: the
-// shared variables, and HOME and TMPDIR set to work unless the target named
-// them.
-func (p *Provider) callEnv(work string) []string {
-	env := make([]string, 0, len(p.env)+2)
-	env = append(env, p.env...)
-	for _, k := range []string{"HOME", "TMPDIR"} {
-		if !slices.Contains(p.named, k) {
-			env = append(env, k+"="+work)
-		}
-	}
-	return env
-}
-
-// validEnvName reports whether s is a portable environment variable name.
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// resolveCommand finds the executable a command names.
-func resolveCommand(name, dir string) (string, error) {
-	if !strings.ContainsRune(name, '/') && !strings.ContainsRune(name, filepath.Separator) {
-		p, err := osexec.LookPath(name)
-		if err != nil {
-			return "", fmt.Errorf("command %q not found in PATH; give a path (e.g. ./bin/%s, relative to the spec) or install it: %w", name, name, err)
-		}
-		return p, nil
-	}
-	p := name
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", fmt.Errorf("command %q: %w (paths are relative to the spec's directory %s)", name, err, dir)
-	}
-	if fi.IsDir() {
-		return "", fmt.Errorf("command %q is a directory; want an executable program", name)
-	}
-	if !isExecutable(fi) {
-		return "", fmt.Errorf("command %q is not executable (mode %v); chmod +x it", name, fi.Mode().Perm())
-	}
-	return p, nil
-}
-
-// resolveArgs makes arguments that name existing paths beside the spec
-// absolute, so they mean what they meant when programs ran in the spec's
-// directory: a relative argument not starting with "-" that names a
-// regular file in dir, or that contains a slash and names a file or a
-// directory there. Anything else (flags, words, a bare name that is only a
-// directory, which is more likely a subcommand) is passed as written.
-func resolveArgs(args []string, dir string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		if a == "" || strings.HasPrefix(a, "-") || filepath.IsAbs(a) {
-			continue
-		}
-		p := filepath.Join(dir, a)
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if fi.Mode().IsRegular() || strings.ContainsRune(a, '/') || strings.ContainsRune(a, filepath.Separator) {
-			out[i] = p
-		}
-	}
-	return out
-}
-
-// workDir makes the directory one call runs in and returns it with the
-// function that removes it. The call's working directory, HOME and TMPDIR
-// are root/work, so that even "../x" lands inside root.
-func (p *Provider) workDir() (work string, remove func(), err error) {
-	root, err := os.MkdirTemp(p.tempBase, "assay-exec-")
-	if err != nil {
-		return "", nil, err
-	}
-	if abs, err := filepath.Abs(root); err == nil {
-		root = abs // a relative TMPDIR must not make HOME relative
-	}
-	work = filepath.Join(root, "work")
-	if err := os.Mkdir(work, 0o700); err != nil {
-		os.RemoveAll(root)
-		return "", nil, err
-	}
-	return work, func() {
-		if err := removeTree(root); err != nil {
-			p.logger.Warn("could not remove a call's temporary directory", "dir", root, "err", err)
-		}
-	}, nil
-}
-
-// removeTree removes dir and everything in it, also what its program made
-// read-only.
-func removeTree(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	// A directory without write permission keeps its entries: make every
-	// directory writable and try again.
-	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
 }
 
 // wireRequest is what the program reads on stdin.
@@ -442,9 +284,6 @@ func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// errOutputLimit is the cause of a run stopped because stdout overflowed.
-var errOutputLimit = errors.New("stdout over the limit")
-
 // Complete runs the program once for req.
 func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	if err := ctx.Err(); err != nil {
@@ -454,63 +293,34 @@ func (p *Provider) Complete(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, &provider.Error{Kind: provider.KindBadRequest, Msg: "encoding the request for " + p.argvHint, Err: err}
 	}
-	runCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-
-	work, removeWork, err := p.workDir()
-	if err != nil {
-		return nil, &provider.Error{Kind: provider.KindExec, Msg: "making the call's temporary directory for " + p.argvHint, Err: err}
-	}
-	defer removeWork()
-
-	stdout := &boundedBuffer{limit: p.maxOut, overflow: func() { stop(errOutputLimit) }}
-	stderr := &tailBuffer{keep: stderrTail}
-	cmd := osexec.CommandContext(runCtx, p.path, p.args...)
-	cmd.Dir = work
-	cmd.Env = p.callEnv(work)
-	cmd.Stdin = bytes.NewReader(payload)
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.WaitDelay = waitDelay
-	killGroupOnCancel(cmd)
-
-	start := p.now()
-	runErr := cmd.Run()
-	latency := max(p.now().Sub(start), time.Nanosecond)
-	if cmd.Process != nil {
-		// Whatever the program left running in its group dies with the
-		// call, before its directory is removed.
-		killGroup(cmd)
-	}
-
-	if errors.Is(context.Cause(runCtx), errOutputLimit) {
-		return nil, &provider.Error{Kind: provider.KindOutputLimit,
-			Msg: fmt.Sprintf("%s printed more than %d bytes on stdout and was killed (raise max_output_bytes if the output is legitimate); stdout began with %s",
-				p.argvHint, p.maxOut, quoteHead(stdout.Bytes(), invalidQuote))}
-	}
-	if runErr != nil && ctx.Err() != nil {
-		return nil, contextError(ctx.Err(), fmt.Sprintf("%s killed (with its process group) after %v%s", p.argvHint, latency.Round(time.Millisecond), stderr.describe()))
-	}
-	if runErr != nil {
-		var ee *osexec.ExitError
-		switch {
-		case errors.As(runErr, &ee):
+	prog := p.prog
+	prog.MaxOutput = p.maxOut
+	res, runErr := prog.Run(ctx, payload)
+	var re *isolation.RunError
+	if errors.As(runErr, &re) {
+		switch re.Failure {
+		case isolation.FailSetup:
+			return nil, &provider.Error{Kind: provider.KindExec, Msg: "making the call's temporary directory for " + p.argvHint, Err: re.Err}
+		case isolation.FailOutputLimit:
+			return nil, &provider.Error{Kind: provider.KindOutputLimit,
+				Msg: fmt.Sprintf("%s printed more than %d bytes on stdout and was killed (raise max_output_bytes if the output is legitimate); stdout began with %s",
+					p.argvHint, p.maxOut, quoteHead(res.Stdout, invalidQuote))}
+		case isolation.FailContext:
+			return nil, contextError(ctx.Err(), fmt.Sprintf("%s killed (with its process group) after %v%s", p.argvHint, res.Latency.Round(time.Millisecond), res.StderrNote()))
+		case isolation.FailExit:
 			return nil, &provider.Error{Kind: provider.KindExec,
-				Msg: fmt.Sprintf("%s failed (%s)%s", p.argvHint, ee.ProcessState.String(), stderr.describe())}
-		case errors.Is(runErr, osexec.ErrWaitDelay):
-			// The program exited 0 but something it started kept stdout or
-			// stderr open; what it printed before exiting is the reply, and
-			// the stragglers (in its process group) were killed above.
-			p.logger.Warn("program exited but a process it started kept its stdout or stderr open; killed its process group",
-				"command", p.argvHint, "waited", waitDelay)
+				Msg: fmt.Sprintf("%s failed (%s)%s", p.argvHint, re.ExitState(), res.StderrNote())}
 		default:
-			return nil, &provider.Error{Kind: provider.KindExec, Msg: "running " + p.argvHint, Err: runErr}
+			return nil, &provider.Error{Kind: provider.KindExec, Msg: "running " + p.argvHint, Err: re.Err}
 		}
+	} else if runErr != nil {
+		return nil, &provider.Error{Kind: provider.KindExec, Msg: "running " + p.argvHint, Err: runErr}
 	}
+	latency := res.Latency
 
-	r, perr := decodeReply(stdout.Bytes())
+	r, perr := decodeReply(res.Stdout)
 	if perr != nil {
-		perr.Msg = p.argvHint + ": " + perr.Msg + stderr.describe()
+		perr.Msg = p.argvHint + ": " + perr.Msg + res.StderrNote()
 		return nil, perr
 	}
 	resp := &provider.Response{

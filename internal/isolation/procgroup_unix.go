@@ -1,6 +1,6 @@
 //go:build unix
 
-package exec
+package isolation
 
 import (
 	"errors"
