@@ -86,8 +86,12 @@ func runMock(ctx context.Context, g *Globals, o *mockOptions) error {
 	case <-g.Interrupts:
 	}
 	s := srv.Stats()
-	fmt.Fprintf(g.Stderr, "served %d requests: %d ok, %d 429, %d 500, %d 529, %d hung, %d truncated, %d malformed\n",
+	fmt.Fprintf(g.Stderr, "served %d requests: %d ok, %d 429, %d 500, %d 529, %d hung, %d truncated, %d malformed",
 		s.Requests, s.OK, s.RateLimit, s.Fail, s.Overload, s.Hang, s.Truncate, s.Malformed)
+	if o.MalformedArgs > 0 {
+		fmt.Fprintf(g.Stderr, ", %d tool calls with malformed arguments", s.MalformedArgs)
+	}
+	fmt.Fprintln(g.Stderr)
 	return nil
 }
 
