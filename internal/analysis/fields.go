@@ -10,11 +10,14 @@ import (
 	"github.com/assay-eval/assay/internal/units"
 )
 
-// FieldRate is one field of a field scorer (field_equals) on one target:
-// the outputs whose field was right (Passed, "ok") out of every output the
-// scorer scored (N), with the interval the target's rates use. An output the
-// scorer could not compare field by field (unparseable, a failed call) is
-// not ok for any field; it is counted in Unscored.
+// FieldRate is one field of a field scorer (field_equals, tool_call) on one
+// target: the outputs whose field was right (Passed, "ok") out of every
+// output the field applies to (N), with the interval the target's rates use.
+// A field applies to every output the scorer scored, except one whose score
+// lists other fields and not this one (tool_call on a case that expects
+// another tool's arguments). An output the scorer could not compare field by
+// field (unparseable, a failed call, the wrong tool: its score lists no
+// field, or the field as "unscored") is not ok; it is counted in Unscored.
 type FieldRate struct {
 	Field string `json:"field"`
 	Rate
@@ -44,8 +47,8 @@ func (j JudgeStats) NotEvidence() bool { return j.N > 0 && 2*j.Errors >= j.N }
 
 // fieldAcc accumulates one field of a field scorer on one target.
 type fieldAcc struct {
-	vs             *verdicts
-	wrong, missing int
+	vs                       *verdicts
+	wrong, missing, unscored int
 }
 
 // fieldOrder keeps each field scorer's fields in the order its verdicts
@@ -81,6 +84,15 @@ func (a *acc) addFields(fo *fieldOrder, s *record.Score, i, epochs int) {
 		byField = map[string]*fieldAcc{}
 		a.fields[s.Scorer] = byField
 	}
+	if a.listed == nil {
+		a.listed = map[string]*verdicts{}
+	}
+	listed := a.listed[s.Scorer]
+	if listed == nil {
+		listed = newVerdicts(epochs)
+		a.listed[s.Scorer] = listed
+	}
+	listed.set(i, s.Epoch, true)
 	for _, f := range s.Fields {
 		fo.add(s.Scorer, f.Field)
 		fa := byField[f.Field]
@@ -94,6 +106,8 @@ func (a *acc) addFields(fo *fieldOrder, s *record.Score, i, epochs int) {
 			fa.wrong++
 		case "missing":
 			fa.missing++
+		case "unscored":
+			fa.unscored++
 		}
 	}
 }
@@ -113,14 +127,16 @@ func (a *acc) fieldRates(fo *fieldOrder, view *runview.View, t *runview.Target, 
 			if fa == nil {
 				fa = &fieldAcc{vs: newVerdicts(epochs)}
 			}
-			fr := FieldRate{Field: field, Wrong: fa.wrong, Missing: fa.missing}
-			// An output scored without per-field verdicts is not ok.
+			fr := FieldRate{Field: field, Wrong: fa.wrong, Missing: fa.missing, Unscored: fa.unscored}
+			// An output scored without per-field verdicts is not ok; one
+			// whose score listed other fields only is not counted.
+			listed := a.listed[scorer]
 			for j, x := range all.v {
 				if x < 0 {
 					continue
 				}
 				i, epoch := j/all.epochs, j%all.epochs+1
-				if fa.vs.get(i, epoch) < 0 {
+				if fa.vs.get(i, epoch) < 0 && (listed == nil || listed.get(i, epoch) <= 0) {
 					fa.vs.set(i, epoch, false)
 					fr.Unscored++
 				}

@@ -217,3 +217,58 @@ func TestFieldRatesFollowEpochsAndClusters(t *testing.T) {
 		})
 	}
 }
+
+// A tool_call scorer over cases that expect different tools: an argument's
+// rate is over the results whose case expects that argument (their scores
+// list it: ok, wrong, missing, or unscored when the expected tool was not
+// called), never over the cases of another tool; a result scored without
+// any field (a failed call) counts against every argument.
+func TestToolArgumentRatesOnlyWhereExpected(t *testing.T) {
+	// Cases 0–5 expect create_event{title, date}; 6–9 cancel_event{id}.
+	st, run := fieldRun(t, 1, 10, []string{"a"}, func(int) map[string]string { return nil },
+		func(_ string, c, _ int) []record.Score {
+			s := record.Score{Scorer: "extract", Primary: true, Pass: true, Value: 1, Shape: "pass"}
+			add := func(field, status string) { s.Fields = append(s.Fields, record.FieldVerdict{Field: field, Status: status}) }
+			switch {
+			case c == 9: // the call failed: no field verdicts at all
+				return []record.Score{{Scorer: "extract", Primary: true, Shape: "loud", Kind: "server_error"}}
+			case c == 5: // the wrong tool: nothing compared
+				add("(tool)", "wrong")
+				add("title", "unscored")
+				add("date", "unscored")
+				s.Pass, s.Shape, s.Kind = false, "silent", "wrong_tool"
+			case c < 6:
+				add("(tool)", "ok")
+				add("title", "ok")
+				st := "ok"
+				if c == 4 {
+					st = "wrong"
+				}
+				add("date", st)
+			default:
+				add("(tool)", "ok")
+				add("id", "ok")
+			}
+			return []record.Score{s}
+		})
+	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Counted by hand: (tool) ok in 0–4 and 6–8 of 10 (9 unscored); title
+	// ok in 0–4 of cases 0–5 plus the failed 9; date ok in 0–3; id ok in 6–8
+	// of 6–9.
+	want := map[string][2]int{"(tool)": {8, 10}, "title": {5, 7}, "date": {4, 7}, "id": {3, 4}}
+	got := map[string][2]int{}
+	for _, f := range rep.Targets[0].Fields["extract"] {
+		got[f.Field] = [2]int{f.Passed, f.N}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("fields %v, want %v", got, want)
+	}
+	for f, w := range want {
+		if got[f] != w {
+			t.Errorf("%s: %d/%d, want %d/%d", f, got[f][0], got[f][1], w[0], w[1])
+		}
+	}
+}

@@ -198,7 +198,11 @@ type Score struct {
 // FieldVerdict is one field's outcome in a field scorer's verdict.
 type FieldVerdict struct {
 	Field  string `json:"field"`
-	Status string `json:"status"` // ok | wrong | missing
+	// Status is ok, wrong, missing (absent from the output), or unscored:
+	// the scorer could not compare the field in this output (tool_call
+	// when the expected tool was not called, or its arguments were
+	// invalid), which counts as not ok.
+	Status string `json:"status"`
 }
 
 // Twin is one case's twin in a twin set: the same question written anew

@@ -116,8 +116,19 @@ func (s *toolCall) Score(_ context.Context, in *Input) Verdict {
 	if v, bad := s.args.unknownTool(want); bad {
 		return v
 	}
+	// tool sets the fields of a verdict that compared no argument: the
+	// tool chosen, then every argument the case expects as unscored, so
+	// that an argument's rate counts this result against it (and only
+	// the arguments this case expects).
 	tool := func(status string, v Verdict) Verdict {
 		v.Fields = []record.FieldVerdict{{Field: ToolField, Status: status}}
+		if want.args != nil {
+			if res, err := s.args.compare(want.args, want.args); err == nil {
+				for _, r := range res {
+					v.Fields = append(v.Fields, record.FieldVerdict{Field: r.Path, Status: "unscored"})
+				}
+			}
+		}
 		return v
 	}
 	calls := callsOf(in)

@@ -276,8 +276,18 @@ func TestRecordedToolCalls(t *testing.T) {
 				t.Errorf("%s: argument %s %q, the test reckons %q (%s)", rec.CaseID, k, fields[k], st, s.Reason)
 			}
 		}
-		if argStatus == nil && len(s.Fields) != 1 {
-			t.Errorf("%s: %d fields; a call whose arguments were not compared has only %s: %+v", rec.CaseID, len(s.Fields), ToolField, s.Fields)
+		// A call whose arguments were not compared lists the tool, then
+		// every argument the case expects as unscored (so an argument's
+		// rate counts it, and only the arguments this case expects).
+		if argStatus == nil {
+			if len(s.Fields) != 1+len(wantArgs) {
+				t.Errorf("%s: %d fields; a call whose arguments were not compared has %s and the %d expected arguments: %+v", rec.CaseID, len(s.Fields), ToolField, len(wantArgs), s.Fields)
+			}
+			for k := range wantArgs {
+				if fields[k] != "unscored" {
+					t.Errorf("%s: argument %s %q; not compared, it is unscored", rec.CaseID, k, fields[k])
+				}
+			}
 		}
 	}
 	if !reflect.DeepEqual(gotOK, refOK) || gotPass != refPass {
