@@ -504,3 +504,16 @@ func shownCalls(calls []record.ToolCall) []record.ToolCall {
 	}
 	return out
 }
+
+// ReplyText is a reply as a case view shows it: its text, then its tool
+// calls (CallsText), so a reply that only called a tool shows its calls,
+// not an empty output. Model output: every renderer escapes it.
+func ReplyText(raw string, calls []record.ToolCall) string {
+	if len(calls) == 0 {
+		return raw
+	}
+	if raw == "" {
+		return CallsText(calls)
+	}
+	return raw + "\n" + CallsText(calls)
+}

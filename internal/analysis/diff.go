@@ -539,7 +539,7 @@ func shownOutput(ctx context.Context, st record.Reader, runID string, k record.K
 	if err != nil {
 		return "", err
 	}
-	raw := r.Raw
+	raw := ReplyText(r.Raw, r.ToolCalls)
 	if r.ErrorKind != "" && raw == "" {
 		raw = "(" + r.ErrorKind + ") " + r.Error
 	}

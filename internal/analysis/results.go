@@ -64,7 +64,7 @@ func Rows(ctx context.Context, st record.Reader, run *record.Run, scoring int) (
 	}
 	var rows []ResultRow
 	err := st.Results(ctx, run.ID, func(r record.Result) error {
-		row := ResultRow{Target: r.Target, CaseID: r.CaseID, Epoch: r.Epoch, Raw: r.Raw,
+		row := ResultRow{Target: r.Target, CaseID: r.CaseID, Epoch: r.Epoch, Raw: ReplyText(r.Raw, r.ToolCalls),
 			Expected: expected[r.CaseID], LatencyMS: r.LatencyMS, Shape: "loud", Kind: "unscored"}
 		if row.Raw == "" && r.Error != "" {
 			row.Raw = r.Error

@@ -89,6 +89,8 @@ type htmlPage struct {
 	// Pairwise are the pairwise judges' wins, ties and losses (nil for none).
 	Pairwise     *htmlPairwise
 	FailuresHint string
+	// Calls is the tool-call section (nil for a run without calls).
+	Calls *htmlCalls
 }
 
 type htmlNoise struct {
@@ -165,6 +167,8 @@ type htmlKindRow struct {
 
 type htmlFailure struct {
 	Target, CaseID, Epoch, Shape, Kind, Reason, Expected, Raw, Cost string
+	// Calls are the reply's tool calls, one per line (empty for none).
+	Calls string
 }
 
 func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
@@ -243,9 +247,11 @@ func newHTMLPage(rep *analysis.Report, o htmlOptions) htmlPage {
 	htmlScorersAndFields(&p, rep)
 	p.Classes = newHTMLClasses(rep)
 	p.Pairwise = newHTMLPairwise(rep)
+	p.Calls = newHTMLCalls(rep)
 	for _, f := range rep.Worst {
 		h := htmlFailure{Target: f.Target, CaseID: visible(f.CaseID, false), Shape: f.Shape, Kind: visible(f.Kind, false),
-			Reason: visible(f.Reason, true), Expected: visible(f.Expected, true), Raw: visible(f.Raw, true)}
+			Reason: visible(f.Reason, true), Expected: visible(f.Expected, true), Raw: visible(f.Raw, true),
+			Calls: visible(analysis.CallsText(f.Calls), true)}
 		if f.Epoch > 1 {
 			h.Epoch = strconv.Itoa(f.Epoch)
 		}

@@ -47,6 +47,7 @@ func Markdown(w io.Writer, rep *analysis.Report) error {
 	mdFirstToken(b, rep)
 	mdScorers(b, rep)
 	mdFields(b, rep)
+	mdCalls(b, rep)
 	mdClasses(b, rep)
 	mdPairwise(b, rep)
 	mdNoise(b, rep)
@@ -277,10 +278,14 @@ func mdWorst(b *strings.Builder, rep *analysis.Report) {
 		if f.Expected != "" {
 			b.WriteString("Expected: " + mdText(cutRunes(f.Expected, mdMaxLine)) + "\n\n")
 		}
-		if f.Raw == "" {
-			b.WriteString("*(empty output)*\n\n")
-		} else {
+		switch {
+		case f.Raw != "":
 			b.WriteString(mdFence(truncate(f.Raw, mdMaxOutput)) + "\n\n")
+		case len(f.Calls) == 0:
+			b.WriteString("*(empty output)*\n\n")
+		}
+		if len(f.Calls) > 0 {
+			b.WriteString("Calls:\n\n" + mdFence(truncate(analysis.CallsText(f.Calls), mdMaxOutput)) + "\n\n")
 		}
 	}
 	if h := failuresHint(rep); h != "" {

@@ -67,6 +67,9 @@ func Text(w io.Writer, rep *analysis.Report) error {
 	if err := textFields(w, rep); err != nil {
 		return err
 	}
+	if err := textCalls(w, rep); err != nil {
+		return err
+	}
 	if err := textClasses(w, rep); err != nil {
 		return err
 	}

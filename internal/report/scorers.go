@@ -350,10 +350,14 @@ func textWorst(w io.Writer, rep *analysis.Report) {
 		if f.Expected != "" {
 			fmt.Fprintf(w, "    expected: %s\n", oneLine(cutRunes(f.Expected, textMaxOutput)))
 		}
-		if f.Raw == "" {
-			fmt.Fprintln(w, "    output: (empty)")
-		} else {
+		switch {
+		case f.Raw != "":
 			fmt.Fprintf(w, "    output: %s\n", oneLine(cutRunes(f.Raw, textMaxOutput)))
+		case len(f.Calls) == 0:
+			fmt.Fprintln(w, "    output: (empty)")
+		}
+		if len(f.Calls) > 0 {
+			fmt.Fprintf(w, "    calls: %s\n", oneLine(cutRunes(callsLine(f.Calls), textMaxOutput)))
 		}
 	}
 	if h := failuresHint(rep); h != "" {
