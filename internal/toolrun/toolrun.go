@@ -8,7 +8,13 @@ package toolrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -59,13 +65,84 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("tool %s: %s (%s)", e.Tool, e.Msg, e.Kind) }
 
+// Defaults of an exec handler.
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultMaxOutputBytes = 1 << 20
+)
+
 // Build makes the handler of every tool of a spec's agent section. Paths
 // (an exec command with a slash, a replay file) are relative to specDir;
 // the variables a handler names in env: are read through getenv. Every
-// problem is reported at once.
+// problem is reported at once, each naming its tool.
 func Build(a *spec.Agent, specDir string, getenv func(string) string) (map[string]Handler, error) {
 	if a == nil {
 		return nil, nil
 	}
-	return nil, fmt.Errorf("toolrun: not implemented yet")
+	if specDir == "" {
+		specDir = "."
+	}
+	absDir, err := filepath.Abs(specDir)
+	if err != nil {
+		return nil, fmt.Errorf("agent tools: resolving the spec's directory %s: %w", specDir, err)
+	}
+	out := make(map[string]Handler, len(a.Tools))
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(a.Tools)) {
+		h, err := build(name, a.Tools[name], absDir, getenv)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("agent.tools.%s: %w", name, err))
+			continue
+		}
+		out[name] = h
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// build makes one tool's handler.
+func build(tool string, h spec.ToolHandler, dir string, getenv func(string) string) (Handler, error) {
+	var set []string
+	if len(h.Exec) > 0 {
+		set = append(set, "exec")
+	}
+	if h.Replay != "" {
+		set = append(set, "replay")
+	}
+	if h.Mock != nil {
+		set = append(set, "mock")
+	}
+	if len(set) != 1 {
+		return nil, fmt.Errorf("the handler sets %s; want exactly one of exec (a program), replay (a JSONL file of recorded results) or mock (a fixed result)", describeSet(set))
+	}
+	if set[0] != "exec" && (h.Timeout != 0 || h.MaxOutputBytes != 0 || len(h.Env) > 0) {
+		return nil, fmt.Errorf("timeout, max_output_bytes and env apply to an exec handler only; remove them from this %s handler", set[0])
+	}
+	switch set[0] {
+	case "exec":
+		return newExec(tool, h, dir, getenv)
+	case "replay":
+		return newReplay(tool, h.Replay, dir)
+	default:
+		return mockHandler(h.Mock.Result), nil
+	}
+}
+
+func describeSet(set []string) string {
+	if len(set) == 0 {
+		return "none of them"
+	}
+	return strings.Join(set, " and ")
+}
+
+// mockHandler answers every call with the same text.
+type mockHandler string
+
+func (m mockHandler) Call(ctx context.Context, _ Call) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return string(m), nil
 }
