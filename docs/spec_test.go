@@ -105,6 +105,10 @@ func specKeys(prefix string, t reflect.Type, out *[]string) {
 			specKeys(path, ft, out)
 		case ft.Kind() == reflect.Slice && elemStruct(ft.Elem()):
 			specKeys(path+"[]", ft.Elem(), out)
+		case ft.Kind() == reflect.Map && elemStruct(ft.Elem()):
+			// A mapping of names to structs (agent.tools): NAME stands
+			// for any key.
+			specKeys(path+".NAME", ft.Elem(), out)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/celbound"
 	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -46,6 +47,11 @@ const (
 //	          input_tokens, output_tokens, cached_tokens, finish_reason, model
 //	tool_calls the model's tool calls in order: {id, name, arguments},
 //	          arguments parsed when they are a JSON object, else the text
+//	          (an agent loop's: every turn's calls)
+//	trajectory an agent loop's turns in order (empty for a single call):
+//	          {text, tool_calls, results [{call_id, name, content, error}],
+//	          finish_reason, input_tokens, output_tokens, cost_usd,
+//	          latency_ms}
 //
 // A reply that calls tools is judged even when it has no text or its text
 // does not parse: output is then null (the Set's empty and parse gates
@@ -76,6 +82,7 @@ func newCELEnv() (*cel.Env, error) {
 		cel.Variable("case", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("meta", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("tool_calls", cel.ListType(cel.DynType)),
+		cel.Variable("trajectory", cel.ListType(cel.DynType)),
 		cel.CrossTypeNumericComparisons(true),
 		ext.Strings(),
 		ext.Math(),
@@ -115,7 +122,7 @@ func buildCEL(b *builder, i int, sc *spec.Scorer) Scorer {
 	}
 	prg, err := compileCEL(sc.Expr)
 	if err != nil {
-		b.problemf(i, "expr", "variables: output, raw, expected, case, meta, tool_calls", "CEL expression does not compile: %v", err)
+		b.problemf(i, "expr", "variables: output, raw, expected, case, meta, tool_calls, trajectory", "CEL expression does not compile: %v", err)
 		return nil
 	}
 	return &celScorer{name: sc.Name, expr: sc.Expr, prg: prg, allowEmpty: sc.AllowEmpty}
@@ -175,9 +182,10 @@ func celVars(in *Input, out any) map[string]any {
 		}
 	}
 	meta := map[string]any{}
-	calls := []any{}
+	calls, trajectory := []any{}, []any{}
 	if r := in.Result; r != nil {
 		calls = celValue(CallValues(r.ToolCalls)).([]any)
+		trajectory = celTrajectory(r.Turns)
 		meta["latency_ms"] = r.LatencyMS
 		meta["first_token_ms"] = r.FirstTokenMS
 		meta["cost_usd"] = r.Price() // paid now or served from the cache alike
@@ -195,7 +203,32 @@ func celVars(in *Input, out any) map[string]any {
 		"case":       kase,
 		"meta":       meta,
 		"tool_calls": calls,
+		"trajectory": trajectory,
 	}
+}
+
+// celTrajectory is an agent loop's turns as CEL reads them: each turn's
+// text, calls (as tool_calls reads them), the tool results that answered
+// them, and its tokens, price and latency.
+func celTrajectory(turns []record.Turn) []any {
+	out := make([]any, len(turns))
+	for i, t := range turns {
+		results := make([]any, len(t.Results))
+		for j, res := range t.Results {
+			results[j] = map[string]any{"call_id": res.CallID, "name": res.Name, "content": res.Content, "error": res.Error}
+		}
+		out[i] = map[string]any{
+			"text":          t.Text,
+			"tool_calls":    celValue(CallValues(t.ToolCalls)),
+			"results":       results,
+			"finish_reason": t.FinishReason,
+			"input_tokens":  int64(t.InputTokens),
+			"output_tokens": int64(t.OutputTokens),
+			"cost_usd":      t.CostUSD,
+			"latency_ms":    t.LatencyMS,
+		}
+	}
+	return out
 }
 
 // celValue converts a decoded JSON value to what CEL's default adapter

@@ -73,6 +73,9 @@ func Kinds() []string {
 		KindTooSlow, KindTooLong, KindOverBudget, KindScorerError, KindJudgeError,
 		KindWorseThanBaseline, KindTie, KindNoBaseline,
 		KindNoCall, KindInvalidArguments, KindWrongTool, KindUnexpectedCall,
+		// An agent loop's ends (runner.KindMaxTurns and toolrun.Kinds;
+		// runner's TestAgentKindsKnownToErrorCosts holds this list to them).
+		"max_turns", "tool_timeout", "tool_error", "tool_output_limit", "tool_no_record",
 	}
 	for _, k := range []provider.ErrorKind{
 		provider.KindRateLimited, provider.KindOverloaded, provider.KindServer, provider.KindTimeout,
