@@ -6,7 +6,10 @@
 // second after it completes). It skips the keys a resumed run already has
 // (and, for `run --retry-errors`, calls the failed ones again, replacing
 // each stored result atomically),
-// stops issuing work on the first interrupt and keeps what finished. A
+// stops issuing work on the first interrupt and keeps what finished. With
+// an agent (spec agent:, agent.go) each unit is a tool-calling loop whose
+// calls are answered by toolrun handlers, its whole trajectory stored with
+// the result once the conversation ends. A
 // target whose provider reports it unavailable (provider.WithBreaker
 // tripped: consecutive auth failures, unknown host, refused connection)
 // stops early: its remaining calls are not made and not stored, so a
@@ -57,6 +60,9 @@ type Options struct {
 	// Offer is what every request carries besides its messages: the
 	// tools, the tool choice and the reply's schema (OfferOf).
 	Offer Offer
+	// Agent, when set, makes each unit a tool-calling loop (agent.go);
+	// nil makes one call per unit.
+	Agent *Agent
 	// Score parses and scores a result (filling Parsed and ParseError) and
 	// returns one score per scorer.
 	Score func(ctx context.Context, c *dataset.Case, r *record.Result) []record.Score
@@ -288,6 +294,10 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 	if j.err != nil {
 		r.ErrorKind = "prompt_error"
 		r.Error = j.err.Error()
+	} else if o.Agent != nil {
+		if !o.loop(ctx, t, j, &r, unavailable) {
+			return Scored{}, false
+		}
 	} else {
 		req := &provider.Request{
 			Model:          t.Spec.Model,
