@@ -33,7 +33,7 @@ func (o *mockOptions) AddFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.Malformed, "malformed", 0, "fraction answered with a body that is not JSON")
 	f.Int64Var(&o.Seed, "seed", 1, "seed for fault injection")
 	f.StringVar(&o.Default, "reply", "", "fixed reply (default: echo the last user message)")
-	f.StringVar(&o.RulesFile, "rules", "", "JSONL of {\"match\": substring, \"reply\": text, \"model\": only for this model, \"tool_calls\": [{\"name\": tool, \"arguments\": JSON or text}]} scripted replies (first match wins; an empty match is that model's default; see docs/mock.md)")
+	f.StringVar(&o.RulesFile, "rules", "", "JSONL of {\"match\": substring, \"reply\": text, \"model\": only for this model, \"tool_calls\": [{\"name\": tool, \"arguments\": JSON or text}], \"turn\": only the model's Nth turn} scripted replies (first match wins; an empty match is that model's default; see docs/mock.md)")
 	f.IntVar(&o.ToolTurns, "tool-turns", 1, "model turns of a conversation that answer with tool calls before the mock answers in text")
 	f.Float64Var(&o.MalformedArgs, "malformed-args", 0, "fraction of tool calls sent with arguments that are not valid JSON")
 	f.StringVar(&o.APIKey, "require-key", "", "answer 401 unless this key is presented")

@@ -86,6 +86,12 @@ type Rule struct {
 	// used up ToolTurns) and offers every tool the rule calls (and, when
 	// it forces one tool, calls only that one); others skip it.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Turn, when > 0, limits the rule to the model's Turn-th turn of a
+	// conversation: the first turn has no calls answered yet, the second
+	// one round of calls, and so on. Rules for turns 1, 2 and 3 script an
+	// agent loop's trajectory (with ToolTurns at least the last turn
+	// that calls).
+	Turn int `json:"turn,omitempty"`
 }
 
 // Stats counts what the server did; safe to read while it runs.

@@ -106,6 +106,9 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("mock: tool turns is %d; it must be >= 0 (0 = 1)", o.ToolTurns))
 	}
 	for i, r := range o.Rules {
+		if r.Turn < 0 {
+			errs = append(errs, fmt.Errorf("mock: rule %d: turn is %d; it must be >= 1 (or 0: any turn)", i+1, r.Turn))
+		}
 		for j, c := range r.ToolCalls {
 			if c.Name == "" {
 				errs = append(errs, fmt.Errorf("mock: rule %d: tool call %d has no name; a call needs the name of a tool", i+1, j+1))

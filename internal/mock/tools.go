@@ -147,7 +147,7 @@ func (s *Server) respond(c *convo) (string, []call) {
 	canCall := len(c.tools) > 0 && c.choice != choiceNone && c.rounds < s.toolTurns()
 	for i := range s.opts.Rules {
 		r := &s.opts.Rules[i]
-		if (r.Model != "" && r.Model != c.model) || !strings.Contains(c.lastUser, r.Match) {
+		if (r.Model != "" && r.Model != c.model) || !strings.Contains(c.lastUser, r.Match) || (r.Turn > 0 && r.Turn != c.rounds+1) {
 			continue
 		}
 		if len(r.ToolCalls) > 0 {

@@ -607,3 +607,43 @@ func TestDocsExample(t *testing.T) {
 		t.Errorf("no rule: %+v", d)
 	}
 }
+
+// Rules by turn script a trajectory: search, then the weather, then the
+// answer, the same in every wire format.
+func TestRulesByTurn(t *testing.T) {
+	h := New(Options{ToolTurns: 2, Rules: []Rule{
+		{Turn: 1, ToolCalls: []ToolCall{{Name: "other", Arguments: `{"q":"where"}`}}},
+		{Turn: 2, ToolCalls: []ToolCall{{Name: "get_weather", Arguments: `{"city":"Oslo"}`}}},
+		{Turn: 3, Reply: "Cold in Oslo."},
+	}}).Handler()
+	openAI := []string{
+		`{"role":"user","content":"weather?"}`,
+		`{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"other","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"Oslo"}`,
+		`{"role":"assistant","tool_calls":[{"id":"b","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"b","content":"-3 C"}`,
+	}
+	anthropic := []string{
+		`{"role":"user","content":"weather?"}`,
+		`{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"other","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"Oslo"}]}`,
+		`{"role":"assistant","content":[{"type":"tool_use","id":"b","name":"get_weather","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"-3 C"}]}`,
+	}
+	want := []string{`[{other {"q":"where"}}] `, `[{get_weather {"city":"Oslo"}}] `, `[] Cold in Oslo.`}
+	for _, m := range modes {
+		msgs := openAI
+		if m.anthropic {
+			msgs = anthropic
+		}
+		for turn := 1; turn <= 3; turn++ {
+			code, body := serveBody(t, h, m.anthropic, toolBody(m.anthropic, m.stream, "", "["+strings.Join(msgs[:turn], ",")+"]"))
+			if code != 200 {
+				t.Fatalf("%s turn %d: status %d: %s", m.name, turn, code, body)
+			}
+			d := decode(t, m.anthropic, body)
+			if got := fmt.Sprint(d.calls) + " " + d.text; got != strings.Replace(want[turn-1], "[]", fmt.Sprint([]ToolCall(nil)), 1) {
+				t.Errorf("%s turn %d: %s; want %s", m.name, turn, got, want[turn-1])
+			}
+		}
+	}
+	if err := (Options{Rules: []Rule{{Turn: -1}}}).Validate(); err == nil {
+		t.Error("a rule for turn -1 was accepted")
+	}
+}
