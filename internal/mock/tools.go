@@ -127,22 +127,23 @@ func (s *Server) toolTurns() int {
 }
 
 // respond decides the reply to a request: its text and the tool calls it
-// makes, the same whichever wire format asked.
+// makes, the same whichever wire format asked. A rule matches when its
+// model, match and turn (if set) fit the request.
 //
 // A request may get calls when it offers tools, its tool choice is not none
 // and the conversation holds fewer rounds of tool results than ToolTurns.
 // Then the first matching rule with calls that name only tools the request
 // offers (only the forced one, when it forces one) answers with them; a
-// matching rule
-// without calls answers with its text, except that under a tool forced by
-// name a reply that is a JSON object becomes that tool's arguments; with no
-// matching rule the forced tool, or else the first offered one, is called
-// with arguments derived from its schema (Default instead when the tool is
-// forced and Default is a JSON object). A request that may not call tools
-// gets the first matching rule without calls, else (with a json_schema
-// response format and no tool result to answer) a JSON value derived from
-// that schema, else Default, else the last tool result when the
-// conversation ends with one, else the last user message echoed.
+// matching rule without calls answers with its text, except that under a
+// tool forced by name a reply that is a JSON object becomes that tool's
+// arguments; with no matching rule the forced tool, or else the first
+// offered one, is called with arguments derived from its schema (Default
+// instead when the tool is forced and Default is a JSON object). A request
+// that may not call tools gets the first matching rule without calls, else
+// (with a json_schema response format and no tool result to answer)
+// Default or a JSON value derived from that schema, else Default, else the
+// last tool result when the conversation ends with one, else the last user
+// message echoed.
 func (s *Server) respond(c *convo) (string, []call) {
 	canCall := len(c.tools) > 0 && c.choice != choiceNone && c.rounds < s.toolTurns()
 	for i := range s.opts.Rules {
