@@ -1,6 +1,8 @@
 // Package mock owns `assay mock`: a local HTTP server that speaks the OpenAI
 // chat-completions and Anthropic messages wire formats (plain and streamed)
-// with deterministic replies and injectable faults. Tests and benchmarks use
+// with deterministic replies — text, tool calls (by rule, or derived from
+// the offered tool's schema) and structured outputs — and injectable
+// faults, malformed tool-call arguments among them. Tests and benchmarks use
 // it in-process; users point a pipeline at it. It binds to 127.0.0.1 unless
 // told otherwise and imports nothing of assay but what it needs to speak.
 package mock
