@@ -33,8 +33,14 @@ func (o *initOptions) AddFlags(cmd *cobra.Command) {
 // templates/<name>/ (its spec, and what only it needs).
 type initTemplate struct {
 	shared []string // quickstart files, relative to quickstart/
-	about  string   // what it is, for the message after writing it
-	next   string   // what to do before `assay run`, if anything
+	// own: the template brings all its files (its own cases and prompt)
+	// and shares none of the quickstart's.
+	own   bool
+	about string // what it is, for the message after writing it
+	next  string // what to do before `assay run`, if anything
+	// more names further specs it writes beside assay.yaml, each run and
+	// reported after it.
+	more []string
 }
 
 var initTemplates = map[string]initTemplate{
@@ -45,6 +51,9 @@ var initTemplates = map[string]initTemplate{
 		about: "your own program as a target (app.py: JSON on stdin and stdout; needs python3), runs offline"},
 	"judge": {shared: []string{"cases.jsonl", "prompts/system.txt", "recorded.jsonl"},
 		about: "an LLM judge grading two replayed models", next: "export OPENAI_API_KEY=... for the grader (or point its base_url at `assay mock`)"},
+	"tools": {own: true,
+		about: "a support agent's tool calls: two models' recorded calls, replayed with no key and no network",
+		more:  []string{"plans.yaml"}},
 }
 
 func initTemplateNames() []string {
@@ -60,20 +69,24 @@ func newInitCommand(g *Globals) *cobra.Command {
 	o := &initOptions{}
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
-		Short: "Scaffold a working eval (spec, cases, prompt; recorded outputs, a program or a judge)",
+		Short: "Scaffold a working eval (spec, cases, prompt; recorded outputs, a program, a judge or tool calls)",
 		Long: `Write a working eval into DIR (default: the current directory).
 
 Without --template: assay.yaml, cases.jsonl, prompts/system.txt and
 recorded.jsonl — two models' recorded answers to 26 support tickets,
 replayed, so it runs at once with no API key and no network.
 
---template picks a kind, each on the same 26 tickets:
+--template picks a kind, the first four on the same 26 tickets:
   replay   that same example: recorded outputs, replayed (offline)
   openai   two OpenAI models called live (needs OPENAI_API_KEY to run)
   exec     your own program as a target: app.py reads the case as JSON on
            stdin and prints its reply as JSON (offline; needs python3)
   judge    an LLM judge grading two replayed models (the grader needs
            OPENAI_API_KEY, or assay mock)
+  tools    a support agent calling tools (lookup_order, refund, escalate):
+           two models' recorded calls, replayed (offline), scored on the
+           tool chosen and each argument (assay.yaml: one call per message)
+           and on the whole set of calls (plans.yaml: several, or none)
 
 Edit it into your own: your cases, your prompt, your parser and scorers, and
 your targets. docs/spec.md in the assay repository documents every key.
@@ -121,7 +134,7 @@ func initFiles(template string) ([]initFile, error) {
 		return nil, fmt.Errorf("init: reading the bundled example: %w", err)
 	}
 	tpl, ok := initTemplates[template]
-	if template == "" || (ok && tpl.shared == nil) {
+	if template == "" || (ok && tpl.shared == nil && !tpl.own) {
 		files := make([]initFile, 0, len(quick))
 		for _, f := range quick {
 			files = append(files, initFile{rel: f, src: examples.Quickstart, at: root + "/" + f})
@@ -186,6 +199,9 @@ func runInit(_ context.Context, g *Globals, o *initOptions) error {
 		next = append(next, n)
 	}
 	next = append(next, "assay run "+spec, "assay report latest")
+	for _, m := range initTemplates[o.Template].more {
+		next = append(next, "assay run "+filepath.Join(o.Dir, m), "assay report latest")
+	}
 	if o.JSON {
 		out := struct {
 			Dir      string   `json:"dir"`

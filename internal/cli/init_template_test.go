@@ -41,6 +41,7 @@ func TestInitTemplatesValidate(t *testing.T) {
 		"openai": {"provider: openai", "api_key_env: OPENAI_API_KEY"},
 		"exec":   {"app.py", "provider: exec"},
 		"judge":  {"recorded.jsonl", "prompts/rubric.md", "type: judge", "provider: openai"},
+		"tools":  {"recorded.jsonl", "tools.json", "plans.yaml", "plans.jsonl", "provider: replay", "type: tool_call", "tool_choice: required"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			spec := initTemplateDir(t, e, name)
@@ -62,6 +63,11 @@ func TestInitTemplatesValidate(t *testing.T) {
 			}
 			if v := runCLI(t, e, "validate", spec); v.code != 0 {
 				t.Fatalf("validate: exit %d: %s", v.code, v.stderr)
+			}
+			for _, m := range initTemplates[name].more {
+				if v := runCLI(t, e, "validate", filepath.Join(dir, m)); v.code != 0 {
+					t.Fatalf("validate %s: exit %d: %s", m, v.code, v.stderr)
+				}
 			}
 		})
 	}
