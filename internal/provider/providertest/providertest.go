@@ -1,9 +1,10 @@
 // Package providertest owns the conformance suite that every provider backend
 // (openai, anthropic, exec, replay, ...) passes: exact round-trip of hostile
 // replies, sane response fields, safety under concurrent use, prompt return
-// on cancellation and deadlines, and HTTP failures classified as
-// provider.KindForStatus says. A backend's test file builds a Harness and
-// calls Run.
+// on cancellation and deadlines, HTTP failures classified as
+// provider.KindForStatus says, and tool calls returned in order with their
+// arguments as written (a backend that can make them: Harness.Calls). A
+// backend's test file builds a Harness and calls Run.
 //
 // It imports only the provider package and the standard library; it
 // must not import the runner, scorer, store or any backend.

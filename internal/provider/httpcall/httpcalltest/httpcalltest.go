@@ -6,12 +6,14 @@
 // and cancellation; time to first token measured on a stream; and replies
 // without end (chunked bodies, event streams, huge error bodies) cut at the
 // byte limit as an unretried output_limit, or by the time-out when they
-// trickle. A
-// provider's test file builds a Harness and calls Run. It also holds the
-// small helpers those test files share.
+// trickle. A provider's test file builds a Harness and calls Run. It also
+// holds the small helpers those test files share.
 //
 // It imports the mock server, provider and providertest; it must not import
-// any provider backend (openai, anthropic, exec, replay) or any SDK.
+// any provider backend (openai, anthropic, exec, replay) or any SDK. Its own
+// test (wire_test.go, an external test package) does: the same tool-calling
+// requests through both SDK providers, plain and streamed, give the same
+// calls.
 package httpcalltest
 
 import (
