@@ -197,7 +197,7 @@ func textCalls(w io.Writer, rep *analysis.Report) error {
 	if len(cr.Selection) == 0 && len(cr.Measures) == 0 {
 		return nil
 	}
-	fmt.Fprintln(w, "\npaired comparisons of tool calls ("+callsCompareNote+")")
+	fmt.Fprintln(w, "\npaired comparisons of tool calls (same cases; Δ = A − B, 95% CI; p Holm-adjusted over the pairs of each measure)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "measure\tA\tB\tn\tΔ\t95% CI\ttest\tp\tp adj\tverdict\t")
 	for _, c := range cr.Selection {
@@ -210,7 +210,11 @@ func textCalls(w io.Writer, rep *analysis.Report) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", measureWord(c.Measure), term(c.A), term(c.B), c.N,
 			d, ci, term(c.Test), units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), measureVerdict(c, term))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, callsCompareNote)
+	return nil
 }
 
 // mdCalls writes the tool-call section as Markdown tables.
@@ -250,7 +254,7 @@ func mdCalls(b *strings.Builder, rep *analysis.Report) {
 	for _, c := range cr.Measures {
 		d, ci := measureDelta(c)
 		fmt.Fprintf(b, "| %s | %s | %s | %d | %s %s | %s | %s | %s | %s |\n", measureWord(c.Measure), mdText(c.A), mdText(c.B), c.N,
-			mdText(d), mdText(ci), mdText(c.Test), units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), measureVerdict(c, mdText))
+			d, ci, mdText(c.Test), units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), measureVerdict(c, mdText))
 	}
 	b.WriteString("\n" + mdText(callsCompareNote) + "\n")
 }
