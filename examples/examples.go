@@ -1,7 +1,8 @@
 // Package examples holds the bundled example evals as files, so the binary
 // carries them: `assay init` scaffolds a new eval from the quickstart, or
 // (--template) from one of the templates, which share the quickstart's
-// cases and prompt. It holds data only and imports nothing of assay.
+// cases and prompt (all but tools, which brings its own). It holds data
+// only and imports nothing of assay.
 package examples
 
 import "embed"
@@ -15,7 +16,8 @@ var Quickstart embed.FS
 
 // Templates holds what each `assay init --template` kind adds to (or
 // replaces in) the quickstart's files: "templates/<kind>/" holds its spec
-// and the files only it needs (exec: app.py; judge: the rubric).
+// and the files only it needs (exec: app.py; judge: the rubric; tools: all
+// its files — two specs, cases, prompts, tool schemas, recorded calls).
 //
 //go:embed templates
 var Templates embed.FS
