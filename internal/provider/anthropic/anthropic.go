@@ -148,8 +148,11 @@ func (p *Provider) params(req *provider.Request) (sdk.MessageNewParams, error) {
 			params.System = append(params.System, sdk.TextBlockParam{Text: m.Content})
 		case "user":
 			if results {
-				// After tool results, in the same user message.
-				params.Messages[last].OfUser.Content = append(params.Messages[last].OfUser.Content, sdk.NewTextBlock(m.Content))
+				// After tool results, in the same user message (an empty
+				// text block, which the API refuses, is left out).
+				if m.Content != "" {
+					params.Messages[last].OfUser.Content = append(params.Messages[last].OfUser.Content, sdk.NewTextBlock(m.Content))
+				}
 				results = false
 				continue
 			}

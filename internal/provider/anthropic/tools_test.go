@@ -81,6 +81,16 @@ func TestToolsOnTheWire(t *testing.T) {
 			t.Errorf("tools, choice %q and a format: tool_choice %v, want %s", choice, body["tool_choice"], want)
 		}
 	}
+	// An empty user message after tool results adds no empty text block.
+	req = toolRequest("")
+	req.Messages[len(req.Messages)-1].Content = ""
+	if _, err := newProvider(t, base, false, "").Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = last()
+	if b, _ := json.Marshal(body["messages"]); strings.Contains(string(b), `"text":""`) {
+		t.Errorf("an empty text block was sent: %s", b)
+	}
 	// A tool choice without tools is not sent.
 	req = request("x")
 	req.ToolChoice = "required"
