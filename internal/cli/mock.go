@@ -103,6 +103,7 @@ func readRules(path string) ([]mock.Rule, error) {
 	defer f.Close()
 	var rules []mock.Rule
 	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields() // a misspelt key ("tool_call") is an error, not a rule that quietly does less
 	for dec.More() {
 		var r mock.Rule
 		if err := dec.Decode(&r); err != nil {
