@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/runner"
 )
 
 // retryKinds checks the --kinds of `run --retry-errors`: each must be a
@@ -15,10 +16,7 @@ import (
 // overload, server errors, time-outs, conflicts, network failures,
 // malformed replies, truncated streams).
 func retryKinds(values []string) ([]string, error) {
-	var valid []string
-	for _, k := range provider.Kinds() {
-		valid = append(valid, string(k))
-	}
+	valid := runner.Kinds() // a provider's failures and an agent's tool handlers'
 	if len(values) == 0 {
 		var out []string
 		for _, k := range provider.Kinds() {

@@ -38,6 +38,7 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
+	"github.com/assay-eval/assay/internal/toolrun"
 )
 
 // Engine runs evaluations against one store.
@@ -149,6 +150,9 @@ func (e *Engine) Scorers(sp *spec.Spec, noCache bool, closers *Closers) (*scorer
 type Kit struct {
 	Targets []runner.Target
 	Scorers *scorer.Set
+	// Agent answers the tool calls of an agent loop (spec agent:); nil
+	// for a spec without one (built by the run when a kit lacks it).
+	Agent *runner.Agent
 }
 
 // TooManyCallsError is Start's answer when cases × targets × epochs
@@ -388,7 +392,7 @@ func (r *Run) build(kit *Kit, noCache bool) error {
 	}
 	if kit != nil {
 		r.Kit = *kit
-		return nil
+		return r.buildAgent()
 	}
 	targets, problems, err := r.e.Targets(sp, r.Record.Targets, noCache, &r.closers)
 	if err != nil {
@@ -410,6 +414,30 @@ func (r *Run) build(kit *Kit, noCache bool) error {
 		return err
 	}
 	r.Kit = Kit{Targets: targets, Scorers: set}
+	return r.buildAgent()
+}
+
+// buildAgent builds the tool handlers of the spec's agent section (none
+// without one) into the kit, unless it has them.
+func (r *Run) buildAgent() error {
+	sp := r.Task.Spec
+	if sp.Agent == nil || r.Kit.Agent != nil {
+		return nil
+	}
+	handlers, err := toolrun.Build(sp.Agent, sp.Dir, r.e.getenv)
+	if err != nil {
+		return err
+	}
+	a := &runner.Agent{MaxTurns: sp.Agent.MaxTurns, Handlers: handlers}
+	if sp.Dataset.Expected != "" {
+		a.Withhold = []string{sp.Dataset.Expected}
+	}
+	for _, h := range handlers {
+		if c, ok := h.(io.Closer); ok {
+			r.closers = append(r.closers, c)
+		}
+	}
+	r.Kit.Agent = a
 	return nil
 }
 
@@ -456,6 +484,7 @@ func (r *Run) Execute(ctx context.Context, o ExecuteOptions) (Summary, error) {
 		Cases:       r.cases,
 		Render:      func(c *dataset.Case) ([]provider.Message, error) { return t.Prompt.Render(c.Vars) },
 		Offer:       runner.OfferOf(t.Spec),
+		Agent:       r.Kit.Agent,
 		Score:       r.Kit.Scorers.Score,
 		Store:       r.e.Store,
 		Done:        r.Done,

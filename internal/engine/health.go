@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runner"
 )
@@ -19,7 +18,7 @@ type TargetHealth struct {
 	Expected int `json:"expected"`
 	Results  int `json:"results"`
 	// Errors counts the results that failed for a provider reason (any
-	// provider error kind), ErrorRate is Errors / Results (0 without
+	// provider error kind, or an agent's tool handler failing), ErrorRate is Errors / Results (0 without
 	// results), and Kinds breaks Errors down by kind.
 	Errors    int            `json:"errors"`
 	ErrorRate float64        `json:"error_rate"`
@@ -36,8 +35,8 @@ type TargetHealth struct {
 // error rate against maxRate, and whether it was given up (gaveUp).
 func Health(ctx context.Context, rd record.Reader, run *record.Run, maxRate float64, gaveUp []runner.Unavailable) ([]TargetHealth, error) {
 	provKinds := map[string]bool{}
-	for _, k := range provider.Kinds() {
-		provKinds[string(k)] = true
+	for _, k := range runner.Kinds() { // a tool handler's failures too
+		provKinds[k] = true
 	}
 	by := map[string]*TargetHealth{}
 	out := make([]TargetHealth, len(run.Targets))

@@ -107,7 +107,9 @@ func (v *validator) checkHandler(p string, h *ToolHandler) {
 		case strings.TrimSpace(h.Exec[0]) == "":
 			v.at(p+".exec[0]", "the program and its arguments, e.g. exec: [python3, tools/lookup.py]", "%s.exec[0] is empty: it is the program to run", p)
 		default:
-			v.recordProgram(p+".exec[0]", h.Exec[0])
+			for i, arg := range h.Exec {
+				v.recordProgram(fmt.Sprintf("%s.exec[%d]", p, i), arg, i == 0)
+			}
 		}
 	case "replay":
 		if h.Replay == "" {
@@ -160,17 +162,22 @@ func (v *validator) checkEnvNames(p string, names []string) {
 	}
 }
 
-// recordProgram records an exec handler's program by content when it is
-// a path to a file (./tools/lookup.py, relative to the spec); a bare name
-// (python3) is looked up in PATH when the handler runs and is not read.
-func (v *validator) recordProgram(p, prog string) {
-	if !strings.ContainsRune(prog, '/') && !strings.ContainsRune(prog, filepath.Separator) {
+// recordProgram records by content a file an exec handler runs: its
+// program when that is a path (./tools/lookup.sh, relative to the spec; a
+// bare name like python3 is looked up in PATH when the handler runs and
+// is not read), and an argument that names a file in the spec's directory
+// (python3 tools/lookup.py), so editing the script changes the hashes.
+func (v *validator) recordProgram(p, arg string, program bool) {
+	if program && !strings.ContainsRune(arg, '/') && !strings.ContainsRune(arg, filepath.Separator) {
 		return
 	}
-	if fi, err := os.Stat(v.s.Resolve(prog)); err != nil || !fi.Mode().IsRegular() {
-		return // the handler's run says what is wrong with it
+	if !program && (arg == "" || filepath.IsAbs(arg) || !filepath.IsLocal(filepath.Clean(arg))) {
+		return // a flag, or a path outside the spec's directory: not the user's script
 	}
-	v.recordAgentFile(p, prog, false)
+	if fi, err := os.Stat(v.s.Resolve(arg)); err != nil || !fi.Mode().IsRegular() {
+		return // the handler's run says what is wrong with its program
+	}
+	v.recordAgentFile(p, arg, false)
 }
 
 // recordAgentFile hashes a file a handler reads (streamed: a replay file
