@@ -330,6 +330,10 @@ type acc struct {
 	// apply to its case (a tool_call case expecting another tool's
 	// arguments), where a score listing none could not compare any.
 	listed map[string]*verdicts
+	// scorerErrs counts each scorer's scorer_error verdicts (the scorer
+	// could not judge: its configuration or the case's expected value is
+	// wrong), with the first one's reason.
+	scorerErrs map[string]*scorerErrs
 	// judge counts each scorer's judge errors and cost.
 	judge map[string]*judgeAcc
 	// order is the scorers of the target's scores, in the order first seen.
@@ -422,6 +426,17 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 			if s.Kind == "judge_error" {
 				j.errors++
 			}
+			if s.Kind == "scorer_error" {
+				if a.scorerErrs == nil {
+					a.scorerErrs = map[string]*scorerErrs{}
+				}
+				e := a.scorerErrs[s.Scorer]
+				if e == nil {
+					e = &scorerErrs{reason: s.Reason}
+					a.scorerErrs[s.Scorer] = e
+				}
+				e.n++
+			}
 			f := a.fails[s.Scorer]
 			if f == nil {
 				f = &Failures{ByKind: map[string]int{}}
@@ -502,6 +517,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 		return nil, err
 	}
 	judgeTypes := judgeScorers(run.Config)
+	var errWarnings []string // scorers that could not judge some results
 	passByTarget := map[string]*verdicts{}
 	names := slices.Clone(run.Targets)
 	for name := range accs {
@@ -524,6 +540,11 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 			t.Scorers[s] = r
 		}
 		t.Fields = a.fieldRates(&fo, view, vt, ci, o.Alpha, o.RateCI, run.Epochs)
+		for _, sc := range a.order {
+			if e := a.scorerErrs[sc]; e != nil {
+				errWarnings = append(errWarnings, scorerErrorWarning(name, sc, e, a.judge[sc].n))
+			}
+		}
 		t.Judges = a.judges(judgeTypes)
 		// A run with several primary scorers also stores their combination
 		// under the name "primary"; it is then the primary score.
@@ -609,6 +630,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
 	rep.Warnings = append(rep.Warnings, clusterWarnings(rep.Comparisons)...)
 	rep.Warnings = append(rep.Warnings, judgeWarnings(rep.Targets)...)
+	rep.Warnings = append(rep.Warnings, errWarnings...)
 	rep.Warnings = append(rep.Warnings, hostWarnings(run)...)
 	rep.Warnings = append(rep.Warnings, rateLimitWarnings(run, rep.Targets)...)
 	if run.Experiment != "" && !o.NoLedger {

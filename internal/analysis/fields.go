@@ -226,6 +226,30 @@ func judgeScorers(config []byte) map[string]bool {
 
 // judgeWarnings say loudly, for every judge scorer that gave judge errors
 // on a target, how many: those verdicts count as failures of the output.
+// scorerErrs counts one scorer's scorer_error verdicts on one target.
+type scorerErrs struct {
+	n      int
+	reason string // the first one's
+}
+
+// scorerErrorWarning says that a scorer could not judge some results: a
+// scorer_error is the grader's fault (its configuration, or a case's
+// expected value it cannot read), yet it counts as a failure of the target,
+// so a rate with many of them measures the grader.
+func scorerErrorWarning(target, scorer string, e *scorerErrs, n int) string {
+	return fmt.Sprintf("target %s, scorer %s: %d of %d results are scorer_error, failures of the grader counted against the target — fix the scorer or the expected values (the first: %s)",
+		target, scorer, e.n, n, clipReason(e.reason, 200))
+}
+
+// clipReason shortens a reason for a one-line warning.
+func clipReason(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
 func judgeWarnings(targets []Target) []string {
 	var out []string
 	for _, t := range targets {

@@ -272,3 +272,31 @@ func TestToolArgumentRatesOnlyWhereExpected(t *testing.T) {
 		}
 	}
 }
+
+// A scorer that could not judge results (scorer_error: a tool_calls scorer
+// given an object where it reads a list) is named in a warning with its
+// count and first reason; the others are not.
+func TestScorerErrorsWarned(t *testing.T) {
+	st, run := fieldRun(t, 1, 6, []string{"a"}, func(int) map[string]string { return nil },
+		func(_ string, c, _ int) []record.Score {
+			seq := record.Score{Scorer: "seq", Pass: true, Value: 1, Shape: "pass"}
+			if c < 4 {
+				seq = record.Score{Scorer: "seq", Shape: "loud", Kind: "scorer_error", Reason: fmt.Sprintf("case %d: the expected value of tool_calls is a list", c)}
+			}
+			return []record.Score{fieldScore(map[string]string{}), seq}
+		})
+	rep, err := Analyze(context.Background(), st, run, Options{NoLedger: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "scorer_error") {
+			found = append(found, w)
+		}
+	}
+	want := "target a, scorer seq: 4 of 6 results are scorer_error"
+	if len(found) != 1 || !strings.HasPrefix(found[0], want) || !strings.Contains(found[0], "case 0: the expected value") {
+		t.Errorf("scorer_error warnings %q; want one starting %q naming the first reason", found, want)
+	}
+}
