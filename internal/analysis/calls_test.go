@@ -405,3 +405,40 @@ func TestCallReportWithoutToolsInSpec(t *testing.T) {
 		t.Error("a run without calls writes a calls key in its JSON report")
 	}
 }
+
+// TestRowsShowCalls: the per-result rows (JUnit's test cases) show a
+// reply's calls after its text, so a call-only reply is not empty.
+func TestRowsShowCalls(t *testing.T) {
+	cases := callCases(8)
+	st, run := callRun(t, cases, []string{"small"}, 1, true)
+	rows, err := Rows(context.Background(), st, run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callOnly := 0
+	for _, r := range rows {
+		c := 0
+		for i, x := range cases {
+			if x.id == r.CaseID {
+				c = i
+			}
+		}
+		rp := fixtureReply(r.Target, cases[c], c, 1)
+		want := rp.text
+		for _, k := range rp.calls {
+			if want != "" {
+				want += "\n"
+			}
+			want += k.Name + "(" + k.Arguments + ")"
+		}
+		if r.Raw != want {
+			t.Errorf("%s: row output %q; the reply was %q", r.CaseID, r.Raw, want)
+		}
+		if rp.text == "" && len(rp.calls) > 0 {
+			callOnly++
+		}
+	}
+	if callOnly == 0 {
+		t.Error("the fixture has no call-only reply")
+	}
+}
