@@ -271,6 +271,18 @@ func kindOf(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// aKind is kindOf with its article, for "not an object" and the like.
+func aKind(v any) string {
+	switch k := kindOf(v); k {
+	case "null":
+		return k
+	case "object", "array":
+		return "an " + k
+	default:
+		return "a " + k
+	}
+}
+
 // asObject returns v as an object with string keys.
 func asObject(v any) (map[string]any, bool) {
 	switch x := v.(type) {

@@ -81,7 +81,7 @@ func (s *toolCall) expected(in *Input) (expectedCall, Verdict, bool) {
 			}
 			m, ok := asObject(exp)
 			if !ok {
-				return e, loud(KindScorerError, "with tool: set, the expected value is the call's arguments (an object), not a %s (%s)", kindOf(in.Expected), quote(in.Expected)), false
+				return e, loud(KindScorerError, "with tool: set, the expected value is the call's arguments (an object), not %s (%s)", aKind(in.Expected), quote(in.Expected)), false
 			}
 			e.args = m
 		}

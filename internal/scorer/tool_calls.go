@@ -78,7 +78,7 @@ func expectedCalls(exp any) ([]expectedCall, error) {
 	}
 	list, ok := exp.([]any)
 	if !ok {
-		return nil, fmt.Errorf("the expected value of tool_calls is a list of calls (tool names or {name, arguments}; [] for none), not a %s (%s)", kindOf(exp), quote(exp))
+		return nil, fmt.Errorf("the expected value of tool_calls is a list of calls (tool names or {name, arguments}; [] for none), not %s (%s)", aKind(exp), quote(exp))
 	}
 	out := make([]expectedCall, len(list))
 	for i, v := range list {

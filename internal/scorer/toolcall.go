@@ -178,7 +178,7 @@ func readExpectedCall(v any) (expectedCall, error) {
 	}
 	obj, ok := asObject(v)
 	if !ok {
-		return expectedCall{}, fmt.Errorf("an expected call is a tool name or {name, arguments}, not a %s (%s)", kindOf(v), quote(v))
+		return expectedCall{}, fmt.Errorf("an expected call is a tool name or {name, arguments}, not %s (%s)", aKind(v), quote(v))
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
