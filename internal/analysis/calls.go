@@ -112,11 +112,11 @@ var toolFields = []string{"(tool)", "(tools)"}
 
 // callRow is what one result adds to the call measures.
 type callRow struct {
-	target, caseID string
-	epoch          int
-	calls, turns   int
-	price          float64
-	text           bool
+	price               float64
+	caseID              int32 // into callAcc.caseIDs
+	target              int32 // into callAcc.targets
+	epoch, calls, turns int32
+	text                bool
 }
 
 // callAcc collects the results' call measures during the report's results
@@ -129,6 +129,9 @@ type callAcc struct {
 	agent  bool
 	missed bool
 	rows   []callRow
+	// The rows' case IDs and target names, each kept once.
+	caseIDs, targets []string
+	caseOf, targetOf map[string]int32
 }
 
 // newCallAcc starts the call measures of a run.
@@ -156,8 +159,8 @@ func (c *callAcc) add(r *record.Result) {
 	if !c.keep {
 		return
 	}
-	c.rows = append(c.rows, callRow{target: r.Target, caseID: r.CaseID, epoch: r.Epoch,
-		calls: len(r.ToolCalls), turns: max(len(r.Turns), 1), price: r.Price(), text: r.Raw != ""})
+	c.rows = append(c.rows, callRow{target: intern(&c.targets, &c.targetOf, r.Target), caseID: intern(&c.caseIDs, &c.caseOf, r.CaseID),
+		epoch: int32(r.Epoch), calls: int32(len(r.ToolCalls)), turns: int32(max(len(r.Turns), 1)), price: r.Price(), text: r.Raw != ""})
 }
 
 // reread reads the run's results again when calls were found in a run
@@ -166,7 +169,7 @@ func (c *callAcc) reread(ctx context.Context, st record.Reader, runID string) er
 	if !c.missed {
 		return nil
 	}
-	c.keep, c.missed, c.rows = true, false, nil
+	c.keep, c.missed, c.rows, c.caseIDs, c.targets, c.caseOf, c.targetOf = true, false, nil, nil, nil, nil, nil
 	if err := st.Results(ctx, runID, func(r record.Result) error {
 		c.add(&r)
 		return nil
@@ -214,14 +217,15 @@ func (c *callAcc) report(names []string, targets []Target, ci *caseIndex, epochs
 	}
 	var totals = map[string]*[3]float64{}
 	for _, r := range c.rows {
-		cl := byName[r.target]
+		target := c.targets[r.target]
+		cl := byName[target]
 		if cl == nil {
 			continue // a result of a target the report does not list
 		}
-		t := totals[r.target]
+		t := totals[target]
 		if t == nil {
 			t = &[3]float64{}
-			totals[r.target] = t
+			totals[target] = t
 		}
 		t[0] += float64(r.calls)
 		t[1] += float64(r.turns)
@@ -233,8 +237,8 @@ func (c *callAcc) report(names []string, targets []Target, ci *caseIndex, epochs
 				cl.tc.CallOnly++
 			}
 		}
-		i, ok := caseOf[r.caseID]
-		e := max(r.epoch, 1)
+		i, ok := caseOf[c.caseIDs[r.caseID]]
+		e := max(int(r.epoch), 1)
 		if !ok || e > epochs {
 			continue
 		}
@@ -516,4 +520,19 @@ func ReplyText(raw string, calls []record.ToolCall) string {
 		return CallsText(calls)
 	}
 	return raw + "\n" + CallsText(calls)
+}
+
+// intern numbers s in names (once), so a row holds a small index rather
+// than each result's own copy of the string.
+func intern(names *[]string, index *map[string]int32, s string) int32 {
+	if *index == nil {
+		*index = map[string]int32{}
+	}
+	if i, ok := (*index)[s]; ok {
+		return i
+	}
+	i := int32(len(*names))
+	(*index)[s] = i
+	*names = append(*names, s)
+	return i
 }
