@@ -42,8 +42,11 @@ type Server struct {
 	closeOnce sync.Once
 
 	seq atomic.Uint64 // request ids
-	n   counters
-	buf sync.Pool // *[]byte
+
+	derivedBy sync.Map     // schema text → the JSON deriveJSON gives (see derived)
+	nDerived  atomic.Int64 // entries in derivedBy
+	n         counters
+	buf       sync.Pool // *[]byte
 
 	runMu  sync.Mutex
 	srv    *http.Server

@@ -174,14 +174,14 @@ func (s *Server) respond(c *convo) (string, []call) {
 				return "", []call{{name: t.name, args: s.opts.Default}}
 			}
 		}
-		return "", []call{{name: t.name, args: deriveJSON(t.schema)}}
+		return "", []call{{name: t.name, args: s.derived(t.schema)}}
 	}
 	switch {
 	case c.format != nil && !c.endsWithTool:
 		if s.opts.Default != "" {
 			return s.opts.Default, nil
 		}
-		return deriveJSON(c.format), nil
+		return s.derived(c.format), nil
 	case s.opts.Default != "":
 		return s.opts.Default, nil
 	case c.endsWithTool:
@@ -236,6 +236,25 @@ func malform(args string) string {
 		return cut
 	}
 	return args + ","
+}
+
+// maxDerived bounds how many schemas' derived values a server keeps.
+const maxDerived = 1 << 12
+
+// derived is deriveJSON(schema), kept per schema text for the server's life
+// (the first maxDerived schemas): an agent loop sends the same tools on
+// every turn, and deriving is most of the cost of a call's answer.
+func (s *Server) derived(schema json.RawMessage) string {
+	if v, ok := s.derivedBy.Load(string(schema)); ok {
+		return v.(string)
+	}
+	out := deriveJSON(schema)
+	if s.nDerived.Load() < maxDerived {
+		if _, loaded := s.derivedBy.LoadOrStore(string(schema), out); !loaded {
+			s.nDerived.Add(1)
+		}
+	}
+	return out
 }
 
 // maxDerive bounds how deep deriveJSON follows nested schemas.
