@@ -27,8 +27,8 @@ func TestInitToolsTemplateRunsOffline(t *testing.T) {
 
 	want := toolsTemplateCounts(t, dir)
 	s := runJSON(t, e, "run", spec)
-	if s.Status != "complete" || s.Stored != 40 || s.Errors != 0 {
-		t.Fatalf("tools template: %+v, want 20 messages × 2 replayed models stored with no errors", s)
+	if s.Status != "complete" || s.Stored != 44 || s.Errors != 0 {
+		t.Fatalf("tools template: %+v, want 22 messages × 2 replayed models stored with no errors", s)
 	}
 	r := runCLI(t, e, "report", s.RunID, "--format", "json")
 	var rep struct {
@@ -50,8 +50,8 @@ func TestInitToolsTemplateRunsOffline(t *testing.T) {
 	}
 	for _, tg := range rep.Targets {
 		w := want[tg.Name]
-		if got := tg.Scorers["action"]; got.N != 20 || got.Passed != w.pass {
-			t.Errorf("%s: action passed %d of %d, want %d of 20 (counted from the recorded calls)", tg.Name, got.Passed, got.N, w.pass)
+		if got := tg.Scorers["action"]; got.N != 22 || got.Passed != w.pass {
+			t.Errorf("%s: action passed %d of %d, want %d of 22 (counted from the recorded calls)", tg.Name, got.Passed, got.N, w.pass)
 		}
 		var tool *struct {
 			Field     string
@@ -62,8 +62,8 @@ func TestInitToolsTemplateRunsOffline(t *testing.T) {
 				tool = &tg.Fields["action"][i]
 			}
 		}
-		if tool == nil || tool.N != 20 || tool.Passed != w.tool {
-			t.Errorf("%s: tool selection %+v, want %d of 20 right (counted from the recorded calls)", tg.Name, tool, w.tool)
+		if tool == nil || tool.N != 22 || tool.Passed != w.tool {
+			t.Errorf("%s: tool selection %+v, want %d of 22 right (counted from the recorded calls)", tg.Name, tool, w.tool)
 		}
 	}
 	if want["model-a"].pass == want["model-b"].pass {
