@@ -184,3 +184,126 @@ func TestReportShowsToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestReportShowsAgentTurns: an agent loop against assay mock where one
+// model takes three turns (look the order up, refund it, answer) and the
+// other two (refund, answer); the report's turns, calls and cost per case
+// are the stored trajectories' own, and the two are compared on turns.
+func TestReportShowsAgentTurns(t *testing.T) {
+	_, url := startMock(t, mock.Options{ToolTurns: 2, Rules: []mock.Rule{
+		{Match: "Refund order", Model: "careful", Turn: 1, ToolCalls: []mock.ToolCall{{Name: "lookup_order", Arguments: `{"id": 7}`}}},
+		{Match: "Refund order", Model: "careful", Turn: 2, ToolCalls: []mock.ToolCall{{Name: "refund", Arguments: `{"id": 7}`}}},
+		{Match: "Refund order", Model: "hasty", Turn: 1, ToolCalls: []mock.ToolCall{{Name: "refund", Arguments: `{"id": 7}`}}},
+		{Match: "Refund order", Model: "hasty", Turn: 2, Reply: "Done."},
+	}})
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, `{"id":"c%d","ask":"Refund order %d","want":["lookup_order","refund"]}`+"\n", i, i)
+	}
+	writeFile(t, filepath.Join(dir, "cases.jsonl"), b.String())
+	spec := filepath.Join(dir, "agent.yaml")
+	target := func(name string) string {
+		return fmt.Sprintf("  - {name: %s, provider: openai, model: %s, base_url: %q, api_key_env: MOCK_KEY, price: {input_per_mtok: 1, output_per_mtok: 4}}\n", name, name, url+"/v1")
+	}
+	writeFile(t, spec, `name: agent
+dataset: {path: cases.jsonl, id: id, expected: want}
+prompt: {user: "{{.ask}}"}
+tools:
+  - {name: lookup_order, parameters: {type: object, properties: {id: {type: integer}}}}
+  - {name: refund, parameters: {type: object, properties: {id: {type: integer}}}}
+agent:
+  max_turns: 5
+  tools:
+    lookup_order: {mock: {result: found}}
+    refund: {mock: {result: refunded}}
+targets:
+`+target("careful")+target("hasty")+`scorers:
+  - {name: plan, type: tool_calls, match: in_order}
+`)
+	e := cliEnv{env: map[string]string{"MOCK_KEY": "x"}}
+	db := filepath.Join(dir, "agent.db")
+	if inv := runCLI(t, e, "run", spec, "--db", db); inv.code != ExitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", inv.code, inv.stdout, inv.stderr)
+	}
+	inv := runCLI(t, e, "report", "latest", "--spec", spec, "--db", db, "--format", "json")
+	if inv.code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", inv.code, inv.stderr)
+	}
+	var rep struct {
+		Run   struct{ ID string } `json:"run"`
+		Calls struct {
+			Agent   bool `json:"agent"`
+			Targets []struct {
+				Target    string `json:"target"`
+				Selection []struct {
+					Field  string `json:"field"`
+					Passed int    `json:"passed"`
+				} `json:"tool_selection"`
+				Calls struct{ Mean float64 } `json:"calls_per_case"`
+				Turns *struct {
+					Mean float64 `json:"mean"`
+					N    int     `json:"n"`
+				} `json:"turns_per_case"`
+				Cost struct{ Mean float64 } `json:"cost_per_trajectory"`
+			} `json:"targets"`
+			Measures []struct {
+				Measure, A, B, Verdict string
+				N                      int
+				Delta                  float64
+			} `json:"measure_comparisons"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(inv.stdout), &rep); err != nil {
+		t.Fatalf("report JSON: %v\n%s", err, inv.stdout)
+	}
+	// The test's own means, from the stored trajectories.
+	type sums struct{ n, turns, calls, price float64 }
+	own := map[string]*sums{}
+	for _, r := range storedResults(t, db, rep.Run.ID) {
+		s := own[r.Target]
+		if s == nil {
+			s = &sums{}
+			own[r.Target] = s
+		}
+		s.n++
+		s.turns += float64(len(r.Turns))
+		s.calls += float64(len(r.ToolCalls))
+		s.price += r.CostUSD + r.SavedUSD
+	}
+	if !rep.Calls.Agent || len(rep.Calls.Targets) != 2 {
+		t.Fatalf("calls section: agent %v, %d targets:\n%s", rep.Calls.Agent, len(rep.Calls.Targets), inv.stdout)
+	}
+	wantTurns := map[string]float64{"careful": 3, "hasty": 2}
+	for _, got := range rep.Calls.Targets {
+		s := own[got.Target]
+		if s == nil || got.Turns == nil {
+			t.Fatalf("%s: stored %+v, turns %+v", got.Target, s, got.Turns)
+		}
+		if got.Turns.Mean != s.turns/s.n || got.Turns.Mean != wantTurns[got.Target] || got.Turns.N != 8 {
+			t.Errorf("%s: %v turns per case over %d; stored %v, the mock scripts %v", got.Target, got.Turns.Mean, got.Turns.N, s.turns/s.n, wantTurns[got.Target])
+		}
+		if math.Abs(got.Calls.Mean-s.calls/s.n) > 1e-9 || math.Abs(got.Cost.Mean-s.price/s.n) > 1e-9 {
+			t.Errorf("%s: calls %v, cost %v per case; stored %v, %v", got.Target, got.Calls.Mean, got.Cost.Mean, s.calls/s.n, s.price/s.n)
+		}
+		if len(got.Selection) != 1 || got.Selection[0].Field != "(tools)" {
+			t.Errorf("%s: tool choice %+v; want tool_calls' (tools) field", got.Target, got.Selection)
+		}
+	}
+	found := false
+	for _, m := range rep.Calls.Measures {
+		if m.Measure == "turns_per_case" {
+			found = true
+			if m.A != "careful" || m.B != "hasty" || m.N != 8 || m.Delta != 1 || m.Verdict != "a_higher" {
+				t.Errorf("turns compared: %+v; want careful − hasty = 1 on 8 cases, careful higher", m)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no turns comparison: %+v", rep.Calls.Measures)
+	}
+	text := runCLI(t, e, "report", "latest", "--spec", spec, "--db", db)
+	if !strings.Contains(text.stdout, "turns/case") || !strings.Contains(text.stdout, "3.00") {
+		t.Errorf("text report lacks turns per case:\n%s", text.stdout)
+	}
+}
