@@ -442,3 +442,47 @@ func TestRowsShowCalls(t *testing.T) {
 		t.Error("the fixture has no call-only reply")
 	}
 }
+
+// refCR1 is the test's own cluster-robust mean: CR1 (G/(G−1) with one
+// regressor) and Student's t on G−1.
+func refCR1(xs []float64, clusters []string) (mean, se, lo, hi float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	sums := map[string]float64{}
+	for i, x := range xs {
+		sums[clusters[i]] += x - mean
+	}
+	g := float64(len(sums))
+	v := 0.0
+	for _, s := range sums {
+		v += s * s
+	}
+	se = math.Sqrt(g / (g - 1) * v / (n * n))
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: g - 1}.Quantile(0.975)
+	return mean, se, mean - q*se, mean + q*se
+}
+
+// TestCallMeansClustered: with a cluster tag, calls per case and the
+// paired differences get the CR1 t interval over clusters.
+func TestCallMeansClustered(t *testing.T) {
+	xs := []float64{0, 1, 2, 2, 1, 3, 0, 1, 4, 2, 2, 1}
+	ys := []float64{1, 1, 1, 2, 0, 1, 1, 1, 2, 2, 1, 0}
+	cl := []string{"a", "a", "a", "b", "b", "c", "c", "c", "d", "d", "e", "e"}
+	mean, se, lo, hi := refCR1(xs, cl)
+	m := meanOf(xs, cl, 19, 0.05)
+	if m.CIMethod != "cr1_t" || !nearRel(m.Mean, mean) || !nearRel(m.SE, se) || !nearRel(m.CI[0], math.Max(0, lo)) || !nearRel(m.CI[1], hi) {
+		t.Errorf("clustered mean %+v; the test reckons %.6f, SE %.6f, [%.6f, %.6f] (cr1_t)", m, mean, se, math.Max(0, lo), hi)
+	}
+	d := make([]float64, len(xs))
+	for i := range xs {
+		d[i] = xs[i] - ys[i]
+	}
+	dm, dse, dlo, dhi := refCR1(d, cl)
+	c, ok := compareMeasure(xs, ys, cl, 0.05)
+	if !ok || c.Test != "cluster_t" || c.Clusters != 5 || !nearRel(c.Delta, dm) || !nearRel(c.SE, dse) || !nearRel(c.CI[0], dlo) || !nearRel(c.CI[1], dhi) {
+		t.Errorf("clustered comparison %+v; the test reckons %.6f, SE %.6f, [%.6f, %.6f] over 5 clusters", c, dm, dse, dlo, dhi)
+	}
+}
