@@ -12,6 +12,7 @@
 #   bash bench/bench.sh selftest   # assay selftest on the recorded GSM8K spec (needs ../shared/data)
 #   bash bench/bench.sh health     # assay validate --deep on 50,000 cases (HEALTH_CASES=N for N)
 #   bash bench/bench.sh gobench    # the Go benchmarks of gate, selftest, dataset, analysis, probe
+#   bash bench/bench.sh agent      # 1,000 cases × a 3-turn agent loop against assay mock (mock and exec handlers)
 #
 # "all" runs mock, replay, report and stats; the last four are run by name.
 set -euo pipefail
@@ -234,5 +235,68 @@ fi
 if [[ $which == gobench ]]; then
   echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
   go test -p 1 -run='^$' -bench=. -benchtime=3x -timeout=60m ./internal/gate/ ./internal/selftest/ ./internal/dataset/ ./internal/analysis/ ./internal/probe/ | grep -E '^(Benchmark|ok|FAIL|---)'
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+if [[ $which == agent ]]; then
+  # 1,000 cases, each a 3-turn agent loop (lookup_order, then refund, then
+  # the answer) against `assay mock --latency 20ms --tool-turns 2`, 32
+  # conversations in flight; the handlers are mock (the loop's own cost)
+  # or exec (a shell script per call, isolated like an exec target).
+  # Ideal wall = 1,000 × 3 sequential turns × 20 ms ÷ 32 in flight.
+  n=${AGENT_CASES:-1000} conc=32 lat_ms=20 turns=3
+  mkdir -p "$out/agent"
+  python3 - "$out/agent" "$n" <<'PY'
+import json, sys
+d, n = sys.argv[1], int(sys.argv[2])
+with open(f"{d}/cases.jsonl", "w") as f:
+    for i in range(1, n + 1):
+        f.write(json.dumps({"id": f"c{i}", "ask": f"Refund order {i}", "plan": ["lookup_order", "refund"]}) + "\n")
+with open(f"{d}/rules.jsonl", "w") as f:
+    f.write(json.dumps({"match": "Refund order", "turn": 1, "tool_calls": [{"name": "lookup_order", "arguments": {"id": 7}}]}) + "\n")
+    f.write(json.dumps({"match": "Refund order", "turn": 2, "tool_calls": [{"name": "refund", "arguments": {"id": 7}}]}) + "\n")
+PY
+  printf 'read -r call\necho "order 7: shipped"\n' >"$out/agent/lookup.sh"
+  port=$((20000 + RANDOM % 20000))
+  "$A" mock --addr 127.0.0.1:$port --latency ${lat_ms}ms --tool-turns 2 --rules "$out/agent/rules.jsonl" >"$out/agent-mock.log" 2>&1 &
+  mockpid=$!
+  trap 'kill $mockpid 2>/dev/null || true' EXIT
+  sleep 0.5
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for handlers in mock exec; do
+    if [[ $handlers == mock ]]; then
+      lookup='{mock: {result: "order 7: shipped"}}'
+    else
+      lookup='{exec: [sh, lookup.sh]}'
+    fi
+    cat >"$out/agent/assay.yaml" <<YAML
+name: bench-agent
+dataset: {path: cases.jsonl, id: id, expected: plan}
+prompt: {user: "{{.ask}}"}
+tools:
+  - {name: lookup_order, parameters: {type: object, properties: {id: {type: integer}}, required: [id]}}
+  - {name: refund, parameters: {type: object, properties: {id: {type: integer}}, required: [id]}}
+agent:
+  max_turns: 5
+  tools:
+    lookup_order: $lookup
+    refund: {mock: {result: refunded}}
+targets:
+  - {name: a, provider: openai, model: m1, base_url: http://127.0.0.1:$port/v1, limits: {concurrency: $conc}}
+scorers:
+  - {name: calls, type: tool_calls, match: exact}
+  - {name: turns, type: cel, expr: 'size(trajectory) == 3'}
+YAML
+    for i in 1 2 3; do
+      rm -f "$out/agent.db"*
+      measure "agent $n cases x $turns turns, $handlers handlers, c=$conc lat=${lat_ms}ms" "$A" run "$out/agent/assay.yaml" --db "$out/agent.db" --no-cache
+      read -r wall user sys rss <"$out/time.txt"
+      python3 -c "
+calls=$n*$turns; ideal=calls*$lat_ms/1000/$conc
+print(f'  model calls={calls} ideal={ideal:.3f}s ratio={$wall/ideal:.2f}x cpu/model call={($user+$sys)/calls*1000:.3f}ms')"
+      grep -E 'pass|calls|turns' "$out/stdout.txt" | head -3 || true
+    done
+  done
+  kill $mockpid; trap - EXIT
   echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
