@@ -17,7 +17,7 @@ import (
 // comparisons. A report without calls has no section (Report.Calls nil).
 
 // callsNote explains the section in every format.
-const callsNote = "Tool choice: outputs whose call named the expected tool (the tool scorer's (tool) or (tools) field) out of every output the scorer scored, with the interval the target's rates use; the other fields of a tool scorer are its arguments, one row each in the fields table. " +
+const callsNote = "With calls: results whose reply made a tool call; call only: those whose reply was calls and no text. Tool choice: outputs whose call named the expected tool (the tool scorer's (tool) or (tools) field) out of every output the scorer scored, with the interval the target's rates use; the other fields of a tool scorer are its arguments, one row each in the fields table. " +
 	"Calls per case: tool calls of the case's reply (every turn's in an agent loop); turns: model calls per case; cost: the price of one trajectory, every turn at the target's price (cache hits included). " +
 	"Each is the mean over cases (a case's epochs averaged) with a 95% Student's t interval across cases."
 
