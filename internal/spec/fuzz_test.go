@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(base + "response_format: {json_schema: {name: r, schema: {type: object, $ref: 'http://x'}, strict: yes}}\n"))
 	f.Add([]byte("prompt:\n  messages: [{role: user, content: '{{.q}}'}, {role: tool, content: x, tool_call_id: c}]\n  messages_field: h\n"))
 	f.Add([]byte("tools: [{type: function, function: {name: a, input_schema: {type: object}}}, &x {name: b}, *x]\n"))
+	f.Add([]byte(base + "tools: [{name: a}, {name: b}]\nagent:\n  max_turns: 101\n  tools:\n    a: {exec: [../x, ''], replay: r.jsonl, env: [A, A, 'sk-abc']}\n    c: &h {mock: {result: 7}, timeout: 0s}\n    b: *h\n"))
+	f.Add([]byte("agent: {tools: [a], max_turns: x}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		// Real specs are a few KB; the YAML parser is superlinear on
 		// some large inputs, which MaxSpecBytes bounds in production.
