@@ -174,8 +174,17 @@ func (v *validator) recordProgram(p, arg string, program bool) {
 	if !program && (arg == "" || filepath.IsAbs(arg) || !filepath.IsLocal(filepath.Clean(arg))) {
 		return // a flag, or a path outside the spec's directory: not the user's script
 	}
-	if fi, err := os.Stat(v.s.Resolve(arg)); err != nil || !fi.Mode().IsRegular() {
-		return // the handler's run says what is wrong with its program
+	fi, err := os.Stat(v.s.Resolve(arg))
+	if program && (err != nil || fi.IsDir()) {
+		why := "it is a directory, not a program"
+		if err != nil {
+			why = FileError(err)
+		}
+		v.at(p, "a path with a / is relative to the spec's directory; a bare name (python3, sh) is looked up in PATH", "%s: cannot run %s: %s", p, shortQuote(arg), why)
+		return
+	}
+	if err != nil || !fi.Mode().IsRegular() {
+		return // not a file: an argument like any other
 	}
 	v.recordAgentFile(p, arg, false)
 }

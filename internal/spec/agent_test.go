@@ -79,14 +79,14 @@ func TestAgentProblems(t *testing.T) {
   tools:
     lookup: {exec: [./l], replay: r.jsonl}
     refund: {timeout: 2s}
-    escalate: {exec: [./e], timeout: 0s, max_output_bytes: 0, env: [OK, "a b", OK]}
+    escalate: {exec: [sh], timeout: 0s, max_output_bytes: 0, env: [OK, "a b", OK]}
 `, []string{
 			"s.yaml:15:35: agent.tools.lookup sets exec and replay: write exactly one of exec, replay and mock",
 			"s.yaml:16:5: agent.tools.refund needs a handler: exec, replay or mock",
-			"s.yaml:17:38: agent.tools.escalate.timeout must be greater than 0",
-			"s.yaml:17:60: agent.tools.escalate.max_output_bytes must be between 1 and",
-			"s.yaml:17:73: agent.tools.escalate.env[1] must name an environment variable",
-			"s.yaml:17:80: agent.tools.escalate.env[2]: OK is already named at [0]",
+			"s.yaml:17:37: agent.tools.escalate.timeout must be greater than 0",
+			"s.yaml:17:59: agent.tools.escalate.max_output_bytes must be between 1 and",
+			"s.yaml:17:72: agent.tools.escalate.env[1] must name an environment variable",
+			"s.yaml:17:79: agent.tools.escalate.env[2]: OK is already named at [0]",
 		}},
 		{"exec limits on other handlers, empty program, missing replay", base + agentTools + `agent:
   tools:
@@ -98,6 +98,15 @@ func TestAgentProblems(t *testing.T) {
 			`s.yaml:16:22: agent.tools.refund.replay: cannot read "missing.jsonl": no such file`,
 			"s.yaml:17:44: agent.tools.escalate.timeout is set but the handler is mock (timeout applies to exec handlers only)",
 			"s.yaml:17:48: agent.tools.escalate.env is set but the handler is mock",
+		}},
+		{"a handler program that is not there", base + agentTools + `agent:
+  tools:
+    lookup: {exec: [./tools/missing.sh, --flag]}
+    refund: {exec: [python3, tools/refund.py]}
+    escalate: {exec: [./]}
+`, []string{
+			`s.yaml:15:21: agent.tools.lookup.exec[0]: cannot run "./tools/missing.sh": no such file`,
+			`s.yaml:17:23: agent.tools.escalate.exec[0]: cannot run "./": it is a directory, not a program`,
 		}},
 		{"unknown handler key", base + agentTools + `agent:
   tools:
