@@ -429,6 +429,12 @@ func (r *Run) buildAgent() error {
 		return err
 	}
 	a := &runner.Agent{MaxTurns: sp.Agent.MaxTurns, Handlers: handlers}
+	if r.e.Providers != nil {
+		// What a handler answers is sent to the model and stored: the
+		// secrets the spec names (a handler's env: among them) are hidden
+		// as in a reply.
+		a.Redact = r.e.Providers.Redactor(sp, r.e.getenv)
+	}
 	if sp.Dataset.Expected != "" {
 		a.Withhold = []string{sp.Dataset.Expected}
 	}

@@ -48,6 +48,10 @@ type Agent struct {
 	// Withhold names case fields a handler is not given in Call.Vars (the
 	// expected answer).
 	Withhold []string
+	// Redact hides the secrets the spec names (a handler's env: among
+	// them) in what a handler answers, before it is sent to the model or
+	// stored; nil hides nothing.
+	Redact *provider.Redactor
 }
 
 // loop runs one unit's conversation, filling r. ok is false when it was
@@ -152,7 +156,8 @@ func (o *Options) loop(ctx context.Context, t *Target, j job, r *record.Result, 
 			if c.ID == "" {
 				c.ID = fmt.Sprintf("call_%d_%d", turn, i+1)
 			}
-			res, ended := o.answer(ctx, a, c, j.c.ID, vars, turn)
+			res, ended, hidden := o.answer(ctx, a, c, j.c.ID, vars, turn)
+			r.Redactions += hidden
 			if ctx.Err() != nil {
 				return false // a handler cut short by cancellation: not stored
 			}
@@ -173,31 +178,34 @@ func (o *Options) loop(ctx context.Context, t *Target, j job, r *record.Result, 
 
 // answer answers one call: arguments that are not one JSON object and a
 // tool no handler answers get an error message the model reads (the loop
-// goes on); a handler's failure ends the loop (ended set).
-func (o *Options) answer(ctx context.Context, a *Agent, c *provider.ToolCall, caseID string, vars map[string]any, turn int) (record.ToolResult, *toolrun.Error) {
-	res := record.ToolResult{CallID: c.ID, Name: c.Name}
+// goes on); a handler's failure ends the loop (ended set). hidden counts
+// the secrets redacted from the handler's answer.
+func (o *Options) answer(ctx context.Context, a *Agent, c *provider.ToolCall, caseID string, vars map[string]any, turn int) (res record.ToolResult, ended *toolrun.Error, hidden int) {
+	res = record.ToolResult{CallID: c.ID, Name: c.Name}
 	if why := notObject(c.Arguments); why != "" {
 		res.Content = "error: the arguments are not a JSON object: " + why
-		return res, nil
+		return res, nil, 0
 	}
 	h, ok := a.Handlers[c.Name]
 	if !ok {
 		res.Content = fmt.Sprintf("error: there is no tool named %q; the tools are: %s", c.Name, strings.Join(handlerNames(a), ", "))
-		return res, nil
+		return res, nil, 0
 	}
 	start := o.Now()
 	out, err := h.Call(ctx, toolrun.Call{CaseID: caseID, Vars: vars, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Turn: turn})
 	res.LatencyMS = ms(o.Now().Sub(start))
-	res.Content = out
+	res.Content, hidden = a.Redact.Redact(out)
 	if err == nil {
-		return res, nil
+		return res, nil, hidden
 	}
 	var te *toolrun.Error
 	if !errors.As(err, &te) {
 		te = &toolrun.Error{Kind: toolrun.KindFailed, Tool: c.Name, Msg: err.Error()}
 	}
+	msg, n := a.Redact.Redact(te.Msg)
+	te = &toolrun.Error{Kind: te.Kind, Tool: te.Tool, Msg: msg}
 	res.Error = te.Kind + ": " + te.Msg
-	return res, te
+	return res, te, hidden + n
 }
 
 // notObject says why arguments are not one JSON object ("" when they are).

@@ -317,3 +317,32 @@ func TestAgentKindsKnownToErrorCosts(t *testing.T) {
 		}
 	}
 }
+
+// A secret the spec names, echoed by a handler (in its answer or its
+// failure), is hidden before the model sees it or it is stored, and
+// counted in the result's redactions.
+func TestAgentLoopRedactsHandlerAnswers(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef0123"
+	p := &scripted{reply: func(req *provider.Request, answered int) (*provider.Response, error) {
+		if answered == 0 {
+			return &provider.Response{ToolCalls: []provider.ToolCall{call("x", "lookup", `{}`), call("y", "refund", `{}`)}}, nil
+		}
+		return &provider.Response{Text: "ok"}, nil
+	}}
+	handlers := map[string]toolrun.Handler{
+		"lookup": handlerFunc(func(context.Context, toolrun.Call) (string, error) { return "token " + secret, nil }),
+		"refund": handlerFunc(func(context.Context, toolrun.Call) (string, error) {
+			return "", &toolrun.Error{Kind: toolrun.KindFailed, Tool: "refund", Msg: "exit 1: bad token " + secret}
+		}),
+	}
+	red := provider.NewRedactor([]provider.Secret{{Name: "SHOP_TOKEN", Value: secret}})
+	st := agentRun(t, p, &Agent{MaxTurns: 3, Handlers: handlers, Redact: red}, 1)
+	r := st.results[record.Key{CaseID: "1", Target: "a", Epoch: 1}]
+	b, _ := json.Marshal(r)
+	if strings.Contains(string(b), secret) {
+		t.Fatalf("the secret was stored: %s", b)
+	}
+	if r.Redactions != 2 || r.ErrorKind != toolrun.KindFailed || !strings.Contains(r.Turns[0].Results[0].Content, "SHOP_TOKEN") {
+		t.Errorf("redactions %d, kind %s, result %+v", r.Redactions, r.ErrorKind, r.Turns[0].Results)
+	}
+}

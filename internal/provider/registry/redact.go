@@ -1,6 +1,9 @@
 package registry
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -8,8 +11,9 @@ import (
 // Redactor hides the value of every variable a target of sp (candidate
 // or judge) names — its api_key_env (or the default key variable a hosted
 // target without one reads), each entry of an exec target's env:, each
-// variable interpolated into a header and the header's whole value — and
-// the key in its api_key_file, read through getenv, the same lookup the
+// variable interpolated into a header and the header's whole value, each
+// variable an agent's tool handler names in env: — and the key in its
+// api_key_file, read through getenv, the same lookup the
 // providers use. Every provider built from sp is wrapped with it, so a key
 // one program or server echoes is replaced whichever target's reply or
 // error carries it. Values shorter than provider.MinSecretLen are not
@@ -53,6 +57,15 @@ func (r *Registry) Redactor(sp *spec.Spec, getenv func(string) string) *provider
 		if t.APIKeyFile != "" {
 			if key, err := readKeyFile(sp, i); err == nil {
 				secrets = append(secrets, provider.Secret{Name: "api_key_file", Value: key})
+			}
+		}
+	}
+	// An agent's exec tool handlers get the variables their env: names:
+	// a handler may echo one into its result, sent to the model and stored.
+	if a := sp.Agent; a != nil {
+		for _, tool := range slices.Sorted(maps.Keys(a.Tools)) {
+			for _, name := range a.Tools[tool].Env {
+				add(name)
 			}
 		}
 	}
