@@ -142,7 +142,12 @@ func newCallAcc(run *record.Run) *callAcc {
 	}
 	keep := len(run.Config) > 0 && json.Unmarshal(run.Config, &sp) == nil &&
 		(len(sp.Tools) > 0 || (len(sp.Agent) > 0 && string(sp.Agent) != "null"))
-	return &callAcc{keep: keep}
+	c := &callAcc{keep: keep}
+	if keep {
+		// One row per result: sized once, not grown by doubling.
+		c.rows = make([]callRow, 0, max(run.Cases, 0)*max(run.Epochs, 1)*len(run.Targets))
+	}
+	return c
 }
 
 // add counts one result.
@@ -191,9 +196,15 @@ func (c *callAcc) report(names []string, targets []Target, ci *caseIndex, epochs
 		return nil
 	}
 	epochs = max(epochs, 1)
-	caseOf := make(map[string]int, ci.len())
+	// Each row's case in the view's order (-1: a case the view lacks).
+	caseOf := make([]int, len(c.caseIDs))
+	for k := range caseOf {
+		caseOf[k] = -1
+	}
 	for i := range ci.len() {
-		caseOf[ci.id(i)] = i
+		if k, ok := c.caseOf[ci.id(i)]; ok {
+			caseOf[k] = i
+		}
 	}
 	clusters := clusterLabels(ci)
 	type cols struct {
@@ -237,9 +248,9 @@ func (c *callAcc) report(names []string, targets []Target, ci *caseIndex, epochs
 				cl.tc.CallOnly++
 			}
 		}
-		i, ok := caseOf[c.caseIDs[r.caseID]]
+		i := caseOf[r.caseID]
 		e := max(int(r.epoch), 1)
-		if !ok || e > epochs {
+		if i < 0 || e > epochs {
 			continue
 		}
 		j := i*epochs + e - 1
