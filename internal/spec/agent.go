@@ -45,6 +45,12 @@ func (v *validator) checkAgent() {
 			"agent.max_turns must be between 1 and %d, got %d", MaxMaxTurns, a.MaxTurns)
 	}
 	offered := v.toolNames
+	if c := v.s.ToolChoice; c != "" && c != "auto" && c != "none" {
+		// Every model call must then call a tool: no reply could end the
+		// loop, and every case would fail at max_turns.
+		v.at("tool_choice", "with agent: use tool_choice auto (or leave it out): the loop ends when the model answers without a call",
+			"tool_choice %s forces a call on every turn, so an agent loop could only end at max_turns", shortQuote(c))
+	}
 	const toolsHint = "give each tool in tools: a handler under agent.tools, e.g. agent: {tools: {lookup: {exec: [./lookup.py]}}}"
 	if len(v.s.toolItems) == 0 {
 		v.at("agent", "add tools: (the functions the model may call) and a handler for each under agent.tools", "agent is set but the spec offers no tools")

@@ -108,6 +108,9 @@ func TestAgentProblems(t *testing.T) {
 			`s.yaml:15:21: agent.tools.lookup.exec[0]: cannot run "./tools/missing.sh": no such file`,
 			`s.yaml:17:23: agent.tools.escalate.exec[0]: cannot run "./": it is a directory, not a program`,
 		}},
+		{"a forced call never ends the loop", base + agentTools + "tool_choice: required\n" + `agent:
+  tools: {lookup: {mock: {}}, refund: {mock: {}}, escalate: {mock: {}}}
+`, []string{`s.yaml:13:14: tool_choice "required" forces a call on every turn, so an agent loop could only end at max_turns`}},
 		{"unknown handler key", base + agentTools + `agent:
   tools:
     lookup: {exce: [./l]}
