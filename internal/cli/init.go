@@ -53,7 +53,7 @@ var initTemplates = map[string]initTemplate{
 		about: "an LLM judge grading two replayed models", next: "export OPENAI_API_KEY=... for the grader (or point its base_url at `assay mock`)"},
 	"tools": {own: true,
 		about: "a support agent's tool calls: two models' recorded calls, replayed with no key and no network",
-		more:  []string{"plans.yaml"}},
+		more:  []string{"plans.yaml", "agent.yaml"}},
 }
 
 func initTemplateNames() []string {
@@ -85,8 +85,10 @@ replayed, so it runs at once with no API key and no network.
            OPENAI_API_KEY, or assay mock)
   tools    a support agent calling tools (lookup_order, refund, escalate):
            two models' recorded calls, replayed (offline), scored on the
-           tool chosen and each argument (assay.yaml: one call per message)
-           and on the whole set of calls (plans.yaml: several, or none)
+           tool chosen and each argument (assay.yaml: one call per message),
+           on the whole set of calls (plans.yaml: several, or none), and as
+           an agent loop whose tools answer from recorded results
+           (agent.yaml: conversations replayed turn by turn; needs python3)
 
 Edit it into your own: your cases, your prompt, your parser and scorers, and
 your targets. docs/spec.md in the assay repository documents every key.

@@ -41,7 +41,7 @@ func TestInitTemplatesValidate(t *testing.T) {
 		"openai": {"provider: openai", "api_key_env: OPENAI_API_KEY"},
 		"exec":   {"app.py", "provider: exec"},
 		"judge":  {"recorded.jsonl", "prompts/rubric.md", "type: judge", "provider: openai"},
-		"tools":  {"recorded.jsonl", "tools.json", "plans.yaml", "plans.jsonl", "provider: replay", "type: tool_call", "file://tools.json"},
+		"tools":  {"recorded.jsonl", "tools.json", "plans.yaml", "plans.jsonl", "agent.yaml", "turns.py", "orders.jsonl", "provider: replay", "type: tool_call", "file://tools.json"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			spec := initTemplateDir(t, e, name)

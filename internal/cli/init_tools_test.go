@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,8 +22,8 @@ func TestInitToolsTemplateRunsOffline(t *testing.T) {
 	spec := initTemplateDir(t, e, "tools")
 	dir := filepath.Dir(spec)
 	inv := runCLI(t, e, "init", "--template", "tools", "--json", filepath.Join(t.TempDir(), "again"))
-	if inv.code != 0 || !strings.Contains(inv.stdout, "plans.yaml") {
-		t.Errorf("init --template tools --json: exit %d; its next steps do not run plans.yaml:\n%s", inv.code, inv.stdout)
+	if inv.code != 0 || !strings.Contains(inv.stdout, "plans.yaml") || !strings.Contains(inv.stdout, "agent.yaml") {
+		t.Errorf("init --template tools --json: exit %d; its next steps do not run plans.yaml and agent.yaml:\n%s", inv.code, inv.stdout)
 	}
 
 	want := toolsTemplateCounts(t, dir)
@@ -182,4 +183,151 @@ func jsonLines(t *testing.T, path string) [][]byte {
 		t.Fatal(err)
 	}
 	return lines
+}
+
+// The tools template's agent.yaml runs its loop offline: the recorded
+// conversations replay one turn per model call (turns.py, an exec target)
+// and the handlers answer from orders.jsonl and fixed replies. The report's
+// pass counts, calls and turns per case equal what the test counts from the
+// recorded conversations, the model that loops ends loudly at max_turns,
+// and selftest calls the spec sound.
+func TestInitToolsTemplateAgentLoop(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is needed for the tools template's agent.yaml")
+		}
+		t.Skip("no python3 for the tools template's agent.yaml")
+	}
+	db := filepath.Join(t.TempDir(), "a.db")
+	e := cliEnv{env: map[string]string{"ASSAY_DB": db, "PATH": os.Getenv("PATH")}}
+	spec := filepath.Join(filepath.Dir(initTemplateDir(t, e, "tools")), "agent.yaml")
+	want := agentTemplateCounts(t, filepath.Dir(spec))
+
+	s := runJSON(t, e, "run", spec)
+	if s.Status != "complete" || s.Stored != 16 {
+		t.Fatalf("agent.yaml: %+v, want 8 conversations × 2 models stored", s)
+	}
+	r := runCLI(t, e, "report", s.RunID, "--format", "json")
+	var rep struct {
+		Targets []struct {
+			Name     string
+			Scorers  map[string]struct{ Passed, N int }
+			Failures struct {
+				ByKind map[string]int `json:"by_kind"`
+			}
+		}
+		Calls struct {
+			Agent   bool
+			Targets []struct {
+				Target string
+				Calls  struct{ Total float64 } `json:"calls_per_case"`
+				Turns  struct{ Total float64 } `json:"turns_per_case"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report --format json: exit %d: %v: %s", r.code, err, r.stderr)
+	}
+	for _, tg := range rep.Targets {
+		w := want[tg.Name]
+		if got := tg.Scorers["plan"]; got.N != 8 || got.Passed != w.pass {
+			t.Errorf("%s: plan passed %d of %d, want %d of 8 (counted from the recorded conversations)", tg.Name, got.Passed, got.N, w.pass)
+		}
+		if got := tg.Failures.ByKind["max_turns"]; got != w.maxTurns {
+			t.Errorf("%s: %d max_turns failures, want %d (conversations recorded past agent.max_turns 4)", tg.Name, got, w.maxTurns)
+		}
+	}
+	if !rep.Calls.Agent || len(rep.Calls.Targets) != 2 {
+		t.Fatalf("report's calls section %+v: want an agent run's, for two targets", rep.Calls)
+	}
+	for _, c := range rep.Calls.Targets {
+		w := want[c.Target]
+		if int(c.Calls.Total) != w.calls || int(c.Turns.Total) != w.turns {
+			t.Errorf("%s: %v calls and %v turns in the report, want %d and %d (counted from the recorded conversations)\n%s", c.Target, c.Calls.Total, c.Turns.Total, w.calls, w.turns, r.stdout)
+		}
+	}
+	if want["model-a"].pass == want["model-b"].pass {
+		t.Errorf("the two recorded agents pass alike (%d): the template should show a difference", want["model-a"].pass)
+	}
+	if st := runCLI(t, e, "selftest", spec); st.code != 0 || !strings.Contains(st.stdout, "verdict: sound") || strings.Contains(st.stdout, "warning:") {
+		t.Errorf("selftest agent.yaml: exit %d, want sound with no warning:\n%s%s", st.code, st.stdout, st.stderr)
+	}
+}
+
+type agentCount struct{ pass, calls, turns, maxTurns int }
+
+// agentTemplateCounts counts, per recorded model of agent.yaml, the
+// conversations whose calls over every turn are exactly the expected ones
+// in order (each expected argument equal: strings trimmed and lower-cased,
+// numbers by value), the calls and model turns made (at most max_turns 4
+// each), and the conversations still calling tools at the fourth turn.
+func agentTemplateCounts(t *testing.T, dir string) map[string]agentCount {
+	t.Helper()
+	const maxTurns = 4
+	type call struct {
+		Name      string
+		Arguments json.RawMessage
+	}
+	expected := map[string][]call{}
+	for _, line := range jsonLines(t, filepath.Join(dir, "agent.jsonl")) {
+		var c struct {
+			ID    string
+			Calls []call
+		}
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatal(err)
+		}
+		expected[c.ID] = c.Calls
+	}
+	norm := func(v any) any {
+		if s, ok := v.(string); ok {
+			return strings.ToLower(strings.TrimSpace(s))
+		}
+		return v
+	}
+	type turn struct {
+		ToolCalls []struct{ Name, Arguments string } `json:"tool_calls"`
+	}
+	out := map[string]agentCount{}
+	for _, line := range jsonLines(t, filepath.Join(dir, "conversations.jsonl")) {
+		var rec struct {
+			ID     string
+			ModelA []turn `json:"model_a"`
+			ModelB []turn `json:"model_b"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatal(err)
+		}
+		exp := expected[rec.ID]
+		for target, turns := range map[string][]turn{"model-a": rec.ModelA, "model-b": rec.ModelB} {
+			n := out[target]
+			if len(turns) > maxTurns {
+				turns = turns[:maxTurns]
+			}
+			var made []struct{ Name, Arguments string }
+			for _, tu := range turns {
+				made = append(made, tu.ToolCalls...)
+			}
+			n.calls += len(made)
+			n.turns += len(turns)
+			looped := len(turns[len(turns)-1].ToolCalls) > 0
+			if looped {
+				n.maxTurns++
+			}
+			same := !looped && len(made) == len(exp)
+			for i := 0; same && i < len(made); i++ {
+				var got, w map[string]any
+				same = made[i].Name == exp[i].Name && json.Unmarshal([]byte(made[i].Arguments), &got) == nil && json.Unmarshal(exp[i].Arguments, &w) == nil
+				for k, v := range w {
+					same = same && norm(got[k]) == norm(v)
+				}
+			}
+			if same {
+				n.pass++
+			}
+			out[target] = n
+		}
+	}
+	return out
 }
