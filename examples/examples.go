@@ -17,7 +17,8 @@ var Quickstart embed.FS
 // Templates holds what each `assay init --template` kind adds to (or
 // replaces in) the quickstart's files: "templates/<kind>/" holds its spec
 // and the files only it needs (exec: app.py; judge: the rubric; tools: all
-// its files — two specs, cases, prompts, tool schemas, recorded calls).
+// its files — three specs, cases, prompts, tool schemas, recorded calls
+// and conversations, the tools' recorded results).
 //
 //go:embed templates
 var Templates embed.FS
