@@ -228,10 +228,19 @@ func toolInput(args string) (json.RawMessage, error) {
 		return json.RawMessage(`{}`), nil
 	}
 	if a[0] != '{' || !json.Valid([]byte(a)) {
-		return nil, errors.New("its arguments are not a JSON object, and the Messages API takes a tool_use input only as an object")
+		// The Messages API takes a tool_use input only as an object, so a
+		// past call whose arguments the model wrote as invalid JSON (an
+		// agent loop told it so and went on) is sent as an object holding
+		// the text as written: the conversation goes on as it does
+		// through the OpenAI wire, where arguments are text.
+		return json.Marshal(map[string]string{InvalidArgumentsKey: args})
 	}
 	return json.RawMessage(a), nil
 }
+
+// InvalidArgumentsKey is the one key of the object a past tool call's
+// arguments are sent as when they are not a JSON object (see toolInput).
+const InvalidArgumentsKey = "invalid_arguments"
 
 // inputSchema is a JSON Schema as a tool's input_schema, every keyword but
 // type sent as written.

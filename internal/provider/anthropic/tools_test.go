@@ -105,11 +105,9 @@ func TestToolsOnTheWire(t *testing.T) {
 func TestBadToolRequestsFailBeforeSending(t *testing.T) {
 	p := newProvider(t, "http://127.0.0.1:1", false, "")
 	for name, edit := range map[string]func(*provider.Request){
-		"parameters not an object":   func(r *provider.Request) { r.Tools[0].Parameters = json.RawMessage(`[1]`) },
-		"parameters of type string":  func(r *provider.Request) { r.Tools[0].Parameters = json.RawMessage(`{"type":"string"}`) },
-		"tool message without id":    func(r *provider.Request) { r.Messages[3].ToolCallID = "" },
-		"history call invalid JSON":  func(r *provider.Request) { r.Messages[2].ToolCalls[0].Arguments = `{"city": "Par` },
-		"history call not an object": func(r *provider.Request) { r.Messages[2].ToolCalls[0].Arguments = `[1]` },
+		"parameters not an object":  func(r *provider.Request) { r.Tools[0].Parameters = json.RawMessage(`[1]`) },
+		"parameters of type string": func(r *provider.Request) { r.Tools[0].Parameters = json.RawMessage(`{"type":"string"}`) },
+		"tool message without id":   func(r *provider.Request) { r.Messages[3].ToolCallID = "" },
 		"format named as a tool": func(r *provider.Request) {
 			r.ResponseFormat = &provider.ResponseFormat{Name: "noargs", Schema: json.RawMessage(`{"type":"object"}`)}
 		},
@@ -119,6 +117,29 @@ func TestBadToolRequestsFailBeforeSending(t *testing.T) {
 		_, err := p.Complete(context.Background(), req)
 		if pe := httpcalltest.ProviderError(t, err); pe.Kind != provider.KindBadRequest || pe.Retryable() {
 			t.Errorf("%s: kind %s (%v), want a non-retryable bad_request", name, pe.Kind, err)
+		}
+	}
+}
+
+// A past call whose arguments the model wrote as invalid JSON, or as JSON
+// that is no object, is sent as an object holding the text as written (the
+// Messages API takes no other input), so an agent loop that told the model
+// so goes on as it does through the OpenAI wire.
+func TestInvalidPastArgumentsSentAsText(t *testing.T) {
+	base, last := recordingServer(t)
+	for _, args := range []string{`{"city": "Par`, `[1]`, `"Paris"`} {
+		req := toolRequest("")
+		req.Messages[2].ToolCalls[0].Arguments = args
+		if _, err := newProvider(t, base, false, "").Complete(context.Background(), req); err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		body, _ := last()
+		msgs, _ := body["messages"].([]any)
+		blocks := msgs[1].(map[string]any)["content"].([]any)
+		input := blocks[0].(map[string]any)["input"]
+		want := map[string]any{InvalidArgumentsKey: args}
+		if fmt.Sprint(input) != fmt.Sprint(want) {
+			t.Errorf("arguments %s sent as input %v, want %v", args, input, want)
 		}
 	}
 }
