@@ -91,6 +91,16 @@ func (s *toolCall) expected(in *Input) (expectedCall, Verdict, bool) {
 	if !ok {
 		return expectedCall{}, v, false
 	}
+	// A list of one call is that call, so tool_call and tool_calls can
+	// share one expected field.
+	if l, err := expectedJSON(exp); err == nil {
+		if calls, isList := l.([]any); isList {
+			if len(calls) != 1 {
+				return expectedCall{}, loud(KindScorerError, "tool_call compares one call, and the expected value lists %d (use tool_calls for a sequence)", len(calls)), false
+			}
+			exp = calls[0]
+		}
+	}
 	e, err := readExpectedCall(exp)
 	if err != nil {
 		return e, loud(KindScorerError, "%v", err), false

@@ -508,6 +508,13 @@ func TestToolCallShapes(t *testing.T) {
 		{name: "expected tool not offered", expected: "get_wether", calls: calls("get_weather", `{"city":"Paris"}`), shape: ShapeLoud, kind: KindScorerError, has: `"get_wether" is not among the spec's tools (get_weather, search_flights, send_email)`},
 		{name: "expected call as JSON text", expected: `{"name": "get_weather", "arguments": {"city": "paris"}}`, calls: calls("get_weather", `{"city":"Paris"}`), pass: true, shape: ShapePass},
 		{name: "expected call as bad JSON text", expected: `{"name": "get_weather"`, calls: calls("get_weather", `{"city":"Paris"}`), shape: ShapeLoud, kind: KindScorerError, has: "looks like JSON"},
+		// A list of one call is that call (one expected field for tool_call
+		// and tool_calls); a longer list is a sequence tool_call cannot judge.
+		{name: "a list of one call", expected: []any{weather}, calls: calls("get_weather", `{"city":"paris"}`), pass: true, shape: ShapePass},
+		{name: "a list of one call, wrong city", expected: []any{weather}, calls: calls("get_weather", `{"city":"Lyon"}`), shape: ShapeSilent, kind: KindWrong},
+		{name: "a list of one call as JSON text", expected: `[{"name": "get_weather", "arguments": {"city": "Paris"}}]`, calls: calls("get_weather", `{"city":"Paris"}`), pass: true, shape: ShapePass},
+		{name: "a list of two calls", expected: []any{weather, "send_email"}, calls: calls("get_weather", `{"city":"Paris"}`), shape: ShapeLoud, kind: KindScorerError, has: "use tool_calls for a sequence"},
+		{name: "an empty list", expected: []any{}, calls: calls("get_weather", `{"city":"Paris"}`), shape: ShapeLoud, kind: KindScorerError, has: "lists 0"},
 	})
 }
 
