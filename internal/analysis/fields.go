@@ -18,6 +18,8 @@ import (
 // another tool's arguments). An output the scorer could not compare field by
 // field (unparseable, a failed call, the wrong tool: its score lists no
 // field, or the field as "unscored") is not ok; it is counted in Unscored.
+// An output that passed without field verdicts (a should-refuse case that
+// was refused) has no field to count.
 type FieldRate struct {
 	Field string `json:"field"`
 	Rate
@@ -128,11 +130,12 @@ func (a *acc) fieldRates(fo *fieldOrder, view *runview.View, t *runview.Target, 
 				fa = &fieldAcc{vs: newVerdicts(epochs)}
 			}
 			fr := FieldRate{Field: field, Wrong: fa.wrong, Missing: fa.missing, Unscored: fa.unscored}
-			// An output scored without per-field verdicts is not ok; one
-			// whose score listed other fields only is not counted.
+			// An output that failed without per-field verdicts is not ok;
+			// one whose score listed other fields only, or that passed
+			// without any (a should-refuse case refused), is not counted.
 			listed := a.listed[scorer]
 			for j, x := range all.v {
-				if x < 0 {
+				if x != 0 {
 					continue
 				}
 				i, epoch := j/all.epochs, j%all.epochs+1

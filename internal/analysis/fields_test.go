@@ -225,11 +225,15 @@ func TestFieldRatesFollowEpochsAndClusters(t *testing.T) {
 // any field (a failed call) counts against every argument.
 func TestToolArgumentRatesOnlyWhereExpected(t *testing.T) {
 	// Cases 0–5 expect create_event{title, date}; 6–9 cancel_event{id}.
-	st, run := fieldRun(t, 1, 10, []string{"a"}, func(int) map[string]string { return nil },
+	// Case 10 should be refused and was: it passes with no field verdict,
+	// and no field counts it.
+	st, run := fieldRun(t, 1, 11, []string{"a"}, func(int) map[string]string { return nil },
 		func(_ string, c, _ int) []record.Score {
 			s := record.Score{Scorer: "extract", Primary: true, Pass: true, Value: 1, Shape: "pass"}
 			add := func(field, status string) { s.Fields = append(s.Fields, record.FieldVerdict{Field: field, Status: status}) }
 			switch {
+			case c == 10:
+				return []record.Score{{Scorer: "extract", Primary: true, Pass: true, Value: 1, Shape: "pass", Reason: "refused as the case requires"}}
 			case c == 9: // the call failed: no field verdicts at all
 				return []record.Score{{Scorer: "extract", Primary: true, Shape: "loud", Kind: "server_error"}}
 			case c == 5: // the wrong tool: nothing compared
