@@ -20,7 +20,7 @@ var badCases = []struct {
 	want []string
 }{
 	{"bad/unknown_top_key.yaml", []string{
-		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: candidates, combine, dataset, error_costs, experiment, gate, name, output, prompt, refusal, response_format, run, scorers, targets, tool_choice, tools, volume)`,
+		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: agent, candidates, combine, dataset, error_costs, experiment, gate, name, output, prompt, refusal, response_format, run, scorers, targets, tool_choice, tools, volume)`,
 	}},
 	{"bad/bad_candidates.yaml", []string{
 		`bad/bad_candidates.yaml:8:21: candidates: no target named "gradr" (did you mean "grader"? defined targets: model, grader)`,
@@ -264,8 +264,8 @@ var badCases = []struct {
 		`bad/scorer_missing_params.yaml:11:50: unknown normaliser "lowercase" (did you mean lower? supported normalisers: trim, lower, collapse_spaces, no_commas, nfc)`,
 	}},
 	{"bad/scorer_cel_not_bool.yaml", []string{
-		`bad/scorer_cel_not_bool.yaml:9:37: CEL expression does not compile: the expression gives int, but a scorer needs a bool (write a comparison, e.g. size(raw) < 200) (variables: output, raw, expected, case, meta, tool_calls)`,
-		`bad/scorer_cel_not_bool.yaml:10:37: CEL expression does not compile: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER} (at character 15) (variables: output, raw, expected, case, meta, tool_calls)`,
+		`bad/scorer_cel_not_bool.yaml:9:37: CEL expression does not compile: the expression gives int, but a scorer needs a bool (write a comparison, e.g. size(raw) < 200) (variables: output, raw, expected, case, meta, tool_calls, trajectory)`,
+		`bad/scorer_cel_not_bool.yaml:10:37: CEL expression does not compile: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER} (at character 15) (variables: output, raw, expected, case, meta, tool_calls, trajectory)`,
 	}},
 	{"bad/scorer_judge_no_target.yaml", []string{
 		`bad/scorer_judge_no_target.yaml:9:42: judge scorer: target "grade" is not defined (did you mean grader? defined targets: grader)`,
