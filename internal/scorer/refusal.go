@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -38,6 +39,64 @@ func DefaultRefusalPhrases() []string {
 type refusalDetector struct {
 	phrases []string // lower case, straight apostrophes
 	pattern *regexp.Regexp
+	index   phraseIndex // built from phrases on first use
+	once    sync.Once
+}
+
+// phraseIndex finds, in one pass over a text, the first of a list of
+// phrases (in list order) that occurs in it: every reply of a run is
+// checked, and a Contains per phrase read each reply once per phrase.
+// Phrases are grouped by their first two bytes; a one-byte phrase is
+// checked on its own.
+type phraseIndex struct {
+	first  [256]bool
+	byPair map[uint16][]int // phrase indices, ascending
+	single []int            // one-byte phrases
+}
+
+func newPhraseIndex(phrases []string) phraseIndex {
+	x := phraseIndex{byPair: map[uint16][]int{}}
+	for i, p := range phrases {
+		if len(p) == 1 {
+			x.single = append(x.single, i)
+			continue
+		}
+		x.first[p[0]] = true
+		k := uint16(p[0])<<8 | uint16(p[1])
+		x.byPair[k] = append(x.byPair[k], i)
+	}
+	return x
+}
+
+// firstMatch returns the lowest index of a phrase occurring in s, or -1.
+func (x *phraseIndex) firstMatch(s string, phrases []string) int {
+	best := len(phrases)
+	for _, i := range x.single {
+		if i < best && strings.Contains(s, phrases[i]) {
+			best = i
+		}
+	}
+	for i := 0; i+1 < len(s); i++ {
+		if !x.first[s[i]] {
+			continue
+		}
+		for _, p := range x.byPair[uint16(s[i])<<8|uint16(s[i+1])] {
+			if p >= best {
+				break // ascending: no better phrase here
+			}
+			if strings.HasPrefix(s[i:], phrases[p]) {
+				best = p
+				break
+			}
+		}
+		if best == 0 {
+			break
+		}
+	}
+	if best == len(phrases) {
+		return -1
+	}
+	return best
 }
 
 // newRefusalDetector builds the detector from the spec's `refusal:` section:
@@ -75,7 +134,13 @@ func newRefusalDetector(sp *spec.Spec) (*refusalDetector, []spec.Problem) {
 
 // foldRefusal lowers s and straightens apostrophes.
 func foldRefusal(s string) string {
-	return apostrophes.Replace(strings.ToLower(s))
+	s = strings.ToLower(s)
+	// Each apostrophe folded starts with byte 0xE2 (U+2018, U+2019) or
+	// 0xCA (U+02BC); a text with neither skips the replacer's pass.
+	if strings.IndexByte(s, 0xE2) < 0 && strings.IndexByte(s, 0xCA) < 0 {
+		return s
+	}
+	return apostrophes.Replace(s)
 }
 
 // apostrophes folds typographic apostrophes to ASCII. A Replacer is safe
@@ -96,11 +161,9 @@ func (d *refusalDetector) detect(raw, finishReason string, byText bool) (string,
 		return "", false
 	}
 	if len(d.phrases) > 0 {
-		low := foldRefusal(raw)
-		for _, p := range d.phrases {
-			if strings.Contains(low, p) {
-				return fmt.Sprintf("phrase %q", p), true
-			}
+		d.once.Do(func() { d.index = newPhraseIndex(d.phrases) })
+		if i := d.index.firstMatch(foldRefusal(raw), d.phrases); i >= 0 {
+			return fmt.Sprintf("phrase %q", d.phrases[i]), true
 		}
 	}
 	if d.pattern != nil {
