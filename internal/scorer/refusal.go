@@ -46,23 +46,33 @@ type refusalDetector struct {
 // phraseIndex finds, in one pass over a text, the first of a list of
 // phrases (in list order) that occurs in it: every reply of a run is
 // checked, and a Contains per phrase read each reply once per phrase.
-// Phrases are grouped by their first two bytes; a one-byte phrase is
-// checked on its own.
+// Phrases are grouped by their first two bytes (a bitmap of the pairs in
+// use spares the lookup at most positions); a one-byte phrase is checked
+// on its own. When every phrase is ASCII the text need not be lowered
+// first: firstMatchFold compares ASCII letters case-insensitively.
 type phraseIndex struct {
 	first  [256]bool
+	pairs  [1024]uint64     // bit p set: some phrase starts with pair p
 	byPair map[uint16][]int // phrase indices, ascending
 	single []int            // one-byte phrases
+	ascii  bool             // every phrase is ASCII
 }
 
 func newPhraseIndex(phrases []string) phraseIndex {
-	x := phraseIndex{byPair: map[uint16][]int{}}
+	x := phraseIndex{byPair: map[uint16][]int{}, ascii: true}
 	for i, p := range phrases {
+		for j := 0; j < len(p); j++ {
+			if p[j] >= 0x80 {
+				x.ascii = false
+			}
+		}
 		if len(p) == 1 {
 			x.single = append(x.single, i)
 			continue
 		}
 		x.first[p[0]] = true
 		k := uint16(p[0])<<8 | uint16(p[1])
+		x.pairs[k>>6] |= 1 << (k & 63)
 		x.byPair[k] = append(x.byPair[k], i)
 	}
 	return x
@@ -70,21 +80,41 @@ func newPhraseIndex(phrases []string) phraseIndex {
 
 // firstMatch returns the lowest index of a phrase occurring in s, or -1.
 func (x *phraseIndex) firstMatch(s string, phrases []string) int {
+	return x.scan(s, phrases, func(b byte) byte { return b }, strings.HasPrefix)
+}
+
+// firstMatchFold is firstMatch of foldRefusal(s), for phrases that are
+// all ASCII (x.ascii) and a text without the apostrophes foldRefusal
+// straightens: ASCII letters compare case-insensitively, and no lowered
+// copy of the text is made. Only an ASCII byte can begin a match, so a
+// non-ASCII letter whose lower case is ASCII (the Kelvin sign) is the one
+// difference from lowering the text, and it matches no phrase's letter
+// there either way but "k" — accepted.
+func (x *phraseIndex) firstMatchFold(s string, phrases []string) int {
+	return x.scan(s, phrases, lowerASCII, hasPrefixFold)
+}
+
+func (x *phraseIndex) scan(s string, phrases []string, low func(byte) byte, hasPrefix func(s, p string) bool) int {
 	best := len(phrases)
 	for _, i := range x.single {
-		if i < best && strings.Contains(s, phrases[i]) {
+		if i < best && containsWith(s, phrases[i], hasPrefix) {
 			best = i
 		}
 	}
 	for i := 0; i+1 < len(s); i++ {
-		if !x.first[s[i]] {
+		b := low(s[i])
+		if !x.first[b] {
 			continue
 		}
-		for _, p := range x.byPair[uint16(s[i])<<8|uint16(s[i+1])] {
+		k := uint16(b)<<8 | uint16(low(s[i+1]))
+		if x.pairs[k>>6]&(1<<(k&63)) == 0 {
+			continue
+		}
+		for _, p := range x.byPair[k] {
 			if p >= best {
 				break // ascending: no better phrase here
 			}
-			if strings.HasPrefix(s[i:], phrases[p]) {
+			if hasPrefix(s[i:], phrases[p]) {
 				best = p
 				break
 			}
@@ -97,6 +127,36 @@ func (x *phraseIndex) firstMatch(s string, phrases []string) int {
 		return -1
 	}
 	return best
+}
+
+func containsWith(s, p string, hasPrefix func(s, p string) bool) bool {
+	for i := 0; i+len(p) <= len(s); i++ {
+		if hasPrefix(s[i:], p) {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+// hasPrefixFold reports whether s begins with p (lower-case ASCII),
+// ASCII letters of s compared case-insensitively.
+func hasPrefixFold(s, p string) bool {
+	if len(s) < len(p) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if lowerASCII(s[i]) != p[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // newRefusalDetector builds the detector from the spec's `refusal:` section:
@@ -135,12 +195,17 @@ func newRefusalDetector(sp *spec.Spec) (*refusalDetector, []spec.Problem) {
 // foldRefusal lowers s and straightens apostrophes.
 func foldRefusal(s string) string {
 	s = strings.ToLower(s)
-	// Each apostrophe folded starts with byte 0xE2 (U+2018, U+2019) or
-	// 0xCA (U+02BC); a text with neither skips the replacer's pass.
-	if strings.IndexByte(s, 0xE2) < 0 && strings.IndexByte(s, 0xCA) < 0 {
+	if !hasFoldedApostrophe(s) {
 		return s
 	}
 	return apostrophes.Replace(s)
+}
+
+// hasFoldedApostrophe reports whether s may hold an apostrophe that
+// foldRefusal straightens: each begins with byte 0xE2 (U+2018, U+2019) or
+// 0xCA (U+02BC).
+func hasFoldedApostrophe(s string) bool {
+	return strings.IndexByte(s, 0xE2) >= 0 || strings.IndexByte(s, 0xCA) >= 0
 }
 
 // apostrophes folds typographic apostrophes to ASCII. A Replacer is safe
@@ -162,7 +227,13 @@ func (d *refusalDetector) detect(raw, finishReason string, byText bool) (string,
 	}
 	if len(d.phrases) > 0 {
 		d.once.Do(func() { d.index = newPhraseIndex(d.phrases) })
-		if i := d.index.firstMatch(foldRefusal(raw), d.phrases); i >= 0 {
+		var i int
+		if d.index.ascii && !hasFoldedApostrophe(raw) {
+			i = d.index.firstMatchFold(raw, d.phrases)
+		} else {
+			i = d.index.firstMatch(foldRefusal(raw), d.phrases)
+		}
+		if i >= 0 {
 			return fmt.Sprintf("phrase %q", d.phrases[i]), true
 		}
 	}

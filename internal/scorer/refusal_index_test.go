@@ -23,7 +23,7 @@ func TestPhraseIndexFindsTheFirstPhraseInListOrder(t *testing.T) {
 		"",
 		"i",
 		"sure, here it is.",
-		"i'm sorry, but i can't do that",          // two phrases: the first listed wins
+		"i'm sorry, but i can't do that", // two phrases: the first listed wins
 		"as an ai, i think i can't help with this", // "i can't help with" (0) before "as an ai, i"
 		"x marks the spot",
 		"ends with i can't help with",
@@ -76,6 +76,38 @@ func BenchmarkRefusalDetect(b *testing.B) {
 			if naiveFirst(low, d.phrases) >= 0 {
 				b.Fatal("refusal found in prose")
 			}
+		}
+	})
+}
+
+// The case-folding scan over the raw text finds what the scan over the
+// lowered text finds, for ASCII phrases and a text without the folded
+// apostrophes.
+func FuzzPhraseIndexFold(f *testing.F) {
+	f.Add("I'M SORRY, BUT I CANNOT", "i cannot|sorry|i'm")
+	f.Add("As An AI, I", "as an ai, i")
+	f.Add("aAaA", "a|aa|aaa")
+	f.Fuzz(func(t *testing.T, s, list string) {
+		var phrases []string
+		for _, p := range strings.Split(strings.ToLower(list), "|") {
+			if p == "" {
+				continue
+			}
+			for i := 0; i < len(p); i++ {
+				if p[i] >= 0x80 {
+					return // the fold scan is for ASCII phrases only
+				}
+			}
+			phrases = append(phrases, p)
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 {
+				return // non-ASCII text: ToLower may change its length
+			}
+		}
+		idx := newPhraseIndex(phrases)
+		if got, want := idx.firstMatchFold(s, phrases), naiveFirst(strings.ToLower(s), phrases); got != want {
+			t.Fatalf("%q in %q: firstMatchFold %d, want %d", phrases, s, got, want)
 		}
 	})
 }

@@ -33,7 +33,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/provider"
@@ -628,11 +627,16 @@ func parsedText(js string) string {
 
 // clipText shortens s to n runes, marking the cut.
 func clipText(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	// Only the first n runes are read: a null model's output can be
+	// megabytes long.
+	runes := 0
+	for i := range s {
+		if runes == n {
+			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
+		}
+		runes++
 	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
+	return s
 }
 
 // clipOutput clips an output for an example, saying how long it was.
