@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"testing"
 )
@@ -15,6 +16,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The package's tests allocate little that lives long, so the
+	// collector runs at a quarter of the default frequency: a fifth less
+	// CPU for the package (45 → 34 s of user time measured), memory no
+	// object. Tests that bound allocation read TotalAlloc, which the
+	// collector does not change.
+	debug.SetGCPercent(400)
 	code := m.Run()
 	if gsm8kShared.dir != "" {
 		os.RemoveAll(gsm8kShared.dir)

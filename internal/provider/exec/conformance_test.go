@@ -13,6 +13,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel() // waits on time-outs and processes: overlaps the others
 	providertest.Run(t, providertest.Harness{
 		Name: "exec",
 		New: func(t *testing.T, reply string) provider.Provider {

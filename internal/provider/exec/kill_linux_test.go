@@ -16,6 +16,7 @@ import (
 // (here a grandchild sharing its stdout) is killed too, and the call does not
 // wait for it.
 func TestTimeoutKillsProcessGroup(t *testing.T) {
+	t.Parallel() // waits on time-outs and processes: overlaps the others
 	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	p := newHelper(t, "spawn", pidFile)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -47,6 +48,7 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 // A program that exits 0 but leaves a process holding its stdout still
 // gets its reply through, after a bounded wait, and the straggler is killed.
 func TestStragglerHoldingStdout(t *testing.T) {
+	t.Parallel() // waits on time-outs and processes: overlaps the others
 	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	p := newHelper(t, "spawnexit", pidFile)
 	start := time.Now()

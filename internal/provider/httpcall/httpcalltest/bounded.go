@@ -107,6 +107,7 @@ func testBoundedReplies(t *testing.T, h Harness) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			root, hits := hostileServer(t, c.status, c.contentType, c.head, c.chunk, c.total, 0)
 			p := provider.WithRetry(h.New(t, root, c.stream, plantedKey), provider.RetryOptions{
 				Max:   3,
@@ -152,6 +153,7 @@ func testTimeoutBoundsBody(t *testing.T, h Harness) {
 	head, event := h.EndlessStream()
 	for _, stream := range []bool{false, true} {
 		t.Run(Mode(stream), func(t *testing.T) {
+			t.Parallel()
 			h0, chunk, ct := `{"id":"x","content":"`, "a", "application/json"
 			if stream {
 				h0, chunk, ct = head, event, "text/event-stream"

@@ -57,8 +57,14 @@ func Run(t *testing.T, h Harness) {
 	if h.New == nil || h.ErrorBody == nil || h.EndlessStream == nil {
 		t.Fatalf("httpcalltest: harness %q needs New, ErrorBody and EndlessStream", h.Name)
 	}
+	// The subtests marked parallel spend their time waiting (slow replies,
+	// time-outs, replies that never end, each on its own server): they run
+	// together once the others are done.
 	for _, stream := range []bool{false, true} {
-		t.Run("Conformance/"+Mode(stream), func(t *testing.T) { conformance(t, h, stream) })
+		t.Run("Conformance/"+Mode(stream), func(t *testing.T) {
+			t.Parallel()
+			conformance(t, h, stream)
+		})
 	}
 	t.Run("MockFaults", func(t *testing.T) { testMockFaults(t, h) })
 	t.Run("RateLimitCarriesRetryAfter", func(t *testing.T) { testRateLimit(t, h) })
@@ -67,8 +73,14 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ConnectionRefused", func(t *testing.T) { testConnectionRefused(t, h) })
 	t.Run("UnknownHost", func(t *testing.T) { testUnknownHost(t, h) })
 	t.Run("StreamMeasuresFirstToken", func(t *testing.T) { testFirstToken(t, h) })
-	t.Run("BoundedReplies", func(t *testing.T) { testBoundedReplies(t, h) })
-	t.Run("TimeoutBoundsBody", func(t *testing.T) { testTimeoutBoundsBody(t, h) })
+	t.Run("BoundedReplies", func(t *testing.T) {
+		t.Parallel()
+		testBoundedReplies(t, h)
+	})
+	t.Run("TimeoutBoundsBody", func(t *testing.T) {
+		t.Parallel()
+		testTimeoutBoundsBody(t, h)
+	})
 }
 
 // conformance runs the providertest suite against the mock server.
