@@ -62,6 +62,7 @@ func (c Columns) columns() []column {
 		js("parsed", func(r *Row) json.RawMessage { return r.Parsed }),
 		str("parse_error", func(r *Row) string { return r.ParseError }),
 		js("tool_calls", func(r *Row) json.RawMessage { return r.ToolCalls }),
+		js("turns", func(r *Row) json.RawMessage { return r.Turns }),
 		str("scorer", func(r *Row) string { return r.Scorer }),
 		str("parse_note", func(r *Row) string {
 			if r.Headline == nil {

@@ -64,6 +64,12 @@ func fixture(t *testing.T) (store.Store, *record.Run) {
 			if c == "a" && tg == "m1" {
 				// Tool calls, the second's arguments not valid JSON.
 				r.ToolCalls = []record.ToolCall{{ID: "c1", Name: "lookup", Arguments: `{"q": "2+2"}`}, {Name: "calc", Arguments: `{"expr": "2+`}}
+				// An agent loop's two turns: the calls answered, then the
+				// answer.
+				r.Turns = []record.Turn{
+					{ToolCalls: r.ToolCalls, Results: []record.ToolResult{{CallID: "c1", Name: "lookup", Content: "4", LatencyMS: 3}, {CallID: "call_1_2", Name: "calc", Content: "error: the arguments are not a JSON object"}}, InputTokens: 10, OutputTokens: 5, LatencyMS: 20},
+					{Text: "4", FinishReason: "stop", InputTokens: 30, OutputTokens: 1, CostUSD: 0.001, LatencyMS: 15},
+				}
 			}
 			if c == "b" && tg == "m1" {
 				// Served from the cache: nothing paid, its price saved.
@@ -382,6 +388,26 @@ func TestExportToolCalls(t *testing.T) {
 		}
 		if v, ok := rows[1]["tool_calls"]; !ok || v != nil {
 			t.Errorf("%s: a result without calls has tool_calls %v (present %v), want null", format, v, ok)
+		}
+	}
+}
+
+// An agent loop's trajectory is one JSON column, turns, in every format:
+// each turn's text, calls and tool results as stored; null for a result
+// of a single call.
+func TestExportTurns(t *testing.T) {
+	st, run := fixture(t)
+	want := `[{"text":"","tool_calls":[{"id":"c1","name":"lookup","arguments":"{\"q\": \"2+2\"}"},{"name":"calc","arguments":"{\"expr\": \"2+"}],` +
+		`"results":[{"call_id":"c1","name":"lookup","content":"4","latency_ms":3},{"call_id":"call_1_2","name":"calc","content":"error: the arguments are not a JSON object","latency_ms":0}],` +
+		`"input_tokens":10,"output_tokens":5,"cost_usd":0,"latency_ms":20},` +
+		`{"text":"4","finish_reason":"stop","input_tokens":30,"output_tokens":1,"cost_usd":0.001,"latency_ms":15}]`
+	for _, format := range Formats {
+		rows := readBack(t, export(t, st, run, format, false), format)
+		if got := rows[0]["turns"]; got != want {
+			t.Errorf("%s: turns %v\nwant %s", format, got, want)
+		}
+		if v, ok := rows[1]["turns"]; !ok || v != nil {
+			t.Errorf("%s: a single call has turns %v (present %v), want null", format, v, ok)
 		}
 	}
 }

@@ -55,7 +55,11 @@ type Row struct {
 	// ToolCalls is the calls the model made, in order, as a JSON list of
 	// {id, name, arguments} (arguments the text the model wrote, valid
 	// JSON or not); nil when it made none.
-	ToolCalls    json.RawMessage
+	ToolCalls json.RawMessage
+	// Turns is an agent loop's trajectory as a JSON list, one object per
+	// model call (its text, calls, the tool results that answered them,
+	// tokens, cost, latency: record.Turn); nil for a single call.
+	Turns        json.RawMessage
 	FinishReason string
 	// Scorer names the headline scorer ("primary" for a combination of
 	// several); Headline is its verdict, nil when the row has none.
@@ -170,6 +174,13 @@ func Rows(ctx context.Context, src Source, fn func(*Row) error) error {
 				return fmt.Errorf("result (case %q, target %q, epoch %d): tool calls: %w", r.CaseID, r.Target, r.Epoch, err)
 			}
 			row.ToolCalls = b
+		}
+		if len(r.Turns) > 0 {
+			b, err := json.Marshal(r.Turns)
+			if err != nil {
+				return fmt.Errorf("result (case %q, target %q, epoch %d): turns: %w", r.CaseID, r.Target, r.Epoch, err)
+			}
+			row.Turns = b
 		}
 		if src.Inputs != nil {
 			in, err := src.Inputs.Fields(r.CaseID)
