@@ -24,9 +24,6 @@ const (
 	MaxMaxTurns     = 100
 )
 
-// agentKeys are a handler's kinds, exactly one of which it sets.
-var handlerKinds = []string{"exec", "replay", "mock"}
-
 // checkAgent checks agent: max_turns in 1..MaxMaxTurns (DefaultMaxTurns
 // when not written); a handler for every tool offered (tools:) and no
 // handler for a tool not offered; each handler exactly one of exec, replay
