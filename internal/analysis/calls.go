@@ -436,6 +436,25 @@ func compareMeasure(a, b []float64, clusters []string, alpha float64) (MeasureCo
 	if err != nil || anyNaN(p.Delta, p.SE, p.CI.Lo, p.CI.Hi, p.PValue) {
 		return MeasureComparison{}, false
 	}
+	if p.SE == 0 && p.Delta != 0 {
+		// Every case (cluster) differs by the same amount — common for
+		// small counts such as turns — and the t statistic has no variance
+		// to divide by: it would claim p 0 and an interval of width 0 at
+		// any n. The sign test decides instead: all n differences on one
+		// side, p = 2·½ⁿ (scipy's binomtest(n, n).pvalue); the interval is
+		// the sign test's for the median, Δ itself when it rejects (n ≥ 6
+		// at 0.05), else from 0 to Δ.
+		n := len(xa)
+		if clusters != nil {
+			n = p.Clusters
+		}
+		pv := math.Min(1, 2*math.Pow(0.5, float64(n)))
+		ci := [2]float64{round6(p.Delta), round6(p.Delta)}
+		if pv >= alpha {
+			ci = [2]float64{round6(math.Min(0, p.Delta)), round6(math.Max(0, p.Delta))}
+		}
+		return MeasureComparison{N: len(xa), Delta: round6(p.Delta), CI: ci, Test: "sign", Clusters: p.Clusters, PValue: pv}, true
+	}
 	return MeasureComparison{N: len(xa), Delta: round6(p.Delta), SE: round6(p.SE),
 		CI: [2]float64{round6(p.CI.Lo), round6(p.CI.Hi)}, Test: p.Test, DF: round6(p.DF), Clusters: p.Clusters,
 		PValue: p.PValue}, true

@@ -22,7 +22,7 @@ const callsNote = "With calls: results whose reply made a tool call; call only: 
 	"Each is the mean over cases (a case's epochs averaged) with a 95% Student's t interval across cases."
 
 // callsCompareNote explains the comparisons.
-const callsCompareNote = "Same cases; Δ = A − B. Tool choice in points with the primary rates' test; calls, turns and cost by paired t on the per-case values. p Holm-adjusted over the pairs of each measure."
+const callsCompareNote = "Same cases; Δ = A − B. Tool choice in points with the primary rates' test; calls, turns and cost by paired t on the per-case values (by the sign test when every case differs by the same amount). p Holm-adjusted over the pairs of each measure."
 
 // callColumn is one column of the section's table: a tool scorer's
 // selection field.
