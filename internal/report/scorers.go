@@ -197,7 +197,7 @@ func fieldCounts(f analysis.FieldRate) string {
 }
 
 // fieldNote explains the field tables in every format.
-const fieldNote = "Per field: outputs whose field equals the expected value (ok) out of every output the scorer scored, with a 95% interval made as the target's rates are. " +
+const fieldNote = "Per field: outputs whose field equals the expected value (ok) out of every output the field applies to (tool_call: the results whose case expects that argument), with a 95% interval made as the target's rates are. " +
 	"Wrong: present and different; missing: absent from the output; unscored: the output could not be compared field by field (unparseable, a failed call), counted as not ok."
 
 // failuresHint says how many failures a report lists of how many, and how
