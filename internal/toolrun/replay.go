@@ -1,7 +1,6 @@
 package toolrun
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -15,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/assay-eval/assay/internal/lines"
 )
 
 // A replay handler answers calls from a JSONL file of recorded results,
@@ -108,13 +109,9 @@ func hashKey(tool string, hasCase bool, caseID, args string) key {
 // line number; name is the file as the user wrote it.
 func buildIndex(r io.Reader, name, tool string, maxLine int) (map[key]entry, error) {
 	entries := map[key]entry{}
-	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		problems []string
 		dropped  int
-		off      int64
-		lineNo   int
-		buf      []byte
 		others   []string // other tools' names seen, for the message when none is tool's
 	)
 	problem := func(line int, format string, args ...any) {
@@ -124,54 +121,17 @@ func buildIndex(r io.Reader, name, tool string, maxLine int) (map[key]entry, err
 		}
 		problems = append(problems, fmt.Sprintf("%s:%d: %s", name, line, fmt.Sprintf(format, args...)))
 	}
-	for {
-		lineNo++
-		start := off
-		var (
-			tooLong bool
-			err     error
-		)
-		buf = buf[:0]
-		for {
-			var chunk []byte
-			chunk, err = br.ReadSlice('\n')
-			off += int64(len(chunk))
-			if !tooLong {
-				if len(buf)+len(chunk) > maxLine+2 { // room for \r\n
-					tooLong = true
-					buf = buf[:0]
-				} else {
-					buf = append(buf, chunk...)
-				}
-			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				break
-			}
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("reading %s at line %d: %w", name, lineNo, err)
-		}
-		atEOF := err != nil
-		if atEOF && off == start {
-			break // no final line
-		}
-		body := bytes.TrimSuffix(buf, []byte("\n"))
-		body = bytes.TrimSuffix(body, []byte("\r"))
-		recOff := start
-		if lineNo == 1 && bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
-			body = body[3:]
-			recOff += 3
-		}
+	err := lines.Each(r, name, maxLine, func(l lines.Line) error {
 		switch {
-		case tooLong || len(body) > maxLine:
-			problem(lineNo, "the line is longer than %d MiB", maxLine>>20)
-		case len(bytes.TrimSpace(body)) == 0:
-		case lineNo > 1<<32-1:
-			problem(lineNo, "more than %d lines", uint32(1<<32-1))
+		case l.TooLong:
+			problem(l.No, "the line is longer than %d MiB", maxLine>>20)
+		case len(bytes.TrimSpace(l.Body)) == 0:
+		case l.No > 1<<32-1:
+			problem(l.No, "more than %d lines", uint32(1<<32-1))
 		default:
-			rec, err := parseRecord(body)
+			rec, err := parseRecord(l.Body)
 			if err != nil {
-				problem(lineNo, "%v", err)
+				problem(l.No, "%v", err)
 				break
 			}
 			if rec.tool != tool {
@@ -182,14 +142,15 @@ func buildIndex(r io.Reader, name, tool string, maxLine int) (map[key]entry, err
 			}
 			k := rec.key()
 			if prev, dup := entries[k]; dup {
-				problem(lineNo, "the same tool, arguments and case_id as line %d; keep one line per call", prev.line)
+				problem(l.No, "the same tool, arguments and case_id as line %d; keep one line per call", prev.line)
 				break
 			}
-			entries[k] = entry{off: recOff, n: uint32(len(body)), line: uint32(lineNo)}
+			entries[k] = entry{off: l.Off, n: uint32(len(l.Body)), line: uint32(l.No)}
 		}
-		if atEOF {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(problems) == 0 && len(entries) == 0 {
 		seen := ""

@@ -1,12 +1,13 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/assay-eval/assay/internal/lines"
 )
 
 // maxRecordBytes bounds one line of a replay file.
@@ -36,13 +37,9 @@ type index struct {
 // name is the file as the user wrote it.
 func buildIndex(r io.Reader, name string, cfg recordConfig, maxRecord int) (*index, error) {
 	idx := &index{entries: map[key]entry{}}
-	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		problems []string
 		dropped  int
-		off      int64
-		lineNo   int
-		buf      []byte
 	)
 	problem := func(line int, format string, args ...any) {
 		if len(problems) >= maxProblems {
@@ -51,65 +48,20 @@ func buildIndex(r io.Reader, name string, cfg recordConfig, maxRecord int) (*ind
 		}
 		problems = append(problems, fmt.Sprintf("%s:%d: %s", name, line, fmt.Sprintf(format, args...)))
 	}
-	for {
-		lineNo++
-		start := off
-		var (
-			tooLong bool
-			err     error
-		)
-		buf = buf[:0]
-		for {
-			var chunk []byte
-			chunk, err = br.ReadSlice('\n')
-			off += int64(len(chunk))
-			if !tooLong {
-				if len(buf)+len(chunk) > maxRecord+2 { // room for \r\n
-					tooLong = true
-					buf = buf[:0]
-				} else {
-					buf = append(buf, chunk...)
-				}
-			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				break
+	err := lines.Each(r, name, maxRecord, func(l lines.Line) error {
+		switch {
+		case l.TooLong:
+			problem(l.No, "record is longer than %d MiB", maxRecord>>20)
+		case len(bytes.TrimSpace(l.Body)) == 0:
+		default:
+			if err := idx.add(l.Body, l.Off, l.No, cfg); err != nil {
+				problem(l.No, "%v", err)
 			}
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("reading %s at line %d: %w", name, lineNo, err)
-		}
-		atEOF := err != nil
-		if atEOF && off == start {
-			break // no final line
-		}
-		if tooLong {
-			problem(lineNo, "record is longer than %d MiB", maxRecord>>20)
-			if atEOF {
-				break
-			}
-			continue
-		}
-		body := bytes.TrimSuffix(buf, []byte("\n"))
-		body = bytes.TrimSuffix(body, []byte("\r"))
-		recOff := start
-		if lineNo == 1 && bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
-			body = body[3:]
-			recOff += 3
-		}
-		if len(bytes.TrimSpace(body)) == 0 {
-			if atEOF {
-				break
-			}
-			continue
-		}
-		if len(body) > maxRecord {
-			problem(lineNo, "record is longer than %d MiB", maxRecord>>20)
-		} else if err := idx.add(body, recOff, lineNo, cfg); err != nil {
-			problem(lineNo, "%v", err)
-		}
-		if atEOF {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(problems) == 0 && len(idx.entries) == 0 {
 		problems = append(problems, fmt.Sprintf("%s: no records; want one JSON object per line, each with %q and %q", name, cfg.joinName, cfg.outputName))
