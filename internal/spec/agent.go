@@ -142,8 +142,9 @@ func (v *validator) checkHandler(p string, h *ToolHandler) {
 	v.checkEnvNames(p+".env", h.Env)
 }
 
-// checkEnvNames checks a list of variable names (env:): names only, never
-// echoed (an entry may be a pasted value), each once, not SpecDirVar.
+// checkEnvNames checks a list of variable names at path p (a target's or a
+// tool handler's env:): names only, never echoed (an entry may be a pasted
+// value), each once, not SpecDirVar.
 func (v *validator) checkEnvNames(p string, names []string) {
 	seen := map[string]int{}
 	for j, name := range names {
@@ -157,7 +158,8 @@ func (v *validator) checkEnvNames(p string, names []string) {
 			v.at(ep, "assay sets it to the spec's directory; remove it from env", "%s: %s cannot be named", ep, SpecDirVar)
 		default:
 			if first, dup := seen[name]; dup {
-				v.at(ep, "name each variable once", "%s: %s is already named at [%d]", ep, name, first)
+				list := p[strings.LastIndex(p, ".")+1:] // "env"
+				v.at(ep, "name each variable once", "%s: %s is already named at %s[%d]", ep, name, list, first)
 				continue
 			}
 			seen[name] = j

@@ -86,7 +86,7 @@ func TestAgentProblems(t *testing.T) {
 			"s.yaml:17:37: agent.tools.escalate.timeout must be greater than 0",
 			"s.yaml:17:59: agent.tools.escalate.max_output_bytes must be between 1 and",
 			"s.yaml:17:72: agent.tools.escalate.env[1] must name an environment variable",
-			"s.yaml:17:79: agent.tools.escalate.env[2]: OK is already named at [0]",
+			"s.yaml:17:79: agent.tools.escalate.env[2]: OK is already named at env[0]",
 		}},
 		{"exec limits on other handlers, empty program, missing replay", base + agentTools + `agent:
   tools:

@@ -842,24 +842,7 @@ func (v *validator) checkTargetEnv(t *Target, p string) {
 		v.at(p+".env", "env applies to "+v.s.readers("env")+" only; hosted models read their key from api_key_env", "%s.env is set but the provider is %s", p, t.Provider)
 		return
 	}
-	seen := map[string]int{}
-	for j, name := range t.Env {
-		ep := fmt.Sprintf("%s.env[%d]", p, j)
-		switch {
-		case LooksLikeSecret(name):
-			v.at(ep, pastedSecretHint("MY_API_KEY"), "%s looks like a secret value (%s) pasted where a variable NAME belongs", ep, MaskSecret(name))
-		case !envName.MatchString(name):
-			v.at(ep, "write the variable's name (letters, digits and _, not starting with a digit), e.g. MY_API_KEY, and export it in the environment", "%s must name an environment variable, not hold a value", ep)
-		case name == SpecDirVar:
-			v.at(ep, "assay sets it to the spec's directory; remove it from env", "%s: %s cannot be named", ep, SpecDirVar)
-		default:
-			if first, dup := seen[name]; dup {
-				v.at(ep, "name each variable once", "%s: %s is already named at env[%d]", ep, name, first)
-				continue
-			}
-			seen[name] = j
-		}
-	}
+	v.checkEnvNames(p+".env", t.Env)
 }
 
 // pastedSecretHint is the advice for a secret written where a variable
