@@ -64,17 +64,7 @@ func (o *Options) loop(ctx context.Context, t *Target, j job, r *record.Result, 
 	r.Attempts = 1
 	cachedAll := true
 	for turn := 1; ; turn++ {
-		req := &provider.Request{
-			Model:          t.Spec.Model,
-			Messages:       msgs,
-			Params:         provider.Params(t.Spec.Params),
-			Tools:          o.Offer.Tools,
-			ToolChoice:     o.Offer.ToolChoice,
-			ResponseFormat: o.Offer.ResponseFormat,
-			CaseID:         j.c.ID,
-			Vars:           j.c.Vars,
-			Epoch:          j.epoch,
-		}
+		req := o.request(t, j, msgs)
 		start := o.Now()
 		resp, err := t.Provider.Complete(ctx, req)
 		if err != nil {

@@ -299,17 +299,7 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 			return Scored{}, false
 		}
 	} else {
-		req := &provider.Request{
-			Model:          t.Spec.Model,
-			Messages:       j.msgs,
-			Params:         provider.Params(t.Spec.Params),
-			Tools:          o.Offer.Tools,
-			ToolChoice:     o.Offer.ToolChoice,
-			ResponseFormat: o.Offer.ResponseFormat,
-			CaseID:         j.c.ID,
-			Vars:           j.c.Vars,
-			Epoch:          j.epoch,
-		}
+		req := o.request(t, j, j.msgs)
 		start := o.Now()
 		resp, err := t.Provider.Complete(ctx, req)
 		if err != nil {
@@ -420,4 +410,22 @@ func ToolCalls(calls []provider.ToolCall) []record.ToolCall {
 		out[i] = record.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 	}
 	return out
+}
+
+// request is the call of one unit with the messages so far: the target's
+// model and params, the spec's offer (tools, tool choice, response format),
+// the case and the epoch. A single call sends the rendered messages; an
+// agent loop, those and every turn since.
+func (o *Options) request(t *Target, j job, msgs []provider.Message) *provider.Request {
+	return &provider.Request{
+		Model:          t.Spec.Model,
+		Messages:       msgs,
+		Params:         provider.Params(t.Spec.Params),
+		Tools:          o.Offer.Tools,
+		ToolChoice:     o.Offer.ToolChoice,
+		ResponseFormat: o.Offer.ResponseFormat,
+		CaseID:         j.c.ID,
+		Vars:           j.c.Vars,
+		Epoch:          j.epoch,
+	}
 }
