@@ -42,8 +42,8 @@ type Validation struct {
 func ValidationText(w io.Writer, v *Validation) error {
 	var b strings.Builder
 	if len(v.Problems) == 0 {
-		fmt.Fprintf(&b, "%s: ok — spec %q, %d cases, %d targets, %d scorers\n",
-			v.Spec, v.Name, v.Cases, v.Targets, v.Scorers)
+		fmt.Fprintf(&b, "%s: ok — spec %q, %s, %s, %s\n",
+			v.Spec, v.Name, nounCount(v.Cases, "case"), nounCount(v.Targets, "target"), nounCount(v.Scorers, "scorer"))
 		fmt.Fprintf(&b, "  spec %s\n  dataset %s (cases; file %s)\n  prompt %s\n  scorers %s\n", v.Hashes["spec"], v.Hashes["dataset"], v.Hashes["dataset_file"], v.Hashes["prompt"], v.Hashes["scorers"])
 		if len(v.Judges) > 0 {
 			fmt.Fprintf(&b, "  candidates %s; judges %s (they grade, they are not run or ranked)\n", strings.Join(v.Candidates, ", "), strings.Join(v.Judges, ", "))
@@ -67,4 +67,13 @@ func ValidationJSON(w io.Writer, v *Validation) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// nounCount is "1 case", "26 cases": a count as written (no separators,
+// as scripts read validate's line) with its noun.
+func nounCount(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

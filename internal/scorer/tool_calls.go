@@ -175,8 +175,12 @@ func (s *toolCalls) Score(_ context.Context, in *Input) Verdict {
 	}
 	passed, m := s.holds(okm, len(calls))
 	p, r, f1 := callsF1(m, len(calls), len(want))
-	reason := fmt.Sprintf("match %s: %d of %d expected calls made, %d calls in all (precision %s, recall %s, F1 %s)",
-		s.match, m, len(want), len(calls), ratio(p), ratio(r), ratio(f1))
+	inAll := fmt.Sprintf("%d calls in all", len(calls))
+	if len(calls) == 1 {
+		inAll = "1 call in all"
+	}
+	reason := fmt.Sprintf("match %s: %d of %d expected calls made, %s (precision %s, recall %s, F1 %s)",
+		s.match, m, len(want), inAll, ratio(p), ratio(r), ratio(f1))
 	if passed {
 		v = pass(reason)
 		v.Value = f1
