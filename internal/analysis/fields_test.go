@@ -230,7 +230,9 @@ func TestToolArgumentRatesOnlyWhereExpected(t *testing.T) {
 	st, run := fieldRun(t, 1, 11, []string{"a"}, func(int) map[string]string { return nil },
 		func(_ string, c, _ int) []record.Score {
 			s := record.Score{Scorer: "extract", Primary: true, Pass: true, Value: 1, Shape: "pass"}
-			add := func(field, status string) { s.Fields = append(s.Fields, record.FieldVerdict{Field: field, Status: status}) }
+			add := func(field, status string) {
+				s.Fields = append(s.Fields, record.FieldVerdict{Field: field, Status: status})
+			}
 			switch {
 			case c == 10:
 				return []record.Score{{Scorer: "extract", Primary: true, Pass: true, Value: 1, Shape: "pass", Reason: "refused as the case requires"}}

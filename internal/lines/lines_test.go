@@ -32,7 +32,7 @@ func TestEachLineWithItsOffset(t *testing.T) {
 	got := collect(t, in, 10)
 	want := []seen{
 		{1, 3, `{"a":1}`, false}, // the byte-order mark dropped, the offset past it
-		{2, 12, "", false},      // a blank line
+		{2, 12, "", false},       // a blank line
 		{3, 13, `{"b":2}`, false},
 		{4, 21, "", true}, // 20 bytes over a bound of 10: skipped
 		{5, 42, "last", false},

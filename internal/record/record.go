@@ -197,7 +197,7 @@ type Score struct {
 
 // FieldVerdict is one field's outcome in a field scorer's verdict.
 type FieldVerdict struct {
-	Field  string `json:"field"`
+	Field string `json:"field"`
 	// Status is ok, wrong, missing (absent from the output), or unscored:
 	// the scorer could not compare the field in this output (tool_call
 	// when the expected tool was not called, or its arguments were
