@@ -248,11 +248,11 @@ const insertResult = `INSERT INTO results (` + resultColumns + `)
 
 // execResult runs an insertResult statement for r.
 func execResult(ctx context.Context, st *sql.Stmt, r *record.Result) (sql.Result, error) {
-	calls, err := encodeToolCalls(r.ToolCalls)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
+	var turns sql.NullString
+	calls, err := encodeList(r.ToolCalls, "tool calls")
+	if err == nil {
+		turns, err = encodeList(r.Turns, "turns")
 	}
-	turns, err := encodeTurns(r.Turns)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
 	}
@@ -315,10 +315,7 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(record.Result) e
 					return err
 				}
 				r.CreatedAt = fromMicros(created)
-				if err := decodeToolCalls(calls, &r); err != nil {
-					return err
-				}
-				if err := decodeTurns(turns, &r); err != nil {
+				if err := decodeLists(calls, turns, &r); err != nil {
 					return err
 				}
 				return fn(r)
@@ -352,59 +349,37 @@ func (d *DB) Result(ctx context.Context, runID string, key record.Key) (*record.
 		return nil, fmt.Errorf("reading a result of run %s: %w", runID, err)
 	}
 	r.CreatedAt = fromMicros(created)
-	if err := decodeToolCalls(calls, &r); err != nil {
-		return nil, fmt.Errorf("reading a result of run %s: %w", runID, err)
-	}
-	if err := decodeTurns(turns, &r); err != nil {
+	if err := decodeLists(calls, turns, &r); err != nil {
 		return nil, fmt.Errorf("reading a result of run %s: %w", runID, err)
 	}
 	return &r, nil
 }
 
-// encodeToolCalls is a result's tool calls as stored: a JSON list, or
-// NULL when there are none.
-func encodeToolCalls(calls []record.ToolCall) (sql.NullString, error) {
-	if len(calls) == 0 {
+// encodeList is a result's tool calls or turns (what) as stored: a JSON
+// list, or NULL when there are none (a result of a single call has no
+// turns).
+func encodeList[E any](list []E, what string) (sql.NullString, error) {
+	if len(list) == 0 {
 		return sql.NullString{}, nil
 	}
-	b, err := json.Marshal(calls)
+	b, err := json.Marshal(list)
 	if err != nil {
-		return sql.NullString{}, fmt.Errorf("encoding tool calls: %w", err)
+		return sql.NullString{}, fmt.Errorf("encoding %s: %w", what, err)
 	}
 	return sql.NullString{String: string(b), Valid: true}, nil
 }
 
-// decodeToolCalls reads a stored result's tool calls into r.
-func decodeToolCalls(calls sql.NullString, r *record.Result) error {
-	if !calls.Valid {
-		return nil
+// decodeLists reads a stored result's tool calls and turns into r.
+func decodeLists(calls, turns sql.NullString, r *record.Result) error {
+	if calls.Valid {
+		if err := json.Unmarshal([]byte(calls.String), &r.ToolCalls); err != nil {
+			return fmt.Errorf("%s: tool_calls are not a JSON list of calls: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
+		}
 	}
-	if err := json.Unmarshal([]byte(calls.String), &r.ToolCalls); err != nil {
-		return fmt.Errorf("%s: tool_calls are not a JSON list of calls: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
-	}
-	return nil
-}
-
-// encodeTurns is an agent loop's trajectory as stored: a JSON list of
-// turns, or NULL for a result of a single call.
-func encodeTurns(turns []record.Turn) (sql.NullString, error) {
-	if len(turns) == 0 {
-		return sql.NullString{}, nil
-	}
-	b, err := json.Marshal(turns)
-	if err != nil {
-		return sql.NullString{}, fmt.Errorf("encoding turns: %w", err)
-	}
-	return sql.NullString{String: string(b), Valid: true}, nil
-}
-
-// decodeTurns reads a stored result's trajectory into r.
-func decodeTurns(turns sql.NullString, r *record.Result) error {
-	if !turns.Valid {
-		return nil
-	}
-	if err := json.Unmarshal([]byte(turns.String), &r.Turns); err != nil {
-		return fmt.Errorf("%s: turns are not a JSON list of turns: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
+	if turns.Valid {
+		if err := json.Unmarshal([]byte(turns.String), &r.Turns); err != nil {
+			return fmt.Errorf("%s: turns are not a JSON list of turns: %w", describeResult(resultKey{r.RunID, r.CaseID, r.Target, r.Epoch}), err)
+		}
 	}
 	return nil
 }
