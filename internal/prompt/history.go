@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,8 +88,8 @@ func ParseHistory(field string, v any) ([]provider.Message, error) {
 		if !ok {
 			return nil, fail(i, historyShape, "must be an object {role, content}, got %s", kindOf(item))
 		}
-		for _, k := range sortedKeys(m) {
-			if !contains(historyKeys, k) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !slices.Contains(historyKeys, k) {
 				return nil, fail(i, "valid keys are: "+strings.Join(historyKeys, ", "), "unknown key %q", k)
 			}
 		}
@@ -236,22 +237,4 @@ func quote(s string) string {
 		return strconv.Quote(s)
 	}
 	return "(" + strconv.Itoa(len(s)) + " characters)"
-}
-
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
