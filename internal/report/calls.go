@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -200,15 +201,8 @@ func textCalls(w io.Writer, rep *analysis.Report) error {
 	fmt.Fprintln(w, "\npaired comparisons of tool calls (same cases; Δ = A − B, 95% CI; p Holm-adjusted over the pairs of each measure)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "measure\tA\tB\tn\tΔ\t95% CI\ttest\tp\tp adj\tverdict\t")
-	for _, c := range cr.Selection {
-		fmt.Fprintf(tw, "tool choice: %s\t%s\t%s\t%d\t%s\t[%s, %s]\t%s\t%s\t%s\t%s\t\n", term(c.Scorer), term(c.A), term(c.B), c.N,
-			units.SignedPts(c.Delta), units.SignedPts(c.CI[0]), units.SignedPts(c.CI[1]), term(c.Test),
-			units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), selectionVerdict(c, term))
-	}
-	for _, c := range cr.Measures {
-		d, ci := measureDelta(c)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", measureWord(c.Measure), term(c.A), term(c.B), c.N,
-			d, ci, term(c.Test), units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), measureVerdict(c, term))
+	for _, c := range callComparisons(cr, term, strconv.Itoa) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Measure, c.A, c.B, c.N, c.Delta, c.CI, c.Test, c.P, c.PAdj, c.Verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -246,15 +240,8 @@ func mdCalls(b *strings.Builder, rep *analysis.Report) {
 		return
 	}
 	b.WriteString("\n#### Tool calls compared\n\n| measure | A | B | n | Δ [95% CI] | test | p | p adj | verdict |\n|:--|:--|:--|--:|--:|:--|--:|--:|:--|\n")
-	for _, c := range cr.Selection {
-		fmt.Fprintf(b, "| tool choice: %s | %s | %s | %d | %s [%s, %s] | %s | %s | %s | %s |\n", mdText(c.Scorer), mdText(c.A), mdText(c.B), c.N,
-			units.SignedPts(c.Delta), units.SignedPts(c.CI[0]), units.SignedPts(c.CI[1]), mdText(c.Test),
-			units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), selectionVerdict(c, mdText))
-	}
-	for _, c := range cr.Measures {
-		d, ci := measureDelta(c)
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %s %s | %s | %s | %s | %s |\n", measureWord(c.Measure), mdText(c.A), mdText(c.B), c.N,
-			d, ci, mdText(c.Test), units.PValueCell(c.PValue), units.PValueCell(c.PAdjusted), measureVerdict(c, mdText))
+	for _, c := range callComparisons(cr, mdText, strconv.Itoa) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s %s | %s | %s | %s | %s |\n", c.Measure, c.A, c.B, c.N, c.Delta, c.CI, c.Test, c.P, c.PAdj, c.Verdict)
 	}
 	b.WriteString("\n" + mdText(callsCompareNote) + "\n")
 }
@@ -264,11 +251,13 @@ type htmlCalls struct {
 	Head        []string
 	Rows        [][]htmlCell
 	Note        string
-	Compared    []htmlCallComparison
+	Compared    []callComparison
 	CompareNote string
 }
 
-type htmlCallComparison struct {
+// callComparison is one paired comparison of the tool-call section,
+// formatted and escaped for one output format.
+type callComparison struct {
 	Measure, A, B, N, Delta, CI, Test, P, PAdj, Verdict string
 }
 
@@ -290,18 +279,27 @@ func newHTMLCalls(rep *analysis.Report) *htmlCalls {
 		}
 		h.Rows = append(h.Rows, row)
 	}
+	h.Compared = callComparisons(cr, esc, units.Count)
+	return h
+}
+
+// callComparisons formats the paired comparisons of tool choice and of
+// calls, turns and cost, one row each, for every format; esc escapes
+// names for the format and count writes the number of cases.
+func callComparisons(cr *analysis.CallReport, esc func(string) string, count func(int) string) []callComparison {
+	var out []callComparison
 	for _, c := range cr.Selection {
-		h.Compared = append(h.Compared, htmlCallComparison{Measure: "tool choice: " + esc(c.Scorer), A: esc(c.A), B: esc(c.B),
-			N: units.Count(c.N), Delta: units.SignedPts(c.Delta), CI: "[" + units.SignedPts(c.CI[0]) + ", " + units.SignedPts(c.CI[1]) + "]",
+		out = append(out, callComparison{Measure: "tool choice: " + esc(c.Scorer), A: esc(c.A), B: esc(c.B), N: count(c.N),
+			Delta: units.SignedPts(c.Delta), CI: "[" + units.SignedPts(c.CI[0]) + ", " + units.SignedPts(c.CI[1]) + "]",
 			Test: esc(c.Test), P: units.PValueCell(c.PValue), PAdj: units.PValueCell(c.PAdjusted), Verdict: selectionVerdict(c, esc)})
 	}
 	for _, c := range cr.Measures {
 		d, ci := measureDelta(c)
-		h.Compared = append(h.Compared, htmlCallComparison{Measure: measureWord(c.Measure), A: esc(c.A), B: esc(c.B),
-			N: units.Count(c.N), Delta: d, CI: ci, Test: esc(c.Test), P: units.PValueCell(c.PValue), PAdj: units.PValueCell(c.PAdjusted),
+		out = append(out, callComparison{Measure: measureWord(c.Measure), A: esc(c.A), B: esc(c.B), N: count(c.N),
+			Delta: d, CI: ci, Test: esc(c.Test), P: units.PValueCell(c.PValue), PAdj: units.PValueCell(c.PAdjusted),
 			Verdict: measureVerdict(c, esc)})
 	}
-	return h
+	return out
 }
 
 // callsLine writes a reply's tool calls on one line: name(arguments)
