@@ -425,15 +425,7 @@ func (p *Provider) completeStream(ctx context.Context, params sdk.MessageNewPara
 			msg.Content[i].Text += b.String()
 		}
 	}
-	streamed := map[int]string{}
-	for i, b := range inputs {
-		// No fragment, or empty ones, leave the input the block started
-		// with ({} for a call without arguments).
-		if b.Len() > 0 {
-			streamed[int(i)] = b.String()
-		}
-	}
-	resp, err := response(&msg, format, streamed, status)
+	resp, err := response(&msg, format, inputs, status)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +441,7 @@ const formatDescription = "Give your reply as this tool's input: a JSON value th
 // streamed fragments as written, when streamed). The block of the response
 // format's tool (format, "" for none) is no call: its input is the text,
 // and a stop_reason tool_use that only it caused is reported as end_turn.
-func response(msg *sdk.Message, format string, streamed map[int]string, status int) (*provider.Response, error) {
+func response(msg *sdk.Message, format string, streamed map[int64]*strings.Builder, status int) (*provider.Response, error) {
 	var text strings.Builder
 	var calls []provider.ToolCall
 	formatted, isFormatted := "", false
@@ -458,8 +450,12 @@ func response(msg *sdk.Message, format string, streamed map[int]string, status i
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			args, ok := streamed[i]
-			if !ok {
+			// No fragment, or empty ones, leave the input the block
+			// started with ({} for a call without arguments).
+			var args string
+			if in := streamed[int64(i)]; in != nil && in.Len() > 0 {
+				args = in.String()
+			} else {
 				args = inputText(b.Input)
 			}
 			if b.Name == "" {
