@@ -68,15 +68,8 @@ func (o *Options) loop(ctx context.Context, t *Target, j job, r *record.Result, 
 		start := o.Now()
 		resp, err := t.Provider.Complete(ctx, req)
 		if err != nil {
-			if ctx.Err() != nil {
-				return false
-			}
-			if ue, ok := provider.Unavailable(err); ok {
-				unavailable(ue)
-				return false
-			}
-			kind := provider.KindOf(err)
-			if kind == provider.KindCanceled {
+			kind, stored := failed(ctx, err, unavailable)
+			if !stored {
 				return false
 			}
 			r.ErrorKind = string(kind)

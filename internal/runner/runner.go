@@ -303,15 +303,8 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 		start := o.Now()
 		resp, err := t.Provider.Complete(ctx, req)
 		if err != nil {
-			if ctx.Err() != nil {
-				return Scored{}, false
-			}
-			if ue, ok := provider.Unavailable(err); ok {
-				unavailable(ue)
-				return Scored{}, false
-			}
-			kind := provider.KindOf(err)
-			if kind == provider.KindCanceled {
+			kind, stored := failed(ctx, err, unavailable)
+			if !stored {
 				return Scored{}, false
 			}
 			r.ErrorKind = string(kind)
@@ -352,6 +345,21 @@ func (o *Options) call(ctx context.Context, t *Target, j job, unavailable func(*
 		scores[i].Scoring = 1 // the scoring made during the run; rescores add more
 	}
 	return Scored{Result: r, Scores: scores}, true
+}
+
+// failed is the error kind of a failed model call; stored is false when
+// the call was cut short by cancellation or not made because the target is
+// unavailable (then unavailable is told why): such a result is not stored.
+func failed(ctx context.Context, err error, unavailable func(*provider.UnavailableError)) (kind provider.ErrorKind, stored bool) {
+	if ctx.Err() != nil {
+		return "", false
+	}
+	if ue, ok := provider.Unavailable(err); ok {
+		unavailable(ue)
+		return "", false
+	}
+	kind = provider.KindOf(err)
+	return kind, kind != provider.KindCanceled
 }
 
 // tally counts a committed result in the summary and tells Progress
