@@ -168,19 +168,12 @@ func Rows(ctx context.Context, src Source, fn func(*Row) error) error {
 				row.Parsed, _ = json.Marshal(r.Parsed)
 			}
 		}
-		if len(r.ToolCalls) > 0 {
-			b, err := json.Marshal(r.ToolCalls)
-			if err != nil {
-				return fmt.Errorf("result (case %q, target %q, epoch %d): tool calls: %w", r.CaseID, r.Target, r.Epoch, err)
-			}
-			row.ToolCalls = b
+		var err error
+		if row.ToolCalls, err = listJSON(r.ToolCalls); err != nil {
+			return fmt.Errorf("result (case %q, target %q, epoch %d): tool calls: %w", r.CaseID, r.Target, r.Epoch, err)
 		}
-		if len(r.Turns) > 0 {
-			b, err := json.Marshal(r.Turns)
-			if err != nil {
-				return fmt.Errorf("result (case %q, target %q, epoch %d): turns: %w", r.CaseID, r.Target, r.Epoch, err)
-			}
-			row.Turns = b
+		if row.Turns, err = listJSON(r.Turns); err != nil {
+			return fmt.Errorf("result (case %q, target %q, epoch %d): turns: %w", r.CaseID, r.Target, r.Epoch, err)
 		}
 		if src.Inputs != nil {
 			in, err := src.Inputs.Fields(r.CaseID)
@@ -263,4 +256,13 @@ func fieldsObject(fs []record.FieldVerdict) json.RawMessage {
 		b = append(append(append(b, k...), ':'), v...)
 	}
 	return append(b, '}')
+}
+
+// listJSON is a result's tool calls or turns as a JSON list, nil when it
+// has none.
+func listJSON[E any](list []E) (json.RawMessage, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(list)
 }
