@@ -36,8 +36,10 @@ func SignedUSD(d float64) string {
 	return s
 }
 
+// signed writes a formatted number's sign when it has none (strconv writes
+// the minus, and the plus only of +Inf).
 func signed(s string) string {
-	if s[0] == '-' {
+	if s[0] == '-' || s[0] == '+' {
 		return s
 	}
 	return "+" + s

@@ -167,13 +167,7 @@ func PctWhole(r float64) string { return strconv.FormatFloat(100*r, 'f', 0, 64) 
 
 // SignedPts formats a difference of rates in points with one decimal and
 // an ASCII sign always written: "+73.7", "-8.2", "+0.0".
-func SignedPts(d float64) string {
-	s := strconv.FormatFloat(100*d, 'f', 1, 64)
-	if !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "+") {
-		s = "+" + s
-	}
-	return s
-}
+func SignedPts(d float64) string { return signed(strconv.FormatFloat(100*d, 'f', 1, 64)) }
 
 // Plain formats a number as the shortest decimal that reads back as it,
 // without an exponent: a limit or level quoted as configured ("5", "0.05").
@@ -225,13 +219,7 @@ func WholeCI(lo, hi float64) string {
 
 // SignedPtsWhole formats a difference of rates in whole points with its
 // sign always written: "+12", "-3", "+0".
-func SignedPtsWhole(d float64) string {
-	s := strconv.FormatFloat(100*d, 'f', 0, 64)
-	if !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "+") {
-		s = "+" + s
-	}
-	return s
-}
+func SignedPtsWhole(d float64) string { return signed(strconv.FormatFloat(100*d, 'f', 0, 64)) }
 
 // Z formats a multiple of a standard error with two decimals: "1.87".
 func Z(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
