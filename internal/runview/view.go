@@ -509,7 +509,6 @@ type Builder struct {
 	mu  sync.Mutex
 	b   builder
 	run *record.Run
-	o   Options
 }
 
 // NewBuilder starts the view of run under scoring (0: no scores), keeping
@@ -530,7 +529,7 @@ func NewBuilder(run *record.Run, scoring int, o Options) *Builder {
 		s.Run.Gate, s.Run.GateHash = g, GateHash(g)
 	}
 	b := &Builder{b: builder{s: s, caseIdx: make(map[string]int, max(run.Cases, 0)), fps: map[string]map[[2]string]int{},
-		lean: o.VerdictsAndTimings}, run: run, o: o}
+		o: o}, run: run}
 	s.Cases = make([]Case, 0, max(run.Cases, 0))
 	for _, name := range run.Targets {
 		b.b.target(name).reserve(max(run.Cases, 0) * s.Epochs)
@@ -560,14 +559,14 @@ func (b *Builder) AddCase(c *record.Case) {
 // hash and the model that answered.
 func (b *Builder) AddResult(r *record.Result) {
 	var sum uint64
-	if !b.o.VerdictsOnly && !b.o.VerdictsAndTimings {
+	if !b.b.o.VerdictsOnly && !b.b.o.VerdictsAndTimings {
 		sum = OutputSum(r.Raw) // outside the lock: the costly part
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t, j := b.b.slot(r.Target, r.CaseID, r.Epoch)
 	t.LatencyMS[j], t.FirstTokenMS[j], t.Errored[j] = Latency(r), FirstToken(r), r.ErrorKind != ""
-	if !b.b.lean {
+	if !b.b.o.VerdictsAndTimings {
 		t.CostUSD[j], t.OutputHash[j], t.Cached[j] = Cost(r), sum, r.FromCache
 	}
 	// A failed call reports no model: it says nothing of which model
@@ -608,7 +607,7 @@ func (b *Builder) AddScore(sc *record.Score) int {
 	s := b.b.s
 	t, j := b.b.slot(sc.Target, sc.CaseID, sc.Epoch)
 	i := j / s.Epochs
-	if !t.Has(j) && !b.o.ScoresWithoutResults {
+	if !t.Has(j) && !b.b.o.ScoresWithoutResults {
 		return i // a score without a result: nothing was measured
 	}
 	p, ok := t.Pass[sc.Scorer]
@@ -721,8 +720,7 @@ type builder struct {
 	s       *View
 	caseIdx map[string]int
 	fps     map[string]map[[2]string]int
-	// lean keeps only the verdicts and timings (Options.VerdictsAndTimings).
-	lean bool
+	o       Options // what the view keeps
 }
 
 func (b *builder) caseOf(id string) int {
@@ -739,7 +737,7 @@ func (b *builder) target(name string) *Target {
 		return t
 	}
 	t := NewTarget(name, b.s.Scorers, len(b.s.Cases)*b.s.Epochs)
-	if b.lean {
+	if b.o.VerdictsAndTimings {
 		t.dropMeasures()
 	}
 	b.s.Targets = append(b.s.Targets, t)
@@ -766,7 +764,7 @@ func (b *builder) relayout(epochs int) {
 	for _, t := range b.s.Targets {
 		cases := (len(t.LatencyMS) + old - 1) / old
 		nt := NewTarget(t.Name, nil, cases*epochs)
-		if b.lean {
+		if b.o.VerdictsAndTimings {
 			nt.dropMeasures()
 		}
 		nt.Kinds = t.Kinds
@@ -776,7 +774,7 @@ func (b *builder) relayout(epochs int) {
 		for j := range t.LatencyMS {
 			k := (j/old)*epochs + j%old
 			nt.LatencyMS[k], nt.Errored[k] = t.LatencyMS[j], t.Errored[j]
-			if !b.lean {
+			if !b.o.VerdictsAndTimings {
 				nt.Shape[k], nt.Kind[k], nt.CostUSD[k], nt.OutputHash[k], nt.Cached[k] = t.Shape[j], t.Kind[j], t.CostUSD[j], t.OutputHash[j], t.Cached[j]
 			}
 			if t.FirstTokenMS != nil {
