@@ -208,7 +208,8 @@ func (c *callAcc) report(names []string, targets []Target, ci *caseIndex, epochs
 	}
 	clusters := clusterLabels(ci)
 	type cols struct {
-		calls, turns, cost []float64 // per case × epoch, NaN when absent
+		calls, turns, cost []float64  // per case × epoch, NaN when absent
+		total              [3]float64 // calls, turns and cost of every result
 		tc                 *TargetCalls
 	}
 	n := ci.len() * epochs
@@ -226,21 +227,15 @@ func (c *callAcc) report(names []string, targets []Target, ci *caseIndex, epochs
 	for _, name := range names {
 		byName[name] = newCols(name)
 	}
-	var totals = map[string]*[3]float64{}
 	for _, r := range c.rows {
 		target := c.targets[r.target]
 		cl := byName[target]
 		if cl == nil {
 			continue // a result of a target the report does not list
 		}
-		t := totals[target]
-		if t == nil {
-			t = &[3]float64{}
-			totals[target] = t
-		}
-		t[0] += float64(r.calls)
-		t[1] += float64(r.turns)
-		t[2] += r.price
+		cl.total[0] += float64(r.calls)
+		cl.total[1] += float64(r.turns)
+		cl.total[2] += r.price
 		cl.tc.Results++
 		if r.calls > 0 {
 			cl.tc.WithCalls++
@@ -259,11 +254,7 @@ func (c *callAcc) report(names []string, targets []Target, ci *caseIndex, epochs
 	rep := &CallReport{Agent: c.agent}
 	for k, name := range names {
 		cl := byName[name]
-		tc := cl.tc
-		var tot [3]float64
-		if t := totals[name]; t != nil {
-			tot = *t
-		}
+		tc, tot := cl.tc, cl.total
 		tc.Calls = meanOf(caseMeans(cl.calls, epochs), clusters, tot[0], o.Alpha)
 		if c.agent {
 			m := meanOf(caseMeans(cl.turns, epochs), clusters, tot[1], o.Alpha)
