@@ -307,15 +307,7 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(record.Result) e
 			}
 			err = each(ctx, rows, func() error {
 				var r record.Result
-				var created sql.NullInt64
-				var calls, turns sql.NullString
-				if err := rows.Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
-					&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-					&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD, &calls, &turns); err != nil {
-					return err
-				}
-				r.CreatedAt = fromMicros(created)
-				if err := decodeLists(calls, turns, &r); err != nil {
+				if err := scanResult(rows, &r); err != nil {
 					return err
 				}
 				return fn(r)
@@ -335,21 +327,12 @@ func (d *DB) Results(ctx context.Context, runID string, fn func(record.Result) e
 // Result returns one stored result, or store.ErrNotFound.
 func (d *DB) Result(ctx context.Context, runID string, key record.Key) (*record.Result, error) {
 	var r record.Result
-	var created sql.NullInt64
-	var calls, turns sql.NullString
-	err := d.r.QueryRowContext(ctx, `SELECT `+resultColumns+` FROM results
-		WHERE run_id = ? AND case_id = ? AND target = ? AND epoch = ?`, runID, key.CaseID, key.Target, key.Epoch).
-		Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
-			&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
-			&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD, &calls, &turns)
+	err := scanResult(d.r.QueryRowContext(ctx, `SELECT `+resultColumns+` FROM results
+		WHERE run_id = ? AND case_id = ? AND target = ? AND epoch = ?`, runID, key.CaseID, key.Target, key.Epoch), &r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("result (case %q, target %q, epoch %d) of run %s: %w", key.CaseID, key.Target, key.Epoch, runID, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading a result of run %s: %w", runID, err)
-	}
-	r.CreatedAt = fromMicros(created)
-	if err := decodeLists(calls, turns, &r); err != nil {
 		return nil, fmt.Errorf("reading a result of run %s: %w", runID, err)
 	}
 	return &r, nil
@@ -367,6 +350,19 @@ func encodeList[E any](list []E, what string) (sql.NullString, error) {
 		return sql.NullString{}, fmt.Errorf("encoding %s: %w", what, err)
 	}
 	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// scanResult reads a row of resultColumns (or resultColumnsR) into r.
+func scanResult(s scanner, r *record.Result) error {
+	var created sql.NullInt64
+	var calls, turns sql.NullString
+	if err := s.Scan(&r.RunID, &r.CaseID, &r.Target, &r.Epoch, &r.Raw, &r.Parsed, &r.ParseError, &r.FinishReason,
+		&r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostUSD, &r.LatencyMS, &r.FirstTokenMS, &r.Attempts,
+		&r.ErrorKind, &r.Error, &r.Model, &r.Fingerprint, &r.FromCache, &created, &r.Redactions, &r.Retries, &r.SavedUSD, &calls, &turns); err != nil {
+		return err
+	}
+	r.CreatedAt = fromMicros(created)
+	return decodeLists(calls, turns, r)
 }
 
 // decodeLists reads a stored result's tool calls and turns into r.
