@@ -66,7 +66,7 @@ func (v *validator) checkAgent() {
 	for _, name := range sortedKeys(a.Tools) {
 		p := "agent.tools." + name
 		h := a.Tools[name]
-		if len(v.s.toolItems) > 0 && !contains(offered, name) {
+		if len(offered) > 0 && !contains(offered, name) { // none read (no tools:, or a tools file that failed): said already
 			hint := "agent.tools names the tools of tools: (" + strings.Join(offered, ", ") + ")"
 			if near := nearest(name, offered); near != "" {
 				hint = fmt.Sprintf("did you mean %q? %s", near, hint)

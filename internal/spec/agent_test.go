@@ -199,3 +199,21 @@ func TestAgentInPromptHash(t *testing.T) {
 	change("a mock's result", "s.yaml", strings.Replace(spec, `"later"`, `"now"`, 1))
 	change("a handler's arguments", "s.yaml", strings.Replace(spec, "[./lookup.sh]", "[./lookup.sh, -v]", 1))
 }
+
+// A tools file that cannot be read is one problem: the handlers of the
+// tools it would have offered are not each called a tool the spec does
+// not offer (with an empty list of the tools it does).
+func TestAgentBesideABrokenToolsFile(t *testing.T) {
+	path := writeSpec(t, map[string]string{
+		"s.yaml": base + "tools: [file://t.json]\nagent:\n  tools: {lookup: {mock: {result: x}}}\n",
+		"t.json": `[{"name": "lookup"`,
+	})
+	_, err := Load(path)
+	var probs Problems
+	if !errors.As(err, &probs) {
+		t.Fatalf("want problems, got %v", err)
+	}
+	if len(probs) != 1 || !strings.Contains(err.Error(), `"t.json" is not valid JSON`) {
+		t.Errorf("%d problems, want the tools file's alone:\n%v", len(probs), err)
+	}
+}
