@@ -156,9 +156,6 @@ type Options struct {
 // DefaultPath is the program's PATH when assay's own is empty.
 const DefaultPath = isolation.DefaultPath
 
-// SpecDirVar is the variable that tells the program where the spec is.
-const SpecDirVar = spec.SpecDirVar
-
 // UnsetEnvError says that a variable a target names in env: is not set in
 // assay's environment. It names the variable, never a value.
 type UnsetEnvError struct {
