@@ -114,24 +114,24 @@ func everyTool(in *nullInput) Output {
 }
 
 func emptyArgs(in *nullInput) Output {
-	names := scorer.ExpectedTools(in.st.calls.namer, in.c.Expected)
-	calls := make([]record.ToolCall, len(names))
-	for i, n := range names {
-		calls[i] = nullCall(i, n, "{}")
-	}
-	return toolOutput(calls)
+	return expectedCalls(in, func(string) string { return "{}" })
 }
 
 func schemaExample(in *nullInput) Output {
-	ts := in.st.calls
-	names := scorer.ExpectedTools(ts.namer, in.c.Expected)
+	return expectedCalls(in, func(name string) string {
+		if args, ok := in.st.calls.examples[name]; ok {
+			return args
+		}
+		return "{}"
+	})
+}
+
+// expectedCalls calls the case's expected tools, each with args(name).
+func expectedCalls(in *nullInput, args func(name string) string) Output {
+	names := scorer.ExpectedTools(in.st.calls.namer, in.c.Expected)
 	calls := make([]record.ToolCall, len(names))
 	for i, n := range names {
-		args, ok := ts.examples[n]
-		if !ok {
-			args = "{}"
-		}
-		calls[i] = nullCall(i, n, args)
+		calls[i] = nullCall(i, n, args(n))
 	}
 	return toolOutput(calls)
 }
