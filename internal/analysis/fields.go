@@ -227,8 +227,6 @@ func judgeScorers(config []byte) map[string]bool {
 	return out
 }
 
-// judgeWarnings say loudly, for every judge scorer that gave judge errors
-// on a target, how many: those verdicts count as failures of the output.
 // scorerErrs counts one scorer's scorer_error verdicts on one target.
 type scorerErrs struct {
 	n      int
@@ -241,18 +239,11 @@ type scorerErrs struct {
 // so a rate with many of them measures the grader.
 func scorerErrorWarning(target, scorer string, e *scorerErrs, n int) string {
 	return fmt.Sprintf("target %s, scorer %s: %d of %d results are scorer_error, failures of the grader counted against the target — fix the scorer or the expected values (the first: %s)",
-		target, scorer, e.n, n, clipReason(e.reason, 200))
+		target, scorer, e.n, n, cutRunes(e.reason, 200))
 }
 
-// clipReason shortens a reason for a one-line warning.
-func clipReason(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
+// judgeWarnings say loudly, for every judge scorer that gave judge errors
+// on a target, how many: those verdicts count as failures of the output.
 func judgeWarnings(targets []Target) []string {
 	var out []string
 	for _, t := range targets {
