@@ -133,10 +133,8 @@ func (s *toolCall) Score(_ context.Context, in *Input) Verdict {
 	tool := func(status string, v Verdict) Verdict {
 		v.Fields = []record.FieldVerdict{{Field: ToolField, Status: status}}
 		if want.args != nil {
-			if res, err := s.args.compare(want.args, want.args); err == nil {
-				for _, r := range res {
-					v.Fields = append(v.Fields, record.FieldVerdict{Field: r.Path, Status: "unscored"})
-				}
+			for _, p := range s.args.paths(want.args) {
+				v.Fields = append(v.Fields, record.FieldVerdict{Field: p.String(), Status: "unscored"})
 			}
 		}
 		return v

@@ -360,22 +360,32 @@ func (a *argCheck) schemaProblem(c madeCall) string {
 func (a *argCheck) compare(got, want map[string]any) ([]fieldResult, error) {
 	fe := a.fe
 	if len(fe.paths) == 0 {
-		keys := make([]string, 0, len(want))
-		for k := range want {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		c := *fe
-		c.paths = make([]jsonPath, len(keys))
-		for j, k := range keys {
-			c.paths[j] = jsonPath{text: k, segs: []pathSeg{{key: k, index: -1}}}
-		}
+		c.paths = a.paths(want)
 		fe = &c
 	}
 	if len(fe.paths) == 0 {
 		return nil, nil
 	}
 	return fe.fieldResults(got, want)
+}
+
+// paths are the arguments compared for an expected call's arguments want:
+// the fields: given, else every expected argument in name order.
+func (a *argCheck) paths(want map[string]any) []jsonPath {
+	if len(a.fe.paths) > 0 {
+		return a.fe.paths
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	ps := make([]jsonPath, len(keys))
+	for j, k := range keys {
+		ps[j] = jsonPath{text: k, segs: []pathSeg{{key: k, index: -1}}}
+	}
+	return ps
 }
 
 // matches reports whether call c is the expected call e: the same tool and,
