@@ -496,10 +496,7 @@ func CallsText(calls []record.ToolCall) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(c.Name)
-		b.WriteByte('(')
-		b.WriteString(c.Arguments)
-		b.WriteByte(')')
+		b.WriteString(c.String())
 	}
 	return b.String()
 }

@@ -157,6 +157,10 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 }
 
+// String is the call as reports show it, name(arguments), the arguments as
+// the model wrote them (a renderer escapes it like any model output).
+func (c ToolCall) String() string { return c.Name + "(" + c.Arguments + ")" }
+
 // Price is what the result's reply costs at the target's price, paid in
 // this run or served from the cache: the cost of the model, whatever the
 // cache saved.

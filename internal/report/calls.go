@@ -307,7 +307,7 @@ func callComparisons(cr *analysis.CallReport, esc func(string) string, count fun
 func callsLine(calls []record.ToolCall) string {
 	parts := make([]string, len(calls))
 	for i, c := range calls {
-		parts[i] = c.Name + "(" + c.Arguments + ")"
+		parts[i] = c.String()
 	}
 	return strings.Join(parts, " · ")
 }

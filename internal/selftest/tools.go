@@ -225,7 +225,7 @@ func withCalls(raw string, calls []record.ToolCall) string {
 	}
 	parts := make([]string, len(calls))
 	for i, c := range calls {
-		parts[i] = c.Name + "(" + c.Arguments + ")"
+		parts[i] = c.String()
 	}
 	out := "tool calls: " + strings.Join(parts, ", ")
 	if raw != "" {
