@@ -187,6 +187,7 @@ reviewer or a CI pipeline can act on.
 		newRunsCommand(g),
 		newExportCommand(g),
 		newCacheCommand(g),
+		newServeCommand(g),
 	)
 	// Every command with --json also takes --format text|json (jsonformat.go).
 	addJSONFormats(root)

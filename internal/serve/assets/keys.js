@@ -1,0 +1,1 @@
+// Keyboard shortcuts (filled in by the labeling pages).
