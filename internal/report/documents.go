@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/calibrate"
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/plan"
 	"github.com/assay-eval/assay/internal/probe"
@@ -36,6 +37,8 @@ type Registry struct {
 	Probe    *Document[*probe.Report]
 	// Validate is `assay validate` (with --deep, the dataset's health).
 	Validate *Document[*Validation]
+	// Calibrate is `assay calibrate`: a judge against people's labels.
+	Calibrate *Document[*calibrate.Report]
 }
 
 // RunReport is what `assay report` renders: the analysis, and for the
@@ -98,21 +101,23 @@ func NewRegistry() *Registry {
 			Format[*Validation]{Name: "text", Render: ValidationText},
 			Format[*Validation]{Name: "json", Render: ValidationJSON},
 		),
+		Calibrate: calibrateDocument(),
 	}
 }
 
 // names are the documents and their formats, by document name.
 func (r *Registry) names() map[string][]string {
 	return map[string][]string{
-		r.Report.Name:   r.Report.Names(),
-		r.Compare.Name:  r.Compare.Names(),
-		r.Diff.Name:     r.Diff.Names(),
-		r.Drift.Name:    r.Drift.Names(),
-		r.Gate.Name:     r.Gate.Names(),
-		r.Plan.Name:     r.Plan.Names(),
-		r.Selftest.Name: r.Selftest.Names(),
-		r.Probe.Name:    r.Probe.Names(),
-		r.Validate.Name: r.Validate.Names(),
+		r.Report.Name:    r.Report.Names(),
+		r.Compare.Name:   r.Compare.Names(),
+		r.Diff.Name:      r.Diff.Names(),
+		r.Drift.Name:     r.Drift.Names(),
+		r.Gate.Name:      r.Gate.Names(),
+		r.Plan.Name:      r.Plan.Names(),
+		r.Selftest.Name:  r.Selftest.Names(),
+		r.Probe.Name:     r.Probe.Names(),
+		r.Validate.Name:  r.Validate.Names(),
+		r.Calibrate.Name: r.Calibrate.Names(),
 	}
 }
 

@@ -545,6 +545,8 @@ func (v *validator) check() {
 	v.checkOutput()
 	v.checkScorers()
 	v.checkGate()
+	v.checkCalibration()
+	v.checkLabels()
 
 	if s.Run.Epochs < 1 {
 		v.at("run.epochs", "", "run.epochs must be at least 1, got %d", s.Run.Epochs)

@@ -61,6 +61,12 @@ type Spec struct {
 	// Gate holds the regression gate's rules (assay gate); nil when the
 	// spec has no gate: section.
 	Gate *Gate `yaml:"gate,omitempty" json:"gate,omitempty"`
+	// Calibration holds the thresholds a judge is held to against
+	// people's labels (assay calibrate); nil when the spec has no
+	// calibration: section (the defaults apply). Labels says where "add to
+	// dataset" appends; nil when the spec has no labels: section.
+	Calibration *Calibration `yaml:"calibration,omitempty" json:"calibration,omitempty"`
+	Labels      *Labels      `yaml:"labels,omitempty" json:"labels,omitempty"`
 	// Candidates names the targets under test when it is set; otherwise
 	// every target that is not only a judge is one (see CandidateNames).
 	Candidates []string `yaml:"candidates,omitempty" json:"candidates,omitempty"`

@@ -1,0 +1,202 @@
+// Package calibrate holds a judge scorer up against people's labels: it
+// joins the labels of a run's outputs with the judge's verdicts in the
+// run's latest scoring and computes the confusion matrix, per-class rates,
+// Cohen's κ, the judged pass rate corrected for the judge's measured error
+// (Rogan–Gladen), a verdict (fit, biased, not fit) and how many more labels
+// would settle the corrected rate. It computes only: report renders the
+// Report. It reads runs through record.Reader and must not import the
+// store, the runner or providers.
+package calibrate
+
+import (
+	"context"
+	"errors"
+
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+// Thresholds are what a judge is held to (the spec's calibration:
+// section).
+type Thresholds struct {
+	MinKappa float64 `json:"min_kappa"` // default 0.6
+	MinTNR   float64 `json:"min_tnr"`   // default 0.8 (a judge must catch failures)
+	MinTPR   float64 `json:"min_tpr"`   // default 0.8
+	// Width is the target width of the corrected pass rate's interval
+	// (default 0.10).
+	Width float64 `json:"width"`
+	Level float64 `json:"level"` // confidence level, default 0.95
+}
+
+// DefaultThresholds are the thresholds of a spec without a calibration:
+// section.
+func DefaultThresholds() Thresholds { return thresholdsOf(spec.DefaultCalibration()) }
+
+func thresholdsOf(c spec.Calibration) Thresholds {
+	return Thresholds{MinKappa: c.MinKappa, MinTNR: c.MinTNR, MinTPR: c.MinTPR, Width: c.Width, Level: c.Level}
+}
+
+// ThresholdsOf reads the spec's calibration: section from a run's stored
+// config (run.Config), defaults where unset. A run without a readable
+// config gets the defaults.
+func ThresholdsOf(run *record.Run) (Thresholds, error) {
+	if run == nil {
+		return Thresholds{}, errors.New("calibrate: no run")
+	}
+	c, _ := spec.ConfigCalibration(run.Config)
+	return thresholdsOf(c), nil
+}
+
+// Verdicts of a judge.
+const (
+	// Fit: the judge agrees with people well enough and its corrected
+	// pass rate does not differ from its raw one.
+	Fit = "fit"
+	// Biased: the judge is fit to use, but its raw pass rate lies outside
+	// the interval of the corrected one: read the corrected rate.
+	Biased = "biased"
+	// NotFit: κ, TNR or TPR below the thresholds, or the judge cannot tell
+	// a pass from a fail (Youden's J ≤ 0).
+	NotFit = "not_fit"
+)
+
+// Interval is a two-sided confidence interval.
+type Interval struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// Rate is a count of successes over a count of trials; Value is nil when
+// there were no trials.
+type Rate struct {
+	Count int      `json:"count"`
+	Of    int      `json:"of"`
+	Value *float64 `json:"value"`
+}
+
+// Counts are what happened to the labels given.
+type Counts struct {
+	// Labels is every label given for the run.
+	Labels int `json:"labels"`
+	// Used are the labels compared with the judge (one per result).
+	Used int `json:"used"`
+	// Skipped labels said neither pass nor fail.
+	Skipped int `json:"skipped"`
+	// Stale labels judged an output that is no longer stored (its output
+	// hash differs from the stored result's).
+	Stale int `json:"stale"`
+	// Missing labels name a result the run does not have.
+	Missing int `json:"missing"`
+	// Unjudged labels are of results the judge gave no verdict
+	// (a failed call, or no score in the latest scoring).
+	Unjudged int `json:"unjudged"`
+	// Superseded labels were replaced by a more recent label of the same
+	// result (several labelers, or a relabel); Disagreements counts the
+	// results whose labels said both pass and fail.
+	Superseded    int `json:"superseded"`
+	Disagreements int `json:"disagreements"`
+}
+
+// Confusion is the judge's verdicts against people's: the human label is
+// the truth, pass the positive class.
+type Confusion struct {
+	TP int `json:"human_pass_judge_pass"`
+	FN int `json:"human_pass_judge_fail"`
+	FP int `json:"human_fail_judge_pass"`
+	TN int `json:"human_fail_judge_fail"`
+}
+
+// Class is one class's measures: for pass, recall is the TPR
+// (sensitivity); for fail, the TNR (specificity). A measure is nil when it
+// is undefined (a division by zero).
+type Class struct {
+	Name      string   `json:"name"`    // "pass" | "fail"
+	Support   int      `json:"support"` // labels of this class
+	Judged    int      `json:"judged"`  // judge verdicts of this class
+	Precision *float64 `json:"precision"`
+	Recall    *float64 `json:"recall"`
+	F1        *float64 `json:"f1"`
+}
+
+// Kappa is Cohen's κ with its asymptotic standard error and interval, as
+// statsmodels' cohens_kappa computes them; nil fields are undefined (every
+// label and verdict in one class).
+type Kappa struct {
+	Value *float64  `json:"value"`
+	SE    *float64  `json:"se"`
+	CI    *Interval `json:"ci"`
+	// Agreement is the observed share of labels the judge agreed with.
+	Agreement *float64 `json:"agreement"`
+}
+
+// Corrected is the judged pass rate corrected for the judge's error
+// (Rogan–Gladen): nil Value, with Why, when the judge cannot be corrected
+// (Youden's J ≤ 0: it does not tell a pass from a fail).
+type Corrected struct {
+	Value *float64 `json:"value"`
+	// CI is the delta-method interval (the judging sample's binomial and
+	// the labeled passes' and fails' binomials); Bootstrap the percentile
+	// interval of a bootstrap over both samples.
+	CI        *Interval `json:"ci"`
+	SE        *float64  `json:"se"`
+	Bootstrap *Interval `json:"bootstrap"`
+	Why       string    `json:"why,omitempty"`
+}
+
+// Needed is how many labels per class would narrow the corrected
+// interval to the target width, holding the rates observed.
+type Needed struct {
+	// Reached: the interval is already at most the target width.
+	Reached bool `json:"reached"`
+	// Pass and Fail are the further labels of each class (human verdict)
+	// needed, in the cheapest split; Random is the further labels needed
+	// when they are drawn at random from the run (the classes come in the
+	// proportions people found).
+	Pass   int `json:"pass"`
+	Fail   int `json:"fail"`
+	Random int `json:"random"`
+	// More names the class to label more of ("pass" | "fail" | "").
+	More string `json:"more,omitempty"`
+	// Why says why no count can be given ("" when one is).
+	Why string `json:"why,omitempty"`
+}
+
+// Report is the calibration of one judge against the labels of one run.
+type Report struct {
+	RunID   string `json:"run_id"`
+	Judge   string `json:"judge"`
+	Scoring int    `json:"scoring"`
+	// JudgeType is the judge scorer's type in the run's spec ("judge" for
+	// a model judge; "" when the spec does not name it).
+	JudgeType  string     `json:"judge_type"`
+	Thresholds Thresholds `json:"thresholds"`
+	Counts     Counts     `json:"counts"`
+	Confusion  Confusion  `json:"confusion"`
+	// Classes are pass then fail.
+	Classes []Class `json:"classes"`
+	// TPR and TNR are the judge's sensitivity and specificity against the
+	// labels; Youden is TPR + TNR − 1 (nil when a class has no label).
+	TPR    Rate     `json:"tpr"`
+	TNR    Rate     `json:"tnr"`
+	Youden *float64 `json:"youden"`
+	Kappa  Kappa    `json:"kappa"`
+	// Human is the pass rate of the labels; Raw the judge's pass rate over
+	// every output of the run it judged (not only the labeled ones).
+	Human     Rate      `json:"human"`
+	Raw       Rate      `json:"raw"`
+	Corrected Corrected `json:"corrected"`
+	Verdict   string    `json:"verdict"`
+	// Reasons say in words why the verdict is what it is.
+	Reasons []string `json:"reasons"`
+	Needed  Needed   `json:"needed"`
+	// Notes are caveats (a scorer that is not a model judge, labels not
+	// used).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Calibrate joins the labels of a run (skips and labels whose OutputHash no
+// longer matches the stored result are counted, not used) with the judge
+// scorer's verdicts in the run's latest scoring and computes the report.
+func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge string, labels []record.Label, th Thresholds) (*Report, error) {
+	return nil, errors.New("calibrate: not implemented yet")
+}
