@@ -43,13 +43,16 @@ type CacheStats struct {
 type Store interface {
 	record.Reader
 	record.Writer
+	Labels
+	Browse
 
 	CreateRun(ctx context.Context, r *record.Run) error
 	// UpdateRun sets status, ended, cases, targets and epochs.
 	UpdateRun(ctx context.Context, r *record.Run) error
 
 	// DeleteRun deletes the run with this exact ID and everything stored
-	// under it: cases, results, scores, scorings and its lease. The
+	// under it: cases, results, scores, scorings, its lease and its
+	// labeling queues and labels. The
 	// response cache, shared by every run, is left as it is. It returns
 	// what it deleted, or an error wrapping ErrNotFound (nothing deleted)
 	// when there is no such run.
@@ -107,6 +110,8 @@ type Deleted struct {
 	Scores   int  `json:"scores"`
 	Scorings int  `json:"scorings"` // distinct scoring numbers with scores
 	Lease    bool `json:"lease"`    // a lease was held on the run
+	Queues   int  `json:"queues"`   // labeling queues
+	Labels   int  `json:"labels"`
 }
 
 // Lease says which process may write a run's results: one writer per run,
