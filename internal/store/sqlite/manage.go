@@ -98,6 +98,8 @@ func (d *DB) DeleteRun(ctx context.Context, runID string) (store.Deleted, error)
 			{&del.Scorings, `SELECT count(*) FROM (SELECT scoring FROM scores WHERE run_id = ?1
 				UNION SELECT scoring FROM scorings WHERE run_id = ?1)`},
 			{&lease, `SELECT count(*) FROM leases WHERE run_id = ?`},
+			{&del.Queues, `SELECT count(*) FROM label_queues WHERE run_id = ?`},
+			{&del.Labels, `SELECT count(*) FROM labels WHERE run_id = ?`},
 		} {
 			if err := tx.QueryRowContext(ctx, c.q, runID).Scan(c.n); err != nil {
 				return err
@@ -111,6 +113,9 @@ func (d *DB) DeleteRun(ctx context.Context, runID string) (store.Deleted, error)
 			`DELETE FROM cases WHERE run_id = ?`,
 			`DELETE FROM scorings WHERE run_id = ?`,
 			`DELETE FROM leases WHERE run_id = ?`,
+			`DELETE FROM labels WHERE run_id = ?`,
+			`DELETE FROM queue_items WHERE run_id = ?`,
+			`DELETE FROM label_queues WHERE run_id = ?`,
 			`DELETE FROM runs WHERE id = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, runID); err != nil {
