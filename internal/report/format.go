@@ -103,6 +103,12 @@ func visible(s string, keepLines bool) string {
 	return b.String()
 }
 
+// Visible is visible for pages that show outside text beside the report
+// (assay serve's): control and bidirectional-override characters written
+// as escapes, line breaks kept when keepLines (for <pre>), else "↵". It
+// does not escape HTML; html/template does that.
+func Visible(s string, keepLines bool) string { return visible(s, keepLines) }
+
 // oneLine makes short outside text (a name, an ID, a rule, a reason, a
 // fingerprint) safe on one line of any format: visible, line breaks as ↵.
 func oneLine(s string) string { return visible(s, false) }

@@ -33,7 +33,32 @@ type htmlOptions struct {
 	csp bool
 }
 
+// HTMLBody writes the report's sections — everything HTML's page holds
+// inside <main>, the SVG charts included — as a fragment for a page that
+// brings its own head and chrome (assay serve). It is HTML's renderer: the
+// page is this fragment wrapped. The fragment's classes are styled by
+// HTMLStyle.
+func HTMLBody(w io.Writer, rep *analysis.Report) error {
+	return executeHTML(w, "body", newHTMLPage(rep, htmlOptions{}))
+}
+
+// HTMLStyle is the stylesheet HTML's page carries inline, for a page that
+// links it instead (a Content-Security-Policy without inline styles).
+func HTMLStyle() (string, error) {
+	var b strings.Builder
+	if err := executeHTML(&b, "style", nil); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
 func renderHTML(w io.Writer, rep *analysis.Report, o htmlOptions) error {
+	return executeHTML(w, "report.html.tmpl", newHTMLPage(rep, o))
+}
+
+// executeHTML renders the named template of the report's templates into a
+// buffer first, so a failure writes nothing.
+func executeHTML(w io.Writer, name string, data any) error {
 	t, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
 		"num": num,
 	}).ParseFS(htmlTemplates, "templates/*.tmpl")
@@ -41,7 +66,7 @@ func renderHTML(w io.Writer, rep *analysis.Report, o htmlOptions) error {
 		return fmt.Errorf("parsing the HTML report templates: %w", err)
 	}
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, newHTMLPage(rep, o)); err != nil {
+	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
 		return fmt.Errorf("rendering the HTML report: %w", err)
 	}
 	_, err = w.Write(buf.Bytes())
