@@ -1,0 +1,277 @@
+package labels
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/assay-eval/assay/internal/record"
+)
+
+// QueueSpec is what a labeler asks for.
+type QueueSpec struct {
+	Name string
+	Size int
+	Seed uint64
+	// Judge is the scorer whose verdict stratifies (and is revealed after
+	// labeling); "" none.
+	Judge string
+	// Slices are tag keys to stratify by (the run's cases' tags).
+	Slices []string
+}
+
+// Judge verdicts as a stratum names them; a result the judge left without
+// a score is "unscored".
+const (
+	judgePass     = "pass"
+	judgeFail     = "fail"
+	judgeUnscored = "unscored"
+)
+
+// stratum is one cell of the sample: the results of one target, judge
+// verdict and slice values.
+type stratum struct {
+	values []string // in the order of the queue's Strata
+	name   string   // "target=a, judge=pass, lang=en"
+	keys   []record.Key
+	draw   int
+}
+
+// NewQueue samples a queue from a run's results in its latest scoring.
+//
+// The results are divided into strata: target × the judge's verdict (when
+// q.Judge is set) × the value of each slice tag (a case without the tag has
+// the value ""). Failed calls (a result with an ErrorKind) are left out:
+// there is no output to judge. Of n = min(q.Size, results) items, every
+// non-empty stratum gets one while n allows (when n is smaller than the
+// number of strata, the largest strata get one each), and the rest go one
+// at a time to the stratum furthest below its proportional share n·Nₕ/N,
+// so every stratum's count is within one of its share whenever the shares
+// are all at least one. Each stratum's items are a seeded simple random
+// sample of it; then all items are shuffled (seeded) into their positions,
+// so the labeler cannot tell a target or a verdict from an item's place.
+// An item's Stratum names its cell (target and judge verdict among them:
+// it must not be shown while the item is labeled) and its Weight is
+// Nₕ / (items drawn from its stratum).
+func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec, now time.Time) (*record.Queue, error) {
+	if strings.TrimSpace(q.Name) == "" {
+		return nil, errors.New("a labeling queue needs a name")
+	}
+	if q.Size < 1 {
+		return nil, fmt.Errorf("the queue's size is %d; give the number of outputs to label (at least 1)", q.Size)
+	}
+	names := []string{"target"}
+	if q.Judge != "" {
+		names = append(names, "judge")
+	}
+	for i, s := range q.Slices {
+		if s == "" {
+			return nil, errors.New("a slice names a tag of the run's cases; got an empty name")
+		}
+		if slices.Contains(q.Slices[:i], s) {
+			return nil, fmt.Errorf("slice %q is given twice", s)
+		}
+		names = append(names, "slice:"+s)
+	}
+
+	scoring, err := r.LatestScoring(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	var verdicts map[record.Key]bool
+	if q.Judge != "" {
+		if verdicts, err = judgeVerdicts(ctx, r, run.ID, scoring, q.Judge); err != nil {
+			return nil, err
+		}
+	}
+	var tags map[string]map[string]string
+	if len(q.Slices) > 0 {
+		if tags, err = caseTags(ctx, r, run.ID, q.Slices); err != nil {
+			return nil, err
+		}
+	}
+
+	cells := map[string]*stratum{}
+	total, failed := 0, 0
+	err = r.Results(ctx, run.ID, func(res record.Result) error {
+		if res.ErrorKind != "" {
+			failed++
+			return nil
+		}
+		values := []string{res.Target}
+		if q.Judge != "" {
+			v, ok := verdicts[res.Key()]
+			switch {
+			case !ok:
+				values = append(values, judgeUnscored)
+			case v:
+				values = append(values, judgePass)
+			default:
+				values = append(values, judgeFail)
+			}
+		}
+		for _, s := range q.Slices {
+			values = append(values, tags[res.CaseID][s])
+		}
+		id := strings.Join(values, "\x00")
+		c := cells[id]
+		if c == nil {
+			c = &stratum{values: values, name: stratumName(names, values)}
+			cells[id] = c
+		}
+		c.keys = append(c.keys, res.Key())
+		total++
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the results of run %s: %w", run.ID, err)
+	}
+	if total == 0 {
+		if failed > 0 {
+			return nil, fmt.Errorf("run %s has no outputs to label: all %d of its results are failed calls", run.ID, failed)
+		}
+		return nil, fmt.Errorf("run %s has no results to label", run.ID)
+	}
+
+	strata := make([]*stratum, 0, len(cells))
+	for _, c := range cells {
+		strata = append(strata, c)
+	}
+	slices.SortFunc(strata, func(a, b *stratum) int { return slices.Compare(a.values, b.values) })
+	allocate(strata, min(q.Size, total), total)
+
+	rng := rand.New(rand.NewPCG(q.Seed, 0x6c6162656c73)) // "labels"
+	var items []record.QueueItem
+	for _, c := range strata {
+		// A partial Fisher–Yates shuffle draws c.draw of c.keys.
+		for i := range c.draw {
+			j := i + rng.IntN(len(c.keys)-i)
+			c.keys[i], c.keys[j] = c.keys[j], c.keys[i]
+		}
+		w := float64(len(c.keys)) / float64(c.draw)
+		for _, k := range c.keys[:c.draw] {
+			items = append(items, record.QueueItem{CaseID: k.CaseID, Target: k.Target, Epoch: k.Epoch, Stratum: c.name, Weight: w})
+		}
+	}
+	rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+	for i := range items {
+		it := &items[i]
+		it.Position = i
+		res, err := r.Result(ctx, run.ID, it.Key())
+		if err != nil {
+			return nil, fmt.Errorf("reading the output of %s/%s/%d: %w", it.CaseID, it.Target, it.Epoch, err)
+		}
+		it.OutputHash = record.LabelOutputHash(res)
+	}
+	return &record.Queue{
+		RunID: run.ID, Name: q.Name, Judge: q.Judge, Size: q.Size, Seed: q.Seed,
+		Strata: names, Created: now, Items: items,
+	}, nil
+}
+
+// allocate sets each stratum's draw: n items in all, one per stratum
+// while n allows, the rest by largest shortfall from the proportional
+// share n·Nₕ/N (ties to the larger stratum, then the first).
+func allocate(strata []*stratum, n, total int) {
+	if n < len(strata) {
+		// Fewer items than strata: the largest strata get one each.
+		order := slices.Clone(strata)
+		slices.SortStableFunc(order, func(a, b *stratum) int { return cmp.Compare(len(b.keys), len(a.keys)) })
+		for _, c := range order[:n] {
+			c.draw = 1
+		}
+		return
+	}
+	share := func(c *stratum) float64 { return float64(n) * float64(len(c.keys)) / float64(total) }
+	for _, c := range strata {
+		c.draw = 1
+	}
+	for range n - len(strata) {
+		var best *stratum
+		for _, c := range strata {
+			if c.draw >= len(c.keys) {
+				continue
+			}
+			if best == nil {
+				best = c
+				continue
+			}
+			d, bd := share(c)-float64(c.draw), share(best)-float64(best.draw)
+			if d > bd || (d == bd && len(c.keys) > len(best.keys)) {
+				best = c
+			}
+		}
+		best.draw++
+	}
+}
+
+func stratumName(names, values []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = strings.TrimPrefix(n, "slice:") + "=" + values[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// judgeVerdicts reads the judge scorer's verdicts in a scoring, refusing a
+// scorer the scoring does not have.
+func judgeVerdicts(ctx context.Context, r record.Reader, runID string, scoring int, judge string) (map[record.Key]bool, error) {
+	if scoring == 0 {
+		return nil, fmt.Errorf("run %s has no scores, so no judge %q to stratify by", runID, judge)
+	}
+	scorers, err := r.ScorerNames(ctx, runID, scoring)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(scorers, judge) {
+		return nil, fmt.Errorf("run %s has no scorer %q in its latest scoring (%d); its scorers are: %s", runID, judge, scoring, strings.Join(scorers, ", "))
+	}
+	verdicts := map[record.Key]bool{}
+	err = r.Scores(ctx, runID, scoring, func(s record.Score) error {
+		if s.Scorer == judge {
+			verdicts[record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] = s.Pass
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return verdicts, nil
+}
+
+// caseTags reads the slice tags of a run's cases, refusing a tag no case
+// has.
+func caseTags(ctx context.Context, r record.Reader, runID string, keys []string) (map[string]map[string]string, error) {
+	tags := map[string]map[string]string{}
+	seen := map[string]bool{}
+	err := r.Cases(ctx, runID, func(c record.Case) error {
+		for k := range c.Tags {
+			seen[k] = true
+		}
+		tags[c.ID] = c.Tags
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the cases of run %s: %w", runID, err)
+	}
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		if len(seen) == 0 {
+			return nil, fmt.Errorf("no case of run %s has a tag %q: its cases have no tags to slice by", runID, k)
+		}
+		known := make([]string, 0, len(seen))
+		for t := range seen {
+			known = append(known, t)
+		}
+		slices.Sort(known)
+		return nil, fmt.Errorf("no case of run %s has a tag %q; its cases' tags are: %s", runID, k, strings.Join(known, ", "))
+	}
+	return tags, nil
+}
