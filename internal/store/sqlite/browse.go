@@ -26,6 +26,7 @@ const browseBudget = 20_000
 // after every result of case Case; otherwise after the result Case,
 // Target, Epoch.
 type cursor struct {
+	V      int    `json:"v"` // cursorVersion
 	Known  bool   `json:"k"`
 	Start  bool   `json:"s,omitempty"` // the start of the results without a case
 	Whole  bool   `json:"w,omitempty"`
@@ -35,7 +36,11 @@ type cursor struct {
 	Epoch  int    `json:"e,omitempty"`
 }
 
+// cursorVersion marks the cursors this store makes.
+const cursorVersion = 1
+
 func (c cursor) encode() string {
+	c.V = cursorVersion
 	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -49,7 +54,7 @@ func decodeCursor(s string) (*cursor, error) {
 		return nil, store.ErrBadCursor
 	}
 	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil {
+	if err := json.Unmarshal(b, &c); err != nil || c.V != cursorVersion {
 		return nil, store.ErrBadCursor
 	}
 	return &c, nil
