@@ -3,6 +3,8 @@ package serve
 import (
 	"html/template"
 	"net/url"
+
+	"github.com/assay-eval/assay/internal/report"
 )
 
 // funcs are the template functions every page may use. None returns
@@ -18,4 +20,8 @@ var funcs = template.FuncMap{
 		return template.URL("?" + v.Encode())
 	},
 	"pathEscape": url.PathEscape,
+	// visible shows control and bidirectional-override characters of
+	// outside text (an ANSI escape, a NUL) as escapes, lines kept, as the
+	// HTML report does; html/template escapes the rest.
+	"visible": func(s string) string { return report.Visible(s, true) },
 }
