@@ -24,4 +24,9 @@ var funcs = template.FuncMap{
 	// outside text (an ANSI escape, a NUL) as escapes, lines kept, as the
 	// HTML report does; html/template escapes the rest.
 	"visible": func(s string) string { return report.Visible(s, true) },
+	// addForm is the data of the "addcase" block (_addcase.tmpl): the
+	// "add to dataset" form for one output.
+	"addForm": func(csrf, runID, caseID, target string, epoch int) AddForm {
+		return AddForm{CSRF: csrf, RunID: runID, CaseID: caseID, Target: target, Epoch: epoch}
+	},
 }

@@ -27,6 +27,7 @@ func (s *Server) labelRoutes() {
 	s.mux.HandleFunc("GET /runs/{id}/queues/{name}", s.queueItem)
 	s.mux.HandleFunc("POST /runs/{id}/queues/{name}/label", s.saveLabel)
 	s.mux.HandleFunc("POST /runs/{id}/queues/{name}/undo", s.undoLabel)
+	s.mux.HandleFunc("POST /runs/{id}/cases/{case}/add", s.addToDataset) // add.go
 }
 
 // labeler cookie: the name labels are stored under, remembered per browser.
