@@ -8,6 +8,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -20,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -183,12 +185,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized: this server needs its token (log in at /login, or send Authorization: Bearer TOKEN)", http.StatusUnauthorized)
 		return
 	}
-	if r.Method == http.MethodPost && r.URL.Path != "/login" && !s.csrfOK(r) {
-		http.Error(w, "forbidden: the form's CSRF token is missing or stale; reload the page and try again", http.StatusForbidden)
-		return
+	if r.Method == http.MethodPost {
+		// Read the form here, once, so a body over the bound is a clear
+		// 413 whichever handler it was for.
+		if r.ContentLength > MaxBody {
+			http.Error(w, tooLarge, http.StatusRequestEntityTooLarge)
+			return
+		}
+		if err := r.ParseForm(); err != nil {
+			var mb *http.MaxBytesError
+			if errors.As(err, &mb) {
+				http.Error(w, tooLarge, http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "bad request: reading the form: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if r.URL.Path != "/login" && !s.csrfOK(r) {
+			http.Error(w, "forbidden: the form's CSRF token is missing or stale; reload the page and try again", http.StatusForbidden)
+			return
+		}
 	}
 	s.mux.ServeHTTP(w, r)
 }
+
+var tooLarge = fmt.Sprintf("request body too large: forms are limited to %d bytes", MaxBody)
 
 func acceptsHTML(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "text/html")
@@ -248,6 +269,9 @@ type page struct {
 	// Nav marks the current section for the layout ("runs", "labels").
 	Nav  string
 	Body any
+	// Styles are stylesheets the page links besides the layout's own
+	// (paths on this server).
+	Styles []string
 }
 
 // parsePages parses the layout with each page template. A page template
@@ -303,6 +327,54 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, name string,
 	_, _ = w.Write([]byte(buf.String()))
 }
 
+// stream writes a page whose content takes long to compute: the layout's
+// head and the page template's "lead" block at once, flushed, so the first
+// byte leaves before the work starts; then, when it is not cached (cached
+// false), a notice that the page is computing; then the "content" block
+// with compute's value as Body, and the layout's foot. The status is sent
+// with the head, so an error of compute is shown inside the page.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, name string, p page, notice string, compute func() (any, error)) {
+	t, ok := s.pages[name]
+	if !ok {
+		s.fail(w, r, fmt.Errorf("no page template %q", name))
+		return
+	}
+	p.CSRF = csrfToken(w, r)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rc := http.NewResponseController(w)
+	if err := t.ExecuteTemplate(w, "head", p); err != nil {
+		s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+		return
+	}
+	if t.Lookup("lead") != nil {
+		if err := t.ExecuteTemplate(w, "lead", p); err != nil {
+			s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+			return
+		}
+	}
+	if notice != "" {
+		_ = t.ExecuteTemplate(w, "computing", notice)
+	}
+	_ = rc.Flush()
+	body, err := compute()
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		_ = t.ExecuteTemplate(w, "failed", err.Error())
+	} else {
+		p.Body = body
+		var buf bytes.Buffer
+		if err := t.ExecuteTemplate(&buf, "content", p); err != nil {
+			s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+			_ = t.ExecuteTemplate(w, "failed", "rendering the page: "+err.Error())
+		} else {
+			_, _ = w.Write(buf.Bytes())
+		}
+	}
+	_ = t.ExecuteTemplate(w, "foot", p)
+}
+
 // fail answers a request that could not be served: 404 for what does not
 // exist, 500 otherwise (logged; the message shown is escaped text).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -335,34 +407,76 @@ func badRequest(format string, a ...any) error {
 
 // runCache keeps per-run values that are costly to build, keyed by run ID
 // and a stamp of the run's state (status, scoring) so a changed run is
-// rebuilt.
+// rebuilt. It holds at most cacheSize values, dropping the oldest built.
 type runCache struct {
-	mu sync.Mutex
-	m  map[string]cacheEntry
+	mu    sync.Mutex
+	m     map[string]*cacheEntry
+	order []string // keys, oldest first
 }
+
+// cacheSize bounds the cache: a report of a million results renders to a
+// few hundred kilobytes, so this is tens of megabytes at worst.
+const cacheSize = 64
 
 type cacheEntry struct {
 	stamp string
 	val   any
+	err   error
+	done  chan struct{} // closed once val and err are set
 }
 
-func newRunCache() *runCache { return &runCache{m: map[string]cacheEntry{}} }
+func newRunCache() *runCache { return &runCache{m: map[string]*cacheEntry{}} }
 
 // get returns the value stored under key with this stamp, or builds it
-// (outside the lock; two builders of one key may both build).
+// (outside the lock). Requests for a key being built wait for that build
+// instead of starting another: a run's report of a million results is
+// computed once however many tabs ask for it. A failed build is not kept.
 func (c *runCache) get(key, stamp string, build func() (any, error)) (any, error) {
 	c.mu.Lock()
 	e, ok := c.m[key]
-	c.mu.Unlock()
 	if ok && e.stamp == stamp {
-		return e.val, nil
+		c.mu.Unlock()
+		<-e.done
+		return e.val, e.err
 	}
-	v, err := build()
-	if err != nil {
-		return nil, err
+	e = &cacheEntry{stamp: stamp, done: make(chan struct{}), err: errors.New("building " + key + " panicked")}
+	if !ok {
+		c.order = append(c.order, key)
 	}
-	c.mu.Lock()
-	c.m[key] = cacheEntry{stamp: stamp, val: v}
+	c.m[key] = e
+	for len(c.order) > cacheSize {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
 	c.mu.Unlock()
-	return v, nil
+	defer func() {
+		close(e.done)
+		if e.err != nil {
+			c.mu.Lock()
+			if c.m[key] == e {
+				delete(c.m, key)
+				c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
+			}
+			c.mu.Unlock()
+		}
+	}()
+	e.val, e.err = build()
+	return e.val, e.err
+}
+
+// has reports whether the value under key with this stamp is built (not
+// being built).
+func (c *runCache) has(key, stamp string) bool {
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if !ok || e.stamp != stamp {
+		return false
+	}
+	select {
+	case <-e.done:
+		return e.err == nil
+	default:
+		return false
+	}
 }
