@@ -3,11 +3,13 @@ package labels
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -103,7 +105,8 @@ type problem struct {
 func parseLine(line []byte) (record.Label, []problem) {
 	var l record.Label
 	dec := json.NewDecoder(bytes.NewReader(line))
-	at := map[string]int{} // a field's value's offset
+	at := map[string]int{}   // a field's value's offset
+	bad := map[string]bool{} // fields whose value could not be decoded
 	tok, err := dec.Token()
 	if err != nil {
 		return l, []problem{syntaxProblem(line, err)}
@@ -130,8 +133,13 @@ func parseLine(line []byte) (record.Label, []problem) {
 			continue
 		}
 		at[key] = valOff
+		if !slices.Contains(fields, key) {
+			probs = append(probs, problem{keyOff, fmt.Sprintf("unknown field %q; a label's fields are: %s", clip(key), strings.Join(fields, ", "))})
+			continue
+		}
 		if msg := decodeField(&l, key, raw); msg != "" {
 			probs = append(probs, problem{valOff, msg})
+			bad[key] = true
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
@@ -140,16 +148,13 @@ func parseLine(line []byte) (record.Label, []problem) {
 	if off := skipSpace(line, int(dec.InputOffset())); off < len(line) {
 		return l, append(probs, problem{off, "unexpected data after the label's object (one label per line)"})
 	}
-	if len(probs) > 0 {
-		return l, probs // the label is not what the line says: its checks would mislead
-	}
 	for _, p := range check(&l) {
-		off, ok := at[p.field]
-		if !ok {
-			off = 0
+		if bad[p.field] {
+			continue // its value was refused: what check sees is not what the line says
 		}
-		probs = append(probs, problem{off, p.msg})
+		probs = append(probs, problem{at[p.field], p.msg}) // a missing field: the line's start
 	}
+	slices.SortStableFunc(probs, func(a, b problem) int { return cmp.Compare(a.off, b.off) })
 	return l, probs
 }
 
@@ -180,8 +185,6 @@ func decodeField(l *record.Label, key string, raw json.RawMessage) string {
 			return fmt.Sprintf(`"created": want an RFC 3339 time such as "2026-12-03T15:04:05Z", got %q`, clip(s))
 		}
 		l.Created = t
-	default:
-		return fmt.Sprintf("unknown field %q; a label's fields are: %s", clip(key), strings.Join(fields, ", "))
 	}
 	return ""
 }
@@ -215,8 +218,16 @@ func jsonKind(raw []byte) string {
 
 // syntaxProblem locates a JSON syntax error in line.
 func syntaxProblem(line []byte, err error) problem {
+	// A Decoder's offsets inside a value are not the line's: the whole
+	// line decoded at once says where its first syntax error is.
+	var v any
+	if e := json.Unmarshal(line, &v); e != nil {
+		err = e
+	}
 	var se *json.SyntaxError
 	switch {
+	case errors.As(err, &se) && int(se.Offset) >= len(line):
+		return problem{len(line), "invalid JSON: the line ends before the label's object does"}
 	case errors.As(err, &se):
 		return problem{int(se.Offset) - 1, "invalid JSON: " + se.Error()}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
