@@ -9,7 +9,6 @@
 package calibrate
 
 import (
-	"context"
 	"errors"
 
 	"github.com/assay-eval/assay/internal/record"
@@ -192,11 +191,4 @@ type Report struct {
 	// Notes are caveats (a scorer that is not a model judge, labels not
 	// used).
 	Notes []string `json:"notes,omitempty"`
-}
-
-// Calibrate joins the labels of a run (skips and labels whose OutputHash no
-// longer matches the stored result are counted, not used) with the judge
-// scorer's verdicts in the run's latest scoring and computes the report.
-func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge string, labels []record.Label, th Thresholds) (*Report, error) {
-	return nil, errors.New("calibrate: not implemented yet")
 }

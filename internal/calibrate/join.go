@@ -1,0 +1,377 @@
+package calibrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/units"
+)
+
+// UnknownJudgeError: the scorer named is not among the run's latest
+// scoring's scorers.
+type UnknownJudgeError struct {
+	Judge   string
+	Scoring int
+	Valid   []string
+}
+
+func (e *UnknownJudgeError) Error() string {
+	if len(e.Valid) == 0 {
+		return fmt.Sprintf("scorer %q has no verdicts: the run's scoring %d has no scorers", e.Judge, e.Scoring)
+	}
+	return fmt.Sprintf("scorer %q has no verdicts in the run's scoring %d (scorers are: %s)", e.Judge, e.Scoring, strings.Join(e.Valid, ", "))
+}
+
+// ErrNoScoring: the run has no complete scoring to read verdicts from.
+var ErrNoScoring = errors.New("the run has no complete scoring: nothing judged yet")
+
+// Score kinds that mean the scorer gave no verdict (scorer.KindJudgeError
+// and scorer.KindScorerError): such outputs are not judged.
+const (
+	kindJudgeError  = "judge_error"
+	kindScorerError = "scorer_error"
+)
+
+// BootstrapReplicates is the bootstrap's B; its seed is fixed, so the
+// same labels give the same interval in the CLI and the serve page.
+const BootstrapReplicates = 2000
+
+// Calibrate joins the labels of a run (skips and labels whose OutputHash no
+// longer matches the stored result are counted, not used) with the judge
+// scorer's verdicts in the run's latest scoring and computes the report.
+//
+// One label counts per result: when a result has several (labelers, or a
+// relabel), the most recent pass or fail is used, the others are counted
+// as superseded, and a result whose labels say both pass and fail counts
+// as a disagreement. The judged pass rate is over every output of the run
+// the judge gave a verdict (failed calls and judge errors left out), not
+// only the labeled ones.
+func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge string, labels []record.Label, th Thresholds) (*Report, error) {
+	if run == nil {
+		return nil, errors.New("calibrate: no run")
+	}
+	scoring, err := r.LatestScoring(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the run's scorings: %w", err)
+	}
+	if scoring == 0 {
+		return nil, ErrNoScoring
+	}
+	names, err := r.ScorerNames(ctx, run.ID, scoring)
+	if err != nil {
+		return nil, fmt.Errorf("reading the run's scorers: %w", err)
+	}
+	if !slices.Contains(names, judge) {
+		return nil, &UnknownJudgeError{Judge: judge, Scoring: scoring, Valid: names}
+	}
+	rep := &Report{RunID: run.ID, Judge: judge, Scoring: scoring, JudgeType: scorerType(run.Config, judge), Thresholds: th}
+	switch rep.JudgeType {
+	case "judge":
+	case "":
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the run's spec does not say what kind of scorer %q is", judge))
+	default:
+		rep.Notes = append(rep.Notes, fmt.Sprintf("scorer %q is of type %s, not a model judge (type judge): it is calibrated all the same", judge, rep.JudgeType))
+	}
+
+	// The labels, by result.
+	rep.Counts.Labels = len(labels)
+	byKey := map[record.Key][]record.Label{}
+	otherRun := 0
+	for _, l := range labels {
+		if l.RunID != "" && l.RunID != run.ID {
+			otherRun++
+			continue
+		}
+		byKey[l.Key()] = append(byKey[l.Key()], l)
+	}
+	rep.Counts.Missing = otherRun
+	if otherRun > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s labels are of another run and were not used", units.Count(otherRun)))
+	}
+
+	// The stored outputs the labels judged, and the failed calls.
+	hashes := map[record.Key]string{}
+	failed := map[record.Key]bool{}
+	err = r.Results(ctx, run.ID, func(res record.Result) error {
+		k := res.Key()
+		if res.ErrorKind != "" {
+			failed[k] = true
+		}
+		if _, ok := byKey[k]; ok {
+			hashes[k] = record.LabelOutputHash(&res)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the run's results: %w", err)
+	}
+
+	// The judge's verdicts: all of them for the raw rate, the labeled
+	// ones for the comparison.
+	verdict := map[record.Key]bool{}
+	err = r.Scores(ctx, run.ID, scoring, func(s record.Score) error {
+		if s.Scorer != judge {
+			return nil
+		}
+		k := record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}
+		if failed[k] || s.Kind == kindJudgeError || s.Kind == kindScorerError {
+			return nil
+		}
+		rep.Raw.Of++
+		if s.Pass {
+			rep.Raw.Count++
+		}
+		if _, ok := byKey[k]; ok {
+			verdict[k] = s.Pass
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the judge's verdicts: %w", err)
+	}
+	rep.Raw.Value = share(rep.Raw.Count, rep.Raw.Of)
+
+	var c stats.Confusion
+	keys := make([]record.Key, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b record.Key) int {
+		return cmpKey(a, b)
+	})
+	invalid := 0
+	for _, k := range keys {
+		hash, stored := hashes[k]
+		var usable []record.Label
+		for _, l := range byKey[k] {
+			switch {
+			case !stored:
+				rep.Counts.Missing++
+			case l.Verdict == record.LabelSkip:
+				rep.Counts.Skipped++
+			case l.Verdict != record.LabelPass && l.Verdict != record.LabelFail:
+				invalid++
+			case l.OutputHash != hash:
+				rep.Counts.Stale++
+			default:
+				usable = append(usable, l)
+			}
+		}
+		if len(usable) == 0 {
+			continue
+		}
+		// The most recent label counts; a later one given at the same
+		// time wins, as it was given (or listed) last.
+		last := usable[0]
+		seen := map[string]bool{}
+		for _, l := range usable {
+			seen[l.Verdict] = true
+			if !l.Created.Before(last.Created) {
+				last = l
+			}
+		}
+		rep.Counts.Superseded += len(usable) - 1
+		if seen[record.LabelPass] && seen[record.LabelFail] {
+			rep.Counts.Disagreements++
+		}
+		judged, ok := verdict[k]
+		if !ok {
+			rep.Counts.Unjudged++
+			continue
+		}
+		rep.Counts.Used++
+		human := last.Verdict == record.LabelPass
+		switch {
+		case human && judged:
+			c.TP++
+		case human:
+			c.FN++
+		case judged:
+			c.FP++
+		default:
+			c.TN++
+		}
+	}
+	if invalid > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s labels have a verdict other than pass, fail or skip and were not used", units.Count(invalid)))
+	}
+	if n := rep.Counts.Stale; n > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s labels judged an output that has since been replaced (its hash differs) and were not used", units.Count(n)))
+	}
+	if n := rep.Counts.Disagreements; n > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s outputs were labeled both pass and fail; the most recent label was used", units.Count(n)))
+	}
+	compute(rep, c, th)
+	return rep, nil
+}
+
+func cmpKey(a, b record.Key) int {
+	if c := strings.Compare(a.CaseID, b.CaseID); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Target, b.Target); c != 0 {
+		return c
+	}
+	return a.Epoch - b.Epoch
+}
+
+// scorerType reads a scorer's type from the run's stored spec ("" when the
+// spec does not list it).
+func scorerType(config []byte, name string) string {
+	var cfg struct {
+		Scorers []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		} `json:"scorers"`
+	}
+	if json.Unmarshal(config, &cfg) != nil {
+		return ""
+	}
+	for _, s := range cfg.Scorers {
+		if s.Name == name || (s.Name == "" && s.Type == name) {
+			return s.Type
+		}
+	}
+	return ""
+}
+
+func share(k, n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	return num(float64(k) / float64(n))
+}
+
+// num is a defined number or nil.
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// compute fills the report's measures, verdict and labels needed from
+// the confusion matrix and the raw judged rate.
+func compute(rep *Report, c stats.Confusion, th Thresholds) {
+	alpha := 1 - th.Level
+	rep.Confusion = Confusion{TP: c.TP, FN: c.FN, FP: c.FP, TN: c.TN}
+	rep.Human = Rate{Count: c.Positives(), Of: c.N(), Value: share(c.Positives(), c.N())}
+	rep.TPR = Rate{Count: c.TP, Of: c.Positives(), Value: share(c.TP, c.Positives())}
+	rep.TNR = Rate{Count: c.TN, Of: c.Negatives(), Value: share(c.TN, c.Negatives())}
+	rep.Youden = num(c.Youden())
+	pass, fail := c.Classes()
+	rep.Classes = []Class{
+		{Name: record.LabelPass, Support: c.Positives(), Judged: c.TP + c.FP, Precision: num(pass.Precision), Recall: num(pass.Recall), F1: num(pass.F1)},
+		{Name: record.LabelFail, Support: c.Negatives(), Judged: c.FN + c.TN, Precision: num(fail.Precision), Recall: num(fail.Recall), F1: num(fail.F1)},
+	}
+	if c.N() > 0 {
+		rep.Kappa.Agreement = share(c.TP+c.TN, c.N())
+		if k, err := stats.CohensKappa(c.Table(), alpha); err == nil {
+			rep.Kappa.Value, rep.Kappa.SE = num(k.Kappa), num(k.SE)
+			rep.Kappa.CI = &Interval{Low: k.CI.Lo, High: k.CI.Hi}
+		}
+	}
+
+	if rep.Raw.Of > 0 {
+		rg, err := stats.RoganGladenCI(rep.Raw.Count, rep.Raw.Of, c, alpha)
+		switch {
+		case err == nil:
+			rep.Corrected.Value, rep.Corrected.SE = num(rg.Estimate), num(rg.SE)
+			rep.Corrected.CI = &Interval{Low: rg.CI.Lo, High: rg.CI.Hi}
+			if rg.Unbounded {
+				rep.Corrected.Why = "the judge's Youden J is within its own uncertainty of 0, so the interval is all of [0, 1]"
+			}
+			rng := rand.New(rand.NewPCG(uint64(c.N()), 15))
+			if ci, _, err := stats.RoganGladenBootstrap(rng, rep.Raw.Count, rep.Raw.Of, c, BootstrapReplicates, alpha); err == nil {
+				rep.Corrected.Bootstrap = &Interval{Low: ci.Lo, High: ci.Hi}
+			}
+			rep.Needed = needed(rg, rep.Raw.Of, c, th, alpha)
+		case errors.Is(err, stats.ErrNotIdentifiable):
+			rep.Corrected.Why = notIdentifiable(c)
+			rep.Needed.Why = "no count of labels corrects a judge that does not tell a pass from a fail"
+		default:
+			rep.Corrected.Why = err.Error()
+		}
+	} else {
+		rep.Corrected.Why = "the judge gave no verdict on any output of the run"
+		rep.Needed.Why = rep.Corrected.Why
+	}
+	rep.Verdict, rep.Reasons = verdictOf(rep, c, th)
+}
+
+func notIdentifiable(c stats.Confusion) string {
+	switch {
+	case c.Positives() == 0 && c.Negatives() == 0:
+		return "no labels to measure the judge with"
+	case c.Negatives() == 0:
+		return "no output was labeled fail, so the judge's TNR is unknown"
+	case c.Positives() == 0:
+		return "no output was labeled pass, so the judge's TPR is unknown"
+	}
+	return "the judge does not tell a pass from a fail (TPR + TNR − 1 = " + units.Ratio(c.Youden()) + ", not above 0): its verdicts say nothing of the true pass rate"
+}
+
+func needed(rg stats.RoganGladen, judged int, c stats.Confusion, th Thresholds, alpha float64) Needed {
+	n, err := stats.NeededLabels(rg, judged, c, th.Width, alpha)
+	switch {
+	case errors.Is(err, stats.ErrWidthUnreachable):
+		return Needed{Why: "the judged outputs alone make the interval wider than " + units.Points(th.Width) + ": no count of labels narrows it that far; judge more outputs or ask for a wider interval"}
+	case err != nil:
+		return Needed{Why: err.Error()}
+	}
+	out := Needed{Pass: n.Pass, Fail: n.Fail, Random: n.Random, Reached: n.Pass == 0 && n.Fail == 0}
+	switch {
+	case n.Fail > n.Pass:
+		out.More = record.LabelFail
+	case n.Pass > n.Fail:
+		out.More = record.LabelPass
+	}
+	return out
+}
+
+// verdictOf decides fit, biased or not fit and says why.
+func verdictOf(rep *Report, c stats.Confusion, th Thresholds) (string, []string) {
+	var why []string
+	if c.N() == 0 {
+		return NotFit, []string{"no usable labels: label outputs of the run first"}
+	}
+	if k := rep.Kappa.Value; k == nil {
+		why = append(why, "κ is undefined: people and the judge put every labeled output in one class")
+	} else if *k < th.MinKappa {
+		why = append(why, "κ "+units.Ratio(*k)+" is below "+units.Ratio(th.MinKappa))
+	}
+	if t := rep.TNR.Value; t == nil {
+		why = append(why, "TNR unknown: no output was labeled fail, so it is not shown the judge catches failures")
+	} else if *t < th.MinTNR {
+		why = append(why, "TNR "+units.Pct(*t)+" is below "+units.Pct(th.MinTNR)+": the judge passes "+units.Count(c.FP)+" of the "+units.Count(c.Negatives())+" outputs people failed")
+	}
+	if t := rep.TPR.Value; t == nil {
+		why = append(why, "TPR unknown: no output was labeled pass")
+	} else if *t < th.MinTPR {
+		why = append(why, "TPR "+units.Pct(*t)+" is below "+units.Pct(th.MinTPR)+": the judge fails "+units.Count(c.FN)+" of the "+units.Count(c.Positives())+" outputs people passed")
+	}
+	if j := rep.Youden; j != nil && *j <= 0 {
+		why = append(why, "Youden's J = TPR + TNR − 1 is "+units.Ratio(*j)+": the judge does no better than a verdict drawn at random (a judge that passes everything has TNR 0)")
+	}
+	if len(why) > 0 {
+		return NotFit, why
+	}
+	raw, corr, ci := rep.Raw.Value, rep.Corrected.Value, rep.Corrected.CI
+	if raw != nil && corr != nil && ci != nil && (*raw < ci.Low || *raw > ci.High) {
+		return Biased, []string{"the judge's raw pass rate " + units.Pct(*raw) + " lies outside the corrected rate's interval " +
+			units.PctCI([2]float64{ci.Low, ci.High}) + ": read the corrected rate " + units.Pct(*corr)}
+	}
+	why = append(why, "κ "+units.Ratio(*rep.Kappa.Value)+", TNR "+units.Pct(*rep.TNR.Value)+" and TPR "+units.Pct(*rep.TPR.Value)+" meet the thresholds")
+	if raw != nil && corr != nil && ci != nil {
+		why = append(why, "the raw pass rate "+units.Pct(*raw)+" lies inside the corrected rate's interval "+units.PctCI([2]float64{ci.Low, ci.High}))
+	}
+	return Fit, why
+}
