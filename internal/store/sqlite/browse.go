@@ -196,11 +196,14 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 			return err
 		}
 		perCase = max(1, perCase*max(1, epochs))
-		b := &browse{ctx: ctx, tx: tx, run: runID, scoring: scoring, rconds: rconds, rargs: rargs, limit: limit}
+		b := &browse{ctx: ctx, tx: tx, run: runID, scoring: scoring, rconds: rconds, rargs: rargs, limit: limit, caseIDs: f.CaseIDs != nil}
 		budget := browseBudget
 		if cur == nil || cur.Known {
+			// Windows grow from what one page needs when every result
+			// matches, doubling while they match little.
+			window := limit/perCase + 1
 			for budget > 0 && len(b.rows) < limit {
-				n, c, err := b.knownWindow(cur, cconds, cargs, max(1, budget/perCase))
+				n, c, err := b.knownWindow(cur, cconds, cargs, max(1, min(window, budget/perCase)))
 				if err != nil {
 					return err
 				}
@@ -208,7 +211,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 					cur = nil
 					break
 				}
-				cur, budget = c, budget-n*perCase
+				cur, budget, window = c, budget-n*perCase, window*2
 			}
 			if cur != nil {
 				rows, next = b.rows, cur.encode()
@@ -225,7 +228,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 			return nil
 		}
 		for budget > 0 && len(b.rows) < limit {
-			n, c, err := b.unknownWindow(cur, f.CaseIDs, budget)
+			n, c, err := b.unknownWindow(cur, f.CaseIDs, max(1, budget/perCase))
 			if err != nil {
 				return err
 			}
@@ -233,7 +236,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 				cur = nil
 				break
 			}
-			cur, budget = c, budget-n
+			cur, budget = c, budget-n*perCase
 		}
 		rows = b.rows
 		if cur != nil {
@@ -259,6 +262,7 @@ type browse struct {
 	rconds  string
 	rargs   []any
 	limit   int
+	caseIDs bool // the case conditions name a list of cases
 	rows    []store.ResultRow
 }
 
@@ -281,8 +285,13 @@ func (b *browse) knownWindow(cur *cursor, cconds string, cargs []any, n int) (in
 	args = append(args, cargs...)
 	var first, last cursor
 	cases := 0
-	rows, err := b.tx.QueryContext(b.ctx, `SELECT c.line, c.case_id FROM cases c WHERE c.run_id = :run`+from+cconds+`
-		ORDER BY c.line, c.case_id LIMIT :n`, args...)
+	q := `SELECT c.line, c.case_id FROM cases c WHERE c.run_id = :run` + from + cconds + ` ORDER BY c.line, c.case_id LIMIT :n`
+	if b.caseIDs {
+		// A list of cases: read them by their keys, not the whole run's.
+		q = `SELECT c.line, c.case_id FROM (SELECT DISTINCT value AS id FROM json_each(:caseids)) j CROSS JOIN cases c
+			ON c.run_id = :run AND c.case_id = j.id WHERE 1` + from + cconds + ` ORDER BY c.line, c.case_id LIMIT :n`
+	}
+	rows, err := b.tx.QueryContext(b.ctx, q, args...)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -305,7 +314,11 @@ func (b *browse) knownWindow(cur *cursor, cconds string, cargs []any, n int) (in
 	}
 	// The window's results: cases between first and last (with the case
 	// conditions again), after the cursor's result when mid-case.
-	q := `SELECT c.line, ` + rowColumns + ` FROM cases c CROSS JOIN results r ON r.run_id = c.run_id AND r.case_id = c.case_id` + primaryJoin + `
+	src := `cases c`
+	if b.caseIDs {
+		src = `(SELECT DISTINCT value AS id FROM json_each(:caseids)) j CROSS JOIN cases c ON c.run_id = :run AND c.case_id = j.id`
+	}
+	q = `SELECT c.line, ` + rowColumns + ` FROM ` + src + ` CROSS JOIN results r ON r.run_id = c.run_id AND r.case_id = c.case_id` + primaryJoin + `
 		WHERE c.run_id = :run AND (c.line, c.case_id) >= (:fline, :fcase) AND (c.line, c.case_id) <= (:lline, :lcase)` + cconds + b.rconds
 	args = []any{sql.Named("run", b.run), sql.Named("s", b.scoring), sql.Named("fline", first.Line), sql.Named("fcase", first.Case),
 		sql.Named("lline", last.Line), sql.Named("lcase", last.Case), sql.Named("lim", b.limit-len(b.rows))}
@@ -327,8 +340,9 @@ func (b *browse) knownWindow(cur *cursor, cconds string, cargs []any, n int) (in
 }
 
 // unknownWindow reads the results of cases never recorded, after cur
-// (nil: or a cursor among the known cases: from the start), among the
-// next n results by the results' unique key.
+// (from the start when cur is not among them), among the next n case IDs
+// of the run's results. It returns how many case IDs it took and the
+// cursor after what it examined; a nil cursor when none was left.
 func (b *browse) unknownWindow(cur *cursor, caseIDs []string, n int) (int, *cursor, error) {
 	from, args := ``, []any{sql.Named("run", b.run), sql.Named("s", b.scoring), sql.Named("n", n), sql.Named("lim", b.limit-len(b.rows))}
 	if cur != nil && !cur.Known && !cur.Start {
@@ -340,47 +354,53 @@ func (b *browse) unknownWindow(cur *cursor, caseIDs []string, n int) (int, *curs
 			args = append(args, sql.Named("case", cur.Case), sql.Named("target", cur.Target), sql.Named("epoch", cur.Epoch))
 		}
 	}
-	// The window's bounds first: the last key of the next n results.
-	var last cursor
-	last.Known = false
-	var examined int
-	rows, err := b.tx.QueryContext(b.ctx, `SELECT w.case_id, w.target, w.epoch FROM results w WHERE w.run_id = :run`+from+`
-		ORDER BY w.case_id, w.target, w.epoch LIMIT :n`, args...)
-	if err != nil {
-		return 0, nil, err
-	}
-	// Only the last row matters; reading n keys is an index walk.
-	err = each(b.ctx, rows, func() error {
-		examined++
-		return rows.Scan(&last.Case, &last.Target, &last.Epoch)
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	if examined == 0 {
-		return 0, nil, nil
-	}
-	q := `SELECT 0, ` + rowColumns + ` FROM results r` + primaryJoin + `
-		WHERE r.run_id = :run AND (r.case_id, r.target, r.epoch) <= (:lcase, :ltarget, :lepoch)` + strings.ReplaceAll(from, "w.", "r.") + `
-		AND NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.run_id AND c.case_id = r.case_id)` + b.rconds
-	args = append(args, sql.Named("lcase", last.Case), sql.Named("ltarget", last.Target), sql.Named("lepoch", last.Epoch))
 	if caseIDs != nil {
+		// A list of cases: their results by key, in one query.
 		ids, err := json.Marshal(caseIDs)
 		if err != nil {
 			return 0, nil, err
 		}
-		q += ` AND r.case_id IN (SELECT value FROM json_each(:caseids))`
-		args = append(args, sql.Named("caseids", string(ids)))
+		q := `SELECT 0, ` + rowColumns + ` FROM (SELECT DISTINCT value AS id FROM json_each(:caseids)) j
+			CROSS JOIN results r ON r.run_id = :run AND r.case_id = j.id` + primaryJoin + `
+			WHERE NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.run_id AND c.case_id = r.case_id)` +
+			strings.ReplaceAll(from, "w.", "r.") + b.rconds + ` ORDER BY r.case_id, r.target, r.epoch LIMIT :lim`
+		full, lastRow, err := b.scan(q, append(append(args, sql.Named("caseids", string(ids))), b.rargs...))
+		if err != nil || !full {
+			return 0, nil, err
+		}
+		return 0, &cursor{Case: lastRow.CaseID, Target: lastRow.Target, Epoch: lastRow.Epoch}, nil
 	}
-	q += ` ORDER BY r.case_id, r.target, r.epoch LIMIT :lim`
-	full, lastRow, err := b.scan(q, append(args, b.rargs...))
+	// The window: the next n case IDs among the results (from the cursor's
+	// case when it is mid-case), each walked once in the results' unique
+	// key, and those without a case row.
+	lo := ``
+	if cur != nil && !cur.Known && !cur.Start {
+		lo = ` AND case_id > :case`
+		if !cur.Whole {
+			lo = ` AND case_id >= :case`
+		}
+	}
+	var last sql.NullString
+	var got int
+	if err := b.tx.QueryRowContext(b.ctx, `SELECT max(id), count(*) FROM (SELECT DISTINCT case_id AS id FROM results
+		WHERE run_id = :run`+lo+` ORDER BY case_id LIMIT :n)`, args...).Scan(&last, &got); err != nil {
+		return 0, nil, err
+	}
+	if got == 0 {
+		return 0, nil, nil
+	}
+	q := `SELECT 0, ` + rowColumns + ` FROM (SELECT DISTINCT case_id AS id FROM results WHERE run_id = :run` + lo + ` AND case_id <= :last) d
+		CROSS JOIN results r ON r.run_id = :run AND r.case_id = d.id` + primaryJoin + `
+		WHERE NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = :run AND c.case_id = d.id)` +
+		strings.ReplaceAll(from, "w.", "r.") + b.rconds + ` ORDER BY r.case_id, r.target, r.epoch LIMIT :lim`
+	full, lastRow, err := b.scan(q, append(append(args, sql.Named("last", last.String)), b.rargs...))
 	if err != nil {
 		return 0, nil, err
 	}
 	if full {
-		return examined, &cursor{Case: lastRow.CaseID, Target: lastRow.Target, Epoch: lastRow.Epoch}, nil
+		return got, &cursor{Case: lastRow.CaseID, Target: lastRow.Target, Epoch: lastRow.Epoch}, nil
 	}
-	return examined, &last, nil
+	return got, &cursor{Whole: true, Case: last.String}, nil
 }
 
 // scan appends the rows of q to b.rows and reports whether the page is
@@ -474,7 +494,7 @@ func (d *DB) CaseResults(ctx context.Context, runID, caseID string) (*record.Cas
 // CaseScores returns every score of a run's case, latest scoring first.
 func (d *DB) CaseScores(ctx context.Context, runID, caseID string) ([]store.CaseScore, error) {
 	rows, err := d.r.QueryContext(ctx, `SELECT `+scoreColumnsS+`, coalesce(g.status = 'pending', 0)
-		FROM scores s LEFT JOIN scorings g ON g.run_id = s.run_id AND g.scoring = s.scoring
+		FROM scores s INDEXED BY scores_by_result LEFT JOIN scorings g ON g.run_id = s.run_id AND g.scoring = s.scoring
 		WHERE s.run_id = ? AND s.case_id = ? ORDER BY s.scoring DESC, s.target, s.epoch, s.scorer`, runID, caseID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the scores of case %q of run %s: %w", caseID, runID, err)

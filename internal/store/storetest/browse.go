@@ -332,9 +332,9 @@ func testBrowseFilters(t *testing.T, s store.Store) {
 		{Shape: "pass"},
 		{Kind: "empty"},
 		{Kind: "wrong", Target: "t1"},
-		{Text: "needle"},    // mixed case, tool call arguments, a case never recorded
-		{Text: "0%_d"},      // wildcards taken literally
-		{Text: "%"},         // likewise
+		{Text: "needle"}, // mixed case, tool call arguments, a case never recorded
+		{Text: "0%_d"},   // wildcards taken literally
+		{Text: "%"},      // likewise
 		{Text: "nowhere at all"},
 		{Text: "nowhere at all", TextCases: []string{"c-c", "u-2"}},
 		{Text: "needle", TextCases: []string{"c-e"}},
