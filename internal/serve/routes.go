@@ -3,6 +3,9 @@ package serve
 import (
 	"io/fs"
 	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
 )
 
 // routes registers every page. Each feature file adds its own routes; all
@@ -53,9 +56,17 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // safeNext keeps a redirect target on this server: a path, never a URL
-// (nor "//host", which browsers read as one).
+// (nor "//host", which browsers read as one, nor "/\host" or "/<tab>/host",
+// which they turn into it: a backslash, a space or a control character
+// anywhere sends the visitor to "/").
 func safeNext(next string) string {
-	if next == "" || next[0] != '/' || (len(next) > 1 && (next[1] == '/' || next[1] == '\\')) {
+	if next == "" || next[0] != '/' || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	if strings.ContainsFunc(next, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' || !unicode.IsPrint(r) }) {
+		return "/"
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" {
 		return "/"
 	}
 	return next
