@@ -239,7 +239,9 @@ func TestWritesNeedCSRFAndBoundedBodies(t *testing.T) {
 
 	over := url.Values{"csrf": {csrf}, "reason": {strings.Repeat("x", MaxBody)}}.Encode()
 	for name, mk := range map[string]func() *http.Request{
-		"announced": func() *http.Request { return form(target, url.Values{"csrf": {csrf}, "reason": {strings.Repeat("x", MaxBody)}}) },
+		"announced": func() *http.Request {
+			return form(target, url.Values{"csrf": {csrf}, "reason": {strings.Repeat("x", MaxBody)}})
+		},
 		"chunked": func() *http.Request {
 			r := httptest.NewRequest(http.MethodPost, target, io.NopCloser(strings.NewReader(over)))
 			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -336,18 +338,18 @@ func TestGETNeverWrites(t *testing.T) {
 	s := newTestServer(t, st, "")
 	// Each GET pattern with the URLs that exercise it.
 	visits := map[string][]string{
-		"/{$}":                       {"/", "/?spec=qa", "/?experiment=x", "/?after=" + b.ID},
-		"/runs/{id}":                 {"/runs/" + a.ID, "/runs/" + b.ID + "?scoring=1", "/runs/nope"},
-		"/compare":                   {"/compare", "/compare?a=" + a.ID + "&b=" + b.ID, "/compare?a=" + b.ID + "&b=" + a.ID + "&limit=0"},
-		"/assets/":                   {"/assets/style.css", "/assets/keys.js"},
-		"/assets/report.css":         {"/assets/report.css"},
-		"/login":                     {"/login", "/login?next=/labels"},
-		"/labels":                    {"/labels"},
-		"/runs/{id}/queues":          {"/runs/" + a.ID + "/queues"},
-		"/runs/{id}/queues/{name}":   {"/runs/" + a.ID + "/queues/q1", "/runs/" + a.ID + "/queues/nope"},
-		"/runs/{id}/calibrate":       {"/runs/" + a.ID + "/calibrate?judge=correct", "/runs/" + a.ID + "/calibrate?judge=correct&queue=q1"},
-		"/runs/{id}/cases":           {"/runs/" + a.ID + "/cases", "/runs/" + a.ID + "/cases?verdict=fail&q=script"},
-		"/runs/{id}/cases/{case}":    {"/runs/" + a.ID + "/cases/1", "/runs/" + a.ID + "/cases/nope"},
+		"/{$}":                        {"/", "/?spec=qa", "/?experiment=x", "/?after=" + b.ID},
+		"/runs/{id}":                  {"/runs/" + a.ID, "/runs/" + b.ID + "?scoring=1", "/runs/nope"},
+		"/compare":                    {"/compare", "/compare?a=" + a.ID + "&b=" + b.ID, "/compare?a=" + b.ID + "&b=" + a.ID + "&limit=0"},
+		"/assets/":                    {"/assets/style.css", "/assets/keys.js"},
+		"/assets/report.css":          {"/assets/report.css"},
+		"/login":                      {"/login", "/login?next=/labels"},
+		"/labels":                     {"/labels"},
+		"/runs/{id}/queues":           {"/runs/" + a.ID + "/queues"},
+		"/runs/{id}/queues/{name}":    {"/runs/" + a.ID + "/queues/q1", "/runs/" + a.ID + "/queues/nope"},
+		"/runs/{id}/calibrate":        {"/runs/" + a.ID + "/calibrate?judge=correct", "/runs/" + a.ID + "/calibrate?judge=correct&queue=q1"},
+		"/runs/{id}/cases":            {"/runs/" + a.ID + "/cases", "/runs/" + a.ID + "/cases?verdict=fail&q=script"},
+		"/runs/{id}/cases/{case}":     {"/runs/" + a.ID + "/cases/1", "/runs/" + a.ID + "/cases/nope"},
 		"/runs/{id}/cases/{case}/{$}": {"/runs/" + a.ID + "/cases/1/"},
 	}
 	before := storeFiles(t, path)
