@@ -188,7 +188,26 @@ type Report struct {
 	// Reasons say in words why the verdict is what it is.
 	Reasons []string `json:"reasons"`
 	Needed  Needed   `json:"needed"`
+	// Disagreed lists the labeled outputs the judge got wrong, in key
+	// order, at most MaxDisagreed of them; DisagreedTotal counts all.
+	Disagreed      []Disagreement `json:"disagreed"`
+	DisagreedTotal int            `json:"disagreed_total"`
 	// Notes are caveats (a scorer that is not a model judge, labels not
 	// used).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// MaxDisagreed bounds Report.Disagreed.
+const MaxDisagreed = 50
+
+// Disagreement is one labeled output the judge got wrong: what the
+// person said (and why) against the judge's verdict.
+type Disagreement struct {
+	CaseID  string `json:"case_id"`
+	Target  string `json:"target"`
+	Epoch   int    `json:"epoch"`
+	Human   string `json:"human"` // "pass" | "fail"
+	Judge   string `json:"judge"` // "pass" | "fail"
+	Labeler string `json:"labeler"`
+	Reason  string `json:"reason,omitempty"`
 }

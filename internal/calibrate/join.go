@@ -189,6 +189,13 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 		}
 		rep.Counts.Used++
 		human := last.Verdict == record.LabelPass
+		if human != judged {
+			rep.DisagreedTotal++
+			if len(rep.Disagreed) < MaxDisagreed {
+				rep.Disagreed = append(rep.Disagreed, Disagreement{CaseID: k.CaseID, Target: k.Target, Epoch: k.Epoch,
+					Human: last.Verdict, Judge: verdictWord(judged), Labeler: last.Labeler, Reason: last.Reason})
+			}
+		}
 		switch {
 		case human && judged:
 			c.TP++
@@ -374,4 +381,11 @@ func verdictOf(rep *Report, c stats.Confusion, th Thresholds) (string, []string)
 		why = append(why, "the raw pass rate "+units.Pct(*raw)+" lies inside the corrected rate's interval "+units.PctCI([2]float64{ci.Low, ci.High}))
 	}
 	return Fit, why
+}
+
+func verdictWord(pass bool) string {
+	if pass {
+		return record.LabelPass
+	}
+	return record.LabelFail
 }
