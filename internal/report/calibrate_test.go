@@ -35,7 +35,7 @@ func calibrationFixture() *calibrate.Report {
 		Corrected: calibrate.Corrected{Value: calF64(0.7199), SE: calF64(0.07), CI: &calibrate.Interval{Low: 0.571, High: 0.862},
 			Bootstrap: &calibrate.Interval{Low: 0.56, High: 0.87}},
 		Verdict: calibrate.Fit, Reasons: []string{"κ 0.76, TNR 85.7% and TPR 91.7% meet the thresholds"},
-		Needed:  calibrate.Needed{Pass: 826, Fail: 542, Random: 1456, More: "pass"},
+		Needed: calibrate.Needed{Pass: 826, Fail: 542, Random: 1456, More: "pass"},
 		Disagreed: []calibrate.Disagreement{
 			{CaseID: "c" + calHostile, Target: "m", Human: "fail", Judge: "pass", Labeler: "ann" + calHostile, Reason: "line one\n" + calHostile},
 		},
@@ -136,4 +136,3 @@ func TestCalibrationUndefinedNumbers(t *testing.T) {
 		}
 	}
 }
-
