@@ -21,6 +21,10 @@
   var hint = document.getElementById("key-hint");
   var sent = false;
   var failing = false; // f was pressed: Enter in the reason box saves a fail
+  // swallow is set from the keydown of an f that focused the reason box to
+  // its keyup: the f's own character must not land in the box (a browser
+  // drops it after preventDefault; a synthesized char event may not).
+  var swallow = false;
 
   function say(text) {
     if (hint) {
@@ -70,10 +74,22 @@
     }
     if (reason) {
       failing = true;
+      swallow = true;
       reason.focus();
       say("Type why it fails, then Enter to save the fail (Shift+Enter for a new line, Esc to leave the box).");
     }
   }
+
+  document.addEventListener("keypress", function (ev) {
+    if (swallow && ev.key === "f") {
+      ev.preventDefault();
+    }
+  }, true);
+  document.addEventListener("keyup", function (ev) {
+    if (ev.key === "f") {
+      swallow = false;
+    }
+  }, true);
 
   document.addEventListener("keydown", function (ev) {
     if (ev.ctrlKey || ev.altKey || ev.metaKey || ev.isComposing) {
