@@ -123,7 +123,7 @@ func newLabelFixture(t *testing.T) *labelFixture {
 			res := record.Result{RunID: run.ID, CaseID: caseID(i), Target: target, Epoch: 1,
 				Raw:       fmt.Sprintf("output %d/%d %s", i, ti, payload(i+ti)),
 				Model:     modelMarker,
-				ToolCalls: []record.ToolCall{{ID: "call-1", Name: "lookup" + payload(i+2)[:min(20, len(payload(i+2)))], Arguments: `{"q":` + mustQuote(payload(i+3)) + `}`}},
+				ToolCalls: []record.ToolCall{{ID: "call-1", Name: toolName(i), Arguments: `{"q":` + mustQuote(payload(i+3)) + `}`}},
 				Turns: []record.Turn{{Text: "turn text " + payload(i+4), Results: []record.ToolResult{{Name: "lookup", Content: "tool said " + payload(i+5)}}},
 					{Text: fmt.Sprintf("output %d/%d %s", i, ti, payload(i+ti))}},
 				LatencyMS: 10, CreatedAt: now}
@@ -146,6 +146,12 @@ func newLabelFixture(t *testing.T) *labelFixture {
 		t.Fatal(err)
 	}
 	return fx
+}
+
+// toolName is a tool call's name with the start of a payload in it.
+func toolName(i int) string {
+	p := payload(i + 2)
+	return "lookup" + p[:min(20, len(p))]
 }
 
 func mustQuote(s string) string {
