@@ -188,6 +188,8 @@ reviewer or a CI pipeline can act on.
 		newExportCommand(g),
 		newCacheCommand(g),
 		newServeCommand(g),
+		newLabelsCommand(g),
+		newCalibrateCommand(g),
 	)
 	// Every command with --json also takes --format text|json (jsonformat.go).
 	addJSONFormats(root)
