@@ -52,6 +52,7 @@ var formatValues = map[string][]string{
 	"assay cache clear":         jsonFormats,
 	"assay runs rm":             jsonFormats,
 	"assay init":                jsonFormats,
+	"assay labels queues":       jsonFormats,
 }
 
 // runArgCommands take stored runs as positional arguments: how many (-1:
@@ -68,6 +69,9 @@ var runArgCommands = map[string]int{
 	"assay diff":            2,
 	"assay drift":           2,
 	"assay runs rm":         -1,
+	"assay labels export":   1,
+	"assay labels queue":    1,
+	"assay labels queues":   1,
 }
 
 // specArgCommands take the spec as their first argument; their target

@@ -60,6 +60,12 @@ func Write(w io.Writer, labels []record.Label) error {
 // returns them all (up to 50), each an *Error at NAME:LINE:COL saying what
 // would be valid. An error from fn stops the reading and is returned.
 func Read(r io.Reader, name string, fn func(record.Label) error) error {
+	return ReadLines(r, name, func(_ int, l record.Label) error { return fn(l) })
+}
+
+// ReadLines is Read with each label's line number (from 1), for a caller
+// whose own checks of a label (against the store) name its line.
+func ReadLines(r io.Reader, name string, fn func(line int, l record.Label) error) error {
 	var errs []error
 	errStop := errors.New("stop")
 	err := lines.Each(r, name, MaxLineBytes, func(ln lines.Line) error {
@@ -71,7 +77,7 @@ func Read(r io.Reader, name string, fn func(record.Label) error) error {
 				errs = append(errs, &Error{name, ln.No, column(ln.Body, p.off), p.msg})
 			}
 			if len(errs) == 0 {
-				if err := fn(l); err != nil {
+				if err := fn(ln.No, l); err != nil {
 					return err
 				}
 			}
