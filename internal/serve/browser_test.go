@@ -317,7 +317,11 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 	}
 
 	// The calibration page's numbers are `assay calibrate`'s.
-	run("the calibration page", chromedp.Navigate(base+"/runs/"+fx.run.ID+"/calibrate?judge=judge&queue=kb"), chromedp.WaitVisible(chromedp.CSS(`#judge-picker`)))
+	// (reached from the finished queue's link).
+	run("the calibration page", chromedp.Click(chromedp.CSS(`#calibrate-link`)), chromedp.WaitVisible(chromedp.CSS(`#judge-picker`)))
+	if u, err := evalIn[string](ctx, `location.pathname + location.search`); err != nil || u != "/runs/"+fx.run.ID+"/calibrate?judge=judge&queue=kb" {
+		t.Errorf("the finished queue links to %q, want its judge's calibration over its labels (%v)", u, err)
+	}
 	checkPage("the calibration page")
 	pageText, err := evalIn[string](ctx, `document.querySelector('main').innerText`)
 	if err != nil {

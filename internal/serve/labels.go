@@ -274,8 +274,11 @@ type itemPage struct {
 	// Done counts the labeler's labeled items, Total the queue's.
 	Done, Total int
 	Percent     int
-	// Finished is set when every item is labeled (no Item then).
+	// Finished is set when every item is labeled (no Item then); Judge
+	// is then the queue's judge, for the link to its calibration (never
+	// named while an item is shown blind).
 	Finished bool
+	Judge    string
 	Item     *blindItem
 	Reveal   *reveal
 	Error    string
@@ -401,7 +404,7 @@ func (s *Server) itemPageFor(r *http.Request, run *record.Run, q *record.Queue, 
 		}
 	}
 	if next < 0 {
-		p.Finished = true
+		p.Finished, p.Judge = true, q.Judge
 		return p, nil
 	}
 	p.Item, err = s.blind(ctx, run, q, next)
