@@ -295,6 +295,9 @@ type blindItem struct {
 	Fields   []field
 	// InputNote says why the input may not be the one the run sent.
 	InputNote string
+	// Replaced is set when the stored output is not the one the queue drew
+	// (a retried failed call replaced it): it can only be skipped.
+	Replaced bool
 	Raw       string
 	ToolCalls []string
 	Turns     []blindTurn
@@ -432,6 +435,7 @@ func (s *Server) blind(ctx context.Context, run *record.Run, q *record.Queue, po
 		return nil, fmt.Errorf("item %d of queue %s: %w", pos+1, q.Name, err)
 	}
 	b := &blindItem{Position: pos, Number: pos + 1, CaseID: it.CaseID, Hash: record.LabelOutputHash(res), Raw: res.Raw}
+	b.Replaced = b.Hash != it.OutputHash
 	for _, c := range res.ToolCalls {
 		b.ToolCalls = append(b.ToolCalls, c.String())
 	}
@@ -584,8 +588,11 @@ func (s *Server) saveLabel(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		if h := record.LabelOutputHash(res); h != f.Get("hash") || h != it.OutputHash {
+		switch h := record.LabelOutputHash(res); {
+		case h != f.Get("hash"):
 			problem = "this output changed since the page was shown (the run's failed calls were retried): the label was not saved; look at it again"
+		case h != it.OutputHash && l.Verdict != record.LabelSkip:
+			problem = "this output replaced the one the queue drew (a retried failed call), so a label of it would not count: skip it"
 		}
 	}
 	if problem == "" {

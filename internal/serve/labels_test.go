@@ -266,3 +266,87 @@ func TestAddToDataset(t *testing.T) {
 		t.Errorf("CSV: %d %q\nwant 400 %q", code, body, want)
 	}
 }
+
+// An output replaced since the queue drew it (a retried failed call) is
+// shown with a note and can only be skipped: a pass or fail of it would
+// judge an output the queue did not draw.
+func TestReplacedOutputCanOnlyBeSkipped(t *testing.T) {
+	ctx := context.Background()
+	fx := newLabelFixture(t)
+	c := newClient(t, fx.srv)
+	body := makeQueue(t, fx, c, "q")
+	q, err := fx.st.Queue(ctx, fx.run.ID, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := positionOf(t, body)
+	it := q.Items[pos]
+	res, err := fx.st.Result(ctx, fx.run.ID, it.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Raw = "a new reply"
+	if err := fx.st.ReplaceResults(ctx, []record.Result{*res}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, body = c.get("/runs/" + fx.run.ID + "/queues/q")
+	if positionOf(t, body) != pos || !strings.Contains(body, `id="replaced"`) {
+		t.Fatalf("the replaced item is not shown with its note:\n%.3000s", body)
+	}
+	hash := record.LabelOutputHash(res)
+	code, body := c.post("/runs/"+fx.run.ID+"/queues/q/label", url.Values{"position": {strconv.Itoa(pos)}, "hash": {hash}, "verdict": {"pass"}})
+	if code != http.StatusBadRequest || !strings.Contains(body, "skip it") {
+		t.Errorf("a pass of a replaced output: %d", code)
+	}
+	if code, _ := c.post("/runs/"+fx.run.ID+"/queues/q/label", url.Values{"position": {strconv.Itoa(pos)}, "hash": {hash}, "verdict": {"skip"}}); code != http.StatusOK {
+		t.Errorf("a skip of a replaced output: %d", code)
+	}
+	if n := countLabels(t, fx); n != 1 {
+		t.Errorf("%d labels, want the one skip", n)
+	}
+}
+
+// The calibration page: a picker without a judge, an unknown judge or
+// queue answered 404 with the run's scorers to pick from, and with a
+// judge the report's verdict.
+func TestCalibrationPage(t *testing.T) {
+	fx := newLabelFixture(t)
+	c := newClient(t, fx.srv)
+	base := "/runs/" + fx.run.ID + "/calibrate"
+	code, body := c.get(base)
+	if code != http.StatusOK || !strings.Contains(body, `<option value="judge">judge</option>`) || strings.Contains(body, `id="calibration"`) {
+		t.Errorf("without a judge: %d, want the picker alone\n%.2000s", code, body)
+	}
+	code, body = c.get(base + "?judge=nope")
+	if code != http.StatusNotFound || !strings.Contains(body, "the run has no scorer nope in its latest scoring") {
+		t.Errorf("an unknown judge: %d\n%.2000s", code, body)
+	}
+	if code, _ = c.get(base + "?judge=judge&queue=nope"); code != http.StatusNotFound {
+		t.Errorf("an unknown queue: %d, want 404", code)
+	}
+	body = makeQueue(t, fx, c, "q")
+	q, err := fx.st.Queue(context.Background(), fx.run.ID, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Label every item fail when the judge passed it: a judge that is
+	// always wrong is not fit.
+	for range 20 {
+		pos := positionOf(t, body)
+		it := q.Items[pos]
+		v := url.Values{"position": {strconv.Itoa(pos)}, "hash": {it.OutputHash}, "verdict": {"pass"}}
+		if fx.judge[it.Key()] {
+			v.Set("verdict", "fail")
+			v.Set("reason", "wrong")
+		}
+		_, body = c.post("/runs/"+fx.run.ID+"/queues/q/label", v)
+	}
+	code, body = c.get(base + "?judge=judge&queue=q")
+	if code != http.StatusOK || !strings.Contains(body, `id="calibration"`) || !strings.Contains(body, "not fit") {
+		t.Errorf("the judge against labels that always disagree: %d, want a report saying not fit\n%.3000s", code, body)
+	}
+	// Without ?judge= the queue's judge is taken.
+	if _, body = c.get(base + "?queue=q"); !strings.Contains(body, `<option value="judge" selected>`) || !strings.Contains(body, `id="calibration"`) {
+		t.Errorf("the queue's judge is not the default")
+	}
+}
