@@ -297,7 +297,7 @@ type blindItem struct {
 	InputNote string
 	// Replaced is set when the stored output is not the one the queue drew
 	// (a retried failed call replaced it): it can only be skipped.
-	Replaced bool
+	Replaced  bool
 	Raw       string
 	ToolCalls []string
 	Turns     []blindTurn
