@@ -154,7 +154,9 @@ type Needed struct {
 	Pass   int `json:"pass"`
 	Fail   int `json:"fail"`
 	Random int `json:"random"`
-	// More names the class to label more of ("pass" | "fail" | "").
+	// More names the class to label more of than a random draw of the
+	// run's outputs would give: the class the cheapest split holds a
+	// larger share of ("pass" | "fail" | "" when neither).
 	More string `json:"more,omitempty"`
 	// Why says why no count can be given ("" when one is).
 	Why string `json:"why,omitempty"`

@@ -194,8 +194,13 @@ func TestFitJudgeByHand(t *testing.T) {
 	if pass.Name != "pass" || val(pass.Precision) != 33.0/35 || val(pass.Recall) != tpr {
 		t.Errorf("pass class %+v", pass)
 	}
-	if rep.Needed.Reached || rep.Needed.Pass+rep.Needed.Fail == 0 || rep.Needed.More == "" {
-		t.Errorf("50 labels cannot give a 10-point interval: %+v", rep.Needed)
+	// Labels needed for 10 points, by hand: V* = (0.10/2z)²J² − q(1−q)/750
+	// = 1.0966e-4; a = p²·t̃(1−t̃) with t̃ = 33.5/37, b = (1−p)²·s̃(1−s̃)
+	// with s̃ = 12.5/15; n₊ = √a(√a+√b)/V* = 605.5, n₋ = 300.0: 570 more
+	// passes and 286 more fails. Fails are a third of that split but 28% of
+	// the labels: draw more fails than a random sample would.
+	if rep.Needed.Reached || rep.Needed.Pass != 570 || rep.Needed.Fail != 286 || rep.Needed.More != "fail" {
+		t.Errorf("labels needed %+v, want 570 passes and 286 fails, more fails", rep.Needed)
 	}
 }
 

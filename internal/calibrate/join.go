@@ -335,10 +335,16 @@ func needed(rg stats.RoganGladen, judged int, c stats.Confusion, th Thresholds, 
 		return Needed{Why: err.Error()}
 	}
 	out := Needed{Pass: n.Pass, Fail: n.Fail, Random: n.Random, Reached: n.Pass == 0 && n.Fail == 0}
+	// The class the cheapest split holds a larger share of than a random
+	// draw of the run's outputs would.
+	P, F := float64(c.Positives()), float64(c.Negatives())
+	now := F / (P + F)
+	split := (F + float64(n.Fail)) / (P + F + float64(n.Pass+n.Fail))
 	switch {
-	case n.Fail > n.Pass:
+	case out.Reached:
+	case split > now+1e-9:
 		out.More = record.LabelFail
-	case n.Pass > n.Fail:
+	case split < now-1e-9:
 		out.More = record.LabelPass
 	}
 	return out

@@ -141,9 +141,9 @@ func newCalibrationView(rep *calibrate.Report) calibrationView {
 			width, units.Count(n.Pass), units.Count(n.Fail), units.Count(n.Random))
 		switch n.More {
 		case "pass":
-			v.Needed += "; label more of the outputs people pass (a queue stratified by the judge's verdict draws more of its passes)"
+			v.Needed += "; the cheapest way draws more of the outputs people pass than a random draw would (a queue stratified by the judge's verdict, weighted to its passes)"
 		case "fail":
-			v.Needed += "; label more of the outputs people fail (a queue stratified by the judge's verdict draws more of its fails)"
+			v.Needed += "; the cheapest way draws more of the outputs people fail than a random draw would (a queue stratified by the judge's verdict, weighted to its fails)"
 		}
 	}
 	th := rep.Thresholds
