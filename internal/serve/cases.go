@@ -78,6 +78,12 @@ func (f casesFilter) values() url.Values {
 	return v
 }
 
+// storeFilter is the filter as the store reads it (the cases whose inputs
+// match the text are the caller's to add).
+func (f casesFilter) storeFilter() store.ResultFilter {
+	return store.ResultFilter{Target: f.Target, Tag: f.Tag, Scorer: f.Scorer, Verdict: f.Verdict, Shape: f.Shape, Kind: f.Kind, Text: f.Q}
+}
+
 // casesURL is the explorer's URL for a run, a filter and a cursor.
 func casesURL(runID string, f casesFilter, after string) string {
 	v := f.values()
@@ -216,7 +222,7 @@ func (s *Server) findCases(ctx context.Context, run *record.Run, latest int, lea
 	if after != "" {
 		body.First = casesURL(run.ID, f, "")
 	}
-	sf := store.ResultFilter{Target: f.Target, Tag: f.Tag, Scorer: f.Scorer, Verdict: f.Verdict, Shape: f.Shape, Kind: f.Kind, Text: f.Q}
+	sf := f.storeFilter()
 	if key, stamp := s.indexKey(run, latest); f.Q != "" || run.Cases <= eagerIndex || s.cache.has(key, stamp) {
 		idx, err := s.caseIndex(ctx, run, latest)
 		if err != nil {
