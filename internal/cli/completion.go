@@ -54,6 +54,8 @@ var formatValues = map[string][]string{
 	"assay runs rm":             jsonFormats,
 	"assay init":                jsonFormats,
 	"assay labels queues":       jsonFormats,
+	"assay labels queue":        jsonFormats,
+	"assay labels import":       jsonFormats,
 }
 
 // runArgCommands take stored runs as positional arguments: how many (-1:

@@ -14,11 +14,14 @@ import (
 // format, and why.
 var formatExempt = map[string]string{
 	"assay mock":            "a server: it serves until stopped",
+	"assay serve":           "a server: it serves until stopped",
 	"assay baseline export": "writes a baseline file, which is JSON",
 	"assay help":            "cobra's help",
 	"assay baseline":        "a group: it lists its subcommands",
 	"assay cache":           "a group: it lists its subcommands",
 	"assay probe":           "a group: it lists its subcommands",
+	"assay labels":          "a group: it lists its subcommands",
+	"assay labels export":   "writes labels as JSONL",
 }
 
 // Every command that prints a result takes --format json, whatever else it

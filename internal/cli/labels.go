@@ -110,7 +110,16 @@ func runLabelsExport(ctx context.Context, g *Globals, o *labelsExportOptions) er
 	return nil
 }
 
+// labelsImported is what labels import --format json prints.
+type labelsImported struct {
+	Labels int `json:"labels"` // read from the files
+	Stored int `json:"stored"` // new or changed
+	Same   int `json:"same"`   // already stored as they are
+	Stale  int `json:"stale"`  // of an output since replaced (stored)
+}
+
 func newLabelsImportCommand(g *Globals) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Store labels from JSONL files, all or nothing",
@@ -131,16 +140,17 @@ and reported; calibration leaves it out.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLabelsImport(cmd.Context(), g, args)
+			return runLabelsImport(cmd.Context(), g, args, asJSON)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
 	return cmd
 }
 
 // maxImportProblems bounds the problems labels import lists.
 const maxImportProblems = 50
 
-func runLabelsImport(ctx context.Context, g *Globals, files []string) error {
+func runLabelsImport(ctx context.Context, g *Globals, files []string, asJSON bool) error {
 	st, err := openExistingStore(ctx, g)
 	if err != nil {
 		return fmt.Errorf("labels import: %w", err)
@@ -200,10 +210,13 @@ func runLabelsImport(ctx context.Context, g *Globals, files []string) error {
 	if err != nil {
 		return fmt.Errorf("labels import: nothing was stored: %w", err)
 	}
-	fmt.Fprintf(g.Stdout, "imported %s: %d new or changed, %d already stored\n", plural(len(all), "label"), n, len(all)-n)
 	if stale > 0 {
 		fmt.Fprintf(g.Stderr, "%s judged an output that has changed since (its output_hash is not the stored output's, which a retry replaced): kept, and left out of calibration\n", plural(stale, "label"))
 	}
+	if asJSON {
+		return writeJSONOut(g.Stdout, labelsImported{Labels: len(all), Stored: n, Same: len(all) - n, Stale: stale})
+	}
+	fmt.Fprintf(g.Stdout, "imported %s: %d new or changed, %d already stored\n", plural(len(all), "label"), n, len(all)-n)
 	return nil
 }
 
@@ -245,6 +258,7 @@ type labelsQueueOptions struct {
 	Seed   uint64
 	Judge  string
 	Slices []string
+	JSON   bool
 }
 
 func newLabelsQueueCommand(g *Globals) *cobra.Command {
@@ -286,6 +300,7 @@ all. The strata are printed with their sizes and weights.
 	f.Uint64Var(&o.Seed, "seed", 0, "seed of the draw and the order (default: derived from --name)")
 	f.StringVar(&o.Judge, "judge", "", "stratify by this scorer's verdict (shown to the labeler only after labeling)")
 	f.StringArrayVar(&o.Slices, "slice", nil, "stratify by this case tag (repeatable)")
+	f.BoolVar(&o.JSON, "json", false, "print the queue's strata as JSON (never its items: they are for blind labeling)")
 	return cmd
 }
 
@@ -307,42 +322,65 @@ func runLabelsQueue(ctx context.Context, g *Globals, o *labelsQueueOptions) erro
 	} else if err != nil {
 		return fmt.Errorf("labels queue: %w", err)
 	}
+	cells := strataOf(q)
+	if o.JSON {
+		return writeJSONOut(g.Stdout, queueCreated{RunID: q.RunID, Name: q.Name, Judge: q.Judge, Size: q.Size, Seed: q.Seed,
+			Strata: q.Strata, Items: len(q.Items), Cells: cells})
+	}
 	fmt.Fprintf(g.Stdout, "created queue %q of run %s: %s (asked %d, seed %d), stratified by %s\n",
 		termSafe(q.Name), run.ID, plural(len(q.Items), "output"), q.Size, q.Seed, strings.Join(q.Strata, ", "))
-	return writeStrata(g.Stdout, q)
-}
-
-// writeStrata prints a queue's strata: each one's outputs in the run, the
-// items drawn from it and their weight.
-func writeStrata(w io.Writer, q *record.Queue) error {
-	type row struct {
-		name   string
-		drawn  int
-		weight float64
-	}
-	var rows []*row
-	by := map[string]*row{}
-	for _, it := range q.Items {
-		r := by[it.Stratum]
-		if r == nil {
-			r = &row{name: it.Stratum, weight: it.Weight}
-			by[it.Stratum] = r
-			rows = append(rows, r)
-		}
-		r.drawn++
-	}
-	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.name, b.name) })
 	width := len("stratum")
-	for _, r := range rows {
-		r.name = termSafe(r.name)
-		width = max(width, utf8.RuneCountInString(r.name))
+	for _, c := range cells {
+		width = max(width, utf8.RuneCountInString(termSafe(c.Stratum)))
 	}
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(g.Stdout)
 	fmt.Fprintf(bw, "  %-*s  %7s  %5s  %6s\n", width, "stratum", "outputs", "drawn", "weight")
-	for _, r := range rows {
-		fmt.Fprintf(bw, "  %-*s  %7d  %5d  %6.4g\n", width, r.name, int(r.weight*float64(r.drawn)+0.5), r.drawn, r.weight)
+	for _, c := range cells {
+		fmt.Fprintf(bw, "  %-*s  %7d  %5d  %6.4g\n", width, termSafe(c.Stratum), c.Outputs, c.Drawn, c.Weight)
 	}
 	return bw.Flush()
+}
+
+// queueCreated is what labels queue --format json prints: the queue
+// without its items.
+type queueCreated struct {
+	RunID  string        `json:"run_id"`
+	Name   string        `json:"name"`
+	Judge  string        `json:"judge,omitempty"`
+	Size   int           `json:"size"`
+	Seed   uint64        `json:"seed"`
+	Strata []string      `json:"strata"`
+	Items  int           `json:"items"`
+	Cells  []stratumCell `json:"cells"`
+}
+
+// stratumCell is one stratum of a queue: its outputs in the run, the items
+// drawn from it and their weight (outputs / drawn).
+type stratumCell struct {
+	Stratum string  `json:"stratum"`
+	Outputs int     `json:"outputs"`
+	Drawn   int     `json:"drawn"`
+	Weight  float64 `json:"weight"`
+}
+
+// strataOf counts a queue's items per stratum, sorted by stratum.
+func strataOf(q *record.Queue) []stratumCell {
+	by := map[string]*stratumCell{}
+	for _, it := range q.Items {
+		c := by[it.Stratum]
+		if c == nil {
+			c = &stratumCell{Stratum: it.Stratum, Weight: it.Weight}
+			by[it.Stratum] = c
+		}
+		c.Drawn++
+	}
+	cells := make([]stratumCell, 0, len(by))
+	for _, c := range by {
+		c.Outputs = int(c.Weight*float64(c.Drawn) + 0.5)
+		cells = append(cells, *c)
+	}
+	slices.SortFunc(cells, func(a, b stratumCell) int { return strings.Compare(a.Stratum, b.Stratum) })
+	return cells
 }
 
 type labelsQueuesOptions struct {

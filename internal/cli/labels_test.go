@@ -127,6 +127,11 @@ func TestLabelsExportImportRoundTrip(t *testing.T) {
 	if inv.code != 0 || inv.stdout != "imported 5 labels: 0 new or changed, 5 already stored\n" {
 		t.Errorf("second labels import: exit %d, stdout %q, stderr %s", inv.code, inv.stdout, inv.stderr)
 	}
+	inv = runCLI(t, cliEnv{}, "labels", "import", out, "--db", fresh, "--format", "json")
+	var counts labelsImported
+	if err := json.Unmarshal([]byte(inv.stdout), &counts); err != nil || inv.code != 0 || counts != (labelsImported{Labels: 5, Same: 5}) {
+		t.Errorf("labels import --format json: exit %d, %+v, %v: %s", inv.code, counts, err, inv.stdout)
+	}
 	inv = runCLI(t, cliEnv{}, "labels", "export", "--all", "--db", fresh)
 	if inv.code != 0 || inv.stdout != first {
 		t.Errorf("export of the fresh store differs (exit %d, %s):\n%s\nwant:\n%s", inv.code, inv.stderr, inv.stdout, first)
@@ -267,6 +272,16 @@ func TestLabelsQueueCommand(t *testing.T) {
 		t.Fatalf("stored queue %+v, %v", q, err)
 	}
 
+	// --format json: the strata, never the items (they are for blind labeling).
+	inv = runCLI(t, cliEnv{}, "labels", "queue", "run-one", "--name", "json", "--size", "8", "--seed", "3", "--judge", "judge", "--db", db, "--format", "json")
+	var created queueCreated
+	if err := json.Unmarshal([]byte(inv.stdout), &created); err != nil || inv.code != 0 {
+		t.Fatalf("labels queue --format json: exit %d, %v: %s %s", inv.code, err, inv.stdout, inv.stderr)
+	}
+	wantCells := []stratumCell{{"target=a, judge=fail", 4, 2, 2}, {"target=a, judge=pass", 6, 3, 2}, {"target=b, judge=fail", 3, 1, 3}, {"target=b, judge=pass", 6, 2, 3}}
+	if created.Items != 8 || created.Seed != 3 || fmt.Sprint(created.Cells) != fmt.Sprint(wantCells) || strings.Contains(inv.stdout, "case_id") {
+		t.Errorf("labels queue --format json: %s", inv.stdout)
+	}
 	inv = runCLI(t, cliEnv{}, "labels", "queue", "run-one", "--name", "first", "--size", "4", "--db", db)
 	if inv.code != 1 || !strings.Contains(inv.stderr, `run run-one already has a queue named "first"`) {
 		t.Errorf("a taken name: exit %d, %s", inv.code, inv.stderr)
@@ -301,12 +316,13 @@ func TestLabelsQueueCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(inv.stdout), &progress); err != nil || inv.code != 0 {
 		t.Fatalf("labels queues --json: exit %d, %v\n%s%s", inv.code, err, inv.stdout, inv.stderr)
 	}
-	wantP := []store.QueueProgress{{RunID: "run-one", Name: "first", Judge: "judge", Items: 8, Labeled: 2, Pass: 1, Fail: 1, Skip: 1}}
+	wantP := []store.QueueProgress{{RunID: "run-one", Name: "first", Judge: "judge", Items: 8, Labeled: 2, Pass: 1, Fail: 1, Skip: 1},
+		{RunID: "run-one", Name: "json", Judge: "judge", Items: 8}}
 	if fmt.Sprint(progress) != fmt.Sprint(wantP) {
 		t.Errorf("labels queues --json = %+v; want %+v", progress, wantP)
 	}
 	inv = runCLI(t, cliEnv{}, "labels", "queues", "run-one", "--db", db)
-	wantT := "RUN      QUEUE  JUDGE  LABELED  PASS  FAIL  SKIP\nrun-one  first  judge  2/8      1     1     1\n"
+	wantT := "RUN      QUEUE  JUDGE  LABELED  PASS  FAIL  SKIP\nrun-one  first  judge  2/8      1     1     1\nrun-one  json   judge  0/8      0     0     0\n"
 	if inv.code != 0 || inv.stdout != wantT {
 		t.Errorf("labels queues:\n%s\nwant:\n%s", inv.stdout, wantT)
 	}
