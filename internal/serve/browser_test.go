@@ -185,6 +185,21 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#queue-form button[type=submit]`)),
 	)
 	waitFor("the first item", `!!document.querySelector('#item') && document.readyState === 'complete'`)
+	screenshot := func(name string) {
+		t.Helper()
+		dir := os.Getenv("ASSAY_SCREENSHOT_DIR")
+		if dir == "" {
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	screenshot("label-item")
 
 	type want struct{ verdict, reason string }
 	expected := map[int]want{}
@@ -263,6 +278,9 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 		}
 		lastPos = pos
 		next(pos, count)
+		if step == 1 {
+			screenshot("label-reveal")
+		}
 		// The saved item's judge verdict is revealed, and only now.
 		if said, err := evalIn[string](ctx, `(document.querySelector('#said') || {}).textContent || ''`); err != nil || said != expected[pos].verdict {
 			t.Errorf("position %d: the reveal says %q, want %q (%v)", pos, said, expected[pos].verdict, err)
@@ -323,6 +341,7 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 		t.Errorf("the finished queue links to %q, want its judge's calibration over its labels (%v)", u, err)
 	}
 	checkPage("the calibration page")
+	screenshot("calibration")
 	pageText, err := evalIn[string](ctx, `document.querySelector('main').innerText`)
 	if err != nil {
 		t.Fatal(err)
