@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -105,4 +106,40 @@ func TestCalibrationProblems(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCalibrationSection loads specs whose calibration: and labels:
+// values are arbitrary text: the loader never panics, every problem about
+// them is located and names its key, and a spec that loads has thresholds
+// in their ranges.
+func FuzzCalibrationSection(f *testing.F) {
+	f.Add("0.6", "0.8", "0.8", "0.1", "0.95", "added.jsonl")
+	f.Add("-1", "1.5", "NaN", "0", "1", "x.csv")
+	f.Add(".inf", "'0.5'", "[1]", "{a: 1}", "", "''")
+	f.Add("1e309", "0x10", "true", "null", "~", "a b.jsonl")
+	f.Fuzz(func(t *testing.T, kappa, tnr, tpr, width, level, addTo string) {
+		src := base + "calibration:\n  min_kappa: " + kappa + "\n  min_tnr: " + tnr + "\n  min_tpr: " + tpr +
+			"\n  width: " + width + "\n  level: " + level + "\nlabels:\n  add_to: " + addTo + "\n"
+		sp, err := Parse("f.yaml", []byte(src))
+		var ps Problems
+		if err != nil && !errors.As(err, &ps) {
+			t.Fatalf("error %v is not Problems", err)
+		}
+		for _, p := range ps {
+			if p.Line < 1 || p.Col < 1 || p.Msg == "" {
+				t.Fatalf("bad problem %#v", p)
+			}
+		}
+		if err == nil && sp.Calibration != nil {
+			c := sp.Calibration
+			for _, x := range []float64{c.MinKappa, c.MinTNR, c.MinTPR, c.Width} {
+				if !(x >= 0 && x <= 1) {
+					t.Fatalf("a spec that loads has calibration %+v", *c)
+				}
+			}
+			if !(c.Width > 0 && c.Level >= 0.5 && c.Level < 1) {
+				t.Fatalf("a spec that loads has calibration %+v", *c)
+			}
+		}
+	})
 }
