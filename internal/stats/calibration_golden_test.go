@@ -110,6 +110,9 @@ func TestCalibrationGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("corrected: %v", err)
 			}
+			if !near(rg.Q, want.Q, 1e-15) || !near(rg.TPR, want.TPR, 1e-15) || !near(rg.TNR, want.TNR, 1e-15) {
+				t.Errorf("q %v TPR %v TNR %v, want %v %v %v", rg.Q, rg.TPR, rg.TNR, want.Q, want.TPR, want.TNR)
+			}
 			if !near(rg.Estimate, want.Estimate, 1e-12) || !near(rg.Raw, want.Raw, 1e-12) || !near(rg.J, want.J, 1e-12) {
 				t.Errorf("estimate %v (raw %v, J %v), want %v (%v, %v)", rg.Estimate, rg.Raw, rg.J, want.Estimate, want.Raw, want.J)
 			}
