@@ -114,8 +114,18 @@ func resultConds(f store.ResultFilter) (string, []any, error) {
 		args = append(args, sql.Named("kind", f.Kind))
 	}
 	if f.Text != "" {
-		b.WriteString(` AND (r.raw LIKE :text ESCAPE '\' OR coalesce(r.tool_calls, '') LIKE :text ESCAPE '\'`)
-		args = append(args, sql.Named("text", "%"+likeEscape(f.Text)+"%"))
+		if utf8.ValidString(f.Text) && !strings.ContainsRune(f.Text, utf8.RuneError) {
+			// LIKE folds ASCII letters and compares characters (bytes that
+			// are not UTF-8 read as U+FFFD, which the text has not): three
+			// times faster than lower() and instr(), which copy the output.
+			b.WriteString(` AND (r.raw LIKE :text ESCAPE '\' OR coalesce(r.tool_calls, '') LIKE :text ESCAPE '\'`)
+			args = append(args, sql.Named("text", "%"+likeEscape(f.Text)+"%"))
+		} else {
+			// lower() folds ASCII letters and instr() compares bytes: the
+			// text's bytes that are not UTF-8 match only themselves.
+			b.WriteString(` AND (instr(lower(r.raw), :text) > 0 OR instr(lower(coalesce(r.tool_calls, '')), :text) > 0`)
+			args = append(args, sql.Named("text", asciiLower(f.Text)))
+		}
 		if len(f.TextCases) > 0 {
 			ids, err := json.Marshal(f.TextCases)
 			if err != nil {
@@ -155,6 +165,17 @@ func caseConds(f store.ResultFilter) (string, []any, error) {
 // likeEscape escapes LIKE's wildcards (with '\').
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// asciiLower folds ASCII letters, as SQLite's lower() does.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // BrowseResults lists the results of a run that match f, a page at a
