@@ -15,18 +15,31 @@
 // An experiment of 10 runs (each drawn with its own stream):
 //
 //	go run ./bench/fill -db /tmp/exp.db -cases 10000 -targets 2 -runs 10 -experiment prompt-search
+//
+// With -dataset DIR it also writes the cases' dataset (DIR/data.jsonl: an
+// id, a question and an answer per case) and records it in the runs with a
+// spec that reads it (dataset hashes, a prompt), as a real run does: what
+// serve's case pages read inputs and render prompts from.
+//
+//	go run ./bench/fill -db /tmp/big.db -cases 250000 -targets 4 -dataset /tmp/bigdata
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
@@ -36,6 +49,7 @@ type options struct {
 	seed                 uint64
 	regress, slower      float64
 	experiment           string
+	dataset              string
 }
 
 func main() {
@@ -48,6 +62,7 @@ func main() {
 	flag.Float64Var(&o.regress, "regress", 0, "lower every pass probability by this much (0.05 = 5 points)")
 	flag.Float64Var(&o.slower, "slower", 1, "multiply every latency by this factor")
 	flag.StringVar(&o.experiment, "experiment", "", "the runs' experiment name")
+	flag.StringVar(&o.dataset, "dataset", "", "write the cases' dataset and a spec reading it into this directory")
 	flag.Parse()
 	if o.cases < 1 || o.targets < 1 || o.runs < 1 || o.slower <= 0 {
 		log.Fatal("-cases, -targets, -runs and -slower must be positive")
@@ -59,8 +74,14 @@ func main() {
 	}
 	defer st.Close()
 	now := time.Now().UTC().Truncate(time.Second)
+	var ds *datasetRecord
+	if o.dataset != "" {
+		if ds, err = writeDataset(o.dataset, o.cases); err != nil {
+			log.Fatal(err)
+		}
+	}
 	for r := range o.runs {
-		id, err := fill(ctx, st, o, r, now.Add(time.Duration(r)*time.Second))
+		id, err := fill(ctx, st, o, ds, r, now.Add(time.Duration(r)*time.Second))
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -69,10 +90,13 @@ func main() {
 }
 
 // fill writes run r of the options, started at start.
-func fill(ctx context.Context, st store.Store, o options, r int, start time.Time) (string, error) {
+func fill(ctx context.Context, st store.Store, o options, ds *datasetRecord, r int, start time.Time) (string, error) {
 	run := &record.Run{ID: record.NewRunID(start), Spec: "bench-big", SpecHash: "sha256:0", DatasetHash: "sha256:0",
 		PromptHash: "sha256:0", Experiment: o.experiment, Cases: o.cases, Epochs: 1, Status: record.StatusComplete,
 		Started: start, Ended: start}
+	if ds != nil {
+		run.SpecPath, run.DatasetHash, run.FileHash, run.Config = ds.specPath, ds.hash, ds.fileHash, ds.config
+	}
 	for t := 0; t < o.targets; t++ {
 		run.Targets = append(run.Targets, "model-"+strconv.Itoa(t))
 	}
@@ -123,4 +147,52 @@ func fill(ctx context.Context, st store.Store, o options, r int, start time.Time
 		}
 	}
 	return run.ID, flush()
+}
+
+// datasetRecord is what a run records of the dataset writeDataset wrote.
+type datasetRecord struct {
+	specPath, hash, fileHash string
+	config                   []byte
+}
+
+// writeDataset writes dir/data.jsonl with cases 1…n (the IDs fill gives
+// them) and returns the spec and hashes a run of it records.
+func writeDataset(dir string, n int) (*datasetRecord, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, "data.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriter(f)
+	topics := []string{"billing", "refunds", "shipping", "accounts", "returns", "warranty", "invoices"}
+	for i := 1; i <= n; i++ {
+		b, err := json.Marshal(map[string]any{"id": strconv.Itoa(i), "answer": "42",
+			"q": fmt.Sprintf("Customer %d asks about %s: what is the answer to question %d?", i*7919%100003, topics[i%len(topics)], i)})
+		if err != nil {
+			return nil, err
+		}
+		w.Write(b)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	sp := &spec.Spec{Name: "bench-big", Dir: dir, File: filepath.Join(dir, "assay.yaml"),
+		Dataset: spec.Dataset{Path: "data.jsonl", Format: "jsonl", ID: "id", Expected: "answer"},
+		Prompt:  spec.Prompt{System: "Answer with the letter and the number.", User: "{{.q}}"},
+		Scorers: []spec.Scorer{{Name: "correct", Type: "exact", Primary: true}}}
+	info, err := dataset.Scan(sp)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := json.Marshal(sp)
+	if err != nil {
+		return nil, err
+	}
+	return &datasetRecord{specPath: sp.File, hash: info.Hash, fileHash: info.FileHash, config: cfg}, nil
 }
