@@ -306,3 +306,20 @@ func TestThresholdsOf(t *testing.T) {
 		t.Errorf("defaults %+v", th)
 	}
 }
+
+// BenchmarkCalibrateMillion calibrates against a run of a million judged
+// outputs with 50 labels: one pass over the results and the scores.
+func BenchmarkCalibrateMillion(b *testing.B) {
+	truth, judge := cells(33, 3, 2, 12)
+	for i := range 1_000_000 - 50 {
+		truth = append(truth, true)
+		judge = append(judge, i%10 < 7)
+	}
+	f, labels := build(truth, judge, 50)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Calibrate(context.Background(), f, run, "grader", labels, DefaultThresholds()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
