@@ -323,3 +323,19 @@ func BenchmarkCalibrateMillion(b *testing.B) {
 		}
 	}
 }
+
+// With 4 fails labeled, some bootstrap resamples hold no fail (J is then
+// unknown): the report says how many the interval left out.
+func TestFewLabelsNoteTheBootstrapsDroppedResamples(t *testing.T) {
+	truth, judge := cells(8, 1, 1, 3)
+	f, labels := build(truth, judge, 13)
+	rep := calibrate(t, f, labels, DefaultThresholds())
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "the bootstrap interval leaves out") {
+		t.Errorf("notes %q", rep.Notes)
+	}
+	truth, judge = cells(33, 3, 2, 12)
+	f, labels = build(truth, judge, 50)
+	if rep := calibrate(t, f, labels, DefaultThresholds()); strings.Contains(strings.Join(rep.Notes, "\n"), "bootstrap") {
+		t.Errorf("50 labels: notes %q", rep.Notes)
+	}
+}

@@ -297,8 +297,12 @@ func compute(rep *Report, c stats.Confusion, th Thresholds) {
 				rep.Corrected.Why = "the judge's Youden J is within its own uncertainty of 0, so the interval is all of [0, 1]"
 			}
 			rng := rand.New(rand.NewPCG(uint64(c.N()), 15))
-			if ci, _, err := stats.RoganGladenBootstrap(rng, rep.Raw.Count, rep.Raw.Of, c, BootstrapReplicates, alpha); err == nil {
+			if ci, dropped, err := stats.RoganGladenBootstrap(rng, rep.Raw.Count, rep.Raw.Of, c, BootstrapReplicates, alpha); err == nil {
 				rep.Corrected.Bootstrap = &Interval{Low: ci.Lo, High: ci.Hi}
+				if dropped*100 > BootstrapReplicates {
+					rep.Notes = append(rep.Notes, fmt.Sprintf("the bootstrap interval leaves out %s of its %s resamples, whose labels had no fail or no pass or a J not above 0: with this few labels of a class, read it with care",
+						units.Count(dropped), units.Count(BootstrapReplicates)))
+				}
 			}
 			rep.Needed = needed(rg, rep.Raw.Of, c, th, alpha)
 		case errors.Is(err, stats.ErrNotIdentifiable):
