@@ -19,28 +19,32 @@ type compareLead struct {
 	Limit int
 }
 
-// compareView is the compare page's content: the runs and their findings.
-type compareView struct {
-	compareLead
-	compareBody
-}
-
 // comparePick is the compare page without two runs: a form to choose them.
 type comparePick struct {
 	Runs []runChoice
 	A, B string
 }
 
-// compareBody is what `assay diff` and `assay compare` find of two runs:
-// the flipped verdicts first, then the paired comparison and what changed
-// (their text renderings, escaped by the template).
-type compareBody struct {
+// compareDiff is what `assay diff` finds of two runs: the flipped
+// verdicts, and the rest of its text (what changed), shown last.
+type compareDiff struct {
 	Flips []compareFlips
-	// Comparison is `assay compare`'s text, or ComparisonErr why there is
-	// none (no shared target, say).
-	Comparison, ComparisonErr string
-	// Changes is `assay diff`'s text without its flipped cases, shown above.
+	// Changes is `assay diff`'s text without its flipped cases.
 	Changes string
+}
+
+// compareStats is `assay compare`'s text, or why there is none (no shared
+// target, say).
+type compareStats struct {
+	Comparison, ComparisonErr string
+}
+
+// compareView is a part of the compare page: the runs and what is
+// computed of them so far.
+type compareView struct {
+	compareLead
+	compareDiff
+	compareStats
 }
 
 // compareFlips are one target's flipped verdicts.
@@ -111,27 +115,41 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	lead := compareLead{A: newRunRow(before), B: newRunRow(after), Limit: limit}
 	lead.A.Scorings, lead.B.Scorings = la, lb
 	p := page{Title: "compare " + before.ID + " → " + after.ID, Nav: "runs", Body: lead}
-	key := "compare\x00" + before.ID + "\x00" + after.ID + "\x00" + strconv.Itoa(limit)
+	pair := before.ID + "\x00" + after.ID
 	stamp := s.runStamp(before, la) + "\x00" + s.runStamp(after, lb)
-	notice := ""
-	if !s.cache.has(key, stamp) {
-		notice = fmt.Sprintf("Comparing %d and %d cases…", before.Cases, after.Cases)
-	}
-	s.stream(w, r, "compare", p, notice, func() (any, error) {
-		v, err := s.cache.get(key, stamp, func() (any, error) {
-			return compareRuns(context.WithoutCancel(ctx), s, before, after, limit)
+	diffKey, statsKey := "diff\x00"+pair+"\x00"+strconv.Itoa(limit), "compare\x00"+pair
+	var diff compareDiff
+	flips := step{Block: "flips", Compute: func() (any, error) {
+		v, err := s.cache.get(diffKey, stamp, func() (any, error) {
+			return diffRuns(context.WithoutCancel(ctx), s, before, after, limit)
 		})
 		if err != nil {
 			return nil, err
 		}
-		return compareView{lead, v.(compareBody)}, nil
-	})
+		diff = v.(compareDiff)
+		return compareView{compareLead: lead, compareDiff: diff}, nil
+	}}
+	stats := step{Block: "content", Compute: func() (any, error) {
+		v, err := s.cache.get(statsKey, stamp, func() (any, error) {
+			return compareStatsOf(context.WithoutCancel(ctx), s, before, after)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return compareView{lead, diff, v.(compareStats)}, nil
+	}}
+	if !s.cache.has(diffKey, stamp) {
+		flips.Notice = fmt.Sprintf("Finding the flipped verdicts among %d and %d cases…", before.Cases, after.Cases)
+	}
+	if !s.cache.has(statsKey, stamp) {
+		stats.Notice = "Comparing the targets, paired by case…"
+	}
+	s.streamSteps(w, r, "compare", p, flips, stats)
 }
 
-// compareRuns computes what `assay diff` and `assay compare
-// --shared-cases` would print for the two runs.
-func compareRuns(ctx context.Context, s *Server, before, after *record.Run, limit int) (compareBody, error) {
-	var b compareBody
+// diffRuns computes what `assay diff` prints of the two runs.
+func diffRuns(ctx context.Context, s *Server, before, after *record.Run, limit int) (compareDiff, error) {
+	var b compareDiff
 	dl := limit
 	if dl == 0 {
 		dl = -1 // DiffOptions: 0 means the default
@@ -158,17 +176,21 @@ func compareRuns(ctx context.Context, s *Server, before, after *record.Run, limi
 		return b, err
 	}
 	b.Changes = t.String()
+	return b, nil
+}
+
+// compareStatsOf computes what `assay compare --shared-cases` prints of
+// the two runs; a refusal (no target in common) is shown, not failed.
+func compareStatsOf(ctx context.Context, s *Server, before, after *record.Run) (compareStats, error) {
 	rc, err := analysis.CompareSharedCases(ctx, s.o.Store, before, after, analysis.Options{})
 	if err != nil {
-		b.ComparisonErr = report.Visible(err.Error(), false)
-		return b, nil
+		return compareStats{ComparisonErr: report.Visible(err.Error(), false)}, nil
 	}
-	t.Reset()
+	var t strings.Builder
 	if err := report.RunComparisonText(&t, rc); err != nil {
-		return b, err
+		return compareStats{}, err
 	}
-	b.Comparison = t.String()
-	return b, nil
+	return compareStats{Comparison: t.String()}, nil
 }
 
 // comparePicker is the compare page's form alone, for choosing two runs.

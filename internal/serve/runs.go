@@ -189,18 +189,14 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, stamp := "report\x00"+run.ID+"\x00"+strconv.Itoa(lead.Scoring), s.runStamp(run, latest)
-	notice := ""
-	if !s.cache.has(key, stamp) {
-		notice = fmt.Sprintf("Computing the report of %d cases × %d targets × %d epochs…", run.Cases, len(run.Targets), max(run.Epochs, 1))
-	}
-	s.stream(w, r, "report", p, notice, func() (any, error) {
+	st := step{Block: "content", Compute: func() (any, error) {
 		// The report outlives a visitor who leaves: the next visit finds it.
-		v, err := s.cache.get(key, stamp, func() (any, error) { return s.renderReport(context.WithoutCancel(ctx), run, lead.Scoring) })
-		if err != nil {
-			return nil, err
-		}
-		return v, nil
-	})
+		return s.cache.get(key, stamp, func() (any, error) { return s.renderReport(context.WithoutCancel(ctx), run, lead.Scoring) })
+	}}
+	if !s.cache.has(key, stamp) {
+		st.Notice = fmt.Sprintf("Computing the report of %d cases × %d targets × %d epochs…", run.Cases, len(run.Targets), max(run.Epochs, 1))
+	}
+	s.streamSteps(w, r, "report", p, st)
 }
 
 // runStamp is what a cached value computed from a run depends on: its

@@ -327,13 +327,31 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, name string,
 	_, _ = w.Write([]byte(buf.String()))
 }
 
+// step is one part of a streamed page (Server.stream): the page
+// template's block Block, rendered with Compute's value as Body once it
+// returns, and while it computes the notice Notice ("" for none: the value
+// is cached and comes at once).
+type step struct {
+	Block, Notice string
+	Compute       func() (any, error)
+}
+
 // stream writes a page whose content takes long to compute: the layout's
-// head and the page template's "lead" block at once, flushed, so the first
-// byte leaves before the work starts; then, when it is not cached (cached
-// false), a notice that the page is computing; then the "content" block
-// with compute's value as Body, and the layout's foot. The status is sent
-// with the head, so an error of compute is shown inside the page.
+// head and the page template's "lead" block (with p.Body) at once,
+// flushed, so the first byte leaves before the work starts; then, when
+// notice is not "" (the value is not cached), a notice that the page is
+// computing; then the "content" block with compute's value as Body, and
+// the layout's foot. The status is sent with the head, so an error of
+// compute is shown inside the page.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, name string, p page, notice string, compute func() (any, error)) {
+	s.streamSteps(w, r, name, p, step{Block: "content", Notice: notice, Compute: compute})
+}
+
+// streamSteps is stream in several steps, each shown as soon as it is
+// computed — its notice, flushed, then its block — and the layout's foot.
+// An error of a step is shown inside the page, and the steps after it are
+// skipped.
+func (s *Server) streamSteps(w http.ResponseWriter, r *http.Request, name string, p page, steps ...step) {
 	t, ok := s.pages[name]
 	if !ok {
 		s.fail(w, r, fmt.Errorf("no page template %q", name))
@@ -342,35 +360,40 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, name string, p p
 	p.CSRF = csrfToken(w, r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rc := http.NewResponseController(w)
+	logErr := func(err error) {
+		if !errors.Is(err, context.Canceled) {
+			s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+	}
 	if err := t.ExecuteTemplate(w, "head", p); err != nil {
-		s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+		logErr(err)
 		return
 	}
 	if t.Lookup("lead") != nil {
 		if err := t.ExecuteTemplate(w, "lead", p); err != nil {
-			s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+			logErr(err)
 			return
 		}
 	}
-	if notice != "" {
-		_ = t.ExecuteTemplate(w, "computing", notice)
-	}
-	_ = rc.Flush()
-	body, err := compute()
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+	for _, st := range steps {
+		if st.Notice != "" {
+			_ = t.ExecuteTemplate(w, "computing", st.Notice)
 		}
-		_ = t.ExecuteTemplate(w, "failed", err.Error())
-	} else {
+		_ = rc.Flush()
+		body, err := st.Compute()
+		if err != nil {
+			logErr(err)
+			_ = t.ExecuteTemplate(w, "failed", err.Error())
+			break
+		}
 		p.Body = body
 		var buf bytes.Buffer
-		if err := t.ExecuteTemplate(&buf, "content", p); err != nil {
-			s.o.Log.Error("serve", "method", r.Method, "path", r.URL.Path, "err", err)
+		if err := t.ExecuteTemplate(&buf, st.Block, p); err != nil {
+			logErr(err)
 			_ = t.ExecuteTemplate(w, "failed", "rendering the page: "+err.Error())
-		} else {
-			_, _ = w.Write(buf.Bytes())
+			break
 		}
+		_, _ = w.Write(buf.Bytes())
 	}
 	_ = t.ExecuteTemplate(w, "foot", p)
 }
