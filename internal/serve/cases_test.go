@@ -308,9 +308,15 @@ func TestCasesExplorerFilters(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("?verdict=fail&scoring=1: rows\n%q\nwant\n%q", got, want)
 	}
-	for _, bad := range []string{"verdict=maybe", "shape=round", "tag=lang", "scoring=9", "scoring=x"} {
-		if code, _ := fetch(t, fx.srv, base+"?"+bad); code != http.StatusBadRequest {
-			t.Errorf("?%s: status %d, want 400", bad, code)
+	for _, bad := range []struct{ query, msg string }{
+		{"verdict=maybe", `verdict="maybe": want pass or fail (or nothing)`},
+		{"shape=round", `shape="round": want one of pass, loud, silent (or nothing)`},
+		{"tag=lang", `tag="lang": want key=value`},
+		{"scoring=9", `scoring="9": the run has scorings 1 to 2`},
+		{"scoring=x", `scoring="x": the run has scorings 1 to 2`},
+	} {
+		if code, body := fetch(t, fx.srv, base+"?"+bad.query); code != http.StatusBadRequest || strings.TrimSpace(body) != bad.msg {
+			t.Errorf("?%s: %d %q, want 400 %q", bad.query, code, strings.TrimSpace(body), bad.msg)
 		}
 	}
 }
