@@ -13,6 +13,7 @@
 #   bash bench/bench.sh health     # assay validate --deep on 50,000 cases (HEALTH_CASES=N for N)
 #   bash bench/bench.sh gobench    # the Go benchmarks of gate, selftest, dataset, analysis, probe
 #   bash bench/bench.sh agent      # 1,000 cases × a 3-turn agent loop against assay mock (mock and exec handlers)
+#   bash bench/bench.sh serve      # assay serve's pages on two runs of 1,000,000 results: first byte and total
 #
 # "all" runs mock, replay, report and stats; the last four are run by name.
 set -euo pipefail
@@ -146,6 +147,20 @@ if [[ $which == gate ]]; then
     measure_rc 3 "drift $shape" "$A" drift "$base" "$cand" --db "$db"
     measure "report $shape (for comparison)" "$A" report "$cand" --db "$db" --format json
   done
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+if [[ $which == serve ]]; then
+  # Two runs of 250,000 cases × 4 targets with their dataset (the second 5
+  # points worse, paired case by case), then every page of assay serve
+  # through the real binary: runs list, a run's report cold and cached,
+  # the two runs compared, the case explorer and a case's page.
+  db="$out/serve.db"
+  rm -rf "$db"* "$out/serve-data"
+  go run ./bench/fill -db "$db" -cases 250000 -targets 4 -dataset "$out/serve-data" >/dev/null
+  go run ./bench/fill -db "$db" -cases 250000 -targets 4 -dataset "$out/serve-data" -regress 0.05 >/dev/null
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  go run ./bench/serve -bin "$A" -db "$db"
   echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 
