@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -336,7 +338,8 @@ func runLabelsQueue(ctx context.Context, g *Globals, o *labelsQueueOptions) erro
 	bw := bufio.NewWriter(g.Stdout)
 	fmt.Fprintf(bw, "  %-*s  %7s  %5s  %6s\n", width, "stratum", "outputs", "drawn", "weight")
 	for _, c := range cells {
-		fmt.Fprintf(bw, "  %-*s  %7d  %5d  %6.4g\n", width, termSafe(c.Stratum), c.Outputs, c.Drawn, c.Weight)
+		w := strconv.FormatFloat(math.Round(c.Weight*100)/100, 'f', -1, 64) // to 2 decimals, no exponent
+		fmt.Fprintf(bw, "  %-*s  %7d  %5d  %6s\n", width, termSafe(c.Stratum), c.Outputs, c.Drawn, w)
 	}
 	return bw.Flush()
 }

@@ -38,7 +38,7 @@ const (
 type stratum struct {
 	values []string // in the order of the queue's Strata
 	name   string   // "target=a, judge=pass, lang=en"
-	keys   []record.Key
+	keys   []rkey
 	draw   int
 }
 
@@ -83,48 +83,64 @@ func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec
 	if err != nil {
 		return nil, err
 	}
-	var verdicts map[record.Key]bool
-	if q.Judge != "" {
-		if verdicts, err = judgeVerdicts(ctx, r, run.ID, scoring, q.Judge); err != nil {
+	// A million results are held as small integer keys: case IDs and
+	// targets interned once.
+	ix := &index{cases: newInterner(), targets: newInterner()}
+	if len(q.Slices) > 0 {
+		if err := ix.readTags(ctx, r, run.ID, q.Slices); err != nil {
 			return nil, err
 		}
 	}
-	var tags map[string]map[string]string
-	if len(q.Slices) > 0 {
-		if tags, err = caseTags(ctx, r, run.ID, q.Slices); err != nil {
+	var verdicts map[rkey]bool
+	if q.Judge != "" {
+		if verdicts, err = ix.judgeVerdicts(ctx, r, run.ID, scoring, q.Judge); err != nil {
 			return nil, err
 		}
 	}
 
 	cells := map[string]*stratum{}
 	total, failed := 0, 0
+	var id []byte
 	err = r.Results(ctx, run.ID, func(res record.Result) error {
 		if res.ErrorKind != "" {
 			failed++
 			return nil
 		}
-		values := []string{res.Target}
+		k := rkey{ix.cases.id(res.CaseID), ix.targets.id(res.Target), int32(res.Epoch)}
+		verdict := ""
 		if q.Judge != "" {
-			v, ok := verdicts[res.Key()]
+			v, ok := verdicts[k]
 			switch {
 			case !ok:
-				values = append(values, judgeUnscored)
+				verdict = judgeUnscored
 			case v:
-				values = append(values, judgePass)
+				verdict = judgePass
 			default:
-				values = append(values, judgeFail)
+				verdict = judgeFail
 			}
 		}
-		for _, s := range q.Slices {
-			values = append(values, tags[res.CaseID][s])
+		var tags []string
+		if len(q.Slices) > 0 {
+			tags = ix.sliceValues(k.c, len(q.Slices))
 		}
-		id := strings.Join(values, "\x00")
-		c := cells[id]
+		id = append(id[:0], res.Target...)
+		id = append(id, 0)
+		id = append(id, verdict...)
+		for _, v := range tags {
+			id = append(id, 0)
+			id = append(id, v...)
+		}
+		c := cells[string(id)]
 		if c == nil {
+			values := []string{res.Target}
+			if q.Judge != "" {
+				values = append(values, verdict)
+			}
+			values = append(values, tags...)
 			c = &stratum{values: values, name: stratumName(names, values)}
-			cells[id] = c
+			cells[string(id)] = c
 		}
-		c.keys = append(c.keys, res.Key())
+		c.keys = append(c.keys, k)
 		total++
 		return nil
 	})
@@ -155,7 +171,7 @@ func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec
 		}
 		w := float64(len(c.keys)) / float64(c.draw)
 		for _, k := range c.keys[:c.draw] {
-			items = append(items, record.QueueItem{CaseID: k.CaseID, Target: k.Target, Epoch: k.Epoch, Stratum: c.name, Weight: w})
+			items = append(items, record.QueueItem{CaseID: ix.cases.names[k.c], Target: ix.targets.names[k.t], Epoch: int(k.e), Stratum: c.name, Weight: w})
 		}
 	}
 	rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
@@ -218,9 +234,46 @@ func stratumName(names, values []string) string {
 	return strings.Join(parts, ", ")
 }
 
+// rkey is a result's key with its case and target interned.
+type rkey struct{ c, t, e int32 }
+
+// interner numbers strings from 0 in the order first seen.
+type interner struct {
+	ids   map[string]int32
+	names []string
+}
+
+func newInterner() *interner { return &interner{ids: map[string]int32{}} }
+
+func (n *interner) id(s string) int32 {
+	if i, ok := n.ids[s]; ok {
+		return i
+	}
+	i := int32(len(n.names))
+	n.ids[s] = i
+	n.names = append(n.names, s)
+	return i
+}
+
+// index holds what NewQueue knows of a run's cases: their interned IDs
+// and targets, and each case's value of every slice tag (tags[case]).
+type index struct {
+	cases, targets *interner
+	tags           [][]string
+}
+
+// sliceValues is case c's value of each of n slice tags ("" for each when
+// the run recorded no such case).
+func (ix *index) sliceValues(c int32, n int) []string {
+	if int(c) < len(ix.tags) && ix.tags[c] != nil {
+		return ix.tags[c]
+	}
+	return make([]string, n)
+}
+
 // judgeVerdicts reads the judge scorer's verdicts in a scoring, refusing a
 // scorer the scoring does not have.
-func judgeVerdicts(ctx context.Context, r record.Reader, runID string, scoring int, judge string) (map[record.Key]bool, error) {
+func (ix *index) judgeVerdicts(ctx context.Context, r record.Reader, runID string, scoring int, judge string) (map[rkey]bool, error) {
 	if scoring == 0 {
 		return nil, fmt.Errorf("run %s has no scores, so no judge %q to stratify by", runID, judge)
 	}
@@ -231,10 +284,10 @@ func judgeVerdicts(ctx context.Context, r record.Reader, runID string, scoring i
 	if !slices.Contains(scorers, judge) {
 		return nil, fmt.Errorf("run %s has no scorer %q in its latest scoring (%d); its scorers are: %s", runID, judge, scoring, strings.Join(scorers, ", "))
 	}
-	verdicts := map[record.Key]bool{}
+	verdicts := map[rkey]bool{}
 	err = r.Scores(ctx, runID, scoring, func(s record.Score) error {
 		if s.Scorer == judge {
-			verdicts[record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] = s.Pass
+			verdicts[rkey{ix.cases.id(s.CaseID), ix.targets.id(s.Target), int32(s.Epoch)}] = s.Pass
 		}
 		return nil
 	})
@@ -244,34 +297,42 @@ func judgeVerdicts(ctx context.Context, r record.Reader, runID string, scoring i
 	return verdicts, nil
 }
 
-// caseTags reads the slice tags of a run's cases, refusing a tag no case
+// readTags reads the slice tags of a run's cases, refusing a tag no case
 // has.
-func caseTags(ctx context.Context, r record.Reader, runID string, keys []string) (map[string]map[string]string, error) {
-	tags := map[string]map[string]string{}
+func (ix *index) readTags(ctx context.Context, r record.Reader, runID string, keys []string) error {
 	seen := map[string]bool{}
+	values := newInterner() // a tag's values are few: each held once
 	err := r.Cases(ctx, runID, func(c record.Case) error {
 		for k := range c.Tags {
 			seen[k] = true
 		}
-		tags[c.ID] = c.Tags
+		i := ix.cases.id(c.ID)
+		for int(i) >= len(ix.tags) {
+			ix.tags = append(ix.tags, nil)
+		}
+		vs := make([]string, len(keys))
+		for j, k := range keys {
+			vs[j] = values.names[values.id(c.Tags[k])]
+		}
+		ix.tags[i] = vs
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the cases of run %s: %w", runID, err)
+		return fmt.Errorf("reading the cases of run %s: %w", runID, err)
 	}
 	for _, k := range keys {
 		if seen[k] {
 			continue
 		}
 		if len(seen) == 0 {
-			return nil, fmt.Errorf("no case of run %s has a tag %q: its cases have no tags to slice by", runID, k)
+			return fmt.Errorf("no case of run %s has a tag %q: its cases have no tags to slice by", runID, k)
 		}
 		known := make([]string, 0, len(seen))
 		for t := range seen {
 			known = append(known, t)
 		}
 		slices.Sort(known)
-		return nil, fmt.Errorf("no case of run %s has a tag %q; its cases' tags are: %s", runID, k, strings.Join(known, ", "))
+		return fmt.Errorf("no case of run %s has a tag %q; its cases' tags are: %s", runID, k, strings.Join(known, ", "))
 	}
-	return tags, nil
+	return nil
 }
