@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/export"
 	"github.com/assay-eval/assay/internal/record"
@@ -406,18 +407,93 @@ func (s *Server) buildIndex(ctx context.Context, run *record.Run) (*caseIndex, e
 	return x, nil
 }
 
-// appendSearchText appends the lowercased text of a case's field values:
-// strings as they are, other values as JSON (without HTML escapes).
+// appendSearchText appends the lowercased text of a case's field values
+// (a JSON object as json.Marshal writes it): each string unescaped, each
+// other value as written, keys (of nested objects too) left out, one value
+// a line. Text that is not such JSON is appended as it is, lowercased.
 func appendSearchText(b []byte, fields json.RawMessage) []byte {
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(fields))
-	d.UseNumber()
-	if d.Decode(&m) != nil {
-		return append(b, bytes.ToLower(fields)...)
+	start := len(b)
+	whole := func() []byte { return append(b[:start], bytes.ToLower(fields)...) }
+	// open holds, per open container, whether it is an object and whether
+	// its next string is a key.
+	type container struct{ object, key bool }
+	var open []container
+	for i := 0; i < len(fields); i++ {
+		switch c := fields[i]; c {
+		case '{', '[':
+			open = append(open, container{object: c == '{', key: c == '{'})
+		case '}', ']':
+			if len(open) == 0 {
+				return whole()
+			}
+			open = open[:len(open)-1]
+		case ',':
+			if n := len(open); n > 0 {
+				open[n-1].key = open[n-1].object
+			}
+		case ':':
+			if n := len(open); n > 0 {
+				open[n-1].key = false
+			}
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			end, esc := stringEnd(fields, i)
+			if end < 0 {
+				return whole()
+			}
+			if n := len(open); n == 0 || !open[n-1].key {
+				if esc {
+					var str string
+					if json.Unmarshal(fields[i:end+1], &str) != nil {
+						return whole()
+					}
+					b = append(b, str...)
+				} else {
+					b = append(b, fields[i+1:end]...)
+				}
+				b = append(b, '\n')
+			}
+			i = end
+		default:
+			// A number, true, false or null: up to the next delimiter.
+			j := i
+			for j < len(fields) && !strings.ContainsRune(",]} \t\n\r", rune(fields[j])) {
+				j++
+			}
+			b = append(append(b, fields[i:j]...), '\n')
+			i = j - 1
+		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		b = append(b, bytes.ToLower([]byte(valueText(m[k])))...)
-		b = append(b, '\n')
+	return lower(b, start)
+}
+
+// stringEnd returns the index of the quote closing the JSON string that
+// opens at i (-1 when none), and whether the string has escapes.
+func stringEnd(s []byte, i int) (int, bool) {
+	esc := false
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			esc = true
+			j++
+		case '"':
+			return j, esc
+		}
+	}
+	return -1, esc
+}
+
+// lower lowercases b[start:]: ASCII letters in place, through
+// bytes.ToLower when the text has other characters.
+func lower(b []byte, start int) []byte {
+	for i := start; i < len(b); i++ {
+		c := b[i]
+		if c >= utf8.RuneSelf {
+			return append(b[:start], bytes.ToLower(b[start:])...)
+		}
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
 	}
 	return b
 }

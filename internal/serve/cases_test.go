@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -499,4 +500,73 @@ func betweenText(s, from, to string) string {
 	}
 	in, _, _ := strings.Cut(rest, to)
 	return in
+}
+
+// searchTextModel is the search text of a case's fields by another road:
+// decoded, every value (nested ones in their order, keys left out)
+// written one a line, lowercased.
+func searchTextModel(t *testing.T, fields []byte) string {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(string(fields)))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				walk(v[k])
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case string:
+			b.WriteString(v + "\n")
+		case nil:
+			b.WriteString("null\n")
+		default:
+			fmt.Fprintf(&b, "%v\n", v)
+		}
+	}
+	walk(v)
+	return strings.ToLower(b.String())
+}
+
+func TestSearchText(t *testing.T) {
+	for _, fields := range []map[string]any{
+		{"q": "Plain"},
+		{"q": `<script>"quoted" \ back`, "n": json.Number("-1.5e3"), "ok": true, "none": nil},
+		{"nested": map[string]any{"Key": "Value", "list": []any{"A", map[string]any{"deep": "ÜBER"}, json.Number("7"), []any{}}}, "z": "last"},
+		{"empty": "", "obj": map[string]any{}, "arr": []any{"x,y", "}{][", ":"}},
+		{"emoji": "😀 \u2028 \x00 ΣΑΣ"},
+	} {
+		b, err := json.Marshal(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := string(appendSearchText([]byte("kept|"), b)), "kept|"+searchTextModel(t, b)
+		if got != want {
+			t.Errorf("search text of %s:\n%q\nwant\n%q", b, got, want)
+		}
+	}
+}
+
+func FuzzSearchText(f *testing.F) {
+	for _, seed := range [][2]string{{"q", "Plain"}, {`"k"`, `"v"\`}, {"}", "{"}, {"ÄÖ", "ü\u2028"}, {"", "\x00\xff"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, k, v string) {
+		b, err := json.Marshal(map[string]any{k: v, "n": []any{v, map[string]any{v: k}}})
+		if err != nil {
+			t.Skip()
+		}
+		if got, want := string(appendSearchText(nil, b)), searchTextModel(t, b); got != want {
+			t.Errorf("search text of %s:\n%q\nwant\n%q", b, got, want)
+		}
+	})
 }
