@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,6 +27,10 @@ type addPage struct {
 	Epoch  string
 	// File is the dataset file as the spec names it; Path resolved.
 	File string
+	// Dataset is the spec's dataset file when File is another one (a
+	// file of regressions some other spec reads): the run's own dataset
+	// does not change then, and the page says so.
+	Dataset string
 	*dataset.Appended
 }
 
@@ -101,9 +106,12 @@ func (s *Server) addToDataset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	file := sp.Dataset.Path
+	page := addPage{RunID: run.ID, CaseID: caseID, Target: f.Get("target"), Epoch: f.Get("epoch"), File: sp.Dataset.Path, Appended: got}
 	if sp.Labels != nil && sp.Labels.AddTo != "" {
-		file = sp.Labels.AddTo
+		page.File = sp.Labels.AddTo
+		if filepath.Clean(path) != filepath.Clean(sp.Resolve(sp.Dataset.Path)) {
+			page.Dataset = sp.Dataset.Path
+		}
 	}
-	s.render(w, r, "added", "add to dataset", addPage{RunID: run.ID, CaseID: caseID, Target: f.Get("target"), Epoch: f.Get("epoch"), File: file, Appended: got})
+	s.render(w, r, "added", "add to dataset", page)
 }

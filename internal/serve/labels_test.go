@@ -246,6 +246,21 @@ func TestAddToDataset(t *testing.T) {
 	if again, _ := dataset.Scan(sp); again.Hash != after.Hash {
 		t.Errorf("adding a duplicate changed the dataset")
 	}
+	// A spec whose labels.add_to is another file than its dataset: the case
+	// goes there, and the page does not claim this spec's dataset changed.
+	regRun := *fx.run
+	regRun.ID = "run-regressions"
+	regRun.Config = []byte(strings.Replace(string(fx.run.Config), `{`, `{"labels":{"add_to":"regressions.jsonl"},`, 1))
+	if err := fx.st.CreateRun(context.Background(), &regRun); err != nil {
+		t.Fatal(err)
+	}
+	code, body = c.post("/runs/run-regressions/cases/"+url.PathEscape(caseID(3))+"/add", url.Values{"reason": {"r"}, "corrected": {"x"}})
+	if code != http.StatusOK || !strings.Contains(body, "at line 1.") || !strings.Contains(body, "not this spec's dataset") || strings.Contains(body, "The dataset's version changes") {
+		t.Errorf("add to another file: %d\n%.3000s", code, body)
+	}
+	if b, err := os.ReadFile(filepath.Join(fx.dir, "regressions.jsonl")); err != nil || strings.Count(string(b), "\n") != 1 {
+		t.Errorf("regressions.jsonl: %q, %v; want one line", b, err)
+	}
 	// A run over a CSV dataset without labels.add_to is refused with what
 	// to do, and nothing is written.
 	if err := os.WriteFile(filepath.Join(fx.dir, "data.csv"), []byte("id,question,answer\nc01,q,a\n"), 0o644); err != nil {
