@@ -327,3 +327,25 @@ func TestLabelsQueueCommand(t *testing.T) {
 		t.Errorf("labels queues:\n%s\nwant:\n%s", inv.stdout, wantT)
 	}
 }
+
+// runs rm deletes a run's labels and queues with it and says how many.
+func TestRunsRmDeletesLabels(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	labeledRun(t, db, "run-one")
+	labeledRun(t, db, "run-two")
+	if inv := runCLI(t, cliEnv{}, "labels", "queue", "run-one", "--name", "q", "--size", "3", "--db", db); inv.code != 0 {
+		t.Fatal(inv.stderr)
+	}
+	putLabelsDB(t, db, labelOf("run-one", "c01", "a", "q", "ann", record.LabelPass, time.Time{}),
+		labelOf("run-one", "c02", "a", "", "ann", record.LabelSkip, time.Time{}),
+		labelOf("run-two", "c02", "a", "", "ann", record.LabelSkip, time.Time{}))
+	inv := runCLI(t, cliEnv{}, "runs", "rm", "run-one", "--db", db)
+	if want := "removed run run-one (triage, complete): 10 cases, 20 results, 40 scores in 1 scoring, 2 labels and 1 labeling queue\n"; inv.code != 0 || inv.stdout != want {
+		t.Errorf("runs rm: exit %d\n%s\nwant\n%s%s", inv.code, inv.stdout, want, inv.stderr)
+	}
+	if n := len(storedLabels(t, db, "")); n != 1 {
+		t.Errorf("%d labels left; want run-two's 1", n)
+	}
+}

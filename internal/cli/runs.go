@@ -131,9 +131,10 @@ func newRunsRmCommand(g *Globals) *cobra.Command {
 	o := &runsRmOptions{}
 	cmd := &cobra.Command{
 		Use:   "rm RUN...",
-		Short: "Delete runs with their cases, results, scores and scorings",
+		Short: "Delete runs with their cases, results, scores, scorings and labels",
 		Long: `Delete runs from the store with everything recorded under them: cases,
-results, scores, scorings and the run's lease. The response cache is shared
+results, scores, scorings, the run's lease, and its labeling queues and
+labels (assay labels export keeps labels first). The response cache is shared
 by every run and is left as it is, so running the spec again is served from
 it. Each RUN is a run ID or a unique prefix of one ("latest" is not taken
 here). Every RUN is checked before anything is deleted: an unknown ID, or a
@@ -215,6 +216,9 @@ func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
 		scorings := "scorings"
 		if del.Scorings == 1 {
 			scorings = "scoring"
+		}
+		if del.Labels > 0 || del.Queues > 0 {
+			lease += fmt.Sprintf(", %s and %s", plural(del.Labels, "label"), plural(del.Queues, "labeling queue"))
 		}
 		fmt.Fprintf(g.Stdout, "removed run %s (%s, %s): %d cases, %d results, %d scores in %d %s%s\n",
 			run.ID, termSafe(run.Spec), run.Status, del.Cases, del.Results, del.Scores, del.Scorings, scorings, lease)
