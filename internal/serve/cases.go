@@ -538,8 +538,8 @@ type casePageLead struct {
 	Explorer            string
 }
 
-// casePageBody is a case's page: its inputs, the prompt rendered for it,
-// and every target's and epoch's output with every scorer's verdict.
+// casePageBody is a case's page: what the run recorded of the case, and
+// every target's and epoch's output with every scorer's verdict.
 type casePageBody struct {
 	RunID, CaseID string
 	// Known says the run recorded the case (line, tags, expected value).
@@ -548,15 +548,17 @@ type casePageBody struct {
 	Tags     []string
 	Expected string
 	Weight   string
-	// Inputs are the case's fields from the run's dataset; InputsNote why
-	// they are not shown.
+	Results  []resultView
+}
+
+// caseInputsBody is the case's input fields from the run's dataset
+// (InputsNote: why they are not shown) and the prompt as the run's spec
+// renders it for them (PromptNote: why not).
+type caseInputsBody struct {
 	Inputs     []inputField
 	InputsNote string
-	// Prompt is the prompt as the run's spec renders it for the case;
-	// PromptNote why it is not shown.
 	Prompt     []promptMessage
 	PromptNote string
-	Results    []resultView
 }
 
 type inputField struct{ Name, Value string }
@@ -633,9 +635,17 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	}
 	lead := casePageLead{RunID: run.ID, Spec: run.Spec, CaseID: line(caseID), Explorer: casesURL(run.ID, casesFilter{}, "")}
 	p := page{Title: "case " + line(caseID) + " · " + run.ID, Nav: "runs", Body: lead}
-	s.stream(w, r, "case", p, "", func() (any, error) {
-		return s.caseBody(ctx, run, caseID, c, results)
-	})
+	// The outputs come from the store at once; the inputs from the dataset,
+	// which on a big run not yet indexed is read up to the case.
+	notice := ""
+	if latest, err := s.o.Store.LatestScoring(ctx, run.ID); err == nil {
+		if key, stamp := s.indexKey(run, latest); !s.cache.has(key, stamp) && run.Cases > eagerIndex {
+			notice = "Reading the case's inputs from the run's dataset…"
+		}
+	}
+	s.streamSteps(w, r, "case", p,
+		step{Block: "content", Compute: func() (any, error) { return s.caseBody(ctx, run, caseID, c, results) }},
+		step{Block: "inputs", Notice: notice, Compute: func() (any, error) { return s.caseInputs(ctx, run, caseID, c != nil), nil }})
 }
 
 func (s *Server) caseBody(ctx context.Context, run *record.Run, caseID string, c *record.Case, results []record.Result) (*casePageBody, error) {
@@ -651,20 +661,6 @@ func (s *Server) caseBody(ctx context.Context, run *record.Run, caseID string, c
 		if c.Weight != nil {
 			b.Weight = strconv.FormatFloat(*c.Weight, 'g', -1, 64)
 		}
-	} else {
-		b.InputsNote = "the run never recorded this case (its results are stored without it)"
-	}
-	fields, note := s.caseFields(ctx, run, caseID)
-	if b.InputsNote == "" {
-		b.InputsNote = note
-	}
-	if fields != nil {
-		for _, k := range slices.Sorted(maps.Keys(fields)) {
-			b.Inputs = append(b.Inputs, inputField{Name: line(k), Value: text(valueText(fields[k]))})
-		}
-		b.Prompt, b.PromptNote = renderPrompt(run, fields)
-	} else {
-		b.PromptNote = "the prompt is rendered from the case's inputs, which are not available"
 	}
 	scores, err := s.o.Store.CaseScores(ctx, run.ID, caseID)
 	if err != nil {
@@ -674,6 +670,25 @@ func (s *Server) caseBody(ctx context.Context, run *record.Run, caseID string, c
 		b.Results = append(b.Results, resultViewOf(&results[i], scores))
 	}
 	return b, nil
+}
+
+// caseInputs is a case's inputs and the prompt rendered from them.
+func (s *Server) caseInputs(ctx context.Context, run *record.Run, caseID string, known bool) *caseInputsBody {
+	b := &caseInputsBody{}
+	fields, note := s.caseFields(ctx, run, caseID)
+	if fields == nil && !known {
+		note = "the run never recorded this case (its results are stored without it), and " + note
+	}
+	b.InputsNote = note
+	if fields == nil {
+		b.PromptNote = "the prompt is rendered from the case's inputs, which are not available"
+		return b
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		b.Inputs = append(b.Inputs, inputField{Name: line(k), Value: text(valueText(fields[k]))})
+	}
+	b.Prompt, b.PromptNote = renderPrompt(run, fields)
+	return b
 }
 
 // caseFields reads a case's input fields: from the run's case index when it
