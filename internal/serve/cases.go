@@ -151,9 +151,18 @@ type casesBody struct {
 	Reached string
 	// InputsNote says why the text search covered outputs only.
 	InputsNote string
-	// Inputs counts the cases whose inputs matched the text.
-	Inputs int
+	// Inputs counts the cases whose inputs matched the text; InputCases
+	// links the first maxInputLinks of them (their results are among the
+	// rows where the list reaches them).
+	Inputs     int
+	InputCases []caseLink
 }
+
+// caseLink is a link to a case's page.
+type caseLink struct{ ID, Href string }
+
+// maxInputLinks bounds the cases the explorer links whose inputs match.
+const maxInputLinks = 100
 
 // caseRow is one result as the explorer lists it.
 type caseRow struct {
@@ -241,6 +250,9 @@ func (s *Server) findCases(ctx context.Context, run *record.Run, latest int, lea
 		} else {
 			sf.TextCases = idx.search(f.Q)
 			body.Inputs = len(sf.TextCases)
+			for _, id := range sf.TextCases[:min(len(sf.TextCases), maxInputLinks)] {
+				body.InputCases = append(body.InputCases, caseLink{ID: line(id), Href: caseURL(run.ID, id)})
+			}
 		}
 	}
 	deadline := s.o.Now().Add(casesSearchTime)

@@ -298,6 +298,11 @@ func TestCasesExplorerFilters(t *testing.T) {
 			t.Errorf("?%s: rows\n%q\nwant\n%q", tc.query, got, want)
 		}
 	}
+	// The cases whose inputs match are linked at once.
+	_, body := fetch(t, fx.srv, base+"?q=zebra")
+	if got := betweenText(body, `id="inputs-matched">`, "</p>"); got != `1 case of the dataset has the text in its inputs: <a class="mono" href="/runs/run-cases-1/cases/k04">k04</a>.` {
+		t.Errorf("q=zebra: the inputs' matches read %q", got)
+	}
 	// Scoring 1 asked for: its verdicts, not the latest's.
 	got, _ := explore(t, fx.srv, base+"?verdict=fail&scoring=1")
 	var want []string
