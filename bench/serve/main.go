@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -66,15 +68,23 @@ func main() {
 	addr, _, _ := strings.Cut(rest, " ")
 	base := "http://" + addr
 
-	fmt.Printf("| page | visit | status | first byte | total | bytes |\n|---|---|---|---|---|---|\n")
+	fmt.Printf("| page | visit | status | first byte | first content | total | bytes |\n|---|---|---|---|---|---|---|\n")
 	page := func(name, path, visit string) {
-		ttfb, total, code, n := fetch(base + path)
-		fmt.Printf("| %s `%s` | %s | %d | %s | %s | %d |\n", name, shorten(path, a, b), visit, code, ms(ttfb), ms(total), n)
+		f := fetch(base + path)
+		fmt.Printf("| %s `%s` | %s | %d | %s | %s | %s | %d |\n", name, shorten(path, a, b), visit, f.code, ms(f.ttfb), ms(f.content), ms(f.total), f.n)
 	}
 	for i := range *repeat {
 		page("runs list", "/", warm(i))
 	}
-	page("run report", "/runs/"+b, "cold")
+	// The cold report computes for seconds: the other pages meanwhile.
+	cold := make(chan fetched, 1)
+	go func() { cold <- fetch(base + "/runs/" + b) }()
+	time.Sleep(500 * time.Millisecond)
+	page("runs list", "/", "while a report computes")
+	page("case explorer", "/runs/"+b+"/cases?target=model-2", "while a report computes")
+	page("case page", "/runs/"+b+"/cases/4242", "while a report computes")
+	f := <-cold
+	fmt.Printf("| %s `%s` | %s | %d | %s | %s | %s | %d |\n", "run report", "/runs/B", "cold", f.code, ms(f.ttfb), ms(f.content), ms(f.total), f.n)
 	for range *repeat {
 		page("run report", "/runs/"+b, "cached")
 	}
@@ -101,9 +111,22 @@ func warm(i int) string {
 	return "again"
 }
 
-// fetch GETs url and returns the time to the response's first byte, to
-// its last, its status and its length.
-func fetch(url string) (ttfb, total time.Duration, code int, n int64) {
+// fetched is one page fetched: the time to its first byte, to its first
+// computed content (the end of the page's "lead": a streamed page's first
+// section after its notice, else its end), to its last byte; its status
+// and length.
+type fetched struct {
+	ttfb, content, total time.Duration
+	code                 int
+	n                    int64
+}
+
+// contentMarks are what the first computed content of a page starts with:
+// a run's report, the compare page's flips, the explorer's and a case's
+// content.
+var contentMarks = []string{`<div class="report">`, `<section id="flips">`, `class="computed"`, `id="failed"`}
+
+func fetch(url string) fetched {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -117,12 +140,28 @@ func fetch(url string) (ttfb, total time.Duration, code int, n int64) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	n, err = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	if err != nil {
-		log.Fatal(err)
+	var body []byte
+	var content time.Time
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := res.Body.Read(buf)
+		body = append(body, buf[:k]...)
+		if content.IsZero() && slices.ContainsFunc(contentMarks, func(m string) bool { return bytes.Contains(body, []byte(m)) }) {
+			content = time.Now()
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
 	}
-	return first.Sub(start), time.Since(start), res.StatusCode, n
+	res.Body.Close()
+	end := time.Now()
+	if content.IsZero() {
+		content = end
+	}
+	return fetched{ttfb: first.Sub(start), content: content.Sub(start), total: end.Sub(start), code: res.StatusCode, n: int64(len(body))}
 }
 
 func ms(d time.Duration) string {
