@@ -253,12 +253,17 @@ func NeededLabels(r RoganGladen, judged int, c Confusion, width, alpha float64) 
 	p := r.Estimate
 	a := p * p * vt * float64(c.Positives())
 	b := (1 - p) * (1 - p) * vs * float64(c.Negatives())
-	out := LabelsNeeded{Width: 2 * z * r.SE}
-	target := math.Pow(width/(2*z), 2)*r.J*r.J - vq
+	return neededLabels(a, b, float64(c.Positives()), float64(c.Negatives()), vq, r.J, 2*z*r.SE, width, z)
+}
+
+// neededLabels solves a/n₊ + b/n₋ ≤ (width/2z)²·J² − vq for the further
+// labels, P and F labels of each class given; now is the width now.
+func neededLabels(a, b, P, F, vq, J, now, width, z float64) (LabelsNeeded, error) {
+	out := LabelsNeeded{Width: now}
+	target := math.Pow(width/(2*z), 2)*J*J - vq
 	if target <= 0 {
 		return out, ErrWidthUnreachable
 	}
-	P, F := float64(c.Positives()), float64(c.Negatives())
 	if a/P+b/F <= target {
 		return out, nil
 	}

@@ -55,12 +55,23 @@ func CohensKappa(table [][]int, alpha float64) (Kappa, error) {
 		return Kappa{}, ErrKappaUndefined
 	}
 	p := make([][]float64, k)
-	rowM := make([]float64, k) // pᵢ.
-	colM := make([]float64, k) // p.ⱼ
 	for i := range table {
 		p[i] = make([]float64, k)
 		for j, c := range table[i] {
 			p[i][j] = float64(c) / n
+		}
+	}
+	return kappaOf(p, n, alpha)
+}
+
+// kappaOf is CohensKappa of a table of proportions p (summing to 1) over n
+// items (n need not be whole: WeightedKappa's is an effective size).
+func kappaOf(p [][]float64, n, alpha float64) (Kappa, error) {
+	k := len(p)
+	rowM := make([]float64, k) // pᵢ.
+	colM := make([]float64, k) // p.ⱼ
+	for i := range p {
+		for j := range p[i] {
 			rowM[i] += p[i][j]
 			colM[j] += p[i][j]
 		}
