@@ -9,7 +9,10 @@
 package calibrate
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
@@ -186,7 +189,14 @@ type Report struct {
 	Human     Rate      `json:"human"`
 	Raw       Rate      `json:"raw"`
 	Corrected Corrected `json:"corrected"`
-	Verdict   string    `json:"verdict"`
+	// Weighting is how the labels were weighted back to the run; nil when
+	// every label weighs the same (a simple random sample, or labels with
+	// no queue), when every measure is a plain share of Confusion's counts.
+	// When it is set, Confusion, the Rates' counts and the Classes'
+	// supports stay raw label counts, and every rate, precision, recall,
+	// F1, κ, agreement and the corrected rate are weighted.
+	Weighting *Weighting `json:"weighting,omitempty"`
+	Verdict   string     `json:"verdict"`
 	// Reasons say in words why the verdict is what it is.
 	Reasons []string `json:"reasons"`
 	Needed  Needed   `json:"needed"`
@@ -197,6 +207,86 @@ type Report struct {
 	// Notes are caveats (a scorer that is not a model judge, labels not
 	// used).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Weighting is how labels drawn with unequal probabilities (a queue
+// stratified by the judge's verdict draws the rare verdict more often)
+// were weighted back to the run: each label counts its queue item's
+// weight, the inverse of its selection probability.
+type Weighting struct {
+	// Cells is the confusion matrix of weights: each cell estimates how
+	// many of the run's outputs fall in it.
+	Cells WeightedCells `json:"cells"`
+	// Effective is Kish's effective number of labels, (Σw)²/Σw²: all of
+	// them, the passes and the fails.
+	Effective Effective `json:"effective"`
+	// Queues name the queues whose items' weights were used; Unweighted
+	// counts the used labels that weigh 1 (no queue item for them).
+	Queues     []string `json:"queues"`
+	Unweighted int      `json:"unweighted"`
+}
+
+// WeightedCells are the weighted confusion matrix's cells.
+type WeightedCells struct {
+	TP float64 `json:"human_pass_judge_pass"`
+	FN float64 `json:"human_pass_judge_fail"`
+	FP float64 `json:"human_fail_judge_pass"`
+	TN float64 `json:"human_fail_judge_fail"`
+}
+
+// Effective are Kish's effective numbers of labels.
+type Effective struct {
+	All  float64 `json:"all"`
+	Pass float64 `json:"pass"`
+	Fail float64 `json:"fail"`
+}
+
+// Queues are the labeling queues of a run by name, whose items carry the
+// weights of the labels given in them: Calibrate reads a label's weight
+// from the item of its queue with the label's case, target and epoch.
+type Queues map[string]*record.Queue
+
+// QueueNames are the queues labels name, sorted, each once: the queues to
+// read from the store for Calibrate.
+func QueueNames(labels []record.Label) []string {
+	var names []string
+	for _, l := range labels {
+		if l.Queue != "" && !slices.Contains(names, l.Queue) {
+			names = append(names, l.Queue)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// QueueReader reads a run's labeling queue with its items (the store's
+// Labels.Queue).
+type QueueReader interface {
+	Queue(ctx context.Context, runID, name string) (*record.Queue, error)
+}
+
+// ReadQueues reads the queues that labels of the run name, for
+// Calibrate's weights. A queue the reader answers notFound for is left
+// out (its labels weigh 1, and the report says so).
+func ReadQueues(ctx context.Context, qr QueueReader, runID string, labels []record.Label, notFound error) (Queues, error) {
+	var mine []record.Label
+	for _, l := range labels {
+		if l.RunID == "" || l.RunID == runID {
+			mine = append(mine, l)
+		}
+	}
+	qs := Queues{}
+	for _, name := range QueueNames(mine) {
+		q, err := qr.Queue(ctx, runID, name)
+		switch {
+		case errors.Is(err, notFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading labeling queue %s of run %s: %w", name, runID, err)
+		}
+		qs[name] = q
+	}
+	return qs, nil
 }
 
 // MaxDisagreed bounds Report.Disagreed.

@@ -103,7 +103,7 @@ var run = &record.Run{ID: "r", Config: cfg}
 
 func calibrate(t *testing.T, f *fakeRun, labels []record.Label, th Thresholds) *Report {
 	t.Helper()
-	rep, err := Calibrate(context.Background(), f, run, "grader", labels, th)
+	rep, err := Calibrate(context.Background(), f, run, "grader", labels, th, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,19 +279,19 @@ func TestLabelBookkeeping(t *testing.T) {
 func TestUnknownJudgeAndOtherScorers(t *testing.T) {
 	truth, judge := cells(30, 3, 3, 14)
 	f, labels := build(truth, judge, 50)
-	_, err := Calibrate(context.Background(), f, run, "gradr", labels, DefaultThresholds())
+	_, err := Calibrate(context.Background(), f, run, "gradr", labels, DefaultThresholds(), nil)
 	var uj *UnknownJudgeError
 	if !errors.As(err, &uj) || err.Error() != `scorer "gradr" has no verdicts in the run's scoring 1 (scorers are: grader, exact)` {
 		t.Errorf("error %v", err)
 	}
-	rep, err := Calibrate(context.Background(), f, run, "exact", labels, DefaultThresholds())
+	rep, err := Calibrate(context.Background(), f, run, "exact", labels, DefaultThresholds(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], `scorer "exact" is of type equals, not a model judge`) {
 		t.Errorf("notes %q", rep.Notes)
 	}
-	if _, err := Calibrate(context.Background(), &fakeRun{}, run, "grader", nil, DefaultThresholds()); !errors.Is(err, ErrNoScoring) {
+	if _, err := Calibrate(context.Background(), &fakeRun{}, run, "grader", nil, DefaultThresholds(), nil); !errors.Is(err, ErrNoScoring) {
 		t.Errorf("no scoring: %v", err)
 	}
 }
@@ -318,7 +318,7 @@ func BenchmarkCalibrateMillion(b *testing.B) {
 	f, labels := build(truth, judge, 50)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := Calibrate(context.Background(), f, run, "grader", labels, DefaultThresholds()); err != nil {
+		if _, err := Calibrate(context.Background(), f, run, "grader", labels, DefaultThresholds(), nil); err != nil {
 			b.Fatal(err)
 		}
 	}

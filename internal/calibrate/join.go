@@ -54,7 +54,13 @@ const BootstrapReplicates = 2000
 // as a disagreement. The judged pass rate is over every output of the run
 // the judge gave a verdict (failed calls and judge errors left out), not
 // only the labeled ones.
-func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge string, labels []record.Label, th Thresholds) (*Report, error) {
+//
+// A label given in one of queues counts with the weight of the queue's
+// item of its output (the inverse of the item's selection probability),
+// so a queue that drew some strata more often than others is weighted
+// back to the run; a label with no such item weighs 1. When every label
+// weighs the same the measures are plain shares of the counts.
+func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge string, labels []record.Label, th Thresholds, queues Queues) (*Report, error) {
 	if run == nil {
 		return nil, errors.New("calibrate: no run")
 	}
@@ -140,6 +146,8 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 	rep.Raw.Value = share(rep.Raw.Count, rep.Raw.Of)
 
 	var c stats.Confusion
+	var weighted []stats.WeightedLabel
+	w := newWeigher(queues)
 	keys := make([]record.Key, 0, len(byKey))
 	for k := range byKey {
 		keys = append(keys, k)
@@ -196,6 +204,7 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 					Human: last.Verdict, Judge: verdictWord(judged), Labeler: last.Labeler, Reason: last.Reason})
 			}
 		}
+		weighted = append(weighted, w.label(last, human, judged))
 		switch {
 		case human && judged:
 			c.TP++
@@ -216,8 +225,130 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 	if n := rep.Counts.Disagreements; n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s outputs were labeled both pass and fail; the most recent label was used", units.Count(n)))
 	}
-	compute(rep, c, th)
+	var wc *stats.WeightedConfusion
+	if len(weighted) > 0 {
+		all, err := stats.Weigh(weighted)
+		if err != nil {
+			return nil, fmt.Errorf("weighing the labels: %w", err)
+		}
+		if !all.EqualWeights() {
+			wc = &all
+			rep.Weighting = w.weighting(all)
+		}
+	}
+	rep.Notes = append(rep.Notes, w.notes(wc != nil)...)
+	compute(rep, c, wc, th)
 	return rep, nil
+}
+
+// weigher finds each used label's weight in its queue.
+type weigher struct {
+	queues  Queues
+	items   map[string]map[record.Key]float64
+	used    map[string]int // labels weighted by each queue
+	missing map[string]int // labels of a queue not given
+	noItem  int            // labels of a given queue without an item of their output
+	none    int            // labels of no queue
+}
+
+func newWeigher(queues Queues) *weigher {
+	w := &weigher{queues: queues, items: map[string]map[record.Key]float64{}, used: map[string]int{}, missing: map[string]int{}}
+	for name, q := range queues {
+		if q == nil {
+			continue
+		}
+		m := make(map[record.Key]float64, len(q.Items))
+		for _, it := range q.Items {
+			if it.Weight > 0 && !math.IsInf(it.Weight, 0) {
+				m[it.Key()] = it.Weight
+			}
+		}
+		w.items[name] = m
+	}
+	return w
+}
+
+func (w *weigher) label(l record.Label, human, judged bool) stats.WeightedLabel {
+	out := stats.WeightedLabel{Human: human, Judge: judged, Weight: 1}
+	switch items, ok := w.items[l.Queue]; {
+	case l.Queue == "":
+		w.none++
+	case !ok:
+		w.missing[l.Queue]++
+	default:
+		wt, ok := items[l.Key()]
+		if !ok {
+			w.noItem++
+			break
+		}
+		out.Weight, out.Design = wt, l.Queue
+		w.used[l.Queue]++
+	}
+	return out
+}
+
+func (w *weigher) weighting(c stats.WeightedConfusion) *Weighting {
+	out := &Weighting{
+		Cells:     WeightedCells{TP: c.TP, FN: c.FN, FP: c.FP, TN: c.TN},
+		Effective: Effective{All: c.Effective(), Pass: c.EffectivePositives(), Fail: c.EffectiveNegatives()},
+		Queues:    []string{},
+	}
+	for name := range w.used {
+		out.Queues = append(out.Queues, name)
+	}
+	slices.Sort(out.Queues)
+	out.Unweighted = w.none + w.noItem
+	for _, n := range w.missing {
+		out.Unweighted += n
+	}
+	return out
+}
+
+// notes say which labels could not be weighted and when the labels mix
+// designs; weighted says whether the weights differ.
+func (w *weigher) notes(weighted bool) []string {
+	var notes []string
+	var missing []string
+	n := 0
+	for name, k := range w.missing {
+		missing = append(missing, name)
+		n += k
+	}
+	slices.Sort(missing)
+	if n > 0 {
+		notes = append(notes, fmt.Sprintf("%s labels name a queue the store does not have (%s): their selection probabilities are unknown, so each weighs 1", units.Count(n), strings.Join(missing, ", ")))
+	}
+	if w.noItem > 0 {
+		notes = append(notes, fmt.Sprintf("%s labels are of outputs their queue did not draw: each weighs 1", units.Count(w.noItem)))
+	}
+	if !weighted {
+		return notes
+	}
+	unweighted := w.none + w.noItem + n
+	switch {
+	case unweighted > 0:
+		notes = append(notes, fmt.Sprintf("the labels mix designs: %s weigh 1 (no queue item) beside %s weighted by their queue's selection probabilities; the weighted rates treat the unweighted ones as a simple random sample of the run",
+			units.Count(unweighted), units.Count(w.total()-unweighted)))
+	case len(w.used) > 1:
+		names := make([]string, 0, len(w.used))
+		for name := range w.used {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		notes = append(notes, "the labels come from "+units.Count(len(names))+" queues ("+strings.Join(names, ", ")+") with different designs: each label weighs its own queue's inverse selection probability, as if the queues' samples were one")
+	}
+	return notes
+}
+
+func (w *weigher) total() int {
+	n := w.none + w.noItem
+	for _, k := range w.missing {
+		n += k
+	}
+	for _, k := range w.used {
+		n += k
+	}
+	return n
 }
 
 func cmpKey(a, b record.Key) int {
@@ -266,8 +397,9 @@ func num(x float64) *float64 {
 }
 
 // compute fills the report's measures, verdict and labels needed from
-// the confusion matrix and the raw judged rate.
-func compute(rep *Report, c stats.Confusion, th Thresholds) {
+// the confusion matrix and the raw judged rate; wc, when not nil, are the
+// labels' unequal weights, and the measures are weighted.
+func compute(rep *Report, c stats.Confusion, wc *stats.WeightedConfusion, th Thresholds) {
 	alpha := 1 - th.Level
 	rep.Confusion = Confusion{TP: c.TP, FN: c.FN, FP: c.FP, TN: c.TN}
 	rep.Human = Rate{Count: c.Positives(), Of: c.N(), Value: share(c.Positives(), c.N())}
@@ -275,20 +407,38 @@ func compute(rep *Report, c stats.Confusion, th Thresholds) {
 	rep.TNR = Rate{Count: c.TN, Of: c.Negatives(), Value: share(c.TN, c.Negatives())}
 	rep.Youden = num(c.Youden())
 	pass, fail := c.Classes()
+	if wc != nil {
+		rep.Human.Value = num(wc.HumanPass())
+		rep.TPR.Value, rep.TNR.Value = num(wc.TPR()), num(wc.TNR())
+		rep.Youden = num(wc.Youden())
+		pass, fail = wc.Classes()
+	}
 	rep.Classes = []Class{
 		{Name: record.LabelPass, Support: c.Positives(), Judged: c.TP + c.FP, Precision: num(pass.Precision), Recall: num(pass.Recall), F1: num(pass.F1)},
 		{Name: record.LabelFail, Support: c.Negatives(), Judged: c.FN + c.TN, Precision: num(fail.Precision), Recall: num(fail.Recall), F1: num(fail.F1)},
 	}
 	if c.N() > 0 {
 		rep.Kappa.Agreement = share(c.TP+c.TN, c.N())
-		if k, err := stats.CohensKappa(c.Table(), alpha); err == nil {
+		k, err := stats.CohensKappa(c.Table(), alpha)
+		if wc != nil {
+			rep.Kappa.Agreement = num(wc.Agreement())
+			k, err = stats.WeightedKappa(*wc, alpha)
+		}
+		if err == nil {
 			rep.Kappa.Value, rep.Kappa.SE = num(k.Kappa), num(k.SE)
 			rep.Kappa.CI = &Interval{Low: k.CI.Lo, High: k.CI.Hi}
 		}
 	}
 
 	if rep.Raw.Of > 0 {
-		rg, err := stats.RoganGladenCI(rep.Raw.Count, rep.Raw.Of, c, alpha)
+		var rg stats.RoganGladen
+		var v stats.RGVariances
+		var err error
+		if wc != nil {
+			rg, v, err = stats.RoganGladenWeightedCI(rep.Raw.Count, rep.Raw.Of, *wc, alpha)
+		} else {
+			rg, err = stats.RoganGladenCI(rep.Raw.Count, rep.Raw.Of, c, alpha)
+		}
 		switch {
 		case err == nil:
 			rep.Corrected.Value, rep.Corrected.SE = num(rg.Estimate), num(rg.SE)
@@ -297,16 +447,29 @@ func compute(rep *Report, c stats.Confusion, th Thresholds) {
 				rep.Corrected.Why = "the judge's Youden J is within its own uncertainty of 0, so the interval is all of [0, 1]"
 			}
 			rng := rand.New(rand.NewPCG(uint64(c.N()), 15))
-			if ci, dropped, err := stats.RoganGladenBootstrap(rng, rep.Raw.Count, rep.Raw.Of, c, BootstrapReplicates, alpha); err == nil {
+			var ci stats.Interval
+			var dropped int
+			if wc != nil {
+				ci, dropped, err = stats.RoganGladenWeightedBootstrap(rng, rep.Raw.Count, rep.Raw.Of, *wc, BootstrapReplicates, alpha)
+			} else {
+				ci, dropped, err = stats.RoganGladenBootstrap(rng, rep.Raw.Count, rep.Raw.Of, c, BootstrapReplicates, alpha)
+			}
+			if err == nil {
 				rep.Corrected.Bootstrap = &Interval{Low: ci.Lo, High: ci.Hi}
 				if dropped*100 > BootstrapReplicates {
 					rep.Notes = append(rep.Notes, fmt.Sprintf("the bootstrap interval leaves out %s of its %s resamples, whose labels had no fail or no pass or a J not above 0: with this few labels of a class, read it with care",
 						units.Count(dropped), units.Count(BootstrapReplicates)))
 				}
 			}
-			rep.Needed = needed(rg, rep.Raw.Of, c, th, alpha)
+			if wc != nil {
+				n, err := stats.NeededWeightedLabels(rg, v, *wc, th.Width, alpha)
+				rep.Needed = neededOf(n, err, c, th)
+			} else {
+				n, err := stats.NeededLabels(rg, rep.Raw.Of, c, th.Width, alpha)
+				rep.Needed = neededOf(n, err, c, th)
+			}
 		case errors.Is(err, stats.ErrNotIdentifiable):
-			rep.Corrected.Why = notIdentifiable(c)
+			rep.Corrected.Why = notIdentifiable(c, rep.Youden)
 			rep.Needed.Why = "no count of labels corrects a judge that does not tell a pass from a fail"
 		default:
 			rep.Corrected.Why = err.Error()
@@ -318,7 +481,7 @@ func compute(rep *Report, c stats.Confusion, th Thresholds) {
 	rep.Verdict, rep.Reasons = verdictOf(rep, c, th)
 }
 
-func notIdentifiable(c stats.Confusion) string {
+func notIdentifiable(c stats.Confusion, youden *float64) string {
 	switch {
 	case c.Positives() == 0 && c.Negatives() == 0:
 		return "no labels to measure the judge with"
@@ -327,11 +490,14 @@ func notIdentifiable(c stats.Confusion) string {
 	case c.Positives() == 0:
 		return "no output was labeled pass, so the judge's TPR is unknown"
 	}
-	return "the judge does not tell a pass from a fail (TPR + TNR − 1 = " + units.Ratio(c.Youden()) + ", not above 0): its verdicts say nothing of the true pass rate"
+	j := c.Youden()
+	if youden != nil {
+		j = *youden
+	}
+	return "the judge does not tell a pass from a fail (TPR + TNR − 1 = " + units.Ratio(j) + ", not above 0): its verdicts say nothing of the true pass rate"
 }
 
-func needed(rg stats.RoganGladen, judged int, c stats.Confusion, th Thresholds, alpha float64) Needed {
-	n, err := stats.NeededLabels(rg, judged, c, th.Width, alpha)
+func neededOf(n stats.LabelsNeeded, err error, c stats.Confusion, th Thresholds) Needed {
 	switch {
 	case errors.Is(err, stats.ErrWidthUnreachable):
 		return Needed{Why: "the judged outputs alone make the interval wider than " + units.Points(th.Width) + ": no count of labels narrows it that far; judge more outputs or ask for a wider interval"}
@@ -368,12 +534,12 @@ func verdictOf(rep *Report, c stats.Confusion, th Thresholds) (string, []string)
 	if t := rep.TNR.Value; t == nil {
 		why = append(why, "TNR unknown: no output was labeled fail, so it is not shown the judge catches failures")
 	} else if *t < th.MinTNR {
-		why = append(why, "TNR "+units.Pct(*t)+" is below "+units.Pct(th.MinTNR)+": the judge passes "+units.Count(c.FP)+" of the "+units.Count(c.Negatives())+" outputs people failed")
+		why = append(why, "TNR "+units.Pct(*t)+" is below "+units.Pct(th.MinTNR)+": the judge passes "+units.Count(c.FP)+" of the "+units.Count(c.Negatives())+" outputs people failed"+weightedWord(rep))
 	}
 	if t := rep.TPR.Value; t == nil {
 		why = append(why, "TPR unknown: no output was labeled pass")
 	} else if *t < th.MinTPR {
-		why = append(why, "TPR "+units.Pct(*t)+" is below "+units.Pct(th.MinTPR)+": the judge fails "+units.Count(c.FN)+" of the "+units.Count(c.Positives())+" outputs people passed")
+		why = append(why, "TPR "+units.Pct(*t)+" is below "+units.Pct(th.MinTPR)+": the judge fails "+units.Count(c.FN)+" of the "+units.Count(c.Positives())+" outputs people passed"+weightedWord(rep))
 	}
 	if j := rep.Youden; j != nil && *j <= 0 {
 		why = append(why, "Youden's J = TPR + TNR − 1 is "+units.Ratio(*j)+": the judge does no better than a verdict drawn at random (a judge that passes everything has TNR 0)")
@@ -398,4 +564,13 @@ func verdictWord(pass bool) string {
 		return record.LabelPass
 	}
 	return record.LabelFail
+}
+
+// weightedWord says, after raw counts, that the rate beside them is
+// weighted ("" when the labels are not).
+func weightedWord(rep *Report) string {
+	if rep.Weighting == nil {
+		return ""
+	}
+	return " (labels; the rate is weighted by the queue's selection probabilities)"
 }

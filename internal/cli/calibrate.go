@@ -118,7 +118,13 @@ func runCalibrate(ctx context.Context, g *Globals, o *calibrateOptions) error {
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	rep, err := calibrate.Calibrate(ctx, st, run, o.Judge, ls, th)
+	// Labels given in a queue weigh its items' inverse selection
+	// probabilities, read from the store (a file's labels too).
+	queues, err := calibrate.ReadQueues(ctx, st, run.ID, ls, record.ErrNotFound)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	rep, err := calibrate.Calibrate(ctx, st, run, o.Judge, ls, th, queues)
 	var uj *calibrate.UnknownJudgeError
 	switch {
 	case errors.As(err, &uj):

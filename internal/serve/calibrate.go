@@ -99,7 +99,12 @@ func (s *Server) calibration(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	rep, err := calibrate.Calibrate(ctx, s.o.Store, run, p.Judge, ls, th)
+	queues, err := calibrate.ReadQueues(ctx, s.o.Store, run.ID, ls, record.ErrNotFound)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rep, err := calibrate.Calibrate(ctx, s.o.Store, run, p.Judge, ls, th, queues)
 	if err != nil {
 		p.Error = err.Error()
 		s.renderCode(w, r, http.StatusBadRequest, "calibrate", page{Title: "calibrate · " + run.ID, Nav: "labels", Body: p})
