@@ -575,3 +575,61 @@ func FuzzSearchText(f *testing.F) {
 		}
 	})
 }
+
+// A search that matches little stops each page after its time and links
+// "search on" from where it stopped: following the links finds every
+// match once, in order. (24,000 results: more than one store call
+// examines; the clock moves 2 s a read, so each page stops after one.)
+func TestCasesSearchOnAfterTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stores 24,000 results")
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	run := &record.Run{ID: "run-big", Spec: "big", Targets: []string{"a", "b", "c", "d"}, Epochs: 1, Cases: 6000, Status: record.StatusComplete,
+		Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	var cases []record.Case
+	var results []record.Result
+	var want []string
+	for i := range 6000 {
+		id := fmt.Sprintf("c%05d", i)
+		cases = append(cases, record.Case{RunID: run.ID, ID: id, Line: i + 1})
+		for _, tg := range run.Targets {
+			r := record.Result{RunID: run.ID, CaseID: id, Target: tg, Epoch: 1, Raw: "plain"}
+			if i%2500 == 7 && tg == "c" {
+				r.Raw = "a Needle"
+				want = append(want, fixtureKey(id, tg, 1))
+			}
+			results = append(results, r)
+		}
+	}
+	if err := st.PutCases(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutResults(ctx, results, nil); err != nil {
+		t.Fatal(err)
+	}
+	now := run.Started
+	srv, err := New(Options{Addr: "127.0.0.1:0", Store: st, Now: func() time.Time { now = now.Add(2 * time.Second); return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, pages := explore(t, srv, "/runs/run-big/cases?q=needle")
+	if !slices.Equal(got, want) {
+		t.Errorf("every page of q=needle: %q, want %q", got, want)
+	}
+	if pages < 2 {
+		t.Errorf("%d pages: want the search to stop and go on", pages)
+	}
+	_, body := fetch(t, srv, "/runs/run-big/cases?q=nothing")
+	if !strings.Contains(body, `id="stopped"`) || !strings.Contains(body, `search on →`) {
+		t.Errorf("q=nothing over 24,000 results: the first page does not say it stopped and offer to search on")
+	}
+}
