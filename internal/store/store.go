@@ -45,6 +45,7 @@ type Store interface {
 	record.Writer
 	Labels
 	Browse
+	Keys
 
 	CreateRun(ctx context.Context, r *record.Run) error
 	// UpdateRun sets status, ended, cases, targets and epochs.
