@@ -42,6 +42,15 @@ type stratum struct {
 	draw   int
 }
 
+// keyReader is what a store streams without outputs (store.Keys): when
+// NewQueue's reader has it, the results' keys and the judge's verdicts are
+// read through it, and only the drawn items' outputs are read (to hash
+// them). Any record.Reader still works, reading every result and score.
+type keyReader interface {
+	ResultKeys(ctx context.Context, runID string, fn func(k record.Key, failed bool) error) error
+	Verdicts(ctx context.Context, runID string, scoring int, scorer string, fn func(k record.Key, pass bool) error) error
+}
+
 // NewQueue samples a queue from a run's results in its latest scoring.
 //
 // The results are divided into strata: target × the judge's verdict (when
@@ -101,12 +110,12 @@ func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec
 	cells := map[string]*stratum{}
 	total, failed := 0, 0
 	var id []byte
-	err = r.Results(ctx, run.ID, func(res record.Result) error {
-		if res.ErrorKind != "" {
+	add := func(key record.Key, fail bool) error {
+		if fail {
 			failed++
 			return nil
 		}
-		k := rkey{ix.cases.id(res.CaseID), ix.targets.id(res.Target), int32(res.Epoch)}
+		k := rkey{ix.cases.id(key.CaseID), ix.targets.id(key.Target), int32(key.Epoch)}
 		verdict := ""
 		if q.Judge != "" {
 			v, ok := verdicts[k]
@@ -123,7 +132,7 @@ func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec
 		if len(q.Slices) > 0 {
 			tags = ix.sliceValues(k.c, len(q.Slices))
 		}
-		id = append(id[:0], res.Target...)
+		id = append(id[:0], key.Target...)
 		id = append(id, 0)
 		id = append(id, verdict...)
 		for _, v := range tags {
@@ -132,7 +141,7 @@ func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec
 		}
 		c := cells[string(id)]
 		if c == nil {
-			values := []string{res.Target}
+			values := []string{key.Target}
 			if q.Judge != "" {
 				values = append(values, verdict)
 			}
@@ -143,7 +152,14 @@ func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec
 		c.keys = append(c.keys, k)
 		total++
 		return nil
-	})
+	}
+	// The keys come in the order of Results either way, so a seed draws
+	// the same items from a store as from any other reader.
+	if kr, ok := r.(keyReader); ok {
+		err = kr.ResultKeys(ctx, run.ID, add)
+	} else {
+		err = r.Results(ctx, run.ID, func(res record.Result) error { return add(res.Key(), res.ErrorKind != "") })
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the results of run %s: %w", run.ID, err)
 	}
@@ -285,12 +301,19 @@ func (ix *index) judgeVerdicts(ctx context.Context, r record.Reader, runID strin
 		return nil, fmt.Errorf("run %s has no scorer %q in its latest scoring (%d); its scorers are: %s", runID, judge, scoring, strings.Join(scorers, ", "))
 	}
 	verdicts := map[rkey]bool{}
-	err = r.Scores(ctx, runID, scoring, func(s record.Score) error {
-		if s.Scorer == judge {
-			verdicts[rkey{ix.cases.id(s.CaseID), ix.targets.id(s.Target), int32(s.Epoch)}] = s.Pass
-		}
-		return nil
-	})
+	if kr, ok := r.(keyReader); ok {
+		err = kr.Verdicts(ctx, runID, scoring, judge, func(k record.Key, pass bool) error {
+			verdicts[rkey{ix.cases.id(k.CaseID), ix.targets.id(k.Target), int32(k.Epoch)}] = pass
+			return nil
+		})
+	} else {
+		err = r.Scores(ctx, runID, scoring, func(s record.Score) error {
+			if s.Scorer == judge {
+				verdicts[rkey{ix.cases.id(s.CaseID), ix.targets.id(s.Target), int32(s.Epoch)}] = s.Pass
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
