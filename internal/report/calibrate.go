@@ -30,8 +30,14 @@ type calibrationView struct {
 	Kind    string // fit | biased | not_fit (a CSS class)
 	Reasons []string
 	Labels  string // how many labels were used, and what became of the rest
-	// Matrix rows: human pass, human fail; columns judge pass, judge fail.
+	// Matrix rows: human pass, human fail; columns judge pass, judge fail:
+	// counts of labels.
 	Matrix [2][2]string
+	// Weighted is the same matrix of the labels' weights (the estimated
+	// outputs of the run in each cell), and Weighting says how the labels
+	// were weighted; both empty when every label weighs the same.
+	Weighted  *[2][2]string
+	Weighting string
 	// Classes: name, labels, precision, recall, F1.
 	Classes [][5]string
 	// Measures: name, value, detail.
@@ -100,6 +106,18 @@ func newCalibrationView(rep *calibrate.Report) calibrationView {
 	}
 	m := rep.Confusion
 	v.Matrix = [2][2]string{{units.Count(m.TP), units.Count(m.FN)}, {units.Count(m.FP), units.Count(m.TN)}}
+	rateNote := ""
+	if w := rep.Weighting; w != nil {
+		c := w.Cells
+		v.Weighted = &[2][2]string{{units.Num(c.TP), units.Num(c.FN)}, {units.Num(c.FP), units.Num(c.TN)}}
+		v.Weighting = "The first matrix counts labels. The labels were drawn with unequal probabilities (queue " + strings.Join(w.Queues, ", ") +
+			"), so each is weighted by the inverse of its probability: the second matrix sums the weights (estimated outputs of the run in each cell), and every rate, precision, recall, F1, κ and agreement below is weighted; counts in parentheses are labels. Effective labels (Kish): " +
+			units.Num(w.Effective.All) + " (passes " + units.Num(w.Effective.Pass) + ", fails " + units.Num(w.Effective.Fail) + ")."
+		if w.Unweighted > 0 {
+			v.Weighting += " " + units.Count(w.Unweighted) + " labels had no queue item and weigh 1."
+		}
+		rateNote = "; weighted by the queue's selection probabilities, the counts are labels"
+	}
 	for _, cl := range rep.Classes {
 		v.Classes = append(v.Classes, [5]string{cl.Name, units.Count(cl.Support), calPtr(cl.Precision, units.Pct), calPtr(cl.Recall, units.Pct), calPtr(cl.F1, units.Pct)})
 	}
@@ -107,11 +125,17 @@ func newCalibrationView(rep *calibrate.Report) calibrationView {
 	kdetail := "undefined: every label and verdict in one class"
 	if rep.Kappa.Value != nil && rep.Kappa.CI != nil {
 		kdetail = units.Plain(100*rep.Thresholds.Level) + "% interval [" + units.Ratio(rep.Kappa.CI.Low) + ", " + units.Ratio(rep.Kappa.CI.High) + "], SE " + calPtr(rep.Kappa.SE, units.Ratio)
+		if w := rep.Weighting; w != nil {
+			kdetail += " (of the weighted table; the SE at Kish's " + units.Num(w.Effective.All) + " effective labels)"
+		}
 	}
 	corrected := calPtr(rep.Corrected.Value, units.Pct)
 	cdetail := rep.Corrected.Why
 	if ci := rep.Corrected.CI; ci != nil {
 		cdetail = units.Plain(100*rep.Thresholds.Level) + "% interval " + units.PctCI([2]float64{ci.Low, ci.High}) + " (Fieller, delta-method variance)"
+		if rep.Weighting != nil {
+			cdetail = units.Plain(100*rep.Thresholds.Level) + "% interval " + units.PctCI([2]float64{ci.Low, ci.High}) + " (Fieller, delta-method variance over the queue's strata, weighted)"
+		}
 		if b := rep.Corrected.Bootstrap; b != nil {
 			cdetail += "; bootstrap " + units.PctCI([2]float64{b.Low, b.High})
 		}
@@ -120,12 +144,12 @@ func newCalibrationView(rep *calibrate.Report) calibrationView {
 		}
 	}
 	v.Measures = [][3]string{
-		{"agreement", calPtr(rep.Kappa.Agreement, units.Pct), "share of labels the judge agreed with"},
+		{"agreement", calPtr(rep.Kappa.Agreement, units.Pct), "share of labels the judge agreed with" + rateNote},
 		{"Cohen's κ", kappa, kdetail},
-		{"TPR (sensitivity)", calRate(rep.TPR), "of the outputs people passed, the share the judge passed"},
-		{"TNR (specificity)", calRate(rep.TNR), "of the outputs people failed, the share the judge failed"},
+		{"TPR (sensitivity)", calRate(rep.TPR), "of the outputs people passed, the share the judge passed" + rateNote},
+		{"TNR (specificity)", calRate(rep.TNR), "of the outputs people failed, the share the judge failed" + rateNote},
 		{"Youden's J", calPtr(rep.Youden, units.Ratio), "TPR + TNR − 1: 0 for a judge no better than chance"},
-		{"pass rate, labels", calRate(rep.Human), "people's verdicts on the labeled outputs"},
+		{"pass rate, labels", calRate(rep.Human), "people's verdicts on the labeled outputs" + rateNote},
 		{"pass rate, judge (raw)", calRate(rep.Raw), "the judge's verdicts on every output of the run it judged"},
 		{"pass rate, corrected", corrected, cdetail},
 	}
@@ -172,10 +196,22 @@ func CalibrationText(w io.Writer, rep *calibrate.Report) error {
 	}
 	fmt.Fprintf(&b, "\n%s\n\n", v.Labels)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tjudge pass\tjudge fail\t")
+	head := "\tjudge pass\tjudge fail\t"
+	if v.Weighted != nil {
+		head = "labels\tjudge pass\tjudge fail\t"
+	}
+	fmt.Fprintln(tw, head)
 	fmt.Fprintf(tw, "human pass\t%s\t%s\t\n", v.Matrix[0][0], v.Matrix[0][1])
 	fmt.Fprintf(tw, "human fail\t%s\t%s\t\n", v.Matrix[1][0], v.Matrix[1][1])
+	if m := v.Weighted; m != nil {
+		fmt.Fprintln(tw, "weighted\tjudge pass\tjudge fail\t")
+		fmt.Fprintf(tw, "human pass\t%s\t%s\t\n", m[0][0], m[0][1])
+		fmt.Fprintf(tw, "human fail\t%s\t%s\t\n", m[1][0], m[1][1])
+	}
 	tw.Flush()
+	if v.Weighting != "" {
+		fmt.Fprintf(&b, "\n%s\n", oneLine(v.Weighting))
+	}
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "class\tlabels\tprecision\trecall\tF1\t")
@@ -224,8 +260,17 @@ func CalibrationMarkdown(w io.Writer, rep *calibrate.Report) error {
 		fmt.Fprintf(&b, "- %s\n", mdText(r))
 	}
 	fmt.Fprintf(&b, "\n%s\n\n", mdText(v.Labels))
-	b.WriteString("| | judge pass | judge fail |\n|:--|--:|--:|\n")
+	if v.Weighted != nil {
+		b.WriteString("| labels | judge pass | judge fail |\n|:--|--:|--:|\n")
+	} else {
+		b.WriteString("| | judge pass | judge fail |\n|:--|--:|--:|\n")
+	}
 	fmt.Fprintf(&b, "| human pass | %s | %s |\n| human fail | %s | %s |\n\n", v.Matrix[0][0], v.Matrix[0][1], v.Matrix[1][0], v.Matrix[1][1])
+	if m := v.Weighted; m != nil {
+		b.WriteString("| weighted | judge pass | judge fail |\n|:--|--:|--:|\n")
+		fmt.Fprintf(&b, "| human pass | %s | %s |\n| human fail | %s | %s |\n\n", m[0][0], m[0][1], m[1][0], m[1][1])
+		fmt.Fprintf(&b, "%s\n\n", mdText(v.Weighting))
+	}
 	b.WriteString("| class | labels | precision | recall | F1 |\n|:--|--:|--:|--:|--:|\n")
 	for _, c := range v.Classes {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c[0], c[1], c[2], c[3], c[4])

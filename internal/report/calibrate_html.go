@@ -20,12 +20,24 @@ const calibrationTemplates = `
 <ul class="reasons">{{range .Reasons}}<li>{{vis .}}</li>{{end}}</ul>
 <p class="labels">{{.Labels}}</p>
 <table class="confusion">
-<thead><tr><th></th><th>judge pass</th><th>judge fail</th></tr></thead>
+<thead><tr><th>{{if .Weighted}}labels{{end}}</th><th>judge pass</th><th>judge fail</th></tr></thead>
 <tbody>
 <tr><th>human pass</th><td data-cell="tp">{{index .Matrix 0 0}}</td><td data-cell="fn">{{index .Matrix 0 1}}</td></tr>
 <tr><th>human fail</th><td data-cell="fp">{{index .Matrix 1 0}}</td><td data-cell="tn">{{index .Matrix 1 1}}</td></tr>
 </tbody>
 </table>
+{{- with .Weighted}}
+<table class="confusion weighted">
+<thead><tr><th>weighted</th><th>judge pass</th><th>judge fail</th></tr></thead>
+<tbody>
+<tr><th>human pass</th><td data-cell="weighted-tp">{{index . 0 0}}</td><td data-cell="weighted-fn">{{index . 0 1}}</td></tr>
+<tr><th>human fail</th><td data-cell="weighted-fp">{{index . 1 0}}</td><td data-cell="weighted-tn">{{index . 1 1}}</td></tr>
+</tbody>
+</table>
+{{- end}}
+{{- if .Weighting}}
+<p class="weighting">{{vis .Weighting}}</p>
+{{- end}}
 <table class="classes">
 <thead><tr><th>class</th><th>labels</th><th>precision</th><th>recall</th><th>F1</th></tr></thead>
 <tbody>{{range .Classes}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td><td>{{index . 2}}</td><td>{{index . 3}}</td><td>{{index . 4}}</td></tr>{{end}}</tbody>

@@ -136,3 +136,40 @@ func TestCalibrationUndefinedNumbers(t *testing.T) {
 		}
 	}
 }
+
+// A weighted report shows the label counts and the weighted cells as two
+// matrices in every format, says which is which, and marks the rates as
+// weighted; the queue's name is outside text and escaped.
+func TestCalibrationFormatsWeighted(t *testing.T) {
+	rep := calibrationFixture()
+	rep.Weighting = &calibrate.Weighting{
+		Cells:     calibrate.WeightedCells{TP: 855, FN: 10, FP: 95, TN: 40},
+		Effective: calibrate.Effective{All: 31.3, Pass: 35.5, Fail: 4.75},
+		Queues:    []string{"kb" + calHostile},
+	}
+	for _, format := range []string{"text", "markdown", "html"} {
+		out := renderCalibration(t, format, rep)
+		for _, want := range []string{"855", "95", "40", "weighted", "The first matrix counts labels", "Kish", "31.3", "effective labels",
+			"selection probabilities, the counts are labels"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q", format, want)
+			}
+		}
+		for _, raw := range []string{"\u202e", "\x1b"} {
+			if strings.Contains(out, raw) {
+				t.Errorf("%s lets %q through", format, raw)
+			}
+		}
+		if format == "html" && strings.Contains(out, "<script>") {
+			t.Errorf("html lets <script> through")
+		}
+	}
+	if out := renderCalibration(t, "html", rep); !strings.Contains(out, `data-cell="weighted-fp">95<`) || !strings.Contains(out, `data-cell="fp">2<`) {
+		t.Errorf("html lacks the two matrices' cells:\n%s", out)
+	}
+	// Unweighted reports carry no second matrix.
+	rep.Weighting = nil
+	if out := renderCalibration(t, "text", rep); strings.Contains(out, "The first matrix") || strings.Contains(out, "Kish") {
+		t.Errorf("an unweighted report mentions weights:\n%s", out)
+	}
+}
