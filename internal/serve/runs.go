@@ -40,11 +40,9 @@ type runsList struct {
 	// page starts after ("" on the last page).
 	Matching int
 	Next     string
-	// All lists every run the filter keeps, for the compare form's choices
-	// (ID and a label), at most compareChoices of them.
-	All []runChoice
 }
 
+// runChoice is a run in the compare form's lists.
 type runChoice struct{ ID, Label string }
 
 func choiceOf(run *record.Run) runChoice {
@@ -99,9 +97,6 @@ func (s *Server) runsList(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Specs, p.Experiments = sortedKeys(specs), sortedKeys(exps)
 	p.Matching = len(kept)
-	for _, run := range kept[:min(len(kept), compareChoices)] {
-		p.All = append(p.All, choiceOf(run))
-	}
 	if after := q.Get("after"); after != "" {
 		i := slices.IndexFunc(kept, func(run *record.Run) bool { return run.ID == after })
 		if i < 0 {
