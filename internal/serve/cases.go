@@ -147,7 +147,7 @@ type casesBody struct {
 	// Stopped says the page stopped looking before it was full: more
 	// results are left to search (Next).
 	Stopped bool
-	// Reached says where the search got to ("case X (line N)").
+	// Reached says where a stopped search got to ("case X, line N of M").
 	Reached string
 	// InputsNote says why the text search covered outputs only.
 	InputsNote string
@@ -279,9 +279,12 @@ func (s *Server) findCases(ctx context.Context, run *record.Run, latest int, lea
 	}
 	if cur != "" {
 		body.Next = casesURL(run.ID, f, cur)
-		if body.Stopped && len(body.Rows) > 0 {
-			last := body.Rows[len(body.Rows)-1]
-			body.Reached = fmt.Sprintf("case %s", last.CaseID)
+		if id, ln, ok := s.o.Store.CursorPosition(cur); ok && body.Stopped {
+			if ln > 0 {
+				body.Reached = fmt.Sprintf("case %s, line %s of %s", line(id), units.Count(ln), units.Count(run.Cases))
+			} else {
+				body.Reached = fmt.Sprintf("case %s, among the results whose case the run never recorded", line(id))
+			}
 		}
 	}
 	return body, nil

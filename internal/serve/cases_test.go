@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -631,5 +632,16 @@ func TestCasesSearchOnAfterTime(t *testing.T) {
 	_, body := fetch(t, srv, "/runs/run-big/cases?q=nothing")
 	if !strings.Contains(body, `id="stopped"`) || !strings.Contains(body, `search on →`) {
 		t.Errorf("q=nothing over 24,000 results: the first page does not say it stopped and offer to search on")
+	}
+	// It says how far it got: the case where the store's cursor stands,
+	// case cNNNNN being line NNNNN+1.
+	stop := betweenText(body, `id="stopped">`, "</p>")
+	m := regexp.MustCompile(`^Searched for a second \(up to case c(\d{5}), line ([\d,]+) of 6,000\): more results are left to search\.$`).FindStringSubmatch(stop)
+	if m == nil {
+		t.Fatalf("q=nothing: the stop reads %q", stop)
+	}
+	n, _ := strconv.Atoi(m[1])
+	if ln, _ := strconv.Atoi(strings.ReplaceAll(m[2], ",", "")); ln != n+1 {
+		t.Errorf("q=nothing: the stop reads %q: case c%05d is line %d", stop, n, n+1)
 	}
 }

@@ -102,6 +102,12 @@ type Browse interface {
 	// cursors yields every matching result exactly once.
 	BrowseResults(ctx context.Context, runID string, scoring int, f ResultFilter, after string, limit int) (rows []ResultRow, next string, err error)
 
+	// CursorPosition says where a cursor BrowseResults returned stands:
+	// at or after the case caseID, at line (0 among the results whose case
+	// was never recorded, which come last). ok is false for a cursor this
+	// store did not make.
+	CursorPosition(cursor string) (caseID string, line int, ok bool)
+
 	// CaseResults returns a run's case (nil when it was never recorded) and
 	// every result of it, whole, ordered by target and epoch. It is
 	// ErrNotFound when the run has neither the case nor a result of it.

@@ -60,6 +60,18 @@ func decodeCursor(s string) (*cursor, error) {
 	return &c, nil
 }
 
+// CursorPosition decodes where a cursor stands.
+func (d *DB) CursorPosition(cursor string) (string, int, bool) {
+	c, err := decodeCursor(cursor)
+	if err != nil || c == nil {
+		return "", 0, false
+	}
+	if !c.Known {
+		return c.Case, 0, true
+	}
+	return c.Case, c.Line, true
+}
+
 // The columns of a ResultRow, for a query where r is the result and p its
 // primary score in the scoring (LEFT JOIN: NULL when none).
 var rowColumns = `r.case_id, r.target, r.epoch, substr(CAST(r.raw AS BLOB), 1, ` + snippetBytes + `), octet_length(r.raw),

@@ -298,10 +298,31 @@ func testBrowseAll(t *testing.T, s store.Store) {
 	checkRows(t, "scoring 1", fx.want(store.ResultFilter{}, 1), browseAll(t, s, fx.run, 1, store.ResultFilter{}, 1000))
 }
 
-// Pages of any size yield every result exactly once, in the same order.
+// Pages of any size yield every result exactly once, in the same order;
+// each cursor stands at the case of the page's last row.
 func testBrowsePages(t *testing.T, s store.Store) {
 	fx := newBrowseFixture(t, s)
 	want := fx.want(store.ResultFilter{}, 2)
+	after := ""
+	for {
+		rows, next, err := s.BrowseResults(context.Background(), fx.run, 0, store.ResultFilter{}, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next == "" {
+			break
+		}
+		last := rows[len(rows)-1]
+		if id, line, ok := s.CursorPosition(next); !ok || id != last.CaseID || line != last.Line {
+			t.Errorf("CursorPosition after %s/%s/%d = %q, %d, %v; want %q, %d", last.CaseID, last.Target, last.Epoch, id, line, ok, last.CaseID, last.Line)
+		}
+		after = next
+	}
+	for _, bad := range []string{"", "garbage!", "e30"} {
+		if _, _, ok := s.CursorPosition(bad); ok {
+			t.Errorf("CursorPosition(%q): ok, want not a cursor", bad)
+		}
+	}
 	for _, limit := range []int{1, 2, 3, 4, 5, 7, len(want) - 1, len(want), len(want) + 1} {
 		checkRows(t, fmt.Sprintf("pages of %d", limit), want, browseAll(t, s, fx.run, 0, store.ResultFilter{}, limit))
 	}
