@@ -166,3 +166,79 @@ func TestCalibrateErrors(t *testing.T) {
 		}
 	}
 }
+
+// Labels given in a queue stratified by the judge's verdict weigh its
+// items' inverse selection probabilities, from the store and from a
+// labels file alike: the run's 990 judged passes gave 40 items (weight
+// 24.75) and its 10 judged fails all 10 (weight 1), so the judge misses 4
+// of 12 labeled fails but, weighted, 99 of 107 of the run's.
+func TestCalibrateWeighsQueueLabels(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	ls := calibrationStore(t, db, "run-w", 36, 2, 4, 8, 950, 10)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &record.Queue{RunID: "run-w", Name: "q", Judge: "grader", Size: 50, Strata: []string{"target", "judge"}, Created: time.Now()}
+	for i, l := range ls {
+		w := 990.0 / 40
+		if i >= 36 && i < 38 || i >= 42 { // the FN and TN labels: judged fail
+			w = 1
+		}
+		q.Items = append(q.Items, record.QueueItem{Position: i, CaseID: l.CaseID, Target: l.Target, Epoch: l.Epoch, OutputHash: l.OutputHash, Weight: w})
+	}
+	if err := st.CreateQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	inv := runCLI(t, cliEnv{}, "calibrate", "run-w", "--judge", "grader", "--format", "json", "--db", db)
+	var rep calibrate.Report
+	if err := json.Unmarshal([]byte(inv.stdout), &rep); err != nil {
+		t.Fatalf("exit %d %s: %v", inv.code, inv.stderr, err)
+	}
+	if rep.Weighting == nil || rep.TNR.Count != 8 || rep.TNR.Of != 12 || rep.TNR.Value == nil || math.Abs(*rep.TNR.Value-8.0/107) > 1e-12 {
+		t.Errorf("weighting %+v, TNR %+v; want 8 of 12 labels at 8/107 weighted", rep.Weighting, rep.TNR)
+	}
+	if rep.Confusion != (calibrate.Confusion{TP: 36, FN: 2, FP: 4, TN: 8}) {
+		t.Errorf("confusion %+v, want the label counts", rep.Confusion)
+	}
+
+	file := filepath.Join(dir, "labels.jsonl")
+	var b bytes.Buffer
+	if err := labels.Write(&b, ls); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromFile := runCLI(t, cliEnv{}, "calibrate", "run-w", "--judge", "grader", "--labels", file, "--format", "json", "--db", db)
+	if fromFile.stdout != inv.stdout {
+		t.Errorf("from the file (exit %d, %s) the report differs from the store's:\n%s", fromFile.code, fromFile.stderr, fromFile.stdout)
+	}
+
+	// A file whose queue the store lacks: unweighted, and said so.
+	for i := range ls {
+		ls[i].Queue = "elsewhere"
+	}
+	b.Reset()
+	if err := labels.Write(&b, ls); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := runCLI(t, cliEnv{}, "calibrate", "run-w", "--judge", "grader", "--labels", file, "--db", db)
+	if !strings.Contains(text.stdout, "50 labels name a queue the store does not have (elsewhere)") || strings.Contains(text.stdout, "Kish") {
+		t.Errorf("labels of an unknown queue:\n%s", text.stdout)
+	}
+	text = runCLI(t, cliEnv{}, "calibrate", "run-w", "--judge", "grader", "--db", db)
+	for _, want := range []string{"labels  judge pass  judge fail", "weighted  judge pass  judge fail", "The first matrix counts labels"} {
+		if !strings.Contains(text.stdout, want) {
+			t.Errorf("text lacks %q:\n%s", want, text.stdout)
+		}
+	}
+}
