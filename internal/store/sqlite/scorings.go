@@ -98,10 +98,21 @@ func (d *DB) ScoringPending(ctx context.Context, runID string, scoring int) (boo
 }
 
 // ResultsWithoutCase counts the run's results whose case ID has no row in
-// the cases table: one anti-join over the results' unique index and the
-// cases' primary key.
+// the cases table: an anti-join over the results' unique index and the
+// cases' primary key. It first looks up each distinct case ID once (a
+// case has a result per target and epoch), and counts results only when
+// some case is missing: every command that reads a run asks, and on a
+// million results the common answer, none, takes a quarter of the seeks.
 func (d *DB) ResultsWithoutCase(ctx context.Context, runID string) (int, error) {
 	var n int
+	if err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT DISTINCT case_id FROM results WHERE run_id = ?1) r
+		WHERE NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = ?1 AND c.case_id = r.case_id)`,
+		runID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting results without a case in run %s: %w", runID, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
 	if err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM results r
 		WHERE r.run_id = ? AND NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.run_id AND c.case_id = r.case_id)`,
 		runID).Scan(&n); err != nil {
