@@ -100,9 +100,9 @@ func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec
 			return nil, err
 		}
 	}
-	var verdicts map[rkey]bool
+	var verdicts *verdictTable
 	if q.Judge != "" {
-		if verdicts, err = ix.judgeVerdicts(ctx, r, run.ID, scoring, q.Judge); err != nil {
+		if verdicts, err = ix.judgeVerdicts(ctx, r, run.ID, scoring, q.Judge, run.Epochs); err != nil {
 			return nil, err
 		}
 	}
@@ -118,7 +118,7 @@ func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec
 		k := rkey{ix.cases.id(key.CaseID), ix.targets.id(key.Target), int32(key.Epoch)}
 		verdict := ""
 		if q.Judge != "" {
-			v, ok := verdicts[k]
+			v, ok := verdicts.get(k)
 			switch {
 			case !ok:
 				verdict = judgeUnscored
@@ -288,28 +288,24 @@ func (ix *index) sliceValues(c int32, n int) []string {
 }
 
 // judgeVerdicts reads the judge scorer's verdicts in a scoring, refusing a
-// scorer the scoring does not have.
-func (ix *index) judgeVerdicts(ctx context.Context, r record.Reader, runID string, scoring int, judge string) (map[rkey]bool, error) {
+// scorer the scoring does not have. The scoring's scorers are read only
+// when the judge has no verdict in it, to name them: on a big run that
+// is a walk of every score.
+func (ix *index) judgeVerdicts(ctx context.Context, r record.Reader, runID string, scoring int, judge string, epochs int) (*verdictTable, error) {
 	if scoring == 0 {
 		return nil, fmt.Errorf("run %s has no scores, so no judge %q to stratify by", runID, judge)
 	}
-	scorers, err := r.ScorerNames(ctx, runID, scoring)
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Contains(scorers, judge) {
-		return nil, fmt.Errorf("run %s has no scorer %q in its latest scoring (%d); its scorers are: %s", runID, judge, scoring, strings.Join(scorers, ", "))
-	}
-	verdicts := map[rkey]bool{}
+	verdicts := newVerdictTable(epochs)
+	var err error
 	if kr, ok := r.(keyReader); ok {
 		err = kr.Verdicts(ctx, runID, scoring, judge, func(k record.Key, pass bool) error {
-			verdicts[rkey{ix.cases.id(k.CaseID), ix.targets.id(k.Target), int32(k.Epoch)}] = pass
+			verdicts.set(rkey{ix.cases.id(k.CaseID), ix.targets.id(k.Target), int32(k.Epoch)}, pass)
 			return nil
 		})
 	} else {
 		err = r.Scores(ctx, runID, scoring, func(s record.Score) error {
 			if s.Scorer == judge {
-				verdicts[rkey{ix.cases.id(s.CaseID), ix.targets.id(s.Target), int32(s.Epoch)}] = s.Pass
+				verdicts.set(rkey{ix.cases.id(s.CaseID), ix.targets.id(s.Target), int32(s.Epoch)}, s.Pass)
 			}
 			return nil
 		})
@@ -317,7 +313,68 @@ func (ix *index) judgeVerdicts(ctx context.Context, r record.Reader, runID strin
 	if err != nil {
 		return nil, err
 	}
+	if verdicts.n == 0 {
+		scorers, err := r.ScorerNames(ctx, runID, scoring)
+		if err != nil {
+			return nil, err
+		}
+		// A scorer with scores has verdicts; this is a scorer the scoring
+		// does not have.
+		return nil, fmt.Errorf("run %s has no scorer %q in its latest scoring (%d); its scorers are: %s", runID, judge, scoring, strings.Join(scorers, ", "))
+	}
 	return verdicts, nil
+}
+
+// verdictTable holds a judge's verdict on each result: a byte per case
+// for each target and epoch from 1 to the run's epochs (a million
+// verdicts in a megabyte, read without hashing), a map for any other
+// epoch.
+type verdictTable struct {
+	epochs   int32
+	byTarget [][]byte // [target][case·epochs + epoch−1]: 0 none, 1 fail, 2 pass
+	other    map[rkey]bool
+	n        int // verdicts set
+}
+
+func newVerdictTable(epochs int) *verdictTable {
+	return &verdictTable{epochs: int32(min(max(epochs, 1), 64)), other: map[rkey]bool{}}
+}
+
+func (v *verdictTable) set(k rkey, pass bool) {
+	v.n++
+	if k.e < 1 || k.e > v.epochs {
+		v.other[k] = pass
+		return
+	}
+	for int(k.t) >= len(v.byTarget) {
+		v.byTarget = append(v.byTarget, nil)
+	}
+	i := int(k.c)*int(v.epochs) + int(k.e) - 1
+	b := v.byTarget[k.t]
+	if i >= len(b) {
+		b = append(b, make([]byte, i+1-len(b))...)
+		v.byTarget[k.t] = b
+	}
+	b[i] = 1
+	if pass {
+		b[i] = 2
+	}
+}
+
+// get is the verdict on k, ok false when there is none.
+func (v *verdictTable) get(k rkey) (pass, ok bool) {
+	if k.e < 1 || k.e > v.epochs {
+		pass, ok = v.other[k]
+		return pass, ok
+	}
+	if int(k.t) >= len(v.byTarget) {
+		return false, false
+	}
+	i := int(k.c)*int(v.epochs) + int(k.e) - 1
+	if b := v.byTarget[k.t]; i < len(b) && b[i] != 0 {
+		return b[i] == 2, true
+	}
+	return false, false
 }
 
 // readTags reads the slice tags of a run's cases, refusing a tag no case

@@ -172,3 +172,45 @@ func TestNewQueueStoreSameAsReader(t *testing.T) {
 		})
 	}
 }
+
+// A queue of the whole run names each result's judge verdict in the
+// latest scoring (or unscored) in its stratum, whether the run records
+// its epochs or not (a verdict on an epoch beyond Run.Epochs is held
+// apart).
+func TestNewQueueStoreVerdicts(t *testing.T) {
+	ctx := context.Background()
+	db := storedRun(t)
+	want := map[record.Key]string{}
+	if err := db.Scores(ctx, "run", 2, func(s record.Score) error {
+		if s.Scorer == "judge" {
+			want[record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}] = map[bool]string{true: "pass", false: "fail"}[s.Pass]
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, epochs := range []int{2, 1, 0} {
+		run := &record.Run{ID: "run", Epochs: epochs}
+		q, err := NewQueue(ctx, db, run, QueueSpec{Name: "all", Size: 2000, Seed: 9, Judge: "judge"}, time.Unix(2000, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Items) != 154*6-154*6/7 {
+			t.Errorf("epochs %d: %d items; want every output", epochs, len(q.Items))
+		}
+		unscored := 0
+		for _, it := range q.Items {
+			v, ok := want[it.Key()]
+			if !ok {
+				v = "unscored"
+				unscored++
+			}
+			if w := "target=" + it.Target + ", judge=" + v; it.Stratum != w {
+				t.Errorf("epochs %d: %s/%s/%d is in stratum %q; want %q", epochs, it.CaseID, it.Target, it.Epoch, it.Stratum, w)
+			}
+		}
+		if unscored == 0 {
+			t.Errorf("epochs %d: no unscored item: the test checks nothing of them", epochs)
+		}
+	}
+}
