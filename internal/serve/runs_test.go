@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/store"
 )
 
 var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -184,5 +188,71 @@ func TestComparePageFlipsFirst(t *testing.T) {
 	code, body = get(t, s, "/compare?b="+after.ID)
 	if code != http.StatusOK || !strings.Contains(body, `<option value="`+after.ID+`" selected>`) {
 		t.Errorf("the compare form does not preselect b: %d", code)
+	}
+}
+
+// gatedStore holds every read of results until its gate opens: a report
+// that takes as long as the test likes to compute.
+type gatedStore struct {
+	store.Store
+	gate chan struct{}
+}
+
+func (g gatedStore) Results(ctx context.Context, runID string, fn func(record.Result) error) error {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Store.Results(ctx, runID, fn)
+}
+
+// A run's page answers before its report is computed: the status, the
+// page's head, the run's links and the notice arrive while the analysis
+// is still reading, and the report follows in the same response.
+func TestRunPageStreamsBeforeTheReport(t *testing.T) {
+	st, _ := runsStore(t)
+	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{"alpha": verdicts(10, func(i int) bool { return i%2 == 0 })}})
+	gate := make(chan struct{})
+	s := newTestServer(t, gatedStore{st, gate}, "")
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/runs/"+run.ID, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("no answer while the report computes: %v", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	var got []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(got, []byte(`id="computing"`)) {
+		n, err := res.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("the page ended before its notice (%v):\n%s", err, got)
+		}
+	}
+	if !bytes.Contains(got, []byte(`href="/runs/`+run.ID+`/cases"`)) || bytes.Contains(got, []byte(`class="report"`)) {
+		t.Errorf("before the report: want the run's links and no report yet:\n%s", got)
+	}
+	close(gate)
+	rest, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(rest, []byte(`<div class="report">`)) || !bytes.HasSuffix(rest, []byte("</html>\n")) {
+		t.Errorf("the report did not follow:\n%s", rest)
 	}
 }
