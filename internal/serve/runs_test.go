@@ -256,3 +256,26 @@ func TestRunPageStreamsBeforeTheReport(t *testing.T) {
 		t.Errorf("the report did not follow:\n%s", rest)
 	}
 }
+
+// A HEAD of a run's page answers without computing the report.
+func TestRunPageHeadComputesNothing(t *testing.T) {
+	st, _ := runsStore(t)
+	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{"alpha": {true, false}}})
+	gate := make(chan struct{}) // never opened: a computed report would wait forever
+	s := newTestServer(t, gatedStore{st, gate}, "")
+	done := make(chan int, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/runs/"+run.ID, nil))
+		done <- rec.Code
+	}()
+	select {
+	case code := <-done:
+		if code != http.StatusOK {
+			t.Errorf("HEAD: %d", code)
+		}
+	case <-time.After(5 * time.Second):
+		close(gate)
+		t.Fatal("HEAD waited for the report")
+	}
+}

@@ -375,6 +375,9 @@ func (s *Server) streamSteps(w http.ResponseWriter, r *http.Request, name string
 			return
 		}
 	}
+	if r.Method == http.MethodHead {
+		return // no body is sent: nothing to compute
+	}
 	for _, st := range steps {
 		if st.Notice != "" {
 			_ = t.ExecuteTemplate(w, "computing", st.Notice)
