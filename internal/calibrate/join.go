@@ -319,7 +319,7 @@ func (w *weigher) notes(weighted bool) []string {
 		notes = append(notes, fmt.Sprintf("%s labels name a queue the store does not have (%s): their selection probabilities are unknown, so each weighs 1", units.Count(n), strings.Join(missing, ", ")))
 	}
 	if w.noItem > 0 {
-		notes = append(notes, fmt.Sprintf("%s labels are of outputs their queue did not draw: each weighs 1", units.Count(w.noItem)))
+		notes = append(notes, fmt.Sprintf("%s labels are of outputs their queue did not draw (or drew with no weight): each weighs 1", units.Count(w.noItem)))
 	}
 	if !weighted {
 		return notes

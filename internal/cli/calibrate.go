@@ -60,7 +60,12 @@ The verdict:
 
 One label counts per output: the most recent pass or fail; skips, labels of
 an output since replaced, and labels of outputs the judge gave no verdict
-are counted and left out. docs/calibration.md explains every number.
+are counted and left out. A label given in a labeling queue (from the store
+or the file) weighs its queue item's inverse selection probability, read
+from the store: a queue stratified by the judge's verdict over-draws the
+rare verdict, and unweighted its labels would bias TPR, TNR and the
+corrected rate. The report then shows the label counts and the weighted
+cells side by side. docs/calibration.md explains every number.
 
 Exit codes: 0 fit or biased, 3 not fit, 1 error, 2 usage error (an unknown
 scorer is one: the message names the run's scorers).`,
