@@ -10,6 +10,7 @@ import (
 
 // The decision rule against statsmodels' Wilson interval (testdata/decide.py).
 func TestDecideMatchesStatsmodels(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("testdata/decide.json")
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +40,7 @@ func TestDecideMatchesStatsmodels(t *testing.T) {
 }
 
 func TestDecideEdges(t *testing.T) {
+	t.Parallel()
 	if _, above := Decide(0, 0, 0, 10); above {
 		t.Error("no cases cannot be above chance")
 	}
@@ -57,6 +59,7 @@ func TestDecideEdges(t *testing.T) {
 }
 
 func TestAnswerKey(t *testing.T) {
+	t.Parallel()
 	same := [][]any{
 		{"18", " 18 ", "18.0", 18.0, json.Number("18"), "+18"},
 		{"1,000", "1000", 1000.0, "1e3"},
@@ -107,6 +110,7 @@ func TestAnswerKey(t *testing.T) {
 // derangement drawn by Sattolo's algorithm (a uniform random cycle: each
 // case gets any other case's value with probability 1/(n-1)).
 func TestChanceArithmetic(t *testing.T) {
+	t.Parallel()
 	labels := strings.Fields("a a a a a b b b c c")
 	n := len(labels)
 	keys := make([]string, n)

@@ -45,6 +45,7 @@ var coverageScorers = map[string]string{
 // the role its metadata gives, and its metadata says truly whether it
 // needs the case's expected value.
 func TestEveryScorerTypeIsAttacked(t *testing.T) {
+	t.Parallel()
 	verdict := provider.Func(func(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 		return &provider.Response{Text: `{"verdict": "pass", "reason": "fine"}`, Attempts: 1}, nil
 	})

@@ -13,6 +13,7 @@ import (
 )
 
 func TestNullTexts(t *testing.T) {
+	t.Parallel()
 	long := longText(LongBytes)
 	if len(long) != LongBytes || !utf8.ValidString(long) {
 		t.Errorf("long output is %d bytes (valid UTF-8: %v), want %d", len(long), utf8.ValidString(long), LongBytes)
@@ -29,6 +30,7 @@ func TestNullTexts(t *testing.T) {
 
 // Dressing puts an answer in the form the parser reads back, or leaves it.
 func TestDresser(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		format, extract, in, want string
 	}{
@@ -52,6 +54,7 @@ func TestDresser(t *testing.T) {
 }
 
 func TestLabelSet(t *testing.T) {
+	t.Parallel()
 	st := &Stats{}
 	for _, v := range []any{"b", "a", "B", "c", nil, map[string]any{"x": 1.0}} {
 		k, ok := answerKey(v)
@@ -135,6 +138,7 @@ func isASCII(s string) bool {
 // judges it anyway. Checked for every scorer type the package has, so a new
 // type cannot be missed.
 func TestReadsRawTextMatchesScorer(t *testing.T) {
+	t.Parallel()
 	configs := map[string]spec.Scorer{
 		"equals":          {Type: "equals"},
 		"contains":        {Type: "contains", Value: "a"},

@@ -73,6 +73,7 @@ func hasFinding(rep *Report, sev, scorer, null, mode string) *Finding {
 // exploitable, each through the null model that shows the hole, with up to
 // --examples example cases, the first cases of the set.
 func TestExploitableSpecs(t *testing.T) {
+	t.Parallel()
 	type hole struct{ scorer, null, mode string }
 	for _, tc := range []struct {
 		file  string
@@ -110,6 +111,7 @@ func TestExploitableSpecs(t *testing.T) {
 // model exactly the permutation's, and neither is flagged; checks of form
 // that pass junk are notes, not warnings, and never decide the verdict.
 func TestSoundLabels(t *testing.T) {
+	t.Parallel()
 	rep := run(t, "testdata/sound_labels.yaml", Options{})
 	if rep.Verdict != VerdictSound {
 		t.Fatalf("verdict %s; findings %+v", rep.Verdict, rep.Findings)
@@ -151,6 +153,7 @@ func TestSoundLabels(t *testing.T) {
 }
 
 func TestSoundJSON(t *testing.T) {
+	t.Parallel()
 	rep := run(t, "testdata/sound_json.yaml", Options{})
 	if rep.Verdict != VerdictSound {
 		t.Fatalf("verdict %s; findings %+v", rep.Verdict, rep.Findings)
@@ -166,6 +169,7 @@ func TestSoundJSON(t *testing.T) {
 // In the should-refuse bucket a refusal is right: the refusal model's
 // chance rate is that bucket's share, and passing there is not flagged.
 func TestRefusalChance(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b strings.Builder
 	for i := 1; i <= 20; i++ {
@@ -197,6 +201,7 @@ scorers:
 // --limit attacks the first N cases; the long model runs on a spread of at
 // most 10 of them.
 func TestLimit(t *testing.T) {
+	t.Parallel()
 	rep := run(t, "testdata/sound_labels.yaml", Options{Limit: 7})
 	if rep.Cases != 7 {
 		t.Fatalf("cases %d, want 7", rep.Cases)
@@ -224,6 +229,7 @@ func judgeReport(t *testing.T, reply func(user string) string, o Options) (*Repo
 // is caught by the judge-injection model alone; without a grader the
 // headline is not attacked and the verdict says so.
 func TestJudgeSpecs(t *testing.T) {
+	t.Parallel()
 	pass := `{"verdict": "pass", "reason": "fine"}`
 	fail := `{"verdict": "fail", "reason": "not an answer"}`
 
@@ -270,6 +276,7 @@ func TestJudgeSpecs(t *testing.T) {
 // sound on all 1,319 cases, quickly. The constant model's chance rate is
 // checked against the share of the most common answer counted here.
 func TestGSM8KSound(t *testing.T) {
+	t.Parallel()
 	data := shareddata.Path(t, "gsm8k/example_model_solutions.jsonl")
 	path := filepath.Join(t.TempDir(), "gsm8k.yaml")
 	writeFile(t, path, fmt.Sprintf(`name: gsm8k-recorded
@@ -344,6 +351,7 @@ func writeFile(t *testing.T, path, content string) {
 // decides; combined with any, the lax one alone passes junk, so the spec
 // is exploitable.
 func TestCombinedHeadline(t *testing.T) {
+	t.Parallel()
 	base, err := os.ReadFile("testdata/sound_labels.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -376,6 +384,7 @@ func TestCombinedHeadline(t *testing.T) {
 // The same spec and data give the same report whatever the scheduling:
 // counts, intervals, findings and their examples (the first cases).
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	a := run(t, "testdata/cel_missing_field.yaml", Options{Workers: 1})
 	b := run(t, "testdata/cel_missing_field.yaml", Options{Workers: 7})
 	ja, _ := json.Marshal(a)
@@ -391,6 +400,7 @@ func TestDeterministic(t *testing.T) {
 // passes too. Taking the whole object's share as its chance called a sound
 // field_equals on a three-valued field exploitable.
 func TestFieldScorerChanceIsOverItsFields(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b strings.Builder
 	for i := range 60 {

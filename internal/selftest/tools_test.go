@@ -57,6 +57,7 @@ func writeToolSpec(t *testing.T, expected, scorers string) string {
 // the right tool with the schema's example arguments, while a tool_call
 // that compares the arguments, and no_tool_call, are sound.
 func TestSelftestFlagsToolCallAcceptingAnyArguments(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, expected, scorers string
 		exploitable             bool
@@ -114,6 +115,7 @@ func TestSelftestFlagsToolCallAcceptingAnyArguments(t *testing.T) {
 // No tools, no tool scorers: the tool null models are not listed (the
 // report of a spec without tools is as it was).
 func TestToolNullModelsNeedTools(t *testing.T) {
+	t.Parallel()
 	rep := run(t, filepath.Join("testdata", "regex_any.yaml"), Options{})
 	for _, nm := range rep.NullModels {
 		switch nm.Name {
@@ -134,6 +136,7 @@ func TestToolNullModelsNeedTools(t *testing.T) {
 }
 
 func TestSchemaExampleArgs(t *testing.T) {
+	t.Parallel()
 	params := json.RawMessage(`{"type": "object", "properties": {
 		"city": {"type": "string", "examples": ["Oslo", "Rome"]},
 		"units": {"enum": ["c", "f"]},
