@@ -11,15 +11,19 @@ import (
 // The light streams (store.Keys). resultKeysOfCases and
 // resultKeysOfUnknownCases are resultsOfCases and resultsOfUnknownCases
 // reading the key and error_kind alone, so the keys come in the order of
-// Results; verdictsOf walks the scores' unique index (run, scoring, case,
+// Results. The second looks each distinct case ID up in the cases once
+// (a case has a result per target and epoch), not each result: on
+// 1,000,000 results that finds none missing in 0.7 s of CPU instead of
+// 1.6 s. verdictsOf walks the scores' unique index (run, scoring, case,
 // target, epoch, scorer) in its order. TestLightQueriesUseIndexes checks
 // the plans. ?1 is the run, ?2 the scoring, ?3 the scorer.
 const (
 	resultKeysOfCases = `SELECT r.case_id, r.target, r.epoch, r.error_kind != '' FROM cases c CROSS JOIN results r
 		ON r.run_id = c.run_id AND r.case_id = c.case_id
 		WHERE c.run_id = ?1 ORDER BY c.line, c.case_id, r.target, r.epoch`
-	resultKeysOfUnknownCases = `SELECT r.case_id, r.target, r.epoch, r.error_kind != '' FROM results r WHERE r.run_id = ?1
-		AND NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.run_id AND c.case_id = r.case_id)
+	resultKeysOfUnknownCases = `SELECT r.case_id, r.target, r.epoch, r.error_kind != '' FROM results r
+		WHERE r.run_id = ?1 AND r.case_id IN (SELECT o.case_id FROM (SELECT DISTINCT case_id FROM results WHERE run_id = ?1) o
+			WHERE NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = ?1 AND c.case_id = o.case_id))
 		ORDER BY r.case_id, r.target, r.epoch`
 	verdictsOf = `SELECT case_id, target, epoch, pass FROM scores
 		WHERE run_id = ?1 AND scoring = ?2 AND scorer = ?3 ORDER BY case_id, target, epoch`

@@ -6,7 +6,9 @@ import (
 )
 
 // The light streams read a million results in seconds only if they walk
-// indexes in order: no whole-table scan, no sort of the run's rows.
+// indexes in order: no whole-table scan, no sort of the run's rows. ("SCAN
+// o" walks the co-routine of a run's distinct case IDs, read from the
+// results' unique index.)
 func TestLightQueriesUseIndexes(t *testing.T) {
 	d := openTemp(t)
 	for name, q := range map[string]string{
@@ -29,7 +31,7 @@ func TestLightQueriesUseIndexes(t *testing.T) {
 		}
 		rows.Close()
 		for _, step := range plan {
-			if strings.Contains(step, "TEMP B-TREE") && !strings.Contains(step, "FOR LAST") || strings.HasPrefix(step, "SCAN") && !strings.Contains(step, "INDEX") {
+			if strings.Contains(step, "TEMP B-TREE") && !strings.Contains(step, "FOR LAST") || strings.HasPrefix(step, "SCAN") && !strings.Contains(step, "INDEX") && step != "SCAN o" {
 				t.Errorf("%s: the plan sorts or scans a whole table (%q); plan: %q", name, step, plan)
 			}
 		}
