@@ -103,45 +103,12 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s labels are of another run and were not used", units.Count(otherRun)))
 	}
 
-	// The stored outputs the labels judged, and the failed calls.
-	hashes := map[record.Key]string{}
-	failed := map[record.Key]bool{}
-	err = r.Results(ctx, run.ID, func(res record.Result) error {
-		k := res.Key()
-		if res.ErrorKind != "" {
-			failed[k] = true
-		}
-		if _, ok := byKey[k]; ok {
-			hashes[k] = record.LabelOutputHash(&res)
-		}
-		return nil
-	})
+	// The stored outputs the labels judged, the failed calls and the
+	// judge's verdicts: all of them for the raw rate, the labeled ones for
+	// the comparison.
+	hashes, verdict, err := judged(ctx, r, run.ID, scoring, judge, byKey, &rep.Raw)
 	if err != nil {
-		return nil, fmt.Errorf("reading the run's results: %w", err)
-	}
-
-	// The judge's verdicts: all of them for the raw rate, the labeled
-	// ones for the comparison.
-	verdict := map[record.Key]bool{}
-	err = r.Scores(ctx, run.ID, scoring, func(s record.Score) error {
-		if s.Scorer != judge {
-			return nil
-		}
-		k := record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}
-		if failed[k] || s.Kind == kindJudgeError || s.Kind == kindScorerError {
-			return nil
-		}
-		rep.Raw.Of++
-		if s.Pass {
-			rep.Raw.Count++
-		}
-		if _, ok := byKey[k]; ok {
-			verdict[k] = s.Pass
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the judge's verdicts: %w", err)
+		return nil, err
 	}
 	rep.Raw.Value = share(rep.Raw.Count, rep.Raw.Of)
 
@@ -573,4 +540,86 @@ func weightedWord(rep *Report) string {
 		return ""
 	}
 	return " (labels; the rate is weighted by the queue's selection probabilities)"
+}
+
+// keyReader is what a store offers besides record.Reader to read a run
+// without its outputs (store.Keys): on a million results Calibrate reads
+// a few index columns instead of every output and reason.
+type keyReader interface {
+	ResultKeys(ctx context.Context, runID string, fn func(k record.Key, failed bool) error) error
+	Verdicts(ctx context.Context, runID string, scoring int, scorer string, fn func(k record.Key, pass bool, kind string) error) error
+}
+
+// judged reads the labeled outputs' hashes and the judge's verdicts on
+// every output whose call did not fail (raw counts them; a judge or scorer
+// error is no verdict), through the store's light streams when it has
+// them, else through Results and Scores.
+func judged(ctx context.Context, r record.Reader, runID string, scoring int, judge string, labeled map[record.Key][]record.Label, raw *Rate) (map[record.Key]string, map[record.Key]bool, error) {
+	hashes := map[record.Key]string{}
+	failed := map[record.Key]bool{}
+	verdict := map[record.Key]bool{}
+	count := func(k record.Key, pass bool, kind string) {
+		if failed[k] || kind == kindJudgeError || kind == kindScorerError {
+			return
+		}
+		raw.Of++
+		if pass {
+			raw.Count++
+		}
+		if _, ok := labeled[k]; ok {
+			verdict[k] = pass
+		}
+	}
+	if kr, ok := r.(keyReader); ok {
+		err := kr.ResultKeys(ctx, runID, func(k record.Key, f bool) error {
+			if f {
+				failed[k] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the run's results: %w", err)
+		}
+		for k := range labeled {
+			res, err := r.Result(ctx, runID, k)
+			if errors.Is(err, record.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading the run's results: %w", err)
+			}
+			hashes[k] = record.LabelOutputHash(res)
+		}
+		err = kr.Verdicts(ctx, runID, scoring, judge, func(k record.Key, pass bool, kind string) error {
+			count(k, pass, kind)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the judge's verdicts: %w", err)
+		}
+		return hashes, verdict, nil
+	}
+	err := r.Results(ctx, runID, func(res record.Result) error {
+		k := res.Key()
+		if res.ErrorKind != "" {
+			failed[k] = true
+		}
+		if _, ok := labeled[k]; ok {
+			hashes[k] = record.LabelOutputHash(&res)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the run's results: %w", err)
+	}
+	err = r.Scores(ctx, runID, scoring, func(s record.Score) error {
+		if s.Scorer == judge {
+			count(record.Key{CaseID: s.CaseID, Target: s.Target, Epoch: s.Epoch}, s.Pass, s.Kind)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the judge's verdicts: %w", err)
+	}
+	return hashes, verdict, nil
 }

@@ -48,7 +48,7 @@ type stratum struct {
 // them). Any record.Reader still works, reading every result and score.
 type keyReader interface {
 	ResultKeys(ctx context.Context, runID string, fn func(k record.Key, failed bool) error) error
-	Verdicts(ctx context.Context, runID string, scoring int, scorer string, fn func(k record.Key, pass bool) error) error
+	Verdicts(ctx context.Context, runID string, scoring int, scorer string, fn func(k record.Key, pass bool, kind string) error) error
 }
 
 // NewQueue samples a queue from a run's results in its latest scoring.
@@ -298,7 +298,7 @@ func (ix *index) judgeVerdicts(ctx context.Context, r record.Reader, runID strin
 	verdicts := newVerdictTable(epochs)
 	var err error
 	if kr, ok := r.(keyReader); ok {
-		err = kr.Verdicts(ctx, runID, scoring, judge, func(k record.Key, pass bool) error {
+		err = kr.Verdicts(ctx, runID, scoring, judge, func(k record.Key, pass bool, _ string) error {
 			verdicts.set(rkey{ix.cases.id(k.CaseID), ix.targets.id(k.Target), int32(k.Epoch)}, pass)
 			return nil
 		})

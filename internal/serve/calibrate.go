@@ -2,6 +2,10 @@ package serve
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"html/template"
 	"net/http"
 	"slices"
@@ -30,6 +34,9 @@ type calibratePage struct {
 	// escapes everything in it that came from labels or the spec.
 	Report template.HTML
 	Error  string
+	// Whole is set when the page is rendered at once rather than streamed
+	// (no judge chosen, an unknown one): content then carries the lead.
+	Whole bool
 }
 
 // calibration renders ?judge=SCORER (&queue=NAME) as `assay calibrate`
@@ -47,12 +54,7 @@ func (s *Server) calibration(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if scoring > 0 {
-		if p.Scorers, err = s.o.Store.ScorerNames(ctx, run.ID, scoring); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
+	p.Scorers = runScorers(run)
 	qs, err := s.o.Store.Queues(ctx, run.ID)
 	if err != nil {
 		s.fail(w, r, err)
@@ -75,18 +77,22 @@ func (s *Server) calibration(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if p.Judge == "" {
+		p.Whole = true
 		s.renderPage(w, r, "calibrate", page{Title: "calibrate · " + run.ID, Nav: "labels", Body: p})
 		return
 	}
-	if !slices.Contains(p.Scorers, p.Judge) {
+	if !slices.Contains(p.Scorers, p.Judge) && !s.scoredBy(ctx, run.ID, scoring, p.Judge) {
 		p.Error = "the run has no scorer " + p.Judge + " in its latest scoring: pick one of its scorers"
+		p.Whole = true
 		s.renderCode(w, r, http.StatusNotFound, "calibrate", page{Title: "calibrate · " + run.ID, Nav: "labels", Body: p})
 		return
 	}
 	var ls []record.Label
+	stamp := sha256.New()
 	if err := s.o.Store.Labels(ctx, run.ID, func(l record.Label) error {
 		if p.Queue == "" || l.Queue == p.Queue {
 			ls = append(ls, l)
+			fmt.Fprintf(stamp, "%q %q %d %q %q %q %q %q %d\n", l.CaseID, l.Target, l.Epoch, l.Queue, l.Labeler, l.Verdict, l.Reason, l.OutputHash, l.Created.UnixNano())
 		}
 		return nil
 	}); err != nil {
@@ -99,23 +105,73 @@ func (s *Server) calibration(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	// On a big run the judge's verdicts take seconds to read: the page's
+	// head and pickers go first, the report follows, kept per run, judge,
+	// queue and labels (a new label, an undo or a rescore computes anew).
+	key := "calibrate\x00" + run.ID + "\x00" + p.Judge + "\x00" + p.Queue
+	version := s.runStamp(run, scoring) + "|" + hex.EncodeToString(stamp.Sum(nil))
+	st := step{Block: "content", Compute: func() (any, error) {
+		return s.cache.get(key, version, func() (any, error) {
+			return s.calibrationReport(context.WithoutCancel(ctx), run, p, ls, th)
+		})
+	}}
+	if !s.cache.has(key, version) {
+		st.Notice = fmt.Sprintf("Reading judge %s's verdicts on the run's %d cases × %d targets × %d epochs…", p.Judge, run.Cases, len(run.Targets), max(run.Epochs, 1))
+	}
+	s.streamSteps(w, r, "calibrate", page{Title: "calibrate · " + run.ID, Nav: "labels", Body: p}, st)
+}
+
+// calibrationReport is the page's report (or the reason there is none),
+// computed as `assay calibrate` computes it: the labels weighed by their
+// queues' selection probabilities.
+func (s *Server) calibrationReport(ctx context.Context, run *record.Run, p calibratePage, ls []record.Label, th calibrate.Thresholds) (calibratePage, error) {
 	queues, err := calibrate.ReadQueues(ctx, s.o.Store, run.ID, ls, record.ErrNotFound)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return p, err
 	}
 	rep, err := calibrate.Calibrate(ctx, s.o.Store, run, p.Judge, ls, th, queues)
 	if err != nil {
 		p.Error = err.Error()
-		s.renderCode(w, r, http.StatusBadRequest, "calibrate", page{Title: "calibrate · " + run.ID, Nav: "labels", Body: p})
-		return
+		return p, nil
 	}
 	var b bytes.Buffer
 	if err := report.CalibrationHTML(&b, rep); err != nil {
-		s.fail(w, r, err)
-		return
+		return p, err
 	}
 	// The fragment is the report package's escaped rendering, not data.
 	p.Report = template.HTML(b.String())
-	s.renderPage(w, r, "calibrate", page{Title: "calibrate · " + run.ID, Nav: "labels", Body: p})
+	return p, nil
+}
+
+// runScorers are the scorers of a run's spec, read from its stored
+// configuration, for a page to offer: listing them reads no score, where
+// the store's ScorerNames reads every score of a scoring (half a second
+// on a million results, before the page's first byte). Nil when the
+// configuration does not say.
+func runScorers(run *record.Run) []string {
+	sp, err := runSpec(run)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, sc := range sp.Scorers {
+		name := sc.Name
+		if name == "" {
+			name = sc.Type
+		}
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// scoredBy reports whether a scorer the spec does not name (a rescore's
+// own) has scores in a scoring: the slow lookup, only for such a name.
+func (s *Server) scoredBy(ctx context.Context, runID string, scoring int, scorer string) bool {
+	if scoring == 0 || scorer == "" {
+		return false
+	}
+	names, err := s.o.Store.ScorerNames(ctx, runID, scoring)
+	return err == nil && slices.Contains(names, scorer)
 }

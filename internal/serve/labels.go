@@ -143,15 +143,8 @@ func (s *Server) queueForm(w http.ResponseWriter, r *http.Request) {
 // the latest scoring, its cases' tag keys and its queues.
 func (s *Server) queueFormData(ctx context.Context, run *record.Run) (*queueFormPage, error) {
 	p := &queueFormPage{Run: run, Slices: map[string]bool{}}
-	scoring, err := s.o.Store.LatestScoring(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	if scoring > 0 {
-		if p.Scorers, err = s.o.Store.ScorerNames(ctx, run.ID, scoring); err != nil {
-			return nil, err
-		}
-	}
+	p.Scorers = runScorers(run)
+	var err error
 	if p.TagKeys, err = s.tagKeys(ctx, run); err != nil {
 		return nil, err
 	}
@@ -168,6 +161,17 @@ func (s *Server) queueFormData(ctx context.Context, run *record.Run) (*queueForm
 // tagKeys are the tag keys of a run's cases, sorted (one pass over the
 // cases, cached until the run changes).
 func (s *Server) tagKeys(ctx context.Context, run *record.Run) ([]string, error) {
+	// The spec's dataset.tags name them (a case has no tag they do not
+	// name): no case need be read. A run whose configuration does not
+	// read has its cases read once.
+	if sp, err := runSpec(run); err == nil {
+		keys := make([]string, 0, len(sp.Dataset.Tags))
+		for _, t := range sp.Dataset.Tags {
+			keys = append(keys, t.Key)
+		}
+		slices.Sort(keys)
+		return slices.Compact(keys), nil
+	}
 	v, err := s.cache.get("tagkeys\x00"+run.ID, fmt.Sprintf("%s/%d", run.Status, run.Cases), func() (any, error) {
 		seen := map[string]bool{}
 		err := s.o.Store.Cases(ctx, run.ID, func(c record.Case) error {

@@ -15,8 +15,10 @@ type Keys interface {
 	// of Results, with failed set when the call failed (the result has an
 	// ErrorKind). A run with no results, or no such run, streams nothing.
 	ResultKeys(ctx context.Context, runID string, fn func(k record.Key, failed bool) error) error
-	// Verdicts streams one scorer's verdicts (Score.Pass) in one scoring
-	// of a run, ordered by case ID, target and epoch. A scorer with no
-	// scores in the scoring (or no such scoring or run) streams nothing.
-	Verdicts(ctx context.Context, runID string, scoring int, scorer string, fn func(k record.Key, pass bool) error) error
+	// Verdicts streams one scorer's verdicts (Score.Pass, and Score.Kind:
+	// "" for a pass, the failure kind otherwise, so a judge_error is told
+	// from a fail) in one scoring of a run, ordered by case ID, target and
+	// epoch. A scorer with no scores in the scoring (or no such scoring or
+	// run) streams nothing.
+	Verdicts(ctx context.Context, runID string, scoring int, scorer string, fn func(k record.Key, pass bool, kind string) error) error
 }

@@ -25,7 +25,7 @@ const (
 		WHERE r.run_id = ?1 AND r.case_id IN (SELECT o.case_id FROM (SELECT DISTINCT case_id FROM results WHERE run_id = ?1) o
 			WHERE NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = ?1 AND c.case_id = o.case_id))
 		ORDER BY r.case_id, r.target, r.epoch`
-	verdictsOf = `SELECT case_id, target, epoch, pass FROM scores
+	verdictsOf = `SELECT case_id, target, epoch, pass, kind FROM scores
 		WHERE run_id = ?1 AND scoring = ?2 AND scorer = ?3 ORDER BY case_id, target, epoch`
 )
 
@@ -60,7 +60,7 @@ func (d *DB) ResultKeys(ctx context.Context, runID string, fn func(k record.Key,
 
 // Verdicts streams one scorer's verdicts in one scoring of a run, by case
 // ID, target and epoch.
-func (d *DB) Verdicts(ctx context.Context, runID string, scoring int, scorer string, fn func(k record.Key, pass bool) error) error {
+func (d *DB) Verdicts(ctx context.Context, runID string, scoring int, scorer string, fn func(k record.Key, pass bool, kind string) error) error {
 	rows, err := d.r.QueryContext(ctx, verdictsOf, runID, scoring, scorer)
 	if err != nil {
 		return fmt.Errorf("reading the verdicts of %q in scoring %d of run %s: %w", scorer, scoring, runID, err)
@@ -68,10 +68,11 @@ func (d *DB) Verdicts(ctx context.Context, runID string, scoring int, scorer str
 	err = each(ctx, rows, func() error {
 		var k record.Key
 		var pass bool
-		if err := rows.Scan(&k.CaseID, &k.Target, &k.Epoch, &pass); err != nil {
+		var kind string
+		if err := rows.Scan(&k.CaseID, &k.Target, &k.Epoch, &pass, &kind); err != nil {
 			return err
 		}
-		return fn(k, pass)
+		return fn(k, pass, kind)
 	})
 	if err != nil {
 		return fmt.Errorf("reading the verdicts of %q in scoring %d of run %s: %w", scorer, scoring, runID, err)

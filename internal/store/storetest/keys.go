@@ -38,8 +38,11 @@ func allResultKeys(t *testing.T, s store.Store, run string) []string {
 func allVerdicts(t *testing.T, s store.Store, run string, scoring int, scorer string) []string {
 	t.Helper()
 	var out []string
-	if err := s.Verdicts(context.Background(), run, scoring, scorer, func(k record.Key, pass bool) error {
+	if err := s.Verdicts(context.Background(), run, scoring, scorer, func(k record.Key, pass bool, kind string) error {
 		out = append(out, fmt.Sprintf("%s/%s/%d pass=%t", k.CaseID, k.Target, k.Epoch, pass))
+		if kind != "" {
+			out[len(out)-1] += " kind=" + kind
+		}
 		return nil
 	}); err != nil {
 		t.Fatalf("Verdicts(%q, %d, %q): %v", run, scoring, scorer, err)
@@ -164,7 +167,7 @@ func testVerdicts(t *testing.T, s store.Store) {
 
 	// By case ID (as strings: c10 before c9), target, epoch numerically.
 	want := []string{
-		"c10/a/1 pass=false", "c10/b/1 pass=false",
+		"c10/a/1 pass=false kind=wrong", "c10/b/1 pass=false kind=wrong",
 		"c9/a/2 pass=true", "c9/a/10 pass=true", "c9/b/1 pass=true",
 		"orphan/a/1 pass=true",
 	}
@@ -173,8 +176,8 @@ func testVerdicts(t *testing.T, s store.Store) {
 	}
 	want2 := []string{
 		"c10/a/1 pass=true", "c10/b/1 pass=true",
-		"c9/a/2 pass=false", "c9/a/10 pass=false", "c9/b/1 pass=false",
-		"orphan/a/1 pass=false", "orphan/a/2 pass=false",
+		"c9/a/2 pass=false kind=wrong", "c9/a/10 pass=false kind=wrong", "c9/b/1 pass=false kind=wrong",
+		"orphan/a/1 pass=false kind=wrong", "orphan/a/2 pass=false kind=wrong",
 	}
 	if got := allVerdicts(t, s, "r", 2, "judge"); !slices.Equal(got, want2) {
 		t.Errorf("Verdicts(r, 2, judge):\n got %q\nwant %q", got, want2)
@@ -184,6 +187,9 @@ func testVerdicts(t *testing.T, s store.Store) {
 	for _, sc := range allScores(t, s, "r", 1) {
 		if sc.Scorer == "judge" {
 			fromScores = append(fromScores, fmt.Sprintf("%s/%s/%d pass=%t", sc.CaseID, sc.Target, sc.Epoch, sc.Pass))
+			if sc.Kind != "" {
+				fromScores[len(fromScores)-1] += " kind=" + sc.Kind
+			}
 		}
 	}
 	slices.Sort(fromScores)
@@ -220,7 +226,7 @@ func testKeysCallbackError(t *testing.T, s store.Store) {
 			return s.ResultKeys(ctx, "r", func(record.Key, bool) error { return f() })
 		}},
 		{"Verdicts", func(f func() error) error {
-			return s.Verdicts(ctx, "r", 1, "exact", func(record.Key, bool) error { return f() })
+			return s.Verdicts(ctx, "r", 1, "exact", func(record.Key, bool, string) error { return f() })
 		}},
 	} {
 		calls := 0
