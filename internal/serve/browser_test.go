@@ -352,7 +352,7 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 
 	// The calibration page's numbers are `assay calibrate`'s.
 	// (reached from the finished queue's link).
-	run("the calibration page", chromedp.Click(chromedp.CSS(`#calibrate-link`)), chromedp.WaitVisible(chromedp.CSS(`#judge-picker`)))
+	run("the calibration page", chromedp.Click(chromedp.CSS(`#calibrate-link`)), chromedp.WaitVisible(chromedp.CSS(`#judge-picker`)), chromedp.WaitVisible(chromedp.CSS(`#calibration`)))
 	if u, err := evalIn[string](ctx, `location.pathname + location.search`); err != nil || u != "/runs/"+fx.run.ID+"/calibrate?judge=judge&queue=kb" {
 		t.Errorf("the finished queue links to %q, want its judge's calibration over its labels (%v)", u, err)
 	}

@@ -491,37 +491,30 @@ func fieldText(v any) string {
 	return string(mustJSON(v))
 }
 
-// judgeVerdicts are the judge scorer's verdicts on a queue's items in the
-// run's latest scoring, by position (one pass over the scores, cached).
+// judgeVerdict is the judge scorer's verdict on one labeled item.
 type judgeVerdict struct {
 	Pass   bool
 	Reason string
 }
 
-func (s *Server) judgeVerdicts(ctx context.Context, run *record.Run, q *record.Queue) (map[record.Key]judgeVerdict, error) {
+// judgeVerdictOf reads the judge's verdict on one item in the run's latest
+// scoring from its case's scores (a few rows, however big the run); ok is
+// false when the judge gave none.
+func (s *Server) judgeVerdictOf(ctx context.Context, run *record.Run, judge string, k record.Key) (v judgeVerdict, ok bool, err error) {
 	scoring, err := s.o.Store.LatestScoring(ctx, run.ID)
 	if err != nil {
-		return nil, err
+		return v, false, err
 	}
-	v, err := s.cache.get("judge\x00"+run.ID+"\x00"+q.Name, fmt.Sprintf("%d", scoring), func() (any, error) {
-		keys := make(map[record.Key]bool, len(q.Items))
-		for _, it := range q.Items {
-			keys[it.Key()] = true
-		}
-		got := map[record.Key]judgeVerdict{}
-		err := s.o.Store.Scores(ctx, run.ID, scoring, func(sc record.Score) error {
-			k := record.Key{CaseID: sc.CaseID, Target: sc.Target, Epoch: sc.Epoch}
-			if sc.Scorer == q.Judge && keys[k] {
-				got[k] = judgeVerdict{Pass: sc.Pass, Reason: sc.Reason}
-			}
-			return nil
-		})
-		return got, err
-	})
+	scores, err := s.o.Store.CaseScores(ctx, run.ID, k.CaseID)
 	if err != nil {
-		return nil, err
+		return v, false, err
 	}
-	return v.(map[record.Key]judgeVerdict), nil
+	for _, sc := range scores {
+		if sc.Scoring == scoring && sc.Scorer == judge && sc.Target == k.Target && sc.Epoch == k.Epoch {
+			return judgeVerdict{Pass: sc.Pass, Reason: sc.Reason}, true, nil
+		}
+	}
+	return v, false, nil
 }
 
 func (s *Server) revealOf(ctx context.Context, run *record.Run, q *record.Queue, pos int, l record.Label) (*reveal, error) {
@@ -529,11 +522,11 @@ func (s *Server) revealOf(ctx context.Context, run *record.Run, q *record.Queue,
 	if q.Judge == "" {
 		return rv, nil
 	}
-	vs, err := s.judgeVerdicts(ctx, run, q)
+	v, ok, err := s.judgeVerdictOf(ctx, run, q.Judge, l.Key())
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := vs[l.Key()]; ok {
+	if ok {
 		rv.JudgeVerdict = record.LabelFail
 		if v.Pass {
 			rv.JudgeVerdict = record.LabelPass
