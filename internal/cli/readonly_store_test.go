@@ -1,11 +1,12 @@
 package cli
 
 import (
-	"github.com/assay-eval/assay/internal/store/storetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/store/storetest"
 )
 
 // A store on a read-only mount or CI cache can be analysed: report, gate,
@@ -90,6 +91,11 @@ func TestNoStoreHere(t *testing.T) {
 		"runs":   {{"runs"}, {"runs", "--json"}, {"runs", "rm", "0123abcd"}},
 		"export": {{"export", "latest", "--format", "jsonl", "-o", out + ".jsonl"}},
 		"cache":  {{"cache", "stats"}, {"cache", "clear"}},
+		// Labels and the pages over them.
+		"calibrate": {{"calibrate", "latest", "--judge", "grader"}, {"calibrate", "latest", "--judge", "grader", "--labels", baseline}},
+		"labels": {{"labels", "export", "latest"}, {"labels", "export", "--all", "-o", out + ".labels"}, {"labels", "queues"},
+			{"labels", "queue", "latest", "--name", "q", "--size", "5"}, {"labels", "import", baseline}},
+		"serve": {{"serve", "--addr", "127.0.0.1:0"}},
 	}
 	// Commands that take a spec, write runs, or need no store.
 	others := map[string]bool{"validate": true, "run": true, "mock": true, "selftest": true, "probe": true, "init": true,
@@ -121,7 +127,7 @@ func TestNoStoreHere(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".assay")); !os.IsNotExist(err) {
 		t.Errorf("a command that reads created %s", filepath.Join(dir, ".assay"))
 	}
-	for _, f := range []string{baseline, out + ".html", out + ".jsonl"} {
+	for _, f := range []string{baseline, out + ".html", out + ".jsonl", out + ".labels"} {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
 			t.Errorf("a command that found no store wrote %s", f)
 		}

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"os/user"
 
 	"github.com/spf13/cobra"
@@ -58,12 +55,11 @@ func runServe(ctx context.Context, g *Globals, o *serveOptions) error {
 			o.Labeler = u.Username
 		}
 	}
-	if _, err := os.Stat(g.DB); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("serve: no store at %s (run an eval first, or point --db at one)", g.DB)
-	}
-	st, err := openStore(ctx, g)
+	// The store must exist (serve never creates one); one on a read-only
+	// mount opens read-only: its pages show, labels cannot be saved.
+	st, err := openExistingStore(ctx, g)
 	if err != nil {
-		return err
+		return fmt.Errorf("serve: %w", err)
 	}
 	defer st.Close()
 	srv, err := serve.New(serve.Options{Addr: o.Addr, Token: o.Token, Store: st, Labeler: o.Labeler, Now: g.Now})
