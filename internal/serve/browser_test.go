@@ -82,6 +82,7 @@ func (w *watch) listen(ev any) {
 // request but to the server); the calibration page shows `assay
 // calibrate`'s numbers.
 func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}

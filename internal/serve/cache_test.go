@@ -11,6 +11,7 @@ import (
 // Requests for a value being built wait for that build: a run's report is
 // computed once however many visits ask for it at the same time.
 func TestRunCacheBuildsOnceForConcurrentRequests(t *testing.T) {
+	t.Parallel()
 	c := newRunCache()
 	var builds atomic.Int32
 	started, release := make(chan struct{}), make(chan struct{})
@@ -55,6 +56,7 @@ func TestRunCacheBuildsOnceForConcurrentRequests(t *testing.T) {
 
 // A failed build is not kept: the next request builds again.
 func TestRunCacheForgetsFailures(t *testing.T) {
+	t.Parallel()
 	c := newRunCache()
 	if _, err := c.get("k", "s", func() (any, error) { return nil, errors.New("store gone") }); err == nil {
 		t.Fatal("the build's error was lost")
@@ -69,6 +71,7 @@ func TestRunCacheForgetsFailures(t *testing.T) {
 
 // The cache holds at most cacheSize values, dropping the oldest.
 func TestRunCacheIsBounded(t *testing.T) {
+	t.Parallel()
 	c := newRunCache()
 	for i := range cacheSize + 5 {
 		_, _ = c.get(strconv.Itoa(i), "s", func() (any, error) { return i, nil })

@@ -267,6 +267,7 @@ func (fx *casesFixture) want(keep func(c record.Case, r record.Result, primary, 
 }
 
 func TestCasesExplorerFilters(t *testing.T) {
+	t.Parallel()
 	fx := newCasesFixture(t)
 	base := "/runs/" + fx.run.ID + "/cases"
 	type row = func(c record.Case, r record.Result, p, j record.Score) bool
@@ -330,6 +331,7 @@ func TestCasesExplorerFilters(t *testing.T) {
 
 // Pages of 50 cover every result exactly once, in dataset order.
 func TestCasesExplorerPages(t *testing.T) {
+	t.Parallel()
 	fx := newCasesFixture(t)
 	got, pages := explore(t, fx.srv, "/runs/"+fx.run.ID+"/cases")
 	want := fx.want(func(record.Case, record.Result, record.Score, record.Score) bool { return true })
@@ -363,6 +365,7 @@ func assertEscaped(t *testing.T, what, body string) {
 }
 
 func TestCasesPagesEscapeHostileText(t *testing.T) {
+	t.Parallel()
 	fx := newCasesFixture(t)
 	for _, path := range []string{
 		"/runs/" + fx.run.ID + "/cases",
@@ -403,6 +406,7 @@ func TestCasesPagesEscapeHostileText(t *testing.T) {
 // every target's and epoch's output with every scoring's verdicts
 // (latest first, the pending one marked), tool calls and trajectory.
 func TestCasePage(t *testing.T) {
+	t.Parallel()
 	fx := newCasesFixture(t)
 	code, body := fetch(t, fx.srv, "/runs/"+fx.run.ID+"/cases/k06")
 	if code != http.StatusOK {
@@ -453,6 +457,7 @@ func TestCasePage(t *testing.T) {
 }
 
 func TestCasesNotFound(t *testing.T) {
+	t.Parallel()
 	fx := newCasesFixture(t)
 	for _, path := range []string{"/runs/nope/cases", "/runs/nope/cases/k01", "/runs/" + fx.run.ID + "/cases/nope"} {
 		if code, _ := fetch(t, fx.srv, path); code != http.StatusNotFound {
@@ -464,6 +469,7 @@ func TestCasesNotFound(t *testing.T) {
 // A dataset edited since the run: the pages say so, the search covers
 // outputs only, the case page shows the outputs without inputs.
 func TestCasesDatasetChanged(t *testing.T) {
+	t.Parallel()
 	fx := newCasesFixture(t)
 	base := "/runs/" + fx.run.ID + "/cases"
 	// Index it first, so the change is seen through the cache too.
@@ -544,6 +550,7 @@ func searchTextModel(t *testing.T, fields []byte) string {
 }
 
 func TestSearchText(t *testing.T) {
+	t.Parallel()
 	for _, fields := range []map[string]any{
 		{"q": "Plain"},
 		{"q": `<script>"quoted" \ back`, "n": json.Number("-1.5e3"), "ok": true, "none": nil},
@@ -582,6 +589,7 @@ func FuzzSearchText(f *testing.F) {
 // match once, in order. (24,000 results: more than one store call
 // examines; the clock moves 2 s a read, so each page stops after one.)
 func TestCasesSearchOnAfterTime(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("stores 24,000 results")
 	}

@@ -65,6 +65,7 @@ func itemPart(t *testing.T, body string) string {
 // names the target, the model, the judge or any scorer's verdict — not in
 // text, attributes or comments; every payload arrives escaped.
 func TestQueueItemsAreBlindAndEscaped(t *testing.T) {
+	t.Parallel()
 	fx := newLabelFixture(t)
 	c := newClient(t, fx.srv)
 	body := makeQueue(t, fx, c, "blind")
@@ -124,6 +125,7 @@ func TestQueueItemsAreBlindAndEscaped(t *testing.T) {
 // hash, the labeler and the clock, and the next page reveals the judge's
 // verdict on it; undo deletes it and shows that item again.
 func TestLabelFailNeedsReasonRevealAndUndo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fx := newLabelFixture(t)
 	c := newClient(t, fx.srv)
@@ -216,6 +218,7 @@ func countLabels(t *testing.T, fx *labelFixture) int {
 // labels.add_to: the JSONL dataset itself), the page shows the line, the
 // dataset's version hash changes; adding it again appends nothing.
 func TestAddToDataset(t *testing.T) {
+	t.Parallel()
 	fx := newLabelFixture(t)
 	c := newClient(t, fx.srv)
 	c.get("/runs/" + fx.run.ID + "/queues")
@@ -286,6 +289,7 @@ func TestAddToDataset(t *testing.T) {
 // shown with a note and can only be skipped: a pass or fail of it would
 // judge an output the queue did not draw.
 func TestReplacedOutputCanOnlyBeSkipped(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fx := newLabelFixture(t)
 	c := newClient(t, fx.srv)
@@ -325,6 +329,7 @@ func TestReplacedOutputCanOnlyBeSkipped(t *testing.T) {
 // queue answered 404 with the run's scorers to pick from, and with a
 // judge the report's verdict.
 func TestCalibrationPage(t *testing.T) {
+	t.Parallel()
 	fx := newLabelFixture(t)
 	c := newClient(t, fx.srv)
 	base := "/runs/" + fx.run.ID + "/calibrate"

@@ -24,6 +24,7 @@ var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 // hostile outputs escaped. The second visit is served from the cache,
 // without the computing notice.
 func TestRunPageIsTheHTMLReport(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{
 		"alpha": verdicts(40, func(i int) bool { return i%3 != 0 }),
@@ -76,6 +77,7 @@ func TestRunPageIsTheHTMLReport(t *testing.T) {
 
 // A run that does not exist is a 404; a scoring it does not have is a 400.
 func TestRunPageErrors(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{"alpha": {true, false}}})
 	s := newTestServer(t, st, "")
@@ -97,6 +99,7 @@ func TestRunPageErrors(t *testing.T) {
 // The list filters by spec and experiment, newest first, and pages 100
 // runs at a time.
 func TestRunsListFiltersAndPages(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	var ids []string
 	for i := range 103 {
@@ -144,6 +147,7 @@ func TestRunsListFiltersAndPages(t *testing.T) {
 // fail→pass, with both outputs escaped and links to the case pages; then
 // compare's paired comparison and diff's changes.
 func TestComparePageFlipsFirst(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	n := 30
 	before := putRun(t, st, fixtureRun{spec: "qa", started: t0, raw: "before <b>bold</b>", pass: map[string][]bool{
@@ -211,6 +215,7 @@ func (g gatedStore) Results(ctx context.Context, runID string, fn func(record.Re
 // page's head, the run's links and the notice arrive while the analysis
 // is still reading, and the report follows in the same response.
 func TestRunPageStreamsBeforeTheReport(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{"alpha": verdicts(10, func(i int) bool { return i%2 == 0 })}})
 	gate := make(chan struct{})
@@ -259,6 +264,7 @@ func TestRunPageStreamsBeforeTheReport(t *testing.T) {
 
 // A HEAD of a run's page answers without computing the report.
 func TestRunPageHeadComputesNothing(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{"alpha": {true, false}}})
 	gate := make(chan struct{}) // never opened: a computed report would wait forever

@@ -23,6 +23,7 @@ import (
 // A server anyone on the network could reach refuses to start without a
 // token; on loopback it needs none.
 func TestNonLoopbackNeedsToken(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.7:7777", "example.com:7777", ":7777"} {
 		_, err := New(Options{Addr: addr, Store: st})
@@ -59,6 +60,7 @@ func bodyOf(t *testing.T, res *http.Response) string {
 // With a token every page needs it: a request without it, or with a
 // wrong one, is a 401; the Bearer header or the cookie /login sets pass.
 func TestTokenRequired(t *testing.T) {
+	t.Parallel()
 	const token = "correct-horse-battery-staple"
 	st, _ := runsStore(t)
 	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{"alpha": {true, false}}})
@@ -138,6 +140,7 @@ func cookie(res *http.Response, name string) *http.Cookie {
 // Every answer carries the CSP and the other security headers: pages,
 // errors, refusals, assets.
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{"alpha": {true, false}}})
 	open, locked := newTestServer(t, st, ""), newTestServer(t, st, "tok")
@@ -190,6 +193,7 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 // PATCH are refused; a body over MaxBody is a 413, whether its length is
 // announced or not.
 func TestWritesNeedCSRFAndBoundedBodies(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	run := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{"alpha": {true, false}}})
 	s := newTestServer(t, st, "")
@@ -266,6 +270,7 @@ func TestWritesNeedCSRFAndBoundedBodies(t *testing.T) {
 
 // /login never sends the visitor off this server, however next is spelt.
 func TestLoginNeverRedirectsOffSite(t *testing.T) {
+	t.Parallel()
 	st, _ := runsStore(t)
 	const token = "tok"
 	s := newTestServer(t, st, token)
@@ -320,6 +325,7 @@ func getRoutes(t *testing.T) []string {
 // No GET writes: visiting every page (and asking for what is not there)
 // leaves the store's files byte for byte as they were.
 func TestGETNeverWrites(t *testing.T) {
+	t.Parallel()
 	st, path := runsStore(t)
 	ctx := context.Background()
 	a := putRun(t, st, fixtureRun{spec: "qa", started: t0, pass: map[string][]bool{
