@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type calibrateOptions struct {
 	Run    string
 	Judge  string
 	Labels string // a JSONL labels file; "" reads the run's labels from the store
+	Queue  string // only the labels given in this labeling queue ("" all)
 	Format string
 	Output string
 }
@@ -27,6 +29,7 @@ func (o *calibrateOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Judge, "judge", "", "the scorer to calibrate: its name in the run's spec (required)")
 	f.StringVar(&o.Labels, "labels", "", "read the labels from this JSONL file (assay labels export) instead of the store")
+	f.StringVar(&o.Queue, "queue", "", "only the labels given in this labeling queue (default: every label)")
 	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.NewRegistry().Calibrate.Names(), "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to FILE, whole or not at all")
 }
@@ -70,6 +73,7 @@ cells side by side. docs/calibration.md explains every number.
 Exit codes: 0 fit or biased, 3 not fit, 1 error, 2 usage error (an unknown
 scorer is one: the message names the run's scorers).`,
 		Example: `  assay calibrate latest --judge helpful
+  assay calibrate latest --judge helpful --queue first
   assay calibrate 20261202-1135 --judge helpful --labels labels.jsonl --format markdown -o calibration.md`,
 		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -118,6 +122,31 @@ func runCalibrate(ctx context.Context, g *Globals, o *calibrateOptions) error {
 		if err != nil {
 			return fmt.Errorf("calibrate: reading the run's labels: %w", err)
 		}
+	}
+	if o.Queue != "" {
+		var in []record.Label
+		seen := map[string]bool{}
+		for _, l := range ls {
+			seen[l.Queue] = true
+			if l.Queue == o.Queue {
+				in = append(in, l)
+			}
+		}
+		if len(in) == 0 {
+			var names []string
+			for q := range seen {
+				if q != "" {
+					names = append(names, q)
+				}
+			}
+			slices.Sort(names)
+			valid := "none of the labels was given in a queue"
+			if len(names) > 0 {
+				valid = "the labels' queues are " + strings.Join(names, ", ")
+			}
+			return usageError{fmt.Errorf("calibrate: --queue %s: no label of run %s was given in that queue (%s)", o.Queue, run.ID, valid)}
+		}
+		ls = in
 	}
 	th, err := calibrate.ThresholdsOf(run)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,28 @@ func TestCalibrateFitJudgeFromStoreAndFile(t *testing.T) {
 		t.Errorf("from the file: exit %d, %s\nreport differs from the store's:\n%s", fromFile.code, fromFile.stderr, fromFile.stdout)
 	}
 
+	// --queue: only the labels given in that queue (every one of the
+	// store's is in q; the file's first ten are moved to "other").
+	if inq := runCLI(t, cliEnv{}, "calibrate", "run-fit", "--judge", "grader", "--queue", "q", "--format", "json", "--db", db); inq.code != 0 || inq.stdout != inv.stdout {
+		t.Errorf("--queue q over the store: exit %d %s; want the report of every label", inq.code, inq.stderr)
+	}
+	moved := slices.Clone(ls)
+	for i := range 10 {
+		moved[i].Queue = "other"
+	}
+	b.Reset()
+	if err := labels.Write(&b, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := runCLI(t, cliEnv{}, "calibrate", "run-fit", "--judge", "grader", "--labels", file, "--queue", "other", "--format", "json", "--db", db)
+	var orep calibrate.Report
+	if err := json.Unmarshal([]byte(other.stdout), &orep); err != nil || other.code == 1 || orep.Counts.Labels != 10 {
+		t.Errorf("--queue other over the file: exit %d %s, %d labels; want the 10 given in it", other.code, other.stderr, orep.Counts.Labels)
+	}
+
 	out := filepath.Join(dir, "cal.html")
 	page := runCLI(t, cliEnv{}, "calibrate", "run-fit", "--judge", "grader", "--format", "html", "-o", out, "--db", db)
 	html := readFileT(t, out)
@@ -159,6 +182,7 @@ func TestCalibrateErrors(t *testing.T) {
 		{[]string{"run-e", "--judge", "grader", "--format", "csv"}, ExitUsage, `--format "csv": formats are text, markdown, json, html`},
 		{[]string{"nope", "--judge", "grader"}, ExitErr, "calibrate: "},
 		{[]string{"run-e", "--judge", "grader", "--labels", bad}, ExitErr, bad + ":1:"},
+		{[]string{"run-e", "--judge", "grader", "--queue", "nope"}, ExitUsage, "calibrate: --queue nope: no label of run run-e was given in that queue (the labels' queues are q)"},
 	} {
 		inv := runCLI(t, cliEnv{}, append(append([]string{"calibrate"}, c.args...), "--db", db)...)
 		if inv.code != c.code || !strings.Contains(inv.stderr, c.msg) {
