@@ -604,6 +604,16 @@ type resultView struct {
 	FromCache                 bool
 	Created                   string
 	Scorings                  []scoringView
+	// Labels are people's labels of this output (assay serve's queues,
+	// assay labels import), oldest first.
+	Labels []labelView
+}
+
+// labelView is one person's label of an output; Stale when the output was
+// replaced since (a --retry-errors): the label judged the one before.
+type labelView struct {
+	Labeler, Verdict, Reason, Corrected, Queue, Created string
+	Stale                                              bool
 }
 
 type turnView struct {
@@ -681,8 +691,24 @@ func (s *Server) caseBody(ctx context.Context, run *record.Run, caseID string, c
 	if err != nil {
 		return nil, err
 	}
+	labeled := map[record.Key][]record.Label{}
+	err = s.o.Store.Labels(ctx, run.ID, func(l record.Label) error {
+		if l.CaseID == caseID {
+			labeled[l.Key()] = append(labeled[l.Key()], l)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	for i := range results {
-		b.Results = append(b.Results, resultViewOf(&results[i], scores))
+		v := resultViewOf(&results[i], scores)
+		hash := record.LabelOutputHash(&results[i])
+		for _, l := range labeled[results[i].Key()] {
+			v.Labels = append(v.Labels, labelView{Labeler: line(l.Labeler), Verdict: l.Verdict, Reason: text(l.Reason), Corrected: text(l.Corrected),
+				Queue: line(l.Queue), Created: l.Created.UTC().Format("2006-01-02 15:04:05Z"), Stale: l.OutputHash != hash})
+		}
+		b.Results = append(b.Results, v)
 	}
 	return b, nil
 }

@@ -370,3 +370,44 @@ func TestCalibrationPage(t *testing.T) {
 		t.Errorf("the queue's judge is not the default")
 	}
 }
+
+// A case's page lists people's labels of each output — labeler, verdict,
+// reason and correction escaped — and marks one whose output was replaced
+// since it was given.
+func TestCasePageShowsLabels(t *testing.T) {
+	ctx := context.Background()
+	fx := newLabelFixture(t)
+	c := newClient(t, fx.srv)
+	body := makeQueue(t, fx, c, "q")
+	q, err := fx.st.Queue(ctx, fx.run.ID, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := q.Items[positionOf(t, body)]
+	code, _ := c.post("/runs/"+fx.run.ID+"/queues/q/label", url.Values{"position": {strconv.Itoa(it.Position)}, "hash": {it.OutputHash},
+		"verdict": {"fail"}, "reason": {"<b id=lbl>wrong</b>"}, "corrected": {"the <i>right</i> one"}, "labeler": {"ann<script>"}})
+	if code != http.StatusOK && code != http.StatusSeeOther {
+		t.Fatalf("label: %d", code)
+	}
+	casePath := "/runs/" + fx.run.ID + "/cases/" + url.PathEscape(it.CaseID)
+	_, page := c.get(casePath)
+	for _, want := range []string{"<h4>Labels</h4>", "&lt;b id=lbl&gt;wrong&lt;/b&gt;", "the &lt;i&gt;right&lt;/i&gt; one", "ann&lt;script&gt;", ">q</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the case page does not show %q", want)
+		}
+	}
+	if strings.Contains(page, "<b id=lbl>") || strings.Contains(page, "since replaced") {
+		t.Errorf("the label is shown unescaped or marked stale:\n%.4000s", page)
+	}
+	res, err := fx.st.Result(ctx, fx.run.ID, it.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Raw = "a new reply"
+	if err := fx.st.ReplaceResults(ctx, []record.Result{*res}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, page = c.get(casePath); !strings.Contains(page, "(of an output since replaced)") {
+		t.Errorf("a label of a replaced output is not marked")
+	}
+}
