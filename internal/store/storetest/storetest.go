@@ -40,7 +40,8 @@ import (
 )
 
 // Run runs the conformance suite. open returns a new, empty store for each
-// subtest and arranges (with t.Cleanup) to close it.
+// subtest and arranges (with t.Cleanup) to close it. The subtests run in
+// parallel (t.Parallel), so the stores open returns must not share data.
 //
 // open gets the clock the store must read the time from (the suite's: it
 // starts at 2001-02-03 04:05:06 UTC and moves a millisecond each read), as assay passes
@@ -91,7 +92,10 @@ func Run(t *testing.T, open func(t *testing.T, now func() time.Time) store.Store
 	tests = append(tests, browseTests...)
 	tests = append(tests, keyTests...)
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, newClock().now)) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, open(t, newClock().now))
+		})
 	}
 }
 
