@@ -241,7 +241,8 @@ type Effective struct {
 	Fail float64 `json:"fail"`
 }
 
-// Queues are the labeling queues of a run by name, whose items carry the
+// Queues are the labeling queues labels were given in, keyed by QueueKey
+// (a queue of the run calibrated by its name), whose items carry the
 // weights of the labels given in them: Calibrate reads a label's weight
 // from the item of its queue with the label's case, target and epoch.
 type Queues map[string]*record.Queue
@@ -269,24 +270,44 @@ type QueueReader interface {
 // Calibrate's weights. A queue the reader answers notFound for is left
 // out (its labels weigh 1, and the report says so).
 func ReadQueues(ctx context.Context, qr QueueReader, runID string, labels []record.Label, notFound error) (Queues, error) {
-	var mine []record.Label
-	for _, l := range labels {
-		if l.RunID == "" || l.RunID == runID {
-			mine = append(mine, l)
-		}
-	}
 	qs := Queues{}
-	for _, name := range QueueNames(mine) {
-		q, err := qr.Queue(ctx, runID, name)
+	for _, l := range labels {
+		key := QueueKey(runID, l)
+		if l.Queue == "" {
+			continue
+		}
+		if _, done := qs[key]; done {
+			continue
+		}
+		of := runID
+		if l.RunID != "" {
+			of = l.RunID
+		}
+		q, err := qr.Queue(ctx, of, l.Queue)
 		switch {
 		case errors.Is(err, notFound):
-			continue
+			q = nil // looked up once; the label weighs 1, and a note says why
 		case err != nil:
-			return nil, fmt.Errorf("reading labeling queue %s of run %s: %w", name, runID, err)
+			return nil, fmt.Errorf("reading labeling queue %s of run %s: %w", l.Queue, of, err)
 		}
-		qs[name] = q
+		qs[key] = q
+	}
+	for k, q := range qs {
+		if q == nil {
+			delete(qs, k)
+		}
 	}
 	return qs, nil
+}
+
+// QueueKey is the key of a label's queue in Queues: its name for a label
+// of the run calibrated (runID), the name after the label's run and a NUL
+// for a label given on another run (its queue is that run's).
+func QueueKey(runID string, l record.Label) string {
+	if l.RunID == "" || l.RunID == runID {
+		return l.Queue
+	}
+	return l.RunID + "\x00" + l.Queue
 }
 
 // MaxDisagreed bounds Report.Disagreed.

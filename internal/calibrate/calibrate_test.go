@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,7 +248,7 @@ func TestLabelBookkeeping(t *testing.T) {
 	gone := labels[3]
 	gone.CaseID = "nope"
 	other := labels[3]
-	other.RunID = "elsewhere"
+	other.RunID, other.OutputHash = "elsewhere", "1111111111111111" // another run's label of another output
 	// c4: the call failed; c5: the judge erred.
 	f.results[4].ErrorKind = "timeout"
 	for i := range f.scores {
@@ -337,5 +338,63 @@ func TestFewLabelsNoteTheBootstrapsDroppedResamples(t *testing.T) {
 	f, labels = build(truth, judge, 50)
 	if rep := calibrate(t, f, labels, DefaultThresholds()); strings.Contains(strings.Join(rep.Notes, "\n"), "bootstrap") {
 		t.Errorf("50 labels: notes %q", rep.Notes)
+	}
+}
+
+// queueReader serves queues by run and name.
+type queueReader map[[2]string]*record.Queue
+
+func (q queueReader) Queue(_ context.Context, runID, name string) (*record.Queue, error) {
+	if x, ok := q[[2]string{runID, name}]; ok {
+		return x, nil
+	}
+	return nil, record.ErrNotFound
+}
+
+// Labels given on another run (a file committed beside the spec) count
+// for this run's outputs they judged — same case, target, epoch and output
+// hash — and weigh their own run's queue items, not a same-named queue of
+// this run; labels of other outputs are missing, and a note says which.
+func TestLabelsOfAnotherRunCountByOutput(t *testing.T) {
+	truth, judge := cells(3, 1, 1, 3)
+	f, labels := build(truth, judge, 8)
+	for i := range labels {
+		labels[i].RunID, labels[i].Queue = "old", "q"
+	}
+	labels[7].OutputHash = "2222222222222222" // the old run's c7 said something else
+	oldQ := &record.Queue{RunID: "old", Name: "q"}
+	thisQ := &record.Queue{RunID: "r", Name: "q"}
+	for i, l := range labels {
+		oldQ.Items = append(oldQ.Items, record.QueueItem{Position: i, CaseID: l.CaseID, Target: l.Target, Epoch: l.Epoch, OutputHash: l.OutputHash, Weight: float64(1 + i%2)})
+		thisQ.Items = append(thisQ.Items, record.QueueItem{Position: i, CaseID: l.CaseID, Target: l.Target, Epoch: l.Epoch, OutputHash: l.OutputHash, Weight: 5})
+	}
+	ctx := context.Background()
+	qs, err := ReadQueues(ctx, queueReader{{"old", "q"}: oldQ, {"r", "q"}: thisQ}, "r", labels, record.ErrNotFound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Calibrate(ctx, f, run, "grader", labels, DefaultThresholds(), qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts.Used != 7 || rep.Counts.Missing != 1 || rep.Counts.Stale != 0 {
+		t.Errorf("counts %+v; want 7 used, 1 missing (another output), none stale", rep.Counts)
+	}
+	if rep.Weighting == nil || !slices.Equal(rep.Weighting.Queues, []string{"q (run old)"}) {
+		t.Fatalf("weighting %+v; want the old run's queue q", rep.Weighting)
+	}
+	// The old queue's weights (1, 2, 1, 2, …): TP c0 c1 c2 weigh 1+2+1,
+	// FN c3 2, FP c4 1, TN c5 c6 2+1 (c7 not used).
+	if c := rep.Weighting.Cells; c.TP != 4 || c.FN != 2 || c.FP != 1 || c.TN != 3 {
+		t.Errorf("weighted cells %+v; want TP 4, FN 2, FP 1, TN 3 (the old run's queue's weights)", c)
+	}
+	found := false
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "labels given on run old: 7 of them judged this run's very outputs") && strings.Contains(n, "1 judged other outputs") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no note on the carried labels: %q", rep.Notes)
 	}
 }

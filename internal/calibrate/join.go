@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -89,18 +90,16 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 
 	// The labels, by result.
 	rep.Counts.Labels = len(labels)
+	// A label given on another run (committed beside the spec, say) counts
+	// for this run's output of the same case, target and epoch when that
+	// output is the one it judged: the same output hash.
 	byKey := map[record.Key][]record.Label{}
-	otherRun := 0
+	carried := map[string]bool{}
 	for _, l := range labels {
 		if l.RunID != "" && l.RunID != run.ID {
-			otherRun++
-			continue
+			carried[l.RunID] = true
 		}
 		byKey[l.Key()] = append(byKey[l.Key()], l)
-	}
-	rep.Counts.Missing = otherRun
-	if otherRun > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%s labels are of another run and were not used", units.Count(otherRun)))
 	}
 
 	// The stored outputs the labels judged, the failed calls and the
@@ -114,7 +113,7 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 
 	var c stats.Confusion
 	var weighted []stats.WeightedLabel
-	w := newWeigher(queues)
+	w := newWeigher(queues, run.ID)
 	keys := make([]record.Key, 0, len(byKey))
 	for k := range byKey {
 		keys = append(keys, k)
@@ -123,10 +122,12 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 		return cmpKey(a, b)
 	})
 	invalid := 0
+	carriedUsed, carriedOther := 0, 0
 	for _, k := range keys {
 		hash, stored := hashes[k]
 		var usable []record.Label
 		for _, l := range byKey[k] {
+			other := l.RunID != "" && l.RunID != run.ID
 			switch {
 			case !stored:
 				rep.Counts.Missing++
@@ -134,9 +135,17 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 				rep.Counts.Skipped++
 			case l.Verdict != record.LabelPass && l.Verdict != record.LabelFail:
 				invalid++
+			case l.OutputHash != hash && other:
+				// Another run's label of a different output: it says
+				// nothing of this run's.
+				rep.Counts.Missing++
+				carriedOther++
 			case l.OutputHash != hash:
 				rep.Counts.Stale++
 			default:
+				if other {
+					carriedUsed++
+				}
 				usable = append(usable, l)
 			}
 		}
@@ -183,6 +192,11 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 			c.TN++
 		}
 	}
+	if len(carried) > 0 {
+		runs := slices.Sorted(maps.Keys(carried))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("labels given on run %s: %s of them judged this run's very outputs (same case, target, epoch and output hash) and count; %s judged other outputs and do not",
+			strings.Join(runs, ", "), units.Count(carriedUsed), units.Count(carriedOther)))
+	}
 	if invalid > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s labels have a verdict other than pass, fail or skip and were not used", units.Count(invalid)))
 	}
@@ -210,6 +224,7 @@ func Calibrate(ctx context.Context, r record.Reader, run *record.Run, judge stri
 
 // weigher finds each used label's weight in its queue.
 type weigher struct {
+	runID   string // the run calibrated: its queues are keyed by name alone
 	queues  Queues
 	items   map[string]map[record.Key]float64
 	used    map[string]int // labels weighted by each queue
@@ -218,8 +233,8 @@ type weigher struct {
 	none    int            // labels of no queue
 }
 
-func newWeigher(queues Queues) *weigher {
-	w := &weigher{queues: queues, items: map[string]map[record.Key]float64{}, used: map[string]int{}, missing: map[string]int{}}
+func newWeigher(queues Queues, runID string) *weigher {
+	w := &weigher{runID: runID, queues: queues, items: map[string]map[record.Key]float64{}, used: map[string]int{}, missing: map[string]int{}}
 	for name, q := range queues {
 		if q == nil {
 			continue
@@ -237,19 +252,23 @@ func newWeigher(queues Queues) *weigher {
 
 func (w *weigher) label(l record.Label, human, judged bool) stats.WeightedLabel {
 	out := stats.WeightedLabel{Human: human, Judge: judged, Weight: 1}
-	switch items, ok := w.items[l.Queue]; {
+	key, name := QueueKey(w.runID, l), l.Queue
+	if key != l.Queue {
+		name = l.Queue + " (run " + l.RunID + ")"
+	}
+	switch items, ok := w.items[key]; {
 	case l.Queue == "":
 		w.none++
 	case !ok:
-		w.missing[l.Queue]++
+		w.missing[name]++
 	default:
 		wt, ok := items[l.Key()]
 		if !ok {
 			w.noItem++
 			break
 		}
-		out.Weight, out.Design = wt, l.Queue
-		w.used[l.Queue]++
+		out.Weight, out.Design = wt, name
+		w.used[name]++
 	}
 	return out
 }
