@@ -70,21 +70,13 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 }
 
 // migrate brings the database on db (the single-connection write pool) up to
-// the last of ms. Each migration runs in its own IMMEDIATE transaction, which
-// also sets PRAGMA user_version to the migration's version, so a migration is
-// applied whole or not at all, and two processes opening a new file at once
-// apply it once: the second waits for the write lock, then sees the version.
-func migrate(ctx context.Context, db *sql.DB, ms []migration) error {
-	latest := ms[len(ms)-1].version
-	for _, m := range ms {
-		if err := migrateOne(ctx, db, m, latest); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func migrateOne(ctx context.Context, db *sql.DB, m migration, latest int) (err error) {
+// the last of ms, in one IMMEDIATE transaction: two processes opening a new
+// file at once apply the migrations once (the second waits for the write
+// lock, then sees the version). Each migration runs in its own savepoint,
+// which also sets PRAGMA user_version to the migration's version, so a
+// migration is applied whole or not at all: when one fails, it is rolled
+// back and those before it are kept.
+func migrate(ctx context.Context, db *sql.DB, ms []migration) (err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("opening the database: %w", err)
@@ -94,21 +86,45 @@ func migrateOne(ctx context.Context, db *sql.DB, m migration, latest int) (err e
 			_ = tx.Rollback()
 		}
 	}()
-	version, err := checkVersion(ctx, tx, latest)
+	version, err := checkVersion(ctx, tx, ms[len(ms)-1].version)
 	if err != nil {
 		return err
 	}
-	if version >= m.version {
-		return tx.Commit()
-	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("applying schema migration %s: %w", m.name, err)
-	}
-	// PRAGMA arguments cannot be bound; both values are integers from code.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, m.version)); err != nil {
-		return fmt.Errorf("applying schema migration %s: %w", m.name, err)
+	for _, m := range ms {
+		if version >= m.version {
+			continue
+		}
+		if ferr := migrateOne(ctx, tx, m); ferr != nil {
+			// Keep the migrations before the one that failed.
+			if err := tx.Commit(); err != nil {
+				return fmt.Errorf("%w (and committing the migrations before it: %v)", ferr, err)
+			}
+			return ferr
+		}
 	}
 	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("applying schema migrations: %w", err)
+	}
+	return nil
+}
+
+// migrateOne applies m inside tx in a savepoint, rolled back when m fails.
+func migrateOne(ctx context.Context, tx *sql.Tx, m migration) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT migration"); err != nil {
+		return fmt.Errorf("applying schema migration %s: %w", m.name, err)
+	}
+	_, err := tx.ExecContext(ctx, m.sql)
+	if err == nil {
+		// PRAGMA arguments cannot be bound; both values are integers from code.
+		_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, m.version))
+	}
+	if err != nil {
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO migration; RELEASE migration"); rerr != nil {
+			return fmt.Errorf("applying schema migration %s: %w (and rolling it back: %v)", m.name, err, rerr)
+		}
+		return fmt.Errorf("applying schema migration %s: %w", m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, "RELEASE migration"); err != nil {
 		return fmt.Errorf("applying schema migration %s: %w", m.name, err)
 	}
 	return nil
