@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -130,7 +131,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) er
 		ready(ln.Addr().String())
 	}
 	srv := &http.Server{
-		Handler:           s,
+		Handler:           s.hostGuard(s),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -505,4 +506,47 @@ func (c *runCache) has(key, stamp string) bool {
 	default:
 		return false
 	}
+}
+
+// hostGuard refuses, when the server has no token, a request whose Host is
+// not a loopback name or address: a page on another site that rebinds its
+// own name to 127.0.0.1 (DNS rebinding) could otherwise read every output
+// the store holds through the victim's browser, its origin being its own.
+// With a token the Host is free: such a page never has the token.
+func (s *Server) hostGuard(next http.Handler) http.Handler {
+	if s.o.Token != "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			w.Header().Set("Content-Security-Policy", ContentSecurityPolicy)
+			http.Error(w, "misdirected request: this server answers only to a loopback host name (127.0.0.1, [::1], localhost); the Host header named "+strconv.Quote(cutHost(r.Host))+". To serve other names, start it with a token (--token or "+TokenEnv+")", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether a request's Host (with or without a port)
+// names this machine's loopback: localhost or a name under .localhost, or a
+// loopback address.
+func loopbackHost(hostport string) bool {
+	h := cutHost(hostport)
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	switch {
+	case h == "":
+		return false
+	case h == "localhost" || strings.HasSuffix(h, ".localhost"):
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// cutHost is a Host header without its port.
+func cutHost(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
 }
