@@ -14,11 +14,11 @@ import (
 func TestConformance(t *testing.T) {
 	httpcalltest.Run(t, httpcalltest.Harness{
 		Name: "anthropic",
-		New: func(t *testing.T, root string, stream bool, key string) provider.Provider {
+		New: func(t *testing.T, root string, stream bool, key string, maxOutputBytes int64) provider.Provider {
 			// The conformance suite's longest reply is 20 KB: more than the
 			// default max_tokens lets the mock say.
 			maxTokens := 1 << 16
-			p, err := New(&spec.Target{Name: "conformance", Provider: "anthropic", Model: "claude-mock", BaseURL: root, Stream: stream, Params: spec.Params{MaxTokens: &maxTokens}}, key, nil)
+			p, err := New(&spec.Target{Name: "conformance", Provider: "anthropic", Model: "claude-mock", BaseURL: root, Stream: stream, Params: spec.Params{MaxTokens: &maxTokens}, MaxOutputBytes: maxOutputBytes}, key, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

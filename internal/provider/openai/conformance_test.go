@@ -13,8 +13,14 @@ import (
 func TestConformance(t *testing.T) {
 	httpcalltest.Run(t, httpcalltest.Harness{
 		Name: "openai",
-		New: func(t *testing.T, root string, stream bool, key string) provider.Provider {
-			return newProvider(t, root+"/v1", stream, key)
+		New: func(t *testing.T, root string, stream bool, key string, maxOutputBytes int64) provider.Provider {
+			tg := targetFor(root+"/v1", stream)
+			tg.MaxOutputBytes = maxOutputBytes
+			p, err := New(tg, key, nil)
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			return p
 		},
 		ErrorBody: func(message string) string {
 			return fmt.Sprintf(`{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":null}}`, message)

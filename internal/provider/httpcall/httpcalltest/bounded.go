@@ -2,8 +2,10 @@ package httpcalltest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -86,6 +88,11 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 	return out
 }
 
+// streamLimit is the max_output_bytes of the endless event stream case:
+// the SDK parses every event up to the limit, seconds of CPU at the
+// default; the other cases keep the default bound.
+const streamLimit = 1 << 20
+
 // testBoundedReplies sends replies without end — a chunked body, an event
 // stream, a 200 MB error body — through the retry wrapper: each call must
 // end in a loud, unretried output_limit error while the heap stays far
@@ -99,17 +106,18 @@ func testBoundedReplies(t *testing.T, h Harness) {
 		contentType string
 		head, chunk string
 		total       int64
+		limit       int64 // max_output_bytes; 0 for the default
 	}{
-		{"endless chunked body", false, 200, "application/json", `{"id":"x","content":"`, "aaaaaaaaaaaaaaaa", serverCap},
-		{"endless event stream", true, 200, "text/event-stream", head, event, serverCap},
-		{"200 MB error body", false, 500, "application/json", `{"error":{"type":"api_error","message":"`, "bbbbbbbbbbbbbbbb", 200 << 20},
-		{"200 MB error body on a stream", true, 500, "application/json", `{"error":{"type":"api_error","message":"`, "bbbbbbbbbbbbbbbb", 200 << 20},
+		{"endless chunked body", false, 200, "application/json", `{"id":"x","content":"`, "aaaaaaaaaaaaaaaa", serverCap, 0},
+		{"endless event stream", true, 200, "text/event-stream", head, event, serverCap, streamLimit},
+		{"200 MB error body", false, 500, "application/json", `{"error":{"type":"api_error","message":"`, "bbbbbbbbbbbbbbbb", 200 << 20, 0},
+		{"200 MB error body on a stream", true, 500, "application/json", `{"error":{"type":"api_error","message":"`, "bbbbbbbbbbbbbbbb", 200 << 20, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			root, hits := hostileServer(t, c.status, c.contentType, c.head, c.chunk, c.total, 0)
-			p := provider.WithRetry(h.New(t, root, c.stream, plantedKey), provider.RetryOptions{
+			p := provider.WithRetry(h.New(t, root, c.stream, plantedKey, c.limit), provider.RetryOptions{
 				Max:   3,
 				Sleep: func(context.Context, time.Duration) error { return nil },
 			})
@@ -132,6 +140,9 @@ func testBoundedReplies(t *testing.T, h Harness) {
 			}
 			if !strings.Contains(pe.Msg, "max_output_bytes") || strings.Contains(err.Error(), plantedKey) {
 				t.Errorf("message %q should name max_output_bytes and never the key", pe.Msg)
+			}
+			if limit := cmp.Or(c.limit, httpcall.DefaultMaxReplyBytes); !strings.Contains(pe.Msg, fmt.Sprintf("larger than %d bytes", limit)) {
+				t.Errorf("message %q should say the reply was cut at max_output_bytes, %d bytes", pe.Msg, limit)
 			}
 			if n := hits.Load(); n != 1 {
 				t.Errorf("the server was called %d times; an output_limit is never retried", n)
@@ -160,7 +171,7 @@ func testTimeoutBoundsBody(t *testing.T, h Harness) {
 			}
 			root, _ := hostileServer(t, 200, ct, h0, chunk, serverCap, 5*time.Millisecond)
 			const timeout = 500 * time.Millisecond
-			p := provider.WithTimeout(h.New(t, root, stream, ""), timeout)
+			p := provider.WithTimeout(h.New(t, root, stream, "", 0), timeout)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			began := time.Now()

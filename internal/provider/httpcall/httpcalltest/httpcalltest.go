@@ -41,8 +41,9 @@ type Harness struct {
 	Name string // such as "openai"
 	// New returns a provider for the server at root (scheme and host, no
 	// path: the provider adds its API's path prefix), streamed or not,
-	// sending key ("" for none).
-	New func(t *testing.T, root string, stream bool, key string) provider.Provider
+	// sending key ("" for none), with the target's max_output_bytes set to
+	// maxOutputBytes (0: not set, the default bound).
+	New func(t *testing.T, root string, stream bool, key string, maxOutputBytes int64) provider.Provider
 	// ErrorBody is the body the API sends with an error status, in its own
 	// shape, carrying message.
 	ErrorBody func(message string) string
@@ -88,16 +89,16 @@ func conformance(t *testing.T, h Harness, stream bool) {
 	providertest.Run(t, providertest.Harness{
 		Name: h.Name + "/" + Mode(stream),
 		New: func(t *testing.T, reply string) provider.Provider {
-			return h.New(t, StartMock(t, mock.Options{Default: reply}), stream, "")
+			return h.New(t, StartMock(t, mock.Options{Default: reply}), stream, "", 0)
 		},
 		Slow: func(t *testing.T, d time.Duration) provider.Provider {
-			return h.New(t, StartMock(t, mock.Options{Latency: d}), stream, "")
+			return h.New(t, StartMock(t, mock.Options{Latency: d}), stream, "", 0)
 		},
 		Fail: func(t *testing.T, status int) provider.Provider {
-			return h.New(t, failingServer(t, h, status), stream, "sk-conformance")
+			return h.New(t, failingServer(t, h, status), stream, "sk-conformance", 0)
 		},
 		Calls: func(t *testing.T, calls []provider.ToolCall) provider.Provider {
-			return h.New(t, StartMock(t, CallsOptions(calls)), stream, "")
+			return h.New(t, StartMock(t, CallsOptions(calls)), stream, "", 0)
 		},
 	})
 }
@@ -154,7 +155,7 @@ func testMockFaults(t *testing.T, h Harness) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := h.New(t, StartMock(t, tt.opts), tt.stream, plantedKey)
+			p := h.New(t, StartMock(t, tt.opts), tt.stream, plantedKey, 0)
 			_, err := p.Complete(context.Background(), request("x"))
 			pe := ProviderError(t, err)
 			if pe.Kind != tt.kind || pe.Status != tt.status {
@@ -169,7 +170,7 @@ func testMockFaults(t *testing.T, h Harness) {
 
 func testRateLimit(t *testing.T, h Harness) {
 	for _, stream := range []bool{false, true} {
-		p := h.New(t, StartMock(t, mock.Options{Rate: 0.001, Burst: 1, RetryAfter: 2500 * time.Millisecond}), stream, "")
+		p := h.New(t, StartMock(t, mock.Options{Rate: 0.001, Burst: 1, RetryAfter: 2500 * time.Millisecond}), stream, "", 0)
 		if _, err := p.Complete(context.Background(), request("x")); err != nil {
 			t.Fatalf("%s: first call within the burst: %v", Mode(stream), err)
 		}
@@ -186,7 +187,7 @@ func testRateLimit(t *testing.T, h Harness) {
 
 func testTimeoutAndCancel(t *testing.T, h Harness) {
 	for _, stream := range []bool{false, true} {
-		p := h.New(t, StartMock(t, mock.Options{Hang: 1}), stream, "")
+		p := h.New(t, StartMock(t, mock.Options{Hang: 1}), stream, "", 0)
 
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		began := time.Now()
@@ -213,7 +214,7 @@ func testTimeoutAndCancel(t *testing.T, h Harness) {
 }
 
 func testCancelMidStream(t *testing.T, h Harness) {
-	p := h.New(t, StartMock(t, mock.Options{TokenDelay: time.Second, Default: "slow slow slow"}), true, "")
+	p := h.New(t, StartMock(t, mock.Options{TokenDelay: time.Second, Default: "slow slow slow"}), true, "", 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	began := time.Now()
@@ -233,7 +234,7 @@ func testConnectionRefused(t *testing.T, h Harness) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	_, err = h.New(t, "http://"+addr, false, plantedKey).Complete(context.Background(), request("x"))
+	_, err = h.New(t, "http://"+addr, false, plantedKey, 0).Complete(context.Background(), request("x"))
 	if pe := ProviderError(t, err); pe.Kind != provider.KindUnavailable || pe.Status != 0 || pe.Retryable() {
 		t.Errorf("kind %s status %d, want an unavailable error without status, not retried (err %v)", pe.Kind, pe.Status, err)
 	}
@@ -243,7 +244,7 @@ func testConnectionRefused(t *testing.T, h Harness) {
 // transient network error. The .invalid top-level domain never resolves
 // (RFC 6761), so no network is needed.
 func testUnknownHost(t *testing.T, h Harness) {
-	_, err := h.New(t, "http://assay-test.invalid", false, plantedKey).Complete(context.Background(), request("x"))
+	_, err := h.New(t, "http://assay-test.invalid", false, plantedKey, 0).Complete(context.Background(), request("x"))
 	if pe := ProviderError(t, err); pe.Kind != provider.KindUnavailable || pe.Status != 0 || pe.Retryable() {
 		t.Errorf("kind %s status %d, want an unavailable error without status, not retried (err %v)", pe.Kind, pe.Status, err)
 	}
@@ -253,7 +254,7 @@ func testUnknownHost(t *testing.T, h Harness) {
 }
 
 func testFirstToken(t *testing.T, h Harness) {
-	p := h.New(t, StartMock(t, mock.Options{Latency: 40 * time.Millisecond, TokenDelay: 40 * time.Millisecond, Default: "a b c d"}), true, "")
+	p := h.New(t, StartMock(t, mock.Options{Latency: 40 * time.Millisecond, TokenDelay: 40 * time.Millisecond, Default: "a b c d"}), true, "", 0)
 	resp, err := p.Complete(context.Background(), request("x"))
 	if err != nil {
 		t.Fatal(err)
