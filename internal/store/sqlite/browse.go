@@ -126,7 +126,9 @@ func resultConds(f store.ResultFilter) (string, []any, error) {
 		args = append(args, sql.Named("kind", f.Kind))
 	}
 	if f.Text != "" {
-		if utf8.ValidString(f.Text) && !strings.ContainsRune(f.Text, utf8.RuneError) {
+		// A NUL would end LIKE's pattern (SQLite reads it as a C string),
+		// so "\x00" would match everything: such a text takes instr().
+		if utf8.ValidString(f.Text) && !strings.ContainsRune(f.Text, utf8.RuneError) && !strings.Contains(f.Text, "\x00") {
 			// LIKE folds ASCII letters and compares characters (bytes that
 			// are not UTF-8 read as U+FFFD, which the text has not): three
 			// times faster than lower() and instr(), which copy the output.

@@ -23,7 +23,7 @@ func FuzzBrowseResults(f *testing.F) {
 	if err := d.CreateRun(ctx, &record.Run{ID: "r", Targets: []string{"a", "b"}, Epochs: 1, Status: record.StatusComplete, Started: time.Unix(1, 0)}); err != nil {
 		f.Fatal(err)
 	}
-	raws := []string{"Plain", "100%_done", `back\slash`, "ÜNÏ ünï", "\xff\xfe bytes", "", "a'b\"c", "MiXeD CaSe"}
+	raws := []string{"Plain", "100%_done", `back\slash`, "ÜNÏ ünï", "\xff\xfe bytes", "", "a'b\"c", "MiXeD CaSe", "nul\x00byte"}
 	var cases []record.Case
 	var results []record.Result
 	for i := range 6 {
@@ -56,6 +56,21 @@ func FuzzBrowseResults(f *testing.F) {
 		}
 		f.Add(next, "")
 		after = next
+	}
+	// A NUL in the text is searched for, not the end of a LIKE pattern
+	// (which would match every output).
+	nul, _, err := d.BrowseResults(ctx, "r", 0, store.ResultFilter{Text: "\x00"}, "", 100)
+	if err != nil {
+		f.Fatal(err)
+	}
+	want := 0
+	for _, r := range results {
+		if strings.Contains(r.Raw, "\x00") {
+			want++
+		}
+	}
+	if len(nul) != want || want == 0 {
+		f.Fatalf("text \"\\x00\": %d rows, want the %d outputs holding a NUL", len(nul), want)
 	}
 	for _, seed := range [][2]string{{"", "%"}, {"", "_"}, {"", `\`}, {"", "mixed"}, {"", "ünï"}, {"e30", ""}, {"!!", "x"}, {"eyJ2IjoxLCJrIjp0cnVlLCJsIjotNSwiYyI6IiJ9", ""}} {
 		f.Add(seed[0], seed[1])
