@@ -23,7 +23,7 @@ func FuzzBrowseResults(f *testing.F) {
 	if err := d.CreateRun(ctx, &record.Run{ID: "r", Targets: []string{"a", "b"}, Epochs: 1, Status: record.StatusComplete, Started: time.Unix(1, 0)}); err != nil {
 		f.Fatal(err)
 	}
-	raws := []string{"Plain", "100%_done", `back\slash`, "ÜNÏ ünï", "\xff\xfe bytes", "", "a'b\"c", "MiXeD CaSe", "nul\x00byte"}
+	raws := []string{"Plain", "nul\x00byte", "100%_done", `back\slash`, "ÜNÏ ünï", "\xff\xfe bytes", "", "a'b\"c", "MiXeD CaSe"}
 	var cases []record.Case
 	var results []record.Result
 	for i := range 6 {
