@@ -613,7 +613,7 @@ type resultView struct {
 // replaced since (a --retry-errors): the label judged the one before.
 type labelView struct {
 	Labeler, Verdict, Reason, Corrected, Queue, Created string
-	Stale                                              bool
+	Stale                                               bool
 }
 
 type turnView struct {
