@@ -2,9 +2,10 @@
 // Monte Carlo simulations that measure a decision's size, power or coverage
 // over thousands of synthetic runs, and the soaks (memory held flat over a
 // large input, seconds of injected faults). They run under CI (CI=true) and
-// whenever ASSAY_LONG_TESTS=1, unless -short; a plain `go test ./...` skips them so that the
-// loop a developer runs stays under a minute. Nothing else may use it: a
-// test that checks behaviour against a reference is never long.
+// whenever ASSAY_LONG_TESTS=1, unless -short; a plain `go test ./...` skips
+// them so that the loop a developer runs stays short (about a minute and a
+// half on two cores). Nothing else may use it: a test that checks behaviour
+// against a reference is never long.
 package longtest
 
 import (
