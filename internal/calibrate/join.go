@@ -2,7 +2,6 @@ package calibrate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/stats"
 	"github.com/assay-eval/assay/internal/units"
 )
@@ -350,16 +350,11 @@ func cmpKey(a, b record.Key) int {
 // scorerType reads a scorer's type from the run's stored spec ("" when the
 // spec does not list it).
 func scorerType(config []byte, name string) string {
-	var cfg struct {
-		Scorers []struct {
-			Name string `json:"name"`
-			Type string `json:"type"`
-		} `json:"scorers"`
-	}
-	if json.Unmarshal(config, &cfg) != nil {
+	sp, err := spec.Stored(config, "")
+	if err != nil {
 		return ""
 	}
-	for _, s := range cfg.Scorers {
+	for _, s := range sp.Scorers {
 		if s.Name == name || (s.Name == "" && s.Type == name) {
 			return s.Type
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
@@ -43,12 +42,10 @@ func OpenInputs(run *record.Run) (*Inputs, error) {
 	if len(run.Config) == 0 {
 		return nil, fmt.Errorf("run %s does not carry its resolved spec, so its dataset is unknown", run.ID)
 	}
-	var sp spec.Spec
-	if err := json.Unmarshal(run.Config, &sp); err != nil {
-		return nil, fmt.Errorf("run %s: reading its resolved spec: %w", run.ID, err)
+	sp, err := spec.Stored(run.Config, run.SpecPath)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	sp.File = run.SpecPath
-	sp.Dir = filepath.Dir(run.SpecPath)
 	path := sp.Resolve(sp.Dataset.Path)
 	got, err := fileHash(path)
 	if err != nil {
@@ -61,7 +58,7 @@ func OpenInputs(run *record.Run) (*Inputs, error) {
 		}
 		// Other bytes: the same cases saved another way still have the
 		// run's content hash. One streaming pass tells.
-		info, err := dataset.Scan(&sp)
+		info, err := dataset.Scan(sp)
 		var probs spec.Problems
 		if errors.As(err, &probs) && len(probs) > 0 {
 			// It no longer reads as the run's spec reads it: not its cases.
@@ -74,7 +71,7 @@ func OpenInputs(run *record.Run) (*Inputs, error) {
 			return nil, fmt.Errorf("run %s: %w: %s holds dataset %s, the run measured %s", run.ID, ErrDatasetChanged, path, short(info.Hash), short(v.Content()))
 		}
 	}
-	r, err := dataset.Open(&sp)
+	r, err := dataset.Open(sp)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: opening its dataset %s: %w", run.ID, path, err)
 	}

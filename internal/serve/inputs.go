@@ -2,12 +2,10 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,22 +21,11 @@ func runSpec(run *record.Run) (*spec.Spec, error) {
 	if len(run.Config) == 0 {
 		return nil, fmt.Errorf("run %s does not carry its resolved spec, so its dataset is unknown", run.ID)
 	}
-	var sp spec.Spec
-	if err := json.Unmarshal(run.Config, &sp); err != nil {
-		return nil, fmt.Errorf("run %s: reading its resolved spec: %w", run.ID, err)
+	sp, err := spec.Stored(run.Config, run.SpecPath)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	sp.File = run.SpecPath
-	sp.Dir = filepath.Dir(run.SpecPath)
-	if sp.Dataset.Format == "" {
-		sp.Dataset.Format = "jsonl"
-		if strings.EqualFold(filepath.Ext(sp.Dataset.Path), ".csv") {
-			sp.Dataset.Format = "csv"
-		}
-	}
-	if sp.Dataset.ID == "" {
-		sp.Dataset.ID = spec.DefaultID
-	}
-	return &sp, nil
+	return sp, nil
 }
 
 // caseInputs are some cases' input fields read from the run's dataset

@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/report"
-	"github.com/assay-eval/assay/internal/spec"
 )
 
 // runRoutes registers the runs list, a run's report and two runs compared.
@@ -217,8 +215,7 @@ func (s *Server) renderReport(ctx context.Context, run *record.Run, scoring int)
 		return runReport{}, fmt.Errorf("scoring %d of run %s is incomplete (its rescore is running or was stopped)", scoring, run.ID)
 	}
 	var volume float64
-	var sp spec.Spec
-	if len(run.Config) > 0 && json.Unmarshal(run.Config, &sp) == nil {
+	if sp, err := runSpec(run); err == nil {
 		volume = sp.Volume.RequestsPerMonth
 	}
 	rep, err := analysis.Analyze(ctx, s.o.Store, run, analysis.Options{Scoring: scoring, RequestsPerMonth: volume})
