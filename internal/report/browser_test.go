@@ -6,69 +6,20 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
+	"github.com/assay-eval/assay/internal/browsertest"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/assay-eval/assay/internal/analysis"
 )
 
-// chromium finds Debian's chromium (or ASSAY_CHROMIUM). Locally the
-// browser tests skip without it; under CI=true they fail, so CI cannot pass
-// by not running them (.ci/run installs the chromium package).
-func chromium(t *testing.T) string {
-	t.Helper()
-	candidates := []string{os.Getenv("ASSAY_CHROMIUM"), "/usr/bin/chromium"}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			candidates = append(candidates, p)
-		}
-	}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (apt-get install -y chromium); the HTML report's browser test must run in CI")
-	}
-	t.Skip("chromium not found (install Debian's chromium or set ASSAY_CHROMIUM)")
-	return ""
-}
-
 // pageLoad is what a tab saw while loading one file.
-type pageLoad struct {
-	mu         sync.Mutex
-	requests   []string // every URL the page asked for
-	logs       []string // console and browser log entries
-	exceptions []string
-}
-
-func (p *pageLoad) listen(ev any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch ev := ev.(type) {
-	case *network.EventRequestWillBeSent:
-		p.requests = append(p.requests, ev.Request.URL)
-	case *log.EventEntryAdded:
-		p.logs = append(p.logs, fmt.Sprintf("%s %s: %s", ev.Entry.Source, ev.Entry.Level, ev.Entry.Text))
-	case *runtime.EventConsoleAPICalled:
-		p.logs = append(p.logs, "console "+string(ev.Type))
-	case *runtime.EventExceptionThrown:
-		p.exceptions = append(p.exceptions, ev.ExceptionDetails.Text)
-	}
-}
+type pageLoad = browsertest.Watch
 
 // The HTML report, loaded in a real browser: text from models, datasets and
 // specs that carries <script>, an <img onerror> and a </textarea><svg
@@ -80,7 +31,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	exe := chromium(t)
+	exe := browsertest.Chromium(t)
 	dir := t.TempDir()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
@@ -170,7 +121,7 @@ func (tb tab) save(t *testing.T, path string) {
 func openPage(t *testing.T, browserCtx context.Context, path string) (*pageLoad, tab) {
 	t.Helper()
 	load := &pageLoad{}
-	tabCtx, cancel := chromedp.NewContext(browserCtx, chromedp.WithListener(load.listen))
+	tabCtx, cancel := chromedp.NewContext(browserCtx, chromedp.WithListener(load.Listen))
 	t.Cleanup(cancel)
 	if err := chromedp.Do(tabCtx); err != nil {
 		t.Fatal(err)
@@ -239,12 +190,11 @@ func checkHostilePage(t *testing.T, load *pageLoad, ctx context.Context, path st
 	}
 	checkStructure(t, ctx, hostileReport())
 	checkNoFetches(t, load, path)
-	load.mu.Lock()
-	defer load.mu.Unlock()
-	if len(load.exceptions) > 0 {
-		t.Errorf("exceptions in the page: %q", load.exceptions)
+	seen := load.Seen()
+	if len(seen.Exceptions) > 0 {
+		t.Errorf("exceptions in the page: %q", seen.Exceptions)
 	}
-	for _, l := range load.logs {
+	for _, l := range seen.Logs {
 		// A blocked inline script or handler shows up as a CSP violation.
 		if strings.Contains(l, "Content Security Policy") || strings.Contains(l, "Refused") {
 			t.Errorf("the policy had to block something: %s", l)
@@ -302,11 +252,10 @@ func checkStructure(t *testing.T, ctx context.Context, rep *analysis.Report) {
 // the empty data: icon that stops a favicon request).
 func checkNoFetches(t *testing.T, load *pageLoad, path string) {
 	t.Helper()
-	load.mu.Lock()
-	defer load.mu.Unlock()
+	requests := load.Seen().Requests
 	self := (&url.URL{Scheme: "file", Path: path}).String()
 	sawSelf := false
-	for _, u := range load.requests {
+	for _, u := range requests {
 		switch {
 		case u == self:
 			sawSelf = true
@@ -316,6 +265,6 @@ func checkNoFetches(t *testing.T, load *pageLoad, path string) {
 		}
 	}
 	if !sawSelf {
-		t.Errorf("no request for the page itself was seen (requests: %q): the network listener is not working", load.requests)
+		t.Errorf("no request for the page itself was seen (requests: %q): the network listener is not working", requests)
 	}
 }

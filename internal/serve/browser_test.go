@@ -7,73 +7,19 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
+	"github.com/assay-eval/assay/internal/browsertest"
+
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/assay-eval/assay/internal/record"
 )
-
-// chromium finds Debian's chromium (or ASSAY_CHROMIUM). Locally the
-// browser tests skip without it; under CI=true they fail, so CI cannot pass
-// by not running them (.ci/run installs the chromium package).
-func chromium(t *testing.T) string {
-	t.Helper()
-	candidates := []string{os.Getenv("ASSAY_CHROMIUM"), "/usr/bin/chromium"}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			candidates = append(candidates, p)
-		}
-	}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (apt-get install -y chromium); the labeling pages' browser test must run in CI")
-	}
-	t.Skip("chromium not found (install Debian's chromium or set ASSAY_CHROMIUM)")
-	return ""
-}
-
-// watch is what a tab saw: every request, dialog, exception and log line.
-type watch struct {
-	mu         sync.Mutex
-	requests   []string
-	dialogs    []string
-	exceptions []string
-	logs       []string
-}
-
-func (w *watch) listen(ev any) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch ev := ev.(type) {
-	case *network.EventRequestWillBeSent:
-		w.requests = append(w.requests, ev.Request.URL)
-	case *page.EventJavascriptDialogOpening:
-		w.dialogs = append(w.dialogs, ev.Message)
-	case *runtime.EventExceptionThrown:
-		w.exceptions = append(w.exceptions, ev.ExceptionDetails.Text)
-	case *log.EventEntryAdded:
-		w.logs = append(w.logs, fmt.Sprintf("%s %s: %s", ev.Entry.Source, ev.Entry.Level, ev.Entry.Text))
-	}
-}
 
 // A labeler labels twenty items of a queue through the real pages with
 // the keyboard alone — p, f with a reason (Enter, or a second f), s, and
@@ -87,7 +33,7 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	exe := chromium(t)
+	exe := browsertest.Chromium(t)
 	fx := newLabelFixture(t)
 
 	// The real server on a loopback port.
@@ -125,8 +71,8 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
-	w := &watch{}
-	tabCtx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(w.listen))
+	w := &browsertest.Watch{}
+	tabCtx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(w.Listen))
 	defer cancelTab()
 	if err := chromedp.Do(tabCtx); err != nil {
 		t.Fatalf("starting %s: %v", exe, err)
@@ -390,23 +336,22 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 
 	// Nothing was fetched but from the server; no dialog; no exception; no
 	// policy violation.
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, u := range w.requests {
+	seen := w.Seen()
+	for _, u := range seen.Requests {
 		if !strings.HasPrefix(u, base+"/") && !strings.HasPrefix(u, "data:") {
 			t.Errorf("the page fetched %s", u)
 		}
 	}
-	if len(w.requests) < 40 {
-		t.Errorf("only %d requests seen: the network listener is not working", len(w.requests))
+	if len(seen.Requests) < 40 {
+		t.Errorf("only %d requests seen: the network listener is not working", len(seen.Requests))
 	}
-	if len(w.dialogs) > 0 {
-		t.Errorf("dialogs opened: %q", w.dialogs)
+	if len(seen.Dialogs) > 0 {
+		t.Errorf("dialogs opened: %q", seen.Dialogs)
 	}
-	if len(w.exceptions) > 0 {
-		t.Errorf("exceptions: %q", w.exceptions)
+	if len(seen.Exceptions) > 0 {
+		t.Errorf("exceptions: %q", seen.Exceptions)
 	}
-	for _, l := range w.logs {
+	for _, l := range seen.Logs {
 		if strings.Contains(l, "Content Security Policy") || strings.Contains(l, "Refused") {
 			t.Errorf("the policy had to block something: %s", l)
 		}
