@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/record"
 )
@@ -68,8 +70,8 @@ type keyReader interface {
 // it must not be shown while the item is labeled) and its Weight is
 // Nₕ / (items drawn from its stratum).
 func NewQueue(ctx context.Context, r record.Reader, run *record.Run, q QueueSpec, now time.Time) (*record.Queue, error) {
-	if strings.TrimSpace(q.Name) == "" {
-		return nil, errors.New("a labeling queue needs a name")
+	if err := CheckQueueName(q.Name); err != nil {
+		return nil, err
 	}
 	if q.Size < 1 {
 		return nil, fmt.Errorf("the queue's size is %d; give the number of outputs to label (at least 1)", q.Size)
@@ -413,6 +415,26 @@ func (ix *index) readTags(ctx context.Context, r record.Reader, runID string, ke
 		}
 		slices.Sort(known)
 		return fmt.Errorf("no case of run %s has a tag %q; its cases' tags are: %s", runID, k, strings.Join(known, ", "))
+	}
+	return nil
+}
+
+// MaxQueueName bounds a queue's name in bytes.
+const MaxQueueName = 100
+
+// CheckQueueName refuses a name a queue cannot be reached by: empty, "."
+// or ".." (a URL path cleans them away: serve could not show the queue),
+// longer than MaxQueueName, or holding a control character.
+func CheckQueueName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return errors.New("a labeling queue needs a name")
+	case name == "." || name == "..":
+		return fmt.Errorf("a labeling queue cannot be named %q (a web address drops it); use letters, digits and punctuation", name)
+	case len(name) > MaxQueueName:
+		return fmt.Errorf("the queue's name is %d bytes; at most %d", len(name), MaxQueueName)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
+		return fmt.Errorf("the queue's name %q holds a control character or is not UTF-8; use letters, digits and punctuation", name)
 	}
 	return nil
 }

@@ -420,3 +420,28 @@ func TestNewQueueErrors(t *testing.T) {
 		})
 	}
 }
+
+// A queue is named so that it can be reached: not empty, ".", "..", overlong
+// or holding a control character (serve's address for "…/queues/.." would
+// be cleaned away).
+func TestCheckQueueName(t *testing.T) {
+	for name, want := range map[string]string{
+		"":                       "a labeling queue needs a name",
+		"  ":                     "a labeling queue needs a name",
+		".":                      `a labeling queue cannot be named "." (a web address drops it); use letters, digits and punctuation`,
+		"..":                     `a labeling queue cannot be named ".." (a web address drops it); use letters, digits and punctuation`,
+		"a\nb":                   `the queue's name "a\nb" holds a control character or is not UTF-8; use letters, digits and punctuation`,
+		"bad\xff":                `the queue's name "bad\xff" holds a control character or is not UTF-8; use letters, digits and punctuation`,
+		strings.Repeat("q", 101): "the queue's name is 101 bytes; at most 100",
+	} {
+		err := CheckQueueName(name)
+		if err == nil || err.Error() != want {
+			t.Errorf("CheckQueueName(%q) = %v, want %q", name, err, want)
+		}
+	}
+	for _, ok := range []string{"first", "../<b>", "week 49 — triage", strings.Repeat("q", 100)} {
+		if err := CheckQueueName(ok); err != nil {
+			t.Errorf("CheckQueueName(%q): %v", ok, err)
+		}
+	}
+}
