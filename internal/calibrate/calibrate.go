@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
@@ -246,19 +245,6 @@ type Effective struct {
 // weights of the labels given in them: Calibrate reads a label's weight
 // from the item of its queue with the label's case, target and epoch.
 type Queues map[string]*record.Queue
-
-// QueueNames are the queues labels name, sorted, each once: the queues to
-// read from the store for Calibrate.
-func QueueNames(labels []record.Label) []string {
-	var names []string
-	for _, l := range labels {
-		if l.Queue != "" && !slices.Contains(names, l.Queue) {
-			names = append(names, l.Queue)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
 
 // QueueReader reads a run's labeling queue with its items (the store's
 // Labels.Queue).
