@@ -34,9 +34,6 @@ type calibratePage struct {
 	// escapes everything in it that came from labels or the spec.
 	Report template.HTML
 	Error  string
-	// Whole is set when the page is rendered at once rather than streamed
-	// (no judge chosen, an unknown one): content then carries the lead.
-	Whole bool
 }
 
 // calibration renders ?judge=SCORER (&queue=NAME) as `assay calibrate`
@@ -77,13 +74,11 @@ func (s *Server) calibration(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if p.Judge == "" {
-		p.Whole = true
 		s.renderPage(w, r, "calibrate", page{Title: "calibrate · " + run.ID, Nav: "labels", Body: p})
 		return
 	}
 	if !slices.Contains(p.Scorers, p.Judge) && !s.scoredBy(ctx, run.ID, scoring, p.Judge) {
 		p.Error = "the run has no scorer " + p.Judge + " in its latest scoring: pick one of its scorers"
-		p.Whole = true
 		s.renderCode(w, r, http.StatusNotFound, "calibrate", page{Title: "calibrate · " + run.ID, Nav: "labels", Body: p})
 		return
 	}

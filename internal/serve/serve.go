@@ -370,11 +370,9 @@ func (s *Server) streamSteps(w http.ResponseWriter, r *http.Request, name string
 		logErr(err)
 		return
 	}
-	if t.Lookup("lead") != nil {
-		if err := t.ExecuteTemplate(w, "lead", p); err != nil {
-			logErr(err)
-			return
-		}
+	if err := t.ExecuteTemplate(w, "lead", p); err != nil {
+		logErr(err)
+		return
 	}
 	if r.Method == http.MethodHead {
 		return // no body is sent: nothing to compute
