@@ -49,9 +49,8 @@ type AddForm struct {
 // unset), deduplicated by content, and shows what was appended.
 func (s *Server) addToDataset(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	run, err := s.o.Store.GetRun(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
 	caseID := r.PathValue("case")

@@ -40,9 +40,8 @@ type calibratePage struct {
 // would, with the thresholds of the run's spec.
 func (s *Server) calibration(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	run, err := s.o.Store.GetRun(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
 	p := calibratePage{Run: run, Judge: r.URL.Query().Get("judge"), Queue: r.URL.Query().Get("queue")}

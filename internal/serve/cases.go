@@ -187,9 +187,8 @@ type caseRow struct {
 // time (?after= is the store's cursor).
 func (s *Server) casesList(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	run, err := s.o.Store.GetRun(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
 	latest, err := s.o.Store.LatestScoring(ctx, run.ID)
@@ -647,9 +646,8 @@ type scoreView struct {
 // casePage shows one case of a run: all targets and epochs.
 func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	run, err := s.o.Store.GetRun(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
 	caseID := r.PathValue("case")

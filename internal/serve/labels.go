@@ -123,9 +123,8 @@ type queueFormPage struct {
 }
 
 func (s *Server) queueForm(w http.ResponseWriter, r *http.Request) {
-	run, err := s.o.Store.GetRun(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
 	p, err := s.queueFormData(r.Context(), run)
@@ -198,9 +197,8 @@ const maxQueueSize = 10000
 
 func (s *Server) createQueue(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	run, err := s.o.Store.GetRun(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
 	p, err := s.queueFormData(ctx, run)

@@ -153,9 +153,8 @@ type runReport struct {
 // scoring.
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	run, err := s.o.Store.GetRun(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
 	latest, err := s.o.Store.LatestScoring(ctx, run.ID)

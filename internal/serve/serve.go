@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
 
@@ -547,4 +548,16 @@ func cutHost(hostport string) string {
 		return h
 	}
 	return hostport
+}
+
+// pathRun is the run the request's path names ({id}: an ID, a unique
+// prefix or "latest"). When there is none (404) or the store fails, it has
+// answered the request and ok is false.
+func (s *Server) pathRun(w http.ResponseWriter, r *http.Request) (run *record.Run, ok bool) {
+	run, err := s.o.Store.GetRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, false
+	}
+	return run, true
 }
