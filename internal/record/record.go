@@ -41,13 +41,18 @@ type Run struct {
 	AssayVersion string `json:"assay_version,omitempty"`
 	// Experiment names the experiment the run belongs to ("" when none):
 	// the runs of one experiment are the variants tried before choosing.
-	Experiment string    `json:"experiment,omitempty"`
-	Targets    []string  `json:"targets"`
-	Cases      int       `json:"cases"`
-	Epochs     int       `json:"epochs"`
-	Status     string    `json:"status"`
-	Started    time.Time `json:"started"`
-	Ended      time.Time `json:"ended,omitzero"`
+	Experiment string `json:"experiment,omitempty"`
+	// Sample is the ID of the trace sample the run scored (assay
+	// score-traces): its cases are production traces, its targets the
+	// models that answered them, each case answered by one target only.
+	// "" for an evaluation run.
+	Sample  string    `json:"sample,omitempty"`
+	Targets []string  `json:"targets"`
+	Cases   int       `json:"cases"`
+	Epochs  int       `json:"epochs"`
+	Status  string    `json:"status"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
 	// Config is the resolved spec as JSON (no secrets: specs name env vars,
 	// never keys), so a run can be re-analysed without the spec file.
 	Config []byte `json:"-"`

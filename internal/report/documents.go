@@ -8,11 +8,17 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/internal/analysis"
+	"github.com/assay-eval/assay/internal/blind"
 	"github.com/assay-eval/assay/internal/calibrate"
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/plan"
 	"github.com/assay-eval/assay/internal/probe"
+	"github.com/assay-eval/assay/internal/promote"
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/sample"
 	"github.com/assay-eval/assay/internal/selftest/findings"
+	"github.com/assay-eval/assay/internal/traces"
+	"github.com/assay-eval/assay/internal/trend"
 )
 
 // Registry is every document assay prints, each with the formats it
@@ -39,6 +45,17 @@ type Registry struct {
 	Validate *Document[*Validation]
 	// Calibrate is `assay calibrate`: a judge against people's labels.
 	Calibrate *Document[*calibrate.Report]
+	// Production traffic: `assay ingest`, `assay sample`, `assay
+	// score-traces`, `assay trend`, `assay promote`, `assay export
+	// --blind` and `assay import`. Each one's formats are listed by the
+	// file that renders it.
+	Ingest      *Document[*traces.IngestResult]
+	Sample      *Document[*record.Sample]
+	TraceScores *Document[*sample.ScoreReport]
+	Trend       *Document[*trend.Report]
+	Promote     *Document[*promote.Result]
+	BlindExport *Document[*blind.ExportResult]
+	BlindImport *Document[*blind.ImportResult]
 }
 
 // RunReport is what `assay report` renders: the analysis, and for the
@@ -101,23 +118,37 @@ func NewRegistry() *Registry {
 			Format[*Validation]{Name: "text", Render: ValidationText},
 			Format[*Validation]{Name: "json", Render: ValidationJSON},
 		),
-		Calibrate: calibrateDocument(),
+		Calibrate:   calibrateDocument(),
+		Ingest:      newDocument("ingest", IngestFormats()...),
+		Sample:      newDocument("sample", SampleFormats()...),
+		TraceScores: newDocument("score-traces", TraceScoresFormats()...),
+		Trend:       newDocument("trend", TrendFormats()...),
+		Promote:     newDocument("promote", PromoteFormats()...),
+		BlindExport: newDocument("export-blind", BlindExportFormats()...),
+		BlindImport: newDocument("import", BlindImportFormats()...),
 	}
 }
 
 // names are the documents and their formats, by document name.
 func (r *Registry) names() map[string][]string {
 	return map[string][]string{
-		r.Report.Name:    r.Report.Names(),
-		r.Compare.Name:   r.Compare.Names(),
-		r.Diff.Name:      r.Diff.Names(),
-		r.Drift.Name:     r.Drift.Names(),
-		r.Gate.Name:      r.Gate.Names(),
-		r.Plan.Name:      r.Plan.Names(),
-		r.Selftest.Name:  r.Selftest.Names(),
-		r.Probe.Name:     r.Probe.Names(),
-		r.Validate.Name:  r.Validate.Names(),
-		r.Calibrate.Name: r.Calibrate.Names(),
+		r.Report.Name:      r.Report.Names(),
+		r.Compare.Name:     r.Compare.Names(),
+		r.Diff.Name:        r.Diff.Names(),
+		r.Drift.Name:       r.Drift.Names(),
+		r.Gate.Name:        r.Gate.Names(),
+		r.Plan.Name:        r.Plan.Names(),
+		r.Selftest.Name:    r.Selftest.Names(),
+		r.Probe.Name:       r.Probe.Names(),
+		r.Validate.Name:    r.Validate.Names(),
+		r.Calibrate.Name:   r.Calibrate.Names(),
+		r.Ingest.Name:      r.Ingest.Names(),
+		r.Sample.Name:      r.Sample.Names(),
+		r.TraceScores.Name: r.TraceScores.Names(),
+		r.Trend.Name:       r.Trend.Names(),
+		r.Promote.Name:     r.Promote.Names(),
+		r.BlindExport.Name: r.BlindExport.Names(),
+		r.BlindImport.Name: r.BlindImport.Names(),
 	}
 }
 

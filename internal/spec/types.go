@@ -67,6 +67,10 @@ type Spec struct {
 	// dataset" appends; nil when the spec has no labels: section.
 	Calibration *Calibration `yaml:"calibration,omitempty" json:"calibration,omitempty"`
 	Labels      *Labels      `yaml:"labels,omitempty" json:"labels,omitempty"`
+	// Traces says how production traces are read, priced and redacted
+	// (assay collect, ingest, sample, score-traces, trend, promote); nil
+	// when the spec has no traces: section.
+	Traces *Traces `yaml:"traces,omitempty" json:"traces,omitempty"`
 	// Candidates names the targets under test when it is set; otherwise
 	// every target that is not only a judge is one (see CandidateNames).
 	Candidates []string `yaml:"candidates,omitempty" json:"candidates,omitempty"`

@@ -44,6 +44,7 @@ type Store interface {
 	record.Reader
 	record.Writer
 	Labels
+	Traces
 	Browse
 	Keys
 

@@ -1,0 +1,21 @@
+// Package traces owns production traces before they are stored: OpenTelemetry
+// GenAI spans (current and older semantic-convention forms) and JSONL log
+// lines mapped by the spec's traces: section into record.Trace, priced from
+// its price table, and redacted for privacy (named detectors and the user's
+// patterns, counted). It reads bytes and pdata; it stores nothing.
+package traces
+
+// IngestResult is what `assay ingest` did, file by file.
+type IngestResult struct {
+	Files []IngestFile `json:"files"`
+}
+
+// IngestFile is one ingested file.
+type IngestFile struct {
+	Path       string `json:"path"`
+	Lines      int    `json:"lines"`
+	Stored     int    `json:"stored"`     // new traces
+	Duplicates int    `json:"duplicates"` // lines whose ID was already stored
+	Redactions int    `json:"redactions"`
+	Unpriced   int    `json:"unpriced"` // traces whose model has no price
+}
