@@ -190,6 +190,13 @@ reviewer or a CI pipeline can act on.
 		newServeCommand(g),
 		newLabelsCommand(g),
 		newCalibrateCommand(g),
+		newCollectCommand(g),
+		newIngestCommand(g),
+		newSampleCommand(g),
+		newScoreTracesCommand(g),
+		newTrendCommand(g),
+		newPromoteCommand(g),
+		newImportCommand(g),
 	)
 	// Every command with --json also takes --format text|json (jsonformat.go).
 	addJSONFormats(root)

@@ -29,6 +29,10 @@ type Traces struct {
 	// trace's model name.
 	Prices map[string]Price `yaml:"prices,omitempty" json:"prices,omitempty"`
 
+	// Promote says how assay promote turns a trace into a dataset case
+	// (nil: the defaults of TracePromote).
+	Promote *TracePromote `yaml:"promote,omitempty" json:"promote,omitempty"`
+
 	// Redact is the privacy redaction applied before a trace is stored
 	// (collect and ingest); nil means every named detector.
 	Redact *Redact `yaml:"redact,omitempty" json:"redact,omitempty"`
@@ -50,4 +54,18 @@ type Redact struct {
 type RedactPattern struct {
 	Name  string `yaml:"name" json:"name"`
 	Regex string `yaml:"regex" json:"regex"`
+}
+
+// TracePromote maps a promoted trace onto a dataset case's fields.
+type TracePromote struct {
+	// Input is the field that takes the conversation's last user message
+	// (default "input"); Messages the field that takes the whole
+	// conversation as a message list ("" for none: the default); Context
+	// the field that takes the system instructions ("" for none).
+	Input    string `yaml:"input,omitempty" json:"input,omitempty"`
+	Messages string `yaml:"messages,omitempty" json:"messages,omitempty"`
+	Context  string `yaml:"context,omitempty" json:"context,omitempty"`
+	// To is the JSONL file promoted cases are appended to, relative to the
+	// spec (default: labels.add_to, else the dataset when it is JSONL).
+	To string `yaml:"to,omitempty" json:"to,omitempty"`
 }
