@@ -22,11 +22,11 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/assay-eval/assay/internal/httpguard"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -102,22 +102,13 @@ func New(o Options) (*Server, error) {
 // CheckAddr refuses an address that is not loopback when no token is set:
 // anyone who can reach it could read every output and write labels.
 func CheckAddr(addr, token string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--addr %q: %v (want host:port, e.g. 127.0.0.1:7777)", addr, err)
-	}
-	if token != "" || isLoopback(host) {
-		return nil
-	}
-	return fmt.Errorf("--addr %s is not a loopback address: refusing to serve the store to the network without a token (set --token or %s; every request must then carry it)", addr, TokenEnv)
+	return guard(token).CheckAddr(addr)
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// guard is serve's bind, token and Host rules (shared with collect).
+func guard(token string) httpguard.Guard {
+	return httpguard.Guard{Token: token, TokenEnv: TokenEnv, Example: "127.0.0.1:7777", Refusing: "serve the store to the network",
+		Before: func(h http.Header) { h.Set("Content-Security-Policy", ContentSecurityPolicy) }}
 }
 
 // ListenAndServe serves until ctx ends, then shuts down gracefully. ready,
@@ -228,7 +219,7 @@ func (s *Server) authorized(r *http.Request) bool {
 	} else if c, err := r.Cookie(tokenCookie); err == nil {
 		got = c.Value
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) == 1
+	return httpguard.TokenMatches(got, s.o.Token)
 }
 
 const csrfCookie = "assay_csrf"
@@ -508,46 +499,9 @@ func (c *runCache) has(key, stamp string) bool {
 }
 
 // hostGuard refuses, when the server has no token, a request whose Host is
-// not a loopback name or address: a page on another site that rebinds its
-// own name to 127.0.0.1 (DNS rebinding) could otherwise read every output
-// the store holds through the victim's browser, its origin being its own.
-// With a token the Host is free: such a page never has the token.
+// not a loopback name or address (DNS rebinding; see httpguard.Guard.Host).
 func (s *Server) hostGuard(next http.Handler) http.Handler {
-	if s.o.Token != "" {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
-			w.Header().Set("Content-Security-Policy", ContentSecurityPolicy)
-			http.Error(w, "misdirected request: this server answers only to a loopback host name (127.0.0.1, [::1], localhost); the Host header named "+strconv.Quote(cutHost(r.Host))+". To serve other names, start it with a token (--token or "+TokenEnv+")", http.StatusMisdirectedRequest)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// loopbackHost reports whether a request's Host (with or without a port)
-// names this machine's loopback: localhost or a name under .localhost, or a
-// loopback address.
-func loopbackHost(hostport string) bool {
-	h := cutHost(hostport)
-	h = strings.TrimSuffix(strings.ToLower(h), ".")
-	switch {
-	case h == "":
-		return false
-	case h == "localhost" || strings.HasSuffix(h, ".localhost"):
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(h, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
-
-// cutHost is a Host header without its port.
-func cutHost(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return hostport
+	return guard(s.o.Token).Host(next)
 }
 
 // pathRun is the run the request's path names ({id}: an ID, a unique
