@@ -1,0 +1,909 @@
+package traces
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/assay-eval/assay/internal/record"
+)
+
+// The OpenTelemetry GenAI semantic conventions' names assay reads. The
+// current form (semantic conventions 1.37 on) carries the conversation in
+// gen_ai.input.messages, gen_ai.output.messages and
+// gen_ai.system_instructions (structured, or a JSON string); the older
+// forms carry it in indexed attributes (gen_ai.prompt.N.*,
+// gen_ai.completion.N.*, as OpenLLMetry writes them) or in span events
+// (gen_ai.user.message, gen_ai.choice, ...).
+const (
+	AttrOperation          = "gen_ai.operation.name"
+	AttrProvider           = "gen_ai.provider.name"
+	AttrSystem             = "gen_ai.system" // older: the provider
+	AttrRequestModel       = "gen_ai.request.model"
+	AttrResponseModel      = "gen_ai.response.model"
+	AttrInputTokens        = "gen_ai.usage.input_tokens"
+	AttrOutputTokens       = "gen_ai.usage.output_tokens"
+	AttrPromptTokens       = "gen_ai.usage.prompt_tokens"     // older input tokens
+	AttrCompletionTokens   = "gen_ai.usage.completion_tokens" // older output tokens
+	AttrInputMessages      = "gen_ai.input.messages"
+	AttrOutputMessages     = "gen_ai.output.messages"
+	AttrSystemInstructions = "gen_ai.system_instructions"
+	AttrFinishReasons      = "gen_ai.response.finish_reasons"
+	AttrErrorType          = "error.type"
+	AttrToolName           = "gen_ai.tool.name"
+	AttrToolCallID         = "gen_ai.tool.call.id"
+	AttrToolCallArguments  = "gen_ai.tool.call.arguments"
+	AttrToolCallResult     = "gen_ai.tool.call.result"
+	// The deprecated whole-conversation attributes (a JSON list of
+	// messages), also carried by the gen_ai.content.prompt and
+	// gen_ai.content.completion events.
+	AttrPrompt     = "gen_ai.prompt"
+	AttrCompletion = "gen_ai.completion"
+
+	// EventInferenceDetails carries the current form's attributes on an
+	// event instead of the span.
+	EventInferenceDetails = "gen_ai.client.inference.operation.details"
+	EventChoice           = "gen_ai.choice"
+	EventContentPrompt    = "gen_ai.content.prompt"
+	EventContentComplete  = "gen_ai.content.completion"
+	// eventBody is where some instrumentations put an event's body (a
+	// JSON object) on a span event, which has no body of its own.
+	eventBody = "gen_ai.event.content"
+)
+
+// messageEvents are the event-based form's input events and their roles.
+var messageEvents = map[string]string{
+	"gen_ai.system.message":    "system",
+	"gen_ai.user.message":      "user",
+	"gen_ai.assistant.message": "assistant",
+	"gen_ai.tool.message":      "tool",
+}
+
+// OTLPError is a span that cannot be stored, located in its request.
+type OTLPError struct {
+	// Where is the span's place in the request:
+	// resource_spans[i].scope_spans[j].spans[k].
+	Where  string
+	Reason string
+}
+
+func (e *OTLPError) Error() string { return e.Where + ": " + e.Reason }
+
+// OTLPCount is what a request held.
+type OTLPCount struct {
+	// Spans is every span of the request; GenAI those mapped to traces;
+	// Ignored the others (a span with no gen_ai.* attribute or event).
+	Spans, GenAI, Ignored int
+}
+
+// IsGenAI reports whether a span is a GenAI span: one with a gen_ai.*
+// attribute or a gen_ai.* event.
+func IsGenAI(s ptrace.Span) bool {
+	for k := range s.Attributes().All() {
+		if strings.HasPrefix(k, "gen_ai.") {
+			return true
+		}
+	}
+	for _, e := range s.Events().All() {
+		if strings.HasPrefix(e.Name(), "gen_ai.") {
+			return true
+		}
+	}
+	return false
+}
+
+// FromOTLP maps the GenAI spans of td into traces, received at received
+// (their Source "otlp"); other spans are counted as ignored. A GenAI span
+// without a trace or span ID fails the whole request: nothing of it should
+// be stored.
+func FromOTLP(td ptrace.Traces, received time.Time) ([]record.Trace, OTLPCount, error) {
+	var n OTLPCount
+	var ts []record.Trace
+	received = received.UTC()
+	for i, rs := range td.ResourceSpans().All() {
+		var resource []byte
+		for j, ss := range rs.ScopeSpans().All() {
+			for k, s := range ss.Spans().All() {
+				n.Spans++
+				if !IsGenAI(s) {
+					n.Ignored++
+					continue
+				}
+				where := func() string {
+					return fmt.Sprintf("resource_spans[%d].scope_spans[%d].spans[%d]", i, j, k)
+				}
+				if s.TraceID().IsEmpty() {
+					return nil, n, &OTLPError{where(), "the span has no trace_id (16 zero bytes); every span needs one"}
+				}
+				if s.SpanID().IsEmpty() {
+					return nil, n, &OTLPError{where(), "the span has no span_id (8 zero bytes); every span needs one"}
+				}
+				if resource == nil {
+					resource = mapJSON(rs.Resource().Attributes())
+				}
+				t := Span(s, received)
+				t.Resource = resource
+				ts = append(ts, t)
+				n.GenAI++
+			}
+		}
+	}
+	return ts, n, nil
+}
+
+// Span maps one GenAI span into a trace (without its resource).
+func Span(s ptrace.Span, received time.Time) record.Trace {
+	a := s.Attributes()
+	tid, sid := s.TraceID().String(), s.SpanID().String()
+	t := record.Trace{
+		ID: tid + "-" + sid, TraceID: tid, SpanID: sid, Source: "otlp",
+		Operation:     str(a, AttrOperation),
+		Provider:      first(str(a, AttrProvider), str(a, AttrSystem)),
+		Model:         first(str(a, AttrRequestModel), str(a, AttrResponseModel)),
+		ResponseModel: str(a, AttrResponseModel),
+		InputTokens:   first(count(a, AttrInputTokens), count(a, AttrPromptTokens)),
+		OutputTokens:  first(count(a, AttrOutputTokens), count(a, AttrCompletionTokens)),
+		ErrorType:     str(a, AttrErrorType),
+		Attributes:    mapJSON(a),
+		Received:      received,
+	}
+	start, end := s.StartTimestamp(), s.EndTimestamp()
+	switch {
+	case start != 0:
+		t.Time = start.AsTime().UTC()
+		if end >= start {
+			t.LatencyMS = float64(end-start) / 1e6
+		}
+	case end != 0:
+		t.Time = end.AsTime().UTC()
+	default:
+		t.Time = received
+	}
+	if t.ErrorType == "" && s.Status().Code() == ptrace.StatusCodeError {
+		// The conventions' value when the failure has no better name.
+		t.ErrorType = "_OTHER"
+	}
+
+	var c conversation
+	c.fromAttributes(a)
+	details := findEvent(s, EventInferenceDetails)
+	if details.ok {
+		var d conversation
+		d.fromAttributes(details.e.Attributes())
+		c.fill(d)
+	}
+	c.fill(indexed(a))
+	c.fill(fromEvents(s))
+	c.fill(deprecated(a, s))
+	if t.Operation == "execute_tool" {
+		c.fill(toolSpan(a))
+	}
+
+	t.Input, t.Output, t.System = c.input, c.output, c.system
+	if !c.haveSystem {
+		// A leading system message is the system instructions.
+		var sys []string
+		for len(t.Input) > 0 && t.Input[0].Role == "system" && len(t.Input[0].ToolCalls) == 0 {
+			sys = append(sys, t.Input[0].Content)
+			t.Input = t.Input[1:]
+		}
+		t.System = strings.Join(sys, "\n")
+	}
+	if t.Input == nil {
+		t.Input = []record.Message{}
+	}
+	if t.Output == nil {
+		t.Output = []record.Message{}
+	}
+	if v, ok := a.Get(AttrFinishReasons); ok {
+		t.FinishReason = strings.Join(strs(v), ",")
+	}
+	if t.FinishReason == "" {
+		t.FinishReason = c.finish
+	}
+	return t
+}
+
+// conversation is what one form of the conventions says of the messages.
+type conversation struct {
+	input, output []record.Message
+	system        string
+	haveSystem    bool
+	finish        string
+}
+
+// fill takes from o what c does not have yet: earlier forms win.
+func (c *conversation) fill(o conversation) {
+	if len(c.input) == 0 {
+		c.input = o.input
+	}
+	if len(c.output) == 0 {
+		c.output = o.output
+		if c.finish == "" {
+			c.finish = o.finish
+		}
+	}
+	if !c.haveSystem && o.haveSystem {
+		c.system, c.haveSystem = o.system, true
+	}
+}
+
+// fromAttributes reads the current form: gen_ai.input.messages,
+// gen_ai.output.messages, gen_ai.system_instructions.
+func (c *conversation) fromAttributes(a pcommon.Map) {
+	if v, ok := a.Get(AttrInputMessages); ok {
+		c.input, _ = messageList(valueJSON(v), "user")
+	}
+	if v, ok := a.Get(AttrOutputMessages); ok {
+		c.output, c.finish = messageList(valueJSON(v), "assistant")
+	}
+	if v, ok := a.Get(AttrSystemInstructions); ok {
+		if s, ok := systemText(valueJSON(v)); ok {
+			c.system, c.haveSystem = s, true
+		}
+	}
+}
+
+// systemText is the text of gen_ai.system_instructions: a list of parts
+// (their text parts joined by newlines), or a plain string.
+func systemText(raw []byte) (string, bool) {
+	var parts []json.RawMessage
+	if json.Unmarshal(raw, &parts) == nil {
+		m := partsMessage(parts, "system")
+		return m[0].Content, true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	return "", false
+}
+
+// messageList reads a JSON list of messages: the current form's
+// ({role, parts, finish_reason}) or OpenAI's ({role, content, tool_calls,
+// tool_call_id}). It also returns the first finish_reason given.
+func messageList(raw []byte, role string) ([]record.Message, string) {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, ""
+	}
+	var ms []record.Message
+	finish := ""
+	for _, r := range list {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(r, &obj) != nil {
+			continue
+		}
+		got, f := message(obj, role)
+		ms = append(ms, got...)
+		if finish == "" {
+			finish = f
+		}
+	}
+	return ms, finish
+}
+
+// message reads one message object of either form (several messages when
+// it answers several tool calls: each answer is a tool message).
+func message(obj map[string]json.RawMessage, role string) ([]record.Message, string) {
+	if r := jsonString(obj["role"]); r != "" {
+		role = r
+	}
+	finish := jsonString(obj["finish_reason"])
+	if p, ok := obj["parts"]; ok {
+		var parts []json.RawMessage
+		if json.Unmarshal(p, &parts) != nil {
+			return nil, finish
+		}
+		ms := partsMessage(parts, role)
+		if name := jsonString(obj["name"]); name != "" {
+			for i := range ms {
+				if ms[i].Name == "" {
+					ms[i].Name = name
+				}
+			}
+		}
+		return ms, finish
+	}
+	// OpenAI's form (and the events' bodies).
+	m := record.Message{Role: role, Content: contentText(obj["content"]),
+		ToolCallID: first(jsonString(obj["tool_call_id"]), jsonString(obj["id"])),
+		Name:       jsonString(obj["name"])}
+	if role != "tool" {
+		m.ToolCallID = jsonString(obj["tool_call_id"])
+	}
+	m.ToolCalls = toolCalls(obj["tool_calls"])
+	if fc, ok := obj["function_call"]; ok {
+		var f map[string]json.RawMessage
+		if json.Unmarshal(fc, &f) == nil {
+			m.ToolCalls = append(m.ToolCalls, record.ToolCall{Name: jsonString(f["name"]), Arguments: arguments(f["arguments"])})
+		}
+	}
+	return []record.Message{m}, finish
+}
+
+// partsMessage turns a current-form message's parts into messages: the
+// text parts joined into the content, tool_call parts into tool calls, and
+// each tool_call_response part a tool message of its own.
+func partsMessage(parts []json.RawMessage, role string) []record.Message {
+	m := record.Message{Role: role}
+	var texts []string
+	var answers []record.Message
+	for _, r := range parts {
+		var p map[string]json.RawMessage
+		if json.Unmarshal(r, &p) != nil {
+			continue
+		}
+		switch jsonString(p["type"]) {
+		case "text":
+			texts = append(texts, jsonString(p["content"]))
+		case "tool_call":
+			m.ToolCalls = append(m.ToolCalls, record.ToolCall{ID: jsonString(p["id"]), Name: jsonString(p["name"]), Arguments: arguments(p["arguments"])})
+		case "tool_call_response":
+			res, ok := p["response"]
+			if !ok {
+				res = p["result"] // semantic conventions before 1.38
+			}
+			answers = append(answers, record.Message{Role: role, ToolCallID: jsonString(p["id"]), Content: arguments(res)})
+		}
+	}
+	m.Content = strings.Join(texts, "\n")
+	if len(answers) > 0 && len(texts) == 0 && len(m.ToolCalls) == 0 {
+		return answers
+	}
+	return append([]record.Message{m}, answers...)
+}
+
+// contentText is a content field's text: a string as it is; a list of
+// parts ({type: text, text} or {type: text, content}) their texts joined
+// by newlines; anything else its JSON.
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []map[string]json.RawMessage
+	if json.Unmarshal(raw, &parts) == nil {
+		var texts []string
+		for _, p := range parts {
+			if t := jsonString(p["text"]); t != "" {
+				texts = append(texts, t)
+			} else if t := jsonString(p["content"]); t != "" {
+				texts = append(texts, t)
+			}
+		}
+		return strings.Join(texts, "\n")
+	}
+	return compact(raw)
+}
+
+// toolCalls reads OpenAI's tool_calls list ({id, type, function: {name,
+// arguments}}) or a flat one ({id, name, arguments}).
+func toolCalls(raw json.RawMessage) []record.ToolCall {
+	if len(raw) == 0 {
+		return nil
+	}
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	var cs []record.ToolCall
+	for _, c := range list {
+		tc := record.ToolCall{ID: jsonString(c["id"]), Name: jsonString(c["name"]), Arguments: arguments(c["arguments"])}
+		var f map[string]json.RawMessage
+		if json.Unmarshal(c["function"], &f) == nil {
+			tc.Name = first(jsonString(f["name"]), tc.Name)
+			if _, ok := f["arguments"]; ok {
+				tc.Arguments = arguments(f["arguments"])
+			}
+		}
+		cs = append(cs, tc)
+	}
+	return cs
+}
+
+// arguments is a tool call's arguments (or a tool's answer) as text: a
+// JSON string as the string it holds (OpenAI sends arguments as a string
+// of JSON), any other value as its compact JSON, nothing as "".
+func arguments(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return compact(raw)
+}
+
+func compact(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// jsonString is a JSON string's value ("" for anything else).
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// indexed reads the older indexed form: gen_ai.prompt.N.{role, content,
+// tool_call_id, name, tool_calls.M.{id, name, arguments}} and
+// gen_ai.completion.N.{role, content, finish_reason, tool_calls.M.*,
+// function_call.{name, arguments}}.
+func indexed(a pcommon.Map) conversation {
+	prompts, completions := map[int]*indexedMessage{}, map[int]*indexedMessage{}
+	for k, v := range a.All() {
+		var rest string
+		var into map[int]*indexedMessage
+		if r, ok := strings.CutPrefix(k, AttrPrompt+"."); ok {
+			rest, into = r, prompts
+		} else if r, ok := strings.CutPrefix(k, AttrCompletion+"."); ok {
+			rest, into = r, completions
+		} else {
+			continue
+		}
+		idx, field, ok := strings.Cut(rest, ".")
+		n, err := strconv.Atoi(idx)
+		if !ok || err != nil || n < 0 || n > maxIndex {
+			continue
+		}
+		m := into[n]
+		if m == nil {
+			m = &indexedMessage{calls: map[int]*record.ToolCall{}}
+			into[n] = m
+		}
+		m.set(field, v)
+	}
+	var c conversation
+	c.input = indexedList(prompts, "user")
+	c.output = indexedList(completions, "assistant")
+	for _, n := range slices.Sorted(mapKeys(completions)) {
+		if f := completions[n].finish; f != "" {
+			c.finish = f
+			break
+		}
+	}
+	return c
+}
+
+// maxIndex bounds the indexes of the indexed form (a span never has more
+// messages than this; a larger index is not a message).
+const maxIndex = 1 << 20
+
+type indexedMessage struct {
+	msg    record.Message
+	finish string
+	calls  map[int]*record.ToolCall
+}
+
+func (m *indexedMessage) set(field string, v pcommon.Value) {
+	switch field {
+	case "role":
+		m.msg.Role = v.AsString()
+	case "content":
+		m.msg.Content = indexedContent(v)
+	case "tool_call_id":
+		m.msg.ToolCallID = v.AsString()
+	case "name":
+		m.msg.Name = v.AsString()
+	case "finish_reason":
+		m.finish = v.AsString()
+	case "function_call.name":
+		m.call(-1).Name = v.AsString()
+	case "function_call.arguments":
+		m.call(-1).Arguments = v.AsString()
+	default:
+		rest, ok := strings.CutPrefix(field, "tool_calls.")
+		if !ok {
+			return
+		}
+		idx, f, ok := strings.Cut(rest, ".")
+		n, err := strconv.Atoi(idx)
+		if !ok || err != nil || n < 0 || n > maxIndex {
+			return
+		}
+		switch f {
+		case "id":
+			m.call(n).ID = v.AsString()
+		case "name":
+			m.call(n).Name = v.AsString()
+		case "arguments":
+			m.call(n).Arguments = v.AsString()
+		}
+	}
+}
+
+// indexedContent is an indexed message's content: a string as it is (a
+// JSON list of parts, as OpenLLMetry writes a multi-part content, as its
+// texts), a structured value as its text.
+func indexedContent(v pcommon.Value) string {
+	if v.Type() != pcommon.ValueTypeStr {
+		return contentText(valueJSON(v))
+	}
+	s := v.Str()
+	if strings.HasPrefix(s, "[{") {
+		var parts []map[string]json.RawMessage
+		if json.Unmarshal([]byte(s), &parts) == nil && len(parts) > 0 && allTyped(parts) {
+			return contentText(json.RawMessage(s))
+		}
+	}
+	return s
+}
+
+func allTyped(parts []map[string]json.RawMessage) bool {
+	for _, p := range parts {
+		if jsonString(p["type"]) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *indexedMessage) call(n int) *record.ToolCall {
+	c := m.calls[n]
+	if c == nil {
+		c = &record.ToolCall{}
+		m.calls[n] = c
+	}
+	return c
+}
+
+func indexedList(ms map[int]*indexedMessage, role string) []record.Message {
+	var out []record.Message
+	for _, n := range slices.Sorted(mapKeys(ms)) {
+		m := ms[n].msg
+		if m.Role == "" {
+			m.Role = role
+		}
+		calls := ms[n].calls
+		for _, i := range slices.Sorted(mapKeys(calls)) {
+			m.ToolCalls = append(m.ToolCalls, *calls[i])
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func mapKeys[V any](m map[int]V) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// fromEvents reads the event-based form: gen_ai.{system,user,assistant,
+// tool}.message events are the input, gen_ai.choice events the output, in
+// the span's order (choices by their index). An event's body fields are
+// its attributes (content, role, id, tool_calls; index, finish_reason,
+// message for a choice), or a JSON object in gen_ai.event.content.
+func fromEvents(s ptrace.Span) conversation {
+	var c conversation
+	type choice struct {
+		index int
+		ms    []record.Message
+		fin   string
+	}
+	var choices []choice
+	for i, e := range s.Events().All() {
+		role, isMsg := messageEvents[e.Name()]
+		if !isMsg && e.Name() != EventChoice {
+			continue
+		}
+		body := eventFields(e.Attributes())
+		if isMsg {
+			ms, _ := message(body, role)
+			c.input = append(c.input, ms...)
+			continue
+		}
+		ch := choice{index: i}
+		if n, err := strconv.Atoi(compact(body["index"])); err == nil {
+			ch.index = n
+		}
+		ch.fin = jsonString(body["finish_reason"])
+		msg := body
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(body["message"], &inner) == nil {
+			msg = inner
+		}
+		ch.ms, _ = message(msg, "assistant")
+		choices = append(choices, ch)
+	}
+	slices.SortStableFunc(choices, func(a, b choice) int { return a.index - b.index })
+	for _, ch := range choices {
+		c.output = append(c.output, ch.ms...)
+		if c.finish == "" {
+			c.finish = ch.fin
+		}
+	}
+	return c
+}
+
+// eventFields are an event's body fields as JSON values.
+func eventFields(a pcommon.Map) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	if v, ok := a.Get(eventBody); ok {
+		if json.Unmarshal(valueJSON(v), &out) == nil {
+			return out
+		}
+	}
+	for k, v := range a.All() {
+		if _, dup := out[k]; dup {
+			continue
+		}
+		raw := valueJSON(v)
+		// tool_calls and message are structured; a string holding JSON is
+		// read as the JSON it holds.
+		if (k == "tool_calls" || k == "message") && v.Type() == pcommon.ValueTypeStr {
+			raw = []byte(v.Str())
+		}
+		out[k] = raw
+	}
+	return out
+}
+
+// deprecated reads the oldest form: a JSON list of messages in
+// gen_ai.prompt / gen_ai.completion, on the span or on the
+// gen_ai.content.prompt / gen_ai.content.completion events.
+func deprecated(a pcommon.Map, s ptrace.Span) conversation {
+	var c conversation
+	read := func(m pcommon.Map, key, role string) ([]record.Message, string) {
+		v, ok := m.Get(key)
+		if !ok || v.Type() != pcommon.ValueTypeStr {
+			return nil, ""
+		}
+		return messageList([]byte(v.Str()), role)
+	}
+	c.input, _ = read(a, AttrPrompt, "user")
+	c.output, c.finish = read(a, AttrCompletion, "assistant")
+	if e := findEvent(s, EventContentPrompt); e.ok && len(c.input) == 0 {
+		c.input, _ = read(e.e.Attributes(), AttrPrompt, "user")
+	}
+	if e := findEvent(s, EventContentComplete); e.ok && len(c.output) == 0 {
+		c.output, c.finish = read(e.e.Attributes(), AttrCompletion, "assistant")
+	}
+	return c
+}
+
+// toolSpan reads an execute_tool span: the call (gen_ai.tool.name,
+// gen_ai.tool.call.id, gen_ai.tool.call.arguments) as the input, the tool's
+// answer (gen_ai.tool.call.result) as the output.
+func toolSpan(a pcommon.Map) conversation {
+	name, id := str(a, AttrToolName), str(a, AttrToolCallID)
+	if name == "" {
+		return conversation{}
+	}
+	var c conversation
+	call := record.ToolCall{ID: id, Name: name}
+	if v, ok := a.Get(AttrToolCallArguments); ok {
+		call.Arguments = text(v)
+	}
+	c.input = []record.Message{{Role: "assistant", ToolCalls: []record.ToolCall{call}}}
+	if v, ok := a.Get(AttrToolCallResult); ok {
+		c.output = []record.Message{{Role: "tool", ToolCallID: id, Name: name, Content: text(v)}}
+	}
+	return c
+}
+
+type foundEvent struct {
+	e  ptrace.SpanEvent
+	ok bool
+}
+
+func findEvent(s ptrace.Span, name string) foundEvent {
+	for _, e := range s.Events().All() {
+		if e.Name() == name {
+			return foundEvent{e, true}
+		}
+	}
+	return foundEvent{}
+}
+
+// str is a string attribute's value (any other type as its text; "" when
+// absent).
+func str(a pcommon.Map, key string) string {
+	v, ok := a.Get(key)
+	if !ok {
+		return ""
+	}
+	return v.AsString()
+}
+
+// count is a token count attribute's value: an integer, a whole double or
+// a string of digits; 0 otherwise.
+func count(a pcommon.Map, key string) int {
+	v, ok := a.Get(key)
+	if !ok {
+		return 0
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		if n := v.Int(); n > 0 && n <= math.MaxInt32 {
+			return int(n)
+		}
+	case pcommon.ValueTypeDouble:
+		if d := v.Double(); d > 0 && d <= math.MaxInt32 && d == math.Trunc(d) {
+			return int(d)
+		}
+	case pcommon.ValueTypeStr:
+		if n, err := strconv.Atoi(strings.TrimSpace(v.Str())); err == nil && n > 0 && n <= math.MaxInt32 {
+			return n
+		}
+	}
+	return 0
+}
+
+// strs is a string-array attribute's values (a lone string as one; a JSON
+// string of a list as its strings).
+func strs(v pcommon.Value) []string {
+	switch v.Type() {
+	case pcommon.ValueTypeSlice:
+		var out []string
+		for _, e := range v.Slice().All() {
+			out = append(out, e.AsString())
+		}
+		return out
+	case pcommon.ValueTypeStr:
+		var list []string
+		if json.Unmarshal([]byte(v.Str()), &list) == nil {
+			return list
+		}
+		if v.Str() == "" {
+			return nil
+		}
+		return []string{v.Str()}
+	}
+	return []string{v.AsString()}
+}
+
+// text is a string value as it is, any other value as its JSON.
+func text(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return arguments(valueJSON(v))
+}
+
+func first[T comparable](vs ...T) T {
+	var zero T
+	for _, v := range vs {
+		if v != zero {
+			return v
+		}
+	}
+	return zero
+}
+
+// valueJSON is a value as JSON: a string that holds JSON (an object or a
+// list, as the conventions allow a structured attribute to be sent) is
+// that JSON; any other value its typed JSON.
+func valueJSON(v pcommon.Value) []byte {
+	if v.Type() == pcommon.ValueTypeStr {
+		s := strings.TrimSpace(v.Str())
+		if (strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{")) && json.Valid([]byte(s)) {
+			return []byte(s)
+		}
+	}
+	var b bytes.Buffer
+	writeValue(&b, v, 0)
+	return b.Bytes()
+}
+
+// mapJSON is a map of attributes as a JSON object of typed values (a
+// repeated key keeps its first value, as pcommon.Map.Get reads it).
+func mapJSON(m pcommon.Map) []byte {
+	var b bytes.Buffer
+	writeMap(&b, m, 0)
+	return b.Bytes()
+}
+
+// maxDepth bounds how deep a nested value is written; deeper values are
+// written as the string "[nested too deep]".
+const maxDepth = 64
+
+func writeMap(b *bytes.Buffer, m pcommon.Map, depth int) {
+	b.WriteByte('{')
+	seen := make(map[string]bool, m.Len())
+	for k, v := range m.All() {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if len(seen) > 1 {
+			b.WriteByte(',')
+		}
+		writeString(b, k)
+		b.WriteByte(':')
+		writeValue(b, v, depth+1)
+	}
+	b.WriteByte('}')
+}
+
+func writeValue(b *bytes.Buffer, v pcommon.Value, depth int) {
+	if depth > maxDepth {
+		writeString(b, "[nested too deep]")
+		return
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		writeString(b, v.Str())
+	case pcommon.ValueTypeInt:
+		b.WriteString(strconv.FormatInt(v.Int(), 10))
+	case pcommon.ValueTypeDouble:
+		d := v.Double()
+		switch {
+		case math.IsNaN(d):
+			writeString(b, "NaN")
+		case math.IsInf(d, 1):
+			writeString(b, "Infinity")
+		case math.IsInf(d, -1):
+			writeString(b, "-Infinity")
+		default:
+			b.WriteString(strconv.FormatFloat(d, 'g', -1, 64))
+		}
+	case pcommon.ValueTypeBool:
+		b.WriteString(strconv.FormatBool(v.Bool()))
+	case pcommon.ValueTypeBytes:
+		writeString(b, base64.StdEncoding.EncodeToString(v.Bytes().AsRaw()))
+	case pcommon.ValueTypeMap:
+		writeMap(b, v.Map(), depth)
+	case pcommon.ValueTypeSlice:
+		b.WriteByte('[')
+		for i, e := range v.Slice().All() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeValue(b, e, depth+1)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString("null")
+	}
+}
+
+// writeString writes s as a JSON string (invalid UTF-8 replaced by
+// U+FFFD, as encoding/json does).
+func writeString(b *bytes.Buffer, s string) {
+	if isPlain(s) {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
+	out, _ := json.Marshal(s) // a string always marshals
+	b.Write(out)
+}
+
+// isPlain reports whether s needs no escaping in JSON (and encoding/json
+// would escape none of it: no <, >, & either).
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
