@@ -74,36 +74,59 @@ var ErrNotJSONL = errors.New("added cases go to a JSONL file")
 // of it. Append does not lock the file against another process: callers
 // in one process serialize their calls.
 func Append(path string, a Addition) (*Appended, error) {
+	out, err := AppendAll(path, []Addition{a})
+	if err != nil {
+		return nil, err
+	}
+	return &out[0], nil
+}
+
+// AppendAll is Append for several cases at once: each is made as Append
+// makes it and deduplicated by content against the file and the cases
+// before it in as, and every case added is written in one write at the end
+// of the file, synced (cut back off on failure: the file holds every new
+// line or none). It returns what became of each addition, in order.
+func AppendAll(path string, as []Addition) ([]Appended, error) {
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
 		return nil, fmt.Errorf("cannot add a case to %s: %w (a CSV row has no room for new fields such as %s and its values lose their types); set labels.add_to in the spec to a .jsonl file", path, ErrNotJSONL, ReasonField)
 	}
-	idField := a.IDField
-	if idField == spec.DefaultID {
-		idField = ""
+	type prepared struct {
+		rec     map[string]any
+		key     string
+		idField string
 	}
-	expField := a.ExpectedField
-	if expField == "" {
-		expField = "expected"
+	preps := make([]prepared, len(as))
+	keys := make([]string, len(as))
+	for i, a := range as {
+		idField := a.IDField
+		if idField == spec.DefaultID {
+			idField = ""
+		}
+		expField := a.ExpectedField
+		if expField == "" {
+			expField = "expected"
+		}
+		rec := make(map[string]any, len(a.Fields)+2)
+		for k, v := range a.Fields {
+			rec[k] = v
+		}
+		delete(rec, ReasonField)
+		if a.Corrected != "" {
+			rec[expField] = correctedValue(a.Fields[expField], a.Corrected)
+		}
+		// The record as it will read back from the file (text that is not
+		// UTF-8 becomes U+FFFD when written), so its key is the one a later
+		// Append computes from the line.
+		line, err := marshalLine(rec)
+		if err != nil {
+			return nil, fmt.Errorf("adding a case to %s: %w", path, err)
+		}
+		if rec, err = decodeObject(line); err != nil {
+			return nil, fmt.Errorf("adding a case to %s: %w", path, err)
+		}
+		preps[i] = prepared{rec: rec, key: contentKey(rec, idField), idField: idField}
+		keys[i] = preps[i].key
 	}
-	rec := make(map[string]any, len(a.Fields)+2)
-	for k, v := range a.Fields {
-		rec[k] = v
-	}
-	delete(rec, ReasonField)
-	if a.Corrected != "" {
-		rec[expField] = correctedValue(a.Fields[expField], a.Corrected)
-	}
-	// The record as it will read back from the file (text that is not
-	// UTF-8 becomes U+FFFD when written), so its key is the one a later
-	// Append computes from the line.
-	line, err := marshalLine(rec)
-	if err != nil {
-		return nil, fmt.Errorf("adding a case to %s: %w", path, err)
-	}
-	if rec, err = decodeObject(line); err != nil {
-		return nil, fmt.Errorf("adding a case to %s: %w", path, err)
-	}
-	key := contentKey(rec, idField)
 
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -115,29 +138,51 @@ func Append(path string, a Addition) (*Appended, error) {
 	} else if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("cannot add a case to %s: not a regular file", path)
 	}
-	seen, err := scanForAppend(f, path, idField, key)
+	// The ID field of the first addition is the file's (one dataset's
+	// additions share it).
+	idField := ""
+	if len(preps) > 0 {
+		idField = preps[0].idField
+	}
+	seen, err := scanForAppend(f, path, idField, keys...)
 	if err != nil {
 		return nil, err
 	}
-	if seen.dupLine > 0 {
-		return &Appended{Path: path, Line: seen.dupLine, ID: seen.dupID, Record: seen.dupRecord}, nil
-	}
-	id := ""
-	if idField != "" {
-		id = newID(strings.ToValidUTF8(a.BaseID, "\uFFFD"), key, seen.ids)
-		rec[idField] = id
-	}
-	if a.Reason != "" {
-		rec[ReasonField] = a.Reason
-	}
-	if line, err = marshalLine(rec); err != nil {
-		return nil, fmt.Errorf("adding a case to %s: %w", path, err)
-	}
-	out := make([]byte, 0, len(line)+2)
+	results := make([]Appended, len(as))
+	var out []byte
 	if seen.size > 0 && !seen.endsWithNewline {
 		out = append(out, '\n')
 	}
-	out = append(append(out, line...), '\n')
+	next := seen.lines + 1
+	for i, p := range preps {
+		if d, ok := seen.dups[p.key]; ok {
+			results[i] = Appended{Path: path, Line: d.line, ID: d.id, Record: d.record}
+			continue
+		}
+		rec, a := p.rec, as[i]
+		id := ""
+		if p.idField != "" {
+			id = newID(strings.ToValidUTF8(a.BaseID, "\uFFFD"), p.key, seen.ids)
+			rec[p.idField] = id
+			seen.ids[id] = true
+		}
+		if a.Reason != "" {
+			rec[ReasonField] = a.Reason
+		}
+		line, err := marshalLine(rec)
+		if err != nil {
+			return nil, fmt.Errorf("adding a case to %s: %w", path, err)
+		}
+		out = append(append(out, line...), '\n')
+		// A final line without its "\n" got one first: the case is the
+		// next line either way.
+		results[i] = Appended{Path: path, Added: true, Line: next, ID: id, Record: string(line)}
+		seen.dups[p.key] = dupAt{line: next, id: id, record: string(line)}
+		next++
+	}
+	if next == seen.lines+1 {
+		return results, nil // nothing new
+	}
 	if _, err := f.Write(out); err != nil {
 		// Leave no partial line behind.
 		_ = f.Truncate(seen.size)
@@ -146,9 +191,7 @@ func Append(path string, a Addition) (*Appended, error) {
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("adding a case to %s: syncing: %w", path, err)
 	}
-	// A final line without its "\n" got one first: the case is the next
-	// line either way.
-	return &Appended{Path: path, Added: true, Line: seen.lines + 1, ID: id, Record: string(line)}, nil
+	return results, nil
 }
 
 // appendScan is what Append learns of the file before writing.
@@ -157,18 +200,29 @@ type appendScan struct {
 	lines           int // lines in the file (a last line without "\n" counts; nothing after a final "\n")
 	endsWithNewline bool
 	ids             map[string]bool
-	dupLine         int
-	dupID           string
-	dupRecord       string
+	// dups are the first lines whose content key is one of the keys
+	// looked for.
+	dups map[string]dupAt
+}
+
+// dupAt is a line holding a case already: its line, ID and JSON.
+type dupAt struct {
+	line   int
+	id     string
+	record string
 }
 
 // scanForAppend reads the file once: its case IDs, and the first line
-// whose content key is key.
-func scanForAppend(r io.ReadSeeker, path, idField, key string) (*appendScan, error) {
+// whose content key is each of keys.
+func scanForAppend(r io.ReadSeeker, path, idField string, keys ...string) (*appendScan, error) {
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	s := &appendScan{ids: map[string]bool{}}
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	s := &appendScan{ids: map[string]bool{}, dups: map[string]dupAt{}}
 	err := lines.Each(r, path, MaxRowBytes, func(l lines.Line) error {
 		s.lines = l.No
 		if l.TooLong {
@@ -191,12 +245,14 @@ func scanForAppend(r io.ReadSeeker, path, idField, key string) (*appendScan, err
 				s.ids[Stringify(v)] = true
 			}
 		}
-		if s.dupLine == 0 && contentKey(rec, idField) == key {
-			s.dupLine = l.No
-			if v, ok := rec[idField]; ok && idField != "" {
-				s.dupID = Stringify(v)
+		if k := contentKey(rec, idField); want[k] {
+			if _, found := s.dups[k]; !found {
+				d := dupAt{line: l.No, record: string(body)}
+				if v, ok := rec[idField]; ok && idField != "" {
+					d.id = Stringify(v)
+				}
+				s.dups[k] = d
 			}
-			s.dupRecord = string(body)
 		}
 		return nil
 	})
