@@ -116,7 +116,7 @@ func Collect(ctx context.Context, r record.Reader, src Source) ([]Observation, *
 			}
 			obs = append(obs, Observation{
 				TraceID: c.ID, RunID: run.ID, Model: model, Time: t.UTC(),
-				Stratum: run.Sample + "/" + c.Tags["stratum"], Weight: w, Pass: v.Pass,
+				Sample: run.Sample, Stratum: c.Tags["stratum"], Weight: w, Pass: v.Pass,
 				ScorersHash: hash,
 			})
 			return nil

@@ -34,15 +34,15 @@ func readObservations(t *testing.T) []Observation {
 		if err != nil {
 			t.Fatal(err)
 		}
-		obs = append(obs, Observation{TraceID: r[0], Model: r[1], Time: tm, Stratum: r[3], Weight: w, Pass: r[5] == "1"})
+		obs = append(obs, Observation{TraceID: r[0], Model: r[1], Time: tm, Sample: "S1", Stratum: r[3], Weight: w, Pass: r[5] == "1"})
 	}
 	return obs
 }
 
 type goldenChange struct {
-	Against                            string
-	Delta, SE, Lo, Hi, Z, P, PAdjusted float64
-	Drop                               bool
+	Against                                 string
+	Delta, SE, Lo, Hi, SE0, Z, P, PAdjusted float64
+	Drop                                    bool
 }
 
 type goldenPoint struct {
@@ -144,6 +144,7 @@ func TestComputeMatchesReference(t *testing.T) {
 			near(at+" change se", c.SE, gc.SE)
 			near(at+" change lo", c.Lo, gc.Lo)
 			near(at+" change hi", c.Hi, gc.Hi)
+			near(at+" se0", c.SE0, gc.SE0)
 			near(at+" z", c.Z, gc.Z)
 			near(at+" p", c.P, gc.P)
 			near(at+" p adjusted", c.PAdj, gc.PAdjusted)

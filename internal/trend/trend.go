@@ -27,8 +27,11 @@ type Observation struct {
 	RunID   string
 	Model   string
 	Time    time.Time
-	// Stratum names the trace's stratum within its sample design; two
-	// samples' strata are told apart by the sample ID in it ("S/route=a").
+	// Sample is the ID of the sample the trace was drawn in and Stratum
+	// its stratum there ("route=a"): the rate's variance is stratified by
+	// both (each sample is its own design), the drop test's pooled variance
+	// by Stratum alone (the same stratum of two weeks' samples).
+	Sample  string
 	Stratum string
 	Weight  float64
 	Pass    bool
@@ -149,8 +152,11 @@ type Change struct {
 	SE    float64 `json:"se"`
 	Lo    float64 `json:"lo"`
 	Hi    float64 `json:"hi"`
-	// Z is Delta/SE; P the one-sided p-value Φ(Z) of H0: no drop; PAdj P
+	// SE0 is Delta's standard error under the null hypothesis of no
+	// change (pooledSE: each stratum's pass rate pooled over both windows).
+	// Z is Delta/SE0; P the one-sided p-value Φ(Z) of H0: no drop; PAdj P
 	// Holm-adjusted across every change tested; Drop is PAdj ≤ Alpha.
+	SE0  float64 `json:"se0"`
 	Z    float64 `json:"z"`
 	P    float64 `json:"p"`
 	PAdj float64 `json:"p_adjusted"`
@@ -159,6 +165,17 @@ type Change struct {
 	// different scorer definitions: a change may be theirs, not the model's.
 	ScorersChanged bool `json:"scorers_changed,omitempty"`
 }
+
+// superpopulation scales every weight given to stats.WeightedMean so that
+// each stratum's sampling fraction n_h/Σw (its finite population
+// correction) vanishes while the estimate, which depends on the weights'
+// ratios only, is unchanged. A trend asks whether the model's pass rate
+// changed, not what one week's finite traffic scored: each week's calls are
+// themselves a draw of the model's behaviour, and the correction would
+// take that variance away (a stratum sampled at 2 in 3 would count a
+// third of its spread). TestDropFalseAlarmAndPower measured what keeping it
+// did: a false alarm in 18% of stable replicates at a nominal 5%.
+const superpopulation = 1e9
 
 // epoch is the Monday the window grid starts from: with 7-day windows the
 // grid is the ISO weeks.
@@ -254,9 +271,11 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 	}
 
 	type cell struct {
-		obs    []stats.Observation
-		passed int
-		hashes map[string]bool
+		obs        []stats.Observation
+		passed     int
+		population float64
+		raw        []Observation
+		hashes     map[string]bool
 	}
 	cells := map[string][]*cell{} // model → window index
 	for _, ob := range kept {
@@ -280,7 +299,9 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 			y = 1
 			c.passed++
 		}
-		c.obs = append(c.obs, stats.Observation{Stratum: ob.Stratum, Weight: ob.Weight, Y: y})
+		c.obs = append(c.obs, stats.Observation{Stratum: ob.Sample + "\x00" + ob.Stratum, Weight: superpopulation * ob.Weight, Y: y})
+		c.raw = append(c.raw, ob)
+		c.population += ob.Weight
 		c.hashes[ob.ScorersHash] = true
 		rep.Traces++
 	}
@@ -306,7 +327,7 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("model %s, window %s: %w", m, p.Window, err)
 			}
-			p.N, p.Passed, p.Population = e.N, c.passed, e.Population
+			p.N, p.Passed, p.Population = e.N, c.passed, c.population
 			p.Rate, p.SE, p.Lo, p.Hi = e.Mean, e.SE, e.CI.Lo, e.CI.Hi
 			switch {
 			case p.N < minN:
@@ -319,14 +340,14 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 			default:
 				b := s.Points[base]
 				ch := &Change{Against: b.Window, Delta: p.Rate - b.Rate, SE: math.Hypot(p.SE, b.SE)}
-				if !(ch.SE > 0) {
-					// Both windows' estimates have no sampling variance
-					// (every trace of each stratum passed, or failed): the
-					// normal test is undefined.
-					p.Untested = fmt.Sprintf("no sampling variance in %s or %s (%s and %s of traces passed)", b.Window, p.Window, units.Pct(b.Rate), units.Pct(p.Rate))
+				ch.SE0 = pooledSE(cells[m][base].raw, c.raw)
+				if !(ch.SE0 > 0) {
+					// Every stratum's traces all passed (or all failed) in
+					// both windows: nothing to test.
+					p.Untested = fmt.Sprintf("no variance to test: in %s and %s every stratum's traces passed alike (%s and %s passed)", b.Window, p.Window, units.Pct(b.Rate), units.Pct(p.Rate))
 				} else {
 					ch.Lo, ch.Hi = ch.Delta-z*ch.SE, ch.Delta+z*ch.SE
-					ch.Z = ch.Delta / ch.SE
+					ch.Z = ch.Delta / ch.SE0
 					ch.P = distuv.UnitNormal.CDF(ch.Z)
 					ch.ScorersChanged = !sameKeys(c.hashes, cells[m][base].hashes)
 					scorersChanged = scorersChanged || ch.ScorersChanged
@@ -356,6 +377,52 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 	return rep, nil
 }
 
+// pooledSE is the standard error of the difference of two windows'
+// weighted pass rates under the null hypothesis that nothing changed: the
+// score-type two-sample test's, as the classical pooled two-proportion z
+// test is to the unpooled one. Under H0 a stratum's traces pass at the
+// same rate in both windows, estimated from both: p̄_h = Σw·y / Σw over the
+// stratum's traces of either window. Each window's linearised variance is
+// then Σ_h p̄_h(1 − p̄_h)·Σ_{i∈h} w_i² / (Σ_i w_i)², and the difference's
+// their sum (the windows' samples are independent).
+//
+// Why not Δ over the windows' own standard errors (the Wald test): each
+// window's variance estimate moves with its rate, and in the tail that
+// Holm asks of a test (a one-sided p below 0.05/21) the Wald test rejected
+// 1.47 times as often as nominal at a 53% pass rate and 1.15 times at 82%,
+// by an independent numpy simulation of TestDropFalseAlarmAndPower's
+// design; the pooled test 0.98 and 0.84 times. Zero when every stratum's
+// traces all passed (or all failed) in both windows.
+func pooledSE(a, b []Observation) float64 {
+	type pool struct{ w, wy float64 }
+	strata := map[string]*pool{}
+	for _, xs := range [][]Observation{a, b} {
+		for _, o := range xs {
+			p := strata[o.Stratum]
+			if p == nil {
+				p = &pool{}
+				strata[o.Stratum] = p
+			}
+			p.w += o.Weight
+			if o.Pass {
+				p.wy += o.Weight
+			}
+		}
+	}
+	v := 0.0
+	for _, xs := range [][]Observation{a, b} {
+		var total, sum float64
+		for _, o := range xs {
+			p := strata[o.Stratum]
+			r := p.wy / p.w
+			total += o.Weight
+			sum += o.Weight * o.Weight * r * (1 - r)
+		}
+		v += sum / (total * total)
+	}
+	return math.Sqrt(math.Max(0, v))
+}
+
 func sameKeys(a, b map[string]bool) bool {
 	if len(a) != len(b) {
 		return false
@@ -367,7 +434,6 @@ func sameKeys(a, b map[string]bool) bool {
 	}
 	return true
 }
-
 
 // ErrNoTraces is Collect's answer when the store holds no score-traces run
 // (of the spec asked for).

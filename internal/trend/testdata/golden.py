@@ -5,10 +5,16 @@ Writes observations.csv (a seeded stratified sample of scored traces: two
 models, five ISO weeks, two strata of unequal weights, a drop planted in
 model alpha's fourth week) and golden.json: each model × week's weighted
 rate and its stratified standard error (the textbook formula
-sum_h (N_h/N)^2 (1 - f_h) s_h^2 / n_h, with N_h = n_h * w_h; the rate's
+sum_h (N_h/N)^2 s_h^2 / n_h, with N_h = n_h * w_h, without the finite
+population correction: trend's inference is about the model, of which a
+week's calls are a draw; the rate's
 interval is stats.WeightedMean's, checked by internal/stats), and each
-week's change against the week before: z = d / sqrt(se1^2 + se0^2), the
-one-sided p-value norm.cdf(z), Holm-adjusted by statsmodels.
+week's change against the week before: the
+one-sided p-value norm.cdf(z) with z = d / se0, se0 the pooled standard
+error under no change (each stratum's rate pooled over both weeks,
+p_h(1 - p_h) * sum w^2 / (sum w)^2 per week), Holm-adjusted by statsmodels;
+the change's interval d -/+ norm.ppf(0.975) * sqrt(se1^2 + se0^2) uses the
+weeks' own standard errors.
 
 Run: /usr/bin/python3 golden.py (from this directory).
 """
@@ -26,7 +32,7 @@ ALPHA = 1 - LEVEL
 rng = np.random.default_rng(20261203)
 
 # (stratum, weight, draws per week)
-STRATA = [("S1/route=a", 4.0, 30), ("S1/route=b", 1.5, 20)]
+STRATA = [("route=a", 4.0, 30), ("route=b", 1.5, 20)]
 MODELS = {
     # model: per week, per stratum pass probability
     "alpha": [(0.92, 0.85), (0.90, 0.86), (0.93, 0.84), (0.62, 0.60), (0.66, 0.62)],
@@ -68,9 +74,8 @@ def estimate(obs):
         ws = [w for s, w, _ in obs if s == h]
         n_h = len(ys)
         N_h = sum(ws)
-        f_h = n_h / N_h
         s2 = ys.var(ddof=1)
-        var += (N_h / N) ** 2 * (1 - f_h) * s2 / n_h
+        var += (N_h / N) ** 2 * s2 / n_h
     return {"n": len(obs), "passed": int(sum(y for _, _, y in obs)), "population": N,
             "rate": p, "se": math.sqrt(var)}
 
@@ -87,9 +92,21 @@ for model in sorted(MODELS):
     for a, b in zip(pts, pts[1:]):
         d = b["rate"] - a["rate"]
         se = math.hypot(a["se"], b["se"])
-        z = d / se
+        both = [r for r in rows if r["model"] == model and week_of(r["time"]) in (a["window"], b["window"])]
+        pooled = {}
+        for h, _, _ in STRATA:
+            ws = np.array([r["weight"] for r in both if r["stratum"] == h])
+            ys = np.array([r["pass"] for r in both if r["stratum"] == h])
+            pooled[h] = float((ws * ys).sum() / ws.sum())
+        v0 = 0.0
+        for wk in (a["window"], b["window"]):
+            sel = [r for r in both if week_of(r["time"]) == wk]
+            total = sum(r["weight"] for r in sel)
+            v0 += sum(r["weight"] ** 2 * pooled[r["stratum"]] * (1 - pooled[r["stratum"]]) for r in sel) / total ** 2
+        se0 = math.sqrt(v0)
+        z = d / se0
         b["change"] = {"against": a["window"], "delta": d, "se": se, "lo": d - zq * se, "hi": d + zq * se,
-                       "z": z, "p": stats.norm.cdf(z)}
+                       "se0": se0, "z": z, "p": stats.norm.cdf(z)}
         tests.append(b["change"])
     golden["models"][model] = pts
 reject, padj, _, _ = multipletests([c["p"] for c in tests], alpha=ALPHA, method="holm")
