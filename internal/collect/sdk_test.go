@@ -178,9 +178,9 @@ func emitGenAI(t *testing.T, tp *sdktrace.TracerProvider) []emitted {
 	s.End(trace.WithTimestamp(start.Add(200 * time.Millisecond)))
 	out = append(out, emitted{span: s.SpanContext(), want: record.Trace{
 		Operation: "chat", Provider: "openai", Model: "gpt-4o-mini", InputTokens: 40, OutputTokens: 12, Time: start, LatencyMS: 200,
-		System: "You convert units.",
-		Input:  []record.Message{{Role: "user", Content: "How many feet is 3 m?"}},
-		Output: []record.Message{{Role: "assistant", ToolCalls: []record.ToolCall{{ID: "call_x", Name: "convert", Arguments: `{"m":3,"to":"ft"}`}}}},
+		System:       "You convert units.",
+		Input:        []record.Message{{Role: "user", Content: "How many feet is 3 m?"}},
+		Output:       []record.Message{{Role: "assistant", ToolCalls: []record.ToolCall{{ID: "call_x", Name: "convert", Arguments: `{"m":3,"to":"ft"}`}}}},
 		FinishReason: "tool_calls",
 	}, attrs: map[string]any{"gen_ai.system": "openai"}})
 
