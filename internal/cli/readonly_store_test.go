@@ -96,6 +96,9 @@ func TestNoStoreHere(t *testing.T) {
 		"labels": {{"labels", "export", "latest"}, {"labels", "export", "--all", "-o", out + ".labels"}, {"labels", "queues"},
 			{"labels", "queue", "latest", "--name", "q", "--size", "5"}, {"labels", "import", baseline}},
 		"serve": {{"serve", "--addr", "127.0.0.1:0"}},
+		// Production traces.
+		"sample":       {{"sample", "--window", "7d", "--per", "model=5"}, {"sample", "--size", "5", "--format", "json", "-o", out + ".sample"}},
+		"score-traces": {{"score-traces", filepath.Join(dir, "eval.yaml"), "--sample", "s"}},
 	}
 	// Commands that take a spec, write runs, or need no store.
 	others := map[string]bool{"validate": true, "run": true, "mock": true, "selftest": true, "probe": true, "init": true,
@@ -127,7 +130,7 @@ func TestNoStoreHere(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".assay")); !os.IsNotExist(err) {
 		t.Errorf("a command that reads created %s", filepath.Join(dir, ".assay"))
 	}
-	for _, f := range []string{baseline, out + ".html", out + ".jsonl", out + ".labels"} {
+	for _, f := range []string{baseline, out + ".html", out + ".jsonl", out + ".labels", out + ".sample"} {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
 			t.Errorf("a command that found no store wrote %s", f)
 		}

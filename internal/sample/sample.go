@@ -27,14 +27,21 @@ type Estimate struct {
 // ScoreReport is what `assay score-traces` prints: the run it stored and
 // the weighted rates.
 type ScoreReport struct {
-	RunID    string     `json:"run_id"`
-	SampleID string     `json:"sample_id"`
-	Since    time.Time  `json:"since"`
-	Until    time.Time  `json:"until"`
-	Level    float64    `json:"level"`
-	Traces   int        `json:"traces"`
-	Rates    []Estimate `json:"rates"`
-	// Skipped names the spec's scorers that need an expected value and so
-	// cannot score production traffic.
+	RunID string `json:"run_id"`
+	// Status is the run's: complete, or interrupted when stopped before
+	// every trace was scored (the rates are then of those scored).
+	Status   string    `json:"status"`
+	SampleID string    `json:"sample_id"`
+	Since    time.Time `json:"since"`
+	Until    time.Time `json:"until"`
+	Level    float64   `json:"level"`
+	Traces   int       `json:"traces"`
+	// Scorers are the scorers applied, Primary the headline score.
+	Scorers []string   `json:"scorers"`
+	Primary string     `json:"primary"`
+	Rates   []Estimate `json:"rates"`
+	// Skipped names the spec's scorers that cannot score production
+	// traffic (they need an expected value, or two answers to one case),
+	// each with why.
 	Skipped []string `json:"skipped,omitempty"`
 }
