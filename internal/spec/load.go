@@ -547,6 +547,7 @@ func (v *validator) check() {
 	v.checkGate()
 	v.checkCalibration()
 	v.checkLabels()
+	v.checkTraces()
 
 	if s.Run.Epochs < 1 {
 		v.at("run.epochs", "", "run.epochs must be at least 1, got %d", s.Run.Epochs)

@@ -14,7 +14,7 @@ import (
 
 // Detectors are the named detectors a spec's traces.redact.detectors may
 // list, in the order they are applied (after the user's patterns).
-var Detectors = []string{"email", "key", "card", "phone"}
+var Detectors = spec.RedactDetectors
 
 // span is one match: s[start:end].
 type span struct{ start, end int }
