@@ -82,8 +82,9 @@ type WeightedEstimate struct {
 // small, and an uncapped n* far above the sample's size gives intervals
 // that miss. When V is 0 (every sampled trace passed or failed, or every
 // stratum is uniform) n* is n_b, so the interval is Wilson's at 0 or 1 for
-// the sample the weights leave rather than a point; only a population drawn
-// whole (n_b infinite, n* = N) is known almost exactly. Korn and Graubard's
+// the sample the weights leave rather than a point. n_b is at most the
+// population's size N. A population drawn whole (every stratum, n_b
+// infinite) is known: the interval is the estimate itself, and n* is N. Korn and Graubard's
 // Clopper–Pearson analogue was the alternative; Wilson on n* is the
 // interval the package already uses for epochs and clusters (EpochRateCI,
 // ClusteredMeanCI) and is less conservative. TestWeightedMeanCoverage
@@ -197,9 +198,13 @@ func WeightedMean(obs []Observation, alpha float64) (WeightedEstimate, error) {
 	// population corrections (the population itself when all were drawn
 	// whole).
 	e.Effective = total
-	if b := binomial.value(); b > 0 {
-		e.Effective = math.Min(total, 1/b)
+	b := binomial.value()
+	if b == 0 {
+		// Every stratum drawn whole: the population's mean is known.
+		e.CI = Interval{p, p}
+		return e, nil
 	}
+	e.Effective = math.Min(total, 1/b)
 	// A variance below a billionth squared of the binomial one is rounding
 	// of a zero (residuals that cancel exactly within every stratum).
 	if pq := p * (1 - p); pq > 0 && e.SE > 1e-9*math.Sqrt(pq/float64(e.N)) {

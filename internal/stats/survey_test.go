@@ -137,10 +137,9 @@ func TestWeightedMeanBadInput(t *testing.T) {
 			t.Errorf("%v: error %v, want %q", c.obs, err, c.want)
 		}
 	}
-	// One observation drawn from one trace: known exactly, yet the interval
-	// is Wilson's for a single trial, not a point.
+	// One observation drawn from a stratum of one: known exactly.
 	e, err := WeightedMean([]Observation{{"a", 1, 1}}, 0.05)
-	if err != nil || e.Mean != 1 || e.SE != 0 || e.CI.Hi != 1 || !(e.CI.Lo > 0 && e.CI.Lo < 0.5) {
+	if err != nil || e.Mean != 1 || e.SE != 0 || e.CI != (Interval{1, 1}) {
 		t.Errorf("one census observation: %+v, %v", e, err)
 	}
 }

@@ -7,7 +7,8 @@
 #   var   = sum_h (N_h/N)^2 * (1 - n_h/N_h) * s_h^2 / n_h    (s_h^2: ddof=1)
 #           a single-draw stratum adds (N_h/N)^2 * (1 - 1/N_h) * (y - mean)^2
 #   kish  = N^2 / sum_h N_h^2/n_h
-#   nb    = 1 / sum_h (N_h/N)^2 (1 - n_h/N_h) / n_h   (N when that sum is 0)
+#   nb    = min(N, 1 / sum_h (N_h/N)^2 (1 - n_h/N_h) / n_h); when that sum
+#           is 0 every stratum was drawn whole and the interval is the mean
 #   n*    = mean(1-mean)/var, at most nb for 0/1 values; nb when that is
 #           undefined (var 0 or mean 0, 1)
 #   interval: Wilson's score formula at n* with scipy's t quantile on
@@ -51,7 +52,10 @@ def estimate(strata, alpha):
         return out
     pq = mean * (1 - mean)
     b = sum((s["N"] / N) ** 2 * (1 - len(s["ys"]) / s["N"]) / len(s["ys"]) for s in strata)
-    nb = min(N, 1 / b) if b > 0 else N
+    if b == 0:  # drawn whole: known
+        out.update(method="wilson_neff", effective=float(N), lo=mean, hi=mean)
+        return out
+    nb = min(N, 1 / b)
     neff = pq / var if pq > 0 and var > 1e-18 * pq / n else nb
     if all(y in (0.0, 1.0) for s in strata for y in s["ys"]):
         neff = min(neff, nb)
@@ -94,6 +98,10 @@ sets = [
     ("a single draw", 0.05, [
         {"name": "a", "N": 100, "ys": binary(20, 13)},
         {"name": "b", "N": 30, "ys": binary(1, 0)},
+    ]),
+    ("drawn whole", 0.05, [
+        {"name": "a", "N": 12, "ys": binary(12, 7)},
+        {"name": "b", "N": 5, "ys": binary(5, 5)},
     ]),
     ("simple sample", 0.05, [
         {"name": "", "N": 10000, "ys": binary(200, 37)},
