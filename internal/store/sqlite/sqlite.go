@@ -70,6 +70,13 @@ import (
 // process (or a checkpoint) before failing with SQLITE_BUSY.
 const busyTimeoutMS = 10_000
 
+// The writer connection's page cache (KiB) and how many pages the WAL
+// grows to before the writer checkpoints it into the database file.
+const (
+	writerCacheKiB        = 32 << 10
+	writerCheckpointPages = 8192
+)
+
 // DB is a store.Store in one SQLite file. It is safe for concurrent use.
 type DB struct {
 	path string
@@ -187,6 +194,13 @@ func dsn(abs string, writer bool) string {
 	if writer {
 		q.Set("_journal_mode", "WAL")
 		q.Set("_txlock", "immediate")
+		// Bulk writes (a collector storing traces by the thousand a
+		// second) touch pages all over the ID index: a page cache that
+		// holds it saves reading them back, and a checkpoint every
+		// writerCheckpointPages (not SQLite's 1,000) syncs less often and
+		// writes a page changed by many commits once.
+		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", writerCacheKiB))
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}

@@ -175,6 +175,18 @@ func TestConnectionSettings(t *testing.T) {
 			}
 		}
 	}
+	for pragma, want := range map[string]string{
+		"cache_size":         fmt.Sprint(-writerCacheKiB),
+		"wal_autocheckpoint": fmt.Sprint(writerCheckpointPages),
+	} {
+		var got string
+		if err := d.w.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil {
+			t.Fatalf("writer: PRAGMA %s: %v", pragma, err)
+		}
+		if got != want {
+			t.Errorf("writer: PRAGMA %s = %s, want %s", pragma, got, want)
+		}
+	}
 	if _, err := d.r.ExecContext(ctx, "INSERT INTO cache (key, response, created_at) VALUES ('k', x'00', 0)"); err == nil {
 		t.Errorf("a write through the read pool succeeded; readers must be read-only")
 	}

@@ -22,10 +22,11 @@ const traceColumns = `id, trace_id, span_id, source, time, latency_ms, operation
 
 // insertTrace skips a trace whose ID is stored (ON CONFLICT on the key
 // only: unlike INSERT OR IGNORE it does not also swallow NOT NULL or type
-// errors).
-const insertTrace = `INSERT INTO traces (` + traceColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (id) DO NOTHING`
+// errors). One row per statement: a statement of several rows needs a
+// statement journal (it could fail after changing some), which writes
+// every page it touches once more.
+var insertTrace = `INSERT INTO traces (` + traceColumns + `) VALUES (` +
+	strings.Repeat("?, ", strings.Count(traceColumns, ",")) + `?) ON CONFLICT (id) DO NOTHING`
 
 // PutTraces implements store.Traces: one transaction, one prepared insert
 // that skips stored IDs. A trace with no Received time is stamped with the

@@ -7,7 +7,10 @@
 -- epoch as elsewhere (NULL for the zero time). input and output are the
 -- conversation as JSON arrays of messages ("null" when the trace had none);
 -- attributes and resource are JSON objects as given, NULL when absent.
--- Traces stream by time then ID, and by model, time and ID.
+-- Traces stream by time then ID (traces_by_time, which also holds the
+-- model, so a model's traces in a window are found in the index). One
+-- index, not one per filter: traces arrive by the thousand a second, and
+-- each index costs every insert.
 --
 -- samples are recorded draws from the traces (assay sample): the population
 -- they were drawn from (time window, filter, strata keys), the seed, the
@@ -46,8 +49,7 @@ CREATE TABLE traces (
 	received       INTEGER
 ) STRICT;
 
-CREATE INDEX traces_by_time ON traces (time, id);
-CREATE INDEX traces_by_model ON traces (model, time, id);
+CREATE INDEX traces_by_time ON traces (time, id, model);
 
 CREATE TABLE samples (
 	id        TEXT PRIMARY KEY,
