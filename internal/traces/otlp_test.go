@@ -1,0 +1,344 @@
+package traces_test
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/traces"
+)
+
+var received = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func newSpan(build func(s ptrace.Span)) (ptrace.Traces, ptrace.Span) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	s.SetTraceID(pcommon.TraceID{0xab, 1})
+	s.SetSpanID(pcommon.SpanID{0xcd, 2})
+	build(s)
+	return td, s
+}
+
+// textPart appends {type: text, content} to a structured parts list.
+func textPart(parts pcommon.Slice, content string) {
+	p := parts.AppendEmpty().SetEmptyMap()
+	p.PutStr("type", "text")
+	p.PutStr("content", content)
+}
+
+// The conversation in each form the conventions have had, structured or
+// as JSON, maps to the same messages.
+func TestConversationForms(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		build func(s ptrace.Span)
+		want  record.Trace // only the conversation fields are compared
+	}{
+		{"current form, structured values", func(s ptrace.Span) {
+			a := s.Attributes()
+			sys := a.PutEmptySlice("gen_ai.system_instructions")
+			textPart(sys, "Be brief.")
+			in := a.PutEmptySlice("gen_ai.input.messages")
+			m := in.AppendEmpty().SetEmptyMap()
+			m.PutStr("role", "user")
+			parts := m.PutEmptySlice("parts")
+			textPart(parts, "line one")
+			textPart(parts, "line two")
+			m = in.AppendEmpty().SetEmptyMap()
+			m.PutStr("role", "assistant")
+			tc := m.PutEmptySlice("parts").AppendEmpty().SetEmptyMap()
+			tc.PutStr("type", "tool_call")
+			tc.PutStr("id", "c1")
+			tc.PutStr("name", "lookup")
+			args := tc.PutEmptyMap("arguments")
+			args.PutStr("q", "x")
+			args.PutInt("n", 3)
+			m = in.AppendEmpty().SetEmptyMap()
+			m.PutStr("role", "tool")
+			// two answers in one message: each a tool message
+			rp := m.PutEmptySlice("parts")
+			r := rp.AppendEmpty().SetEmptyMap()
+			r.PutStr("type", "tool_call_response")
+			r.PutStr("id", "c1")
+			r.PutEmptyMap("response").PutBool("ok", true)
+			r = rp.AppendEmpty().SetEmptyMap()
+			r.PutStr("type", "tool_call_response")
+			r.PutStr("id", "c2")
+			r.PutStr("result", "older key") // semantic conventions before 1.38
+			out := a.PutEmptySlice("gen_ai.output.messages")
+			m = out.AppendEmpty().SetEmptyMap()
+			m.PutStr("role", "assistant")
+			m.PutStr("finish_reason", "stop")
+			op := m.PutEmptySlice("parts")
+			rs := op.AppendEmpty().SetEmptyMap()
+			rs.PutStr("type", "reasoning")
+			rs.PutStr("content", "thinking, not said")
+			textPart(op, "done")
+		}, record.Trace{System: "Be brief.",
+			Input: []record.Message{
+				{Role: "user", Content: "line one\nline two"},
+				{Role: "assistant", ToolCalls: []record.ToolCall{{ID: "c1", Name: "lookup", Arguments: `{"q":"x","n":3}`}}},
+				{Role: "tool", ToolCallID: "c1", Content: `{"ok":true}`},
+				{Role: "tool", ToolCallID: "c2", Content: "older key"},
+			},
+			Output:       []record.Message{{Role: "assistant", Content: "done"}},
+			FinishReason: "stop"}},
+
+		{"current form on the inference details event", func(s ptrace.Span) {
+			s.Attributes().PutStr("gen_ai.operation.name", "chat")
+			e := s.Events().AppendEmpty()
+			e.SetName("gen_ai.client.inference.operation.details")
+			e.Attributes().PutStr("gen_ai.input.messages", `[{"role":"system","parts":[{"type":"text","content":"S"}]},{"role":"user","parts":[{"type":"text","content":"U"}]}]`)
+			e.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"A"}],"finish_reason":"length"}]`)
+		}, record.Trace{System: "S", Input: []record.Message{{Role: "user", Content: "U"}},
+			Output: []record.Message{{Role: "assistant", Content: "A"}}, FinishReason: "length"}},
+
+		{"events with their body in gen_ai.event.content", func(s ptrace.Span) {
+			s.Attributes().PutStr("gen_ai.system", "az.ai.inference")
+			for _, ev := range []struct{ name, body string }{
+				{"gen_ai.user.message", `{"content":[{"type":"text","text":"part A"},{"type":"text","text":"part B"}]}`},
+				{"gen_ai.assistant.message", `{"tool_calls":[{"id":"k1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}`},
+				{"gen_ai.tool.message", `{"id":"k1","content":"r1"}`},
+				{"gen_ai.choice", `{"index":1,"finish_reason":"stop","message":{"content":"second"}}`},
+				{"gen_ai.choice", `{"index":0,"finish_reason":"length","message":{"role":"assistant","content":"first"}}`},
+			} {
+				e := s.Events().AppendEmpty()
+				e.SetName(ev.name)
+				e.Attributes().PutStr("gen_ai.event.content", ev.body)
+			}
+		}, record.Trace{
+			Input: []record.Message{
+				{Role: "user", Content: "part A\npart B"},
+				{Role: "assistant", ToolCalls: []record.ToolCall{{ID: "k1", Name: "f", Arguments: `{"a":1}`}}},
+				{Role: "tool", ToolCallID: "k1", Content: "r1"},
+			},
+			Output:       []record.Message{{Role: "assistant", Content: "first"}, {Role: "assistant", Content: "second"}},
+			FinishReason: "length"}},
+
+		{"events with structured tool calls", func(s ptrace.Span) {
+			s.Attributes().PutStr("gen_ai.system", "openai")
+			e := s.Events().AppendEmpty()
+			e.SetName("gen_ai.choice")
+			e.Attributes().PutInt("index", 0)
+			msg := e.Attributes().PutEmptyMap("message")
+			tc := msg.PutEmptySlice("tool_calls").AppendEmpty().SetEmptyMap()
+			tc.PutStr("id", "z")
+			fn := tc.PutEmptyMap("function")
+			fn.PutStr("name", "g")
+			fn.PutStr("arguments", `{"b": 2}`)
+		}, record.Trace{Input: []record.Message{}, Output: []record.Message{{Role: "assistant", ToolCalls: []record.ToolCall{{ID: "z", Name: "g", Arguments: `{"b": 2}`}}}}}},
+
+		{"the oldest form: gen_ai.prompt and gen_ai.completion as JSON", func(s ptrace.Span) {
+			s.Attributes().PutStr("gen_ai.system", "openai")
+			e := s.Events().AppendEmpty()
+			e.SetName("gen_ai.content.prompt")
+			e.Attributes().PutStr("gen_ai.prompt", `[{"role":"system","content":"sys"},{"role":"user","content":"What is 2+2?"}]`)
+			e = s.Events().AppendEmpty()
+			e.SetName("gen_ai.content.completion")
+			e.Attributes().PutStr("gen_ai.completion", `[{"role":"assistant","content":"4","finish_reason":"stop"}]`)
+		}, record.Trace{System: "sys", Input: []record.Message{{Role: "user", Content: "What is 2+2?"}},
+			Output: []record.Message{{Role: "assistant", Content: "4"}}, FinishReason: "stop"}},
+
+		{"indexed form with a function call and multi-part content", func(s ptrace.Span) {
+			a := s.Attributes()
+			a.PutStr("gen_ai.prompt.0.content", `[{"type":"text","text":"look at this"},{"type":"image_url","image_url":{"url":"x"}}]`)
+			a.PutStr("gen_ai.prompt.10.role", "user") // ordered by number, not text
+			a.PutStr("gen_ai.prompt.10.content", "tenth")
+			a.PutStr("gen_ai.prompt.2.content", "second")
+			a.PutStr("gen_ai.completion.0.function_call.name", "legacy")
+			a.PutStr("gen_ai.completion.0.function_call.arguments", `{"x":1}`)
+			a.PutStr("gen_ai.prompt.x.content", "not an index")
+		}, record.Trace{Input: []record.Message{{Role: "user", Content: "look at this"}, {Role: "user", Content: "second"}, {Role: "user", Content: "tenth"}},
+			Output: []record.Message{{Role: "assistant", ToolCalls: []record.ToolCall{{Name: "legacy", Arguments: `{"x":1}`}}}}}},
+
+		{"an execute_tool span", func(s ptrace.Span) {
+			a := s.Attributes()
+			a.PutStr("gen_ai.operation.name", "execute_tool")
+			a.PutStr("gen_ai.tool.name", "get_weather")
+			a.PutStr("gen_ai.tool.call.id", "t9")
+			a.PutStr("gen_ai.tool.call.arguments", `{"city": "Oslo"}`)
+			a.PutStr("gen_ai.tool.call.result", "cold")
+		}, record.Trace{Input: []record.Message{{Role: "assistant", ToolCalls: []record.ToolCall{{ID: "t9", Name: "get_weather", Arguments: `{"city": "Oslo"}`}}}},
+			Output: []record.Message{{Role: "tool", ToolCallID: "t9", Name: "get_weather", Content: "cold"}}}},
+
+		{"messages that are not JSON: none read, the attribute kept", func(s ptrace.Span) {
+			s.Attributes().PutStr("gen_ai.input.messages", `[{"role":"user",`)
+		}, record.Trace{Input: []record.Message{}, Output: []record.Message{}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			td, _ := newSpan(c.build)
+			ts, n, err := traces.FromOTLP(td, received)
+			if err != nil || len(ts) != 1 || n.GenAI != 1 {
+				t.Fatalf("FromOTLP: %d traces, %+v, %v", len(ts), n, err)
+			}
+			got := ts[0]
+			if got.Input == nil {
+				got.Input = []record.Message{}
+			}
+			want := c.want
+			if want.Input == nil {
+				want.Input = []record.Message{}
+			}
+			if want.Output == nil {
+				want.Output = []record.Message{}
+			}
+			if got.System != want.System || !reflect.DeepEqual(got.Input, want.Input) || !reflect.DeepEqual(got.Output, want.Output) || got.FinishReason != want.FinishReason {
+				gj, _ := json.MarshalIndent(struct {
+					S    string
+					I, O []record.Message
+					F    string
+				}{got.System, got.Input, got.Output, got.FinishReason}, "", " ")
+				t.Errorf("got %s\nwant system %q input %+v output %+v finish %q", gj, want.System, want.Input, want.Output, want.FinishReason)
+			}
+			var attrs map[string]any
+			if err := json.Unmarshal(got.Attributes, &attrs); err != nil {
+				t.Errorf("attributes: %v", err)
+			}
+		})
+	}
+}
+
+// Every attribute is kept, typed, in a JSON object: values JSON cannot
+// hold (NaN, infinities) as strings, bytes as base64, a repeated key once
+// (its first value), nesting past the bound cut.
+func TestAttributesKeptTyped(t *testing.T) {
+	td, _ := newSpan(func(s ptrace.Span) {
+		a := s.Attributes()
+		a.PutStr("gen_ai.request.model", "m")
+		a.PutInt("i", -7)
+		a.PutDouble("nan", math.NaN())
+		a.PutDouble("inf", math.Inf(-1))
+		a.PutDouble("d", 0.5)
+		a.PutBool("b", false)
+		a.PutEmptyBytes("raw").FromRaw([]byte("hi"))
+		a.PutStr("quote", "a\"b<c>\x00\xff")
+		sl := a.PutEmptySlice("list")
+		sl.AppendEmpty().SetStr("x")
+		sl.AppendEmpty().SetInt(1)
+		sl.AppendEmpty() // empty value
+		a.PutEmptyMap("m").PutStr("k", "v")
+		deep := a.PutEmptySlice("deep")
+		for range 200 {
+			deep = deep.AppendEmpty().SetEmptySlice()
+		}
+	})
+	ts, _, err := traces.FromOTLP(td, received)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a map[string]any
+	if err := json.Unmarshal(ts[0].Attributes, &a); err != nil {
+		t.Fatalf("%v: %s", err, ts[0].Attributes)
+	}
+	for k, want := range map[string]any{
+		"gen_ai.request.model": "m", "i": -7.0, "nan": "NaN", "inf": "-Infinity", "d": 0.5, "b": false,
+		"raw": "aGk=", "quote": "a\"b<c>\x00\uFFFD", "list": []any{"x", 1.0, nil}, "m": map[string]any{"k": "v"},
+	} {
+		if !reflect.DeepEqual(a[k], want) {
+			t.Errorf("%s = %#v, want %#v", k, a[k], want)
+		}
+	}
+	depth := 0
+	for v := a["deep"]; ; depth++ {
+		l, ok := v.([]any)
+		if !ok {
+			if v != "[nested too deep]" {
+				t.Errorf("the deep value ends in %#v", v)
+			}
+			break
+		}
+		if len(l) == 0 {
+			t.Fatalf("the deep value was not cut")
+		}
+		v = l[0]
+	}
+	if depth > 70 {
+		t.Errorf("nesting kept to depth %d", depth)
+	}
+}
+
+// The scalar fields: IDs, models, provider, tokens in either name and
+// type, latency, error, finish reasons, resource; plain spans ignored; a
+// GenAI span without IDs fails the request.
+func TestScalarFields(t *testing.T) {
+	start := time.Date(2026, 11, 2, 3, 4, 5, 6000, time.UTC)
+	td, s := newSpan(func(s ptrace.Span) {
+		a := s.Attributes()
+		a.PutStr("gen_ai.response.model", "resp-model") // no request model: the response's
+		a.PutStr("gen_ai.system", "old-provider")
+		a.PutStr("gen_ai.usage.prompt_tokens", "15") // a string of digits
+		a.PutDouble("gen_ai.usage.completion_tokens", 7)
+		sl := a.PutEmptySlice("gen_ai.response.finish_reasons")
+		sl.AppendEmpty().SetStr("stop")
+		sl.AppendEmpty().SetStr("length")
+		s.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+		s.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(2500 * time.Microsecond)))
+		s.Status().SetCode(ptrace.StatusCodeError)
+	})
+	td.ResourceSpans().At(0).Resource().Attributes().PutStr("service.name", "svc")
+	plain := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
+	plain.SetTraceID(pcommon.TraceID{9})
+	plain.SetSpanID(pcommon.SpanID{9})
+	plain.Attributes().PutStr("http.route", "/x")
+	eventsOnly := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
+	eventsOnly.SetTraceID(pcommon.TraceID{8})
+	eventsOnly.SetSpanID(pcommon.SpanID{8})
+	eventsOnly.Events().AppendEmpty().SetName("gen_ai.user.message")
+
+	ts, n, err := traces.FromOTLP(td, received)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != (traces.OTLPCount{Spans: 3, GenAI: 2, Ignored: 1}) {
+		t.Errorf("count %+v", n)
+	}
+	got := ts[0]
+	want := record.Trace{ID: s.TraceID().String() + "-" + s.SpanID().String(), TraceID: "ab010000000000000000000000000000", SpanID: "cd02000000000000",
+		Source: "otlp", Time: start, LatencyMS: 2.5, Provider: "old-provider", Model: "resp-model", ResponseModel: "resp-model",
+		InputTokens: 15, OutputTokens: 7, FinishReason: "stop,length", ErrorType: "_OTHER", Received: received,
+		Input: []record.Message{}, Output: []record.Message{}, Resource: []byte(`{"service.name":"svc"}`)}
+	got.Attributes = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	if ts[1].Time != received || ts[1].LatencyMS != 0 {
+		t.Errorf("a span without times: time %v latency %v, want the received time and 0", ts[1].Time, ts[1].LatencyMS)
+	}
+
+	eventsOnly.SetSpanID(pcommon.SpanID{})
+	if _, _, err := traces.FromOTLP(td, received); err == nil || err.Error() != "resource_spans[0].scope_spans[0].spans[2]: the span has no span_id (8 zero bytes); every span needs one" {
+		t.Errorf("a GenAI span without a span ID: %v", err)
+	}
+	plain.SetTraceID(pcommon.TraceID{}) // a plain span's IDs do not matter
+	eventsOnly.SetSpanID(pcommon.SpanID{1})
+	if _, _, err := traces.FromOTLP(td, received); err != nil {
+		t.Errorf("a plain span without IDs: %v", err)
+	}
+}
+
+// A repeated attribute key (a hand-made request can carry one; pcommon
+// will not make one) is kept once, with its first value, as the mapping
+// reads it: the attributes stay a JSON object with unique keys.
+func TestRepeatedAttributeKey(t *testing.T) {
+	body := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708",` +
+		`"attributes":[{"key":"gen_ai.request.model","value":{"stringValue":"first"}},{"key":"gen_ai.request.model","value":{"stringValue":"second"}}]}]}]}]}`
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalJSON([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	ts, _, err := traces.FromOTLP(req.Traces(), received)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].Model != "first" || string(ts[0].Attributes) != `{"gen_ai.request.model":"first"}` {
+		t.Errorf("model %q, attributes %s", ts[0].Model, ts[0].Attributes)
+	}
+}
