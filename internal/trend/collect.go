@@ -160,3 +160,13 @@ func Collect(ctx context.Context, r record.Reader, src Source) ([]Observation, *
 	})
 	return obs, rep, nil
 }
+
+// Build reads the scored traces (Collect) and computes the report
+// (Compute).
+func Build(ctx context.Context, r record.Reader, src Source, o Options) (*Report, error) {
+	obs, rep, err := Collect(ctx, r, src)
+	if err != nil {
+		return nil, err
+	}
+	return Compute(obs, o, rep)
+}

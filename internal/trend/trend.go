@@ -237,7 +237,8 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 	if rep == nil {
 		rep = &Report{}
 	}
-	alpha := 1 - o.Level
+	// 1 − Level to twelve decimals: 1 − 0.95 is 0.050000000000000044.
+	alpha := math.Round((1-o.Level)*1e12) / 1e12
 	rep.Level, rep.Alpha, rep.WindowDays, rep.ISOWeeks, rep.MinN = o.Level, alpha, days, days == 7, minN
 	if rep.Scorers == nil {
 		rep.Scorers = []string{}
