@@ -95,9 +95,13 @@ const MaxRedactPatternName = 40
 // MaxTracePath bounds a mapping's dotted path.
 const MaxTracePath = 256
 
-// tracePathFields are the mapping's keys in written order.
-func (t *Traces) tracePathFields() []struct{ key, path string } {
-	return []struct{ key, path string }{
+// TracePath is one key of the JSONL mapping with its dotted path.
+type TracePath struct{ Key, Path string }
+
+// MappingPaths are the JSONL mapping's keys (but the attributes) in their
+// documented order, with the paths written ("" when not).
+func (t *Traces) MappingPaths() []TracePath {
+	return []TracePath{
 		{"id", t.ID}, {"input", t.Input}, {"output", t.Output}, {"system", t.System}, {"model", t.Model},
 		{"time", t.Time}, {"latency_ms", t.LatencyMS}, {"input_tokens", t.InputTokens}, {"output_tokens", t.OutputTokens},
 	}
@@ -143,12 +147,12 @@ func (v *validator) checkTraces() {
 		return
 	}
 	const pathHint = "a dotted path into a log line's JSON object, such as request.model or messages.0.content"
-	for _, f := range t.tracePathFields() {
-		key := "traces." + f.key
+	for _, f := range t.MappingPaths() {
+		key := "traces." + f.Key
 		if !v.written(key) {
 			continue
 		}
-		if flaw := TracePathFlaw(f.path); flaw != "" {
+		if flaw := TracePathFlaw(f.Path); flaw != "" {
 			v.at(key, pathHint, "%s %s", key, flaw)
 		}
 	}
