@@ -13,11 +13,13 @@ var ErrSampleExists = errors.New("a sample of that ID already exists")
 
 // TraceFilter selects stored traces. Zero fields select everything.
 type TraceFilter struct {
-	// Since and Until bound the traces' times, [Since, Until).
+	// Since and Until bound the traces' times, [Since, Until). A trace
+	// without a time (the zero time) is in no bounded window.
 	Since, Until time.Time
 	// Model, when set, is the trace's model exactly.
 	Model string
-	// IDs, when set, are the only traces wanted.
+	// IDs, when not nil, are the only traces wanted (an empty, non-nil
+	// list selects none).
 	IDs []string
 }
 
@@ -26,10 +28,12 @@ type TraceFilter struct {
 type Traces interface {
 	// PutTraces stores traces in one transaction. A trace whose ID is
 	// already stored is skipped, not replaced, so receiving or ingesting
-	// it again stores nothing twice. It returns how many were new.
+	// it again stores nothing twice (of one ID twice in ts, the first is
+	// kept). A trace without a Received time is stamped with the store's
+	// clock. It returns how many were new.
 	PutTraces(ctx context.Context, ts []record.Trace) (int, error)
 	// Traces streams the traces the filter selects, ordered by time then
-	// ID.
+	// ID (traces without a time first). fn may call the store.
 	Traces(ctx context.Context, f TraceFilter, fn func(*record.Trace) error) error
 	// Trace returns one trace; an error wrapping ErrNotFound when there is
 	// none.

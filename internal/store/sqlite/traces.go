@@ -193,7 +193,7 @@ func (d *DB) Traces(ctx context.Context, f store.TraceFilter, fn func(*record.Tr
 	if err != nil {
 		return fmt.Errorf("reading traces: %w", err)
 	}
-	rows, err := d.r.QueryContext(ctx, `SELECT `+traceColumns+` FROM traces`+where+` ORDER BY time, id`, args...)
+	rows, err := d.r.QueryContext(ctx, tracesQuery(where), args...)
 	if err != nil {
 		return fmt.Errorf("reading traces: %w", err)
 	}
@@ -208,6 +208,11 @@ func (d *DB) Traces(ctx context.Context, f store.TraceFilter, fn func(*record.Tr
 		return fmt.Errorf("reading traces: %w", err)
 	}
 	return nil
+}
+
+// tracesQuery is the streaming query of the traces a WHERE clause selects.
+func tracesQuery(where string) string {
+	return `SELECT ` + traceColumns + ` FROM traces` + where + ` ORDER BY time, id`
 }
 
 // Trace implements store.Traces.
