@@ -42,6 +42,7 @@ var formatValues = map[string][]string{
 	"assay compare":             report.NewRegistry().Compare.Names(),
 	"assay validate":            report.NewRegistry().Validate.Names(),
 	"assay calibrate":           report.NewRegistry().Calibrate.Names(),
+	"assay trend":               report.NewRegistry().Trend.Names(),
 	"assay selftest":            report.NewRegistry().Selftest.Names(),
 	"assay probe contamination": report.NewRegistry().Probe.Names(),
 	"assay export":              export.Formats,
