@@ -29,7 +29,8 @@ func newRunsCommand(g *Globals) *cobra.Command {
 		Short: "List the stored runs, newest first (runs rm deletes runs)",
 		Long: `List the runs in the store, newest first: ID, spec, targets, status, cases,
 epochs, when it was created and how many scorings it has (1 plus each
-rescore). --json prints them as a JSON array.
+rescore). A run of assay score-traces shows the sample it scored after its
+spec. --json prints them as a JSON array.
 
 ` + exitCodesHelp,
 		Args: exactArgs(0),
@@ -55,6 +56,7 @@ type runListing struct {
 	Spec       string    `json:"spec"`
 	SpecPath   string    `json:"spec_path"`
 	Experiment string    `json:"experiment,omitempty"`
+	Sample     string    `json:"sample,omitempty"` // the trace sample a score-traces run scored
 	Targets    []string  `json:"targets"`
 	Status     string    `json:"status"`
 	Cases      int       `json:"cases"`
@@ -91,7 +93,7 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 			return err
 		}
 		list = append(list, runListing{ID: r.ID, Spec: r.Spec, SpecPath: r.SpecPath, Experiment: r.Experiment,
-			Targets: r.Targets, Status: r.Status, Cases: r.Cases, Epochs: r.Epochs,
+			Sample: r.Sample, Targets: r.Targets, Status: r.Status, Cases: r.Cases, Epochs: r.Epochs,
 			Created: r.Started.UTC(), Ended: r.Ended.UTC(), Scorings: n})
 	}
 	if more {
@@ -107,7 +109,11 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 	tw := tabwriter.NewWriter(g.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSPEC\tTARGETS\tSTATUS\tCASES\tEPOCHS\tCREATED\tSCORINGS")
 	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", termSafe(r.ID), termSafe(r.Spec), termSafe(strings.Join(r.Targets, ",")),
+		spec := termSafe(r.Spec)
+		if r.Sample != "" {
+			spec += " (sample " + termSafe(r.Sample) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", termSafe(r.ID), spec, termSafe(strings.Join(r.Targets, ",")),
 			r.Status, r.Cases, r.Epochs, r.Created.Format("2006-01-02 15:04:05Z"), r.Scorings)
 	}
 	return tw.Flush()
