@@ -96,13 +96,12 @@ func TestNoStoreHere(t *testing.T) {
 		"labels": {{"labels", "export", "latest"}, {"labels", "export", "--all", "-o", out + ".labels"}, {"labels", "queues"},
 			{"labels", "queue", "latest", "--name", "q", "--size", "5"}, {"labels", "import", baseline}},
 		"serve": {{"serve", "--addr", "127.0.0.1:0"}},
-		"trend": {{"trend"}, {"trend", "--spec", "support", "--format", "html", "-o", out + ".html"}},
 		// Production traces.
 		"sample":       {{"sample", "--window", "7d", "--per", "model=5"}, {"sample", "--size", "5", "--format", "json", "-o", out + ".sample"}},
 		"score-traces": {{"score-traces", filepath.Join(dir, "eval.yaml"), "--sample", "s"}},
 	}
 	// Commands that take a spec, write runs, or need no store.
-	others := map[string]bool{"validate": true, "run": true, "mock": true, "selftest": true, "probe": true, "init": true,
+	others := map[string]bool{"validate": true, "run": true, "mock": true, "selftest": true, "probe": true, "init": true, "collect": true,
 		"completion": true, "help": true, "version": true}
 
 	root := newRootCommand(&Globals{})
