@@ -96,6 +96,7 @@ func TestNoStoreHere(t *testing.T) {
 		"labels": {{"labels", "export", "latest"}, {"labels", "export", "--all", "-o", out + ".labels"}, {"labels", "queues"},
 			{"labels", "queue", "latest", "--name", "q", "--size", "5"}, {"labels", "import", baseline}},
 		"serve": {{"serve", "--addr", "127.0.0.1:0"}},
+		"trend": {{"trend"}, {"trend", "--spec", "support", "--format", "html", "-o", out + ".html"}},
 		// Production traces.
 		"sample":       {{"sample", "--window", "7d", "--per", "model=5"}, {"sample", "--size", "5", "--format", "json", "-o", out + ".sample"}},
 		"score-traces": {{"score-traces", filepath.Join(dir, "eval.yaml"), "--sample", "s"}},
