@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/store"
 )
 
 // benchTraces makes n small traces from number from on, shaped like a
@@ -72,3 +75,60 @@ func BenchmarkPutTraces(b *testing.B) {
 		b.ReportMetric(float64(n*batch)/cpu.Seconds(), "traces/cpu-s")
 	}
 }
+
+// TestTracesScale stores 1,000,000 traces in batches of 512, reporting
+// the insert rate as the store grows, and streams them all at 100,000 and
+// at 1,000,000, checking that the heap in use while streaming does not
+// grow with the number of traces. It takes minutes, so it runs only when
+// ASSAY_TRACES_SCALE is set:
+//
+//	ASSAY_TRACES_SCALE=1 go test ./internal/store/sqlite -run TestTracesScale -v -timeout 30m
+func TestTracesScale(t *testing.T) {
+	if os.Getenv("ASSAY_TRACES_SCALE") == "" {
+		t.Skip("set ASSAY_TRACES_SCALE=1 to store and stream a million traces")
+	}
+	const batch = 512
+	d := openTemp(t)
+	ctx := context.Background()
+	stored := 0
+	peak := map[int]uint64{}
+	for _, upTo := range []int{100_000, 1_000_000} {
+		start, cpu0 := time.Now(), cpuTime(t)
+		from := stored
+		for stored < upTo {
+			n := min(batch, upTo-stored)
+			if _, err := d.PutTraces(ctx, benchTraces(stored, n)); err != nil {
+				t.Fatal(err)
+			}
+			stored += n
+		}
+		wall, cpu := time.Since(start), cpuTime(t)-cpu0
+		t.Logf("stored traces %d to %d: %.0f traces/s, %.0f traces/cpu-s", from, upTo,
+			float64(upTo-from)/wall.Seconds(), float64(upTo-from)/cpu.Seconds())
+
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapInuse
+		n := 0
+		start = time.Now()
+		err := d.Traces(ctx, store.TraceFilter{}, func(tr *record.Trace) error {
+			n++
+			if n%10_000 == 0 {
+				runtime.ReadMemStats(&ms)
+				peak[upTo] = max(peak[upTo], ms.HeapInuse)
+			}
+			return nil
+		})
+		if err != nil || n != upTo {
+			t.Fatalf("streamed %d traces (%v), want %d", n, err, upTo)
+		}
+		t.Logf("streamed %d traces in %v (%.0f traces/s); heap in use %.1f MiB before, at most %.1f MiB while streaming",
+			n, time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds(), mib(base), mib(peak[upTo]))
+	}
+	if small, large := peak[100_000], peak[1_000_000]; float64(large) > 1.25*float64(small)+4<<20 {
+		t.Errorf("streaming 1,000,000 traces peaked at %.1f MiB of heap, 100,000 at %.1f MiB: memory grows with the traces", mib(large), mib(small))
+	}
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
