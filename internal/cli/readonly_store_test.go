@@ -100,10 +100,11 @@ func TestNoStoreHere(t *testing.T) {
 		// Production traces.
 		"sample":       {{"sample", "--window", "7d", "--per", "model=5"}, {"sample", "--size", "5", "--format", "json", "-o", out + ".sample"}},
 		"score-traces": {{"score-traces", filepath.Join(dir, "eval.yaml"), "--sample", "s"}},
+		"promote":      {{"promote", "absent.yaml"}, {"promote", "absent.yaml", "--run", "0123abcd", "--dry-run"}},
 	}
 	// Commands that take a spec, write runs, or need no store.
 	others := map[string]bool{"validate": true, "run": true, "mock": true, "selftest": true, "probe": true, "init": true, "collect": true,
-		"completion": true, "help": true, "version": true}
+		"completion": true, "help": true, "version": true, "import": true}
 
 	root := newRootCommand(&Globals{})
 	for _, c := range root.Commands() {
