@@ -20,6 +20,8 @@ type exportOptions struct {
 	Output   string
 	Scoring  int
 	NoInputs bool
+	// Blind writes a blinded sample of SPEC's cases instead (import.go).
+	Blind blindExportOptions
 }
 
 func newExportCommand(g *Globals) *cobra.Command {
@@ -43,9 +45,15 @@ says so, and --no-inputs exports without them. --scoring picks a scoring
 file and renamed, so it is never half-written. The format is taken from
 FILE's extension unless --format says.
 
+export --blind SPEC -o sample.jsonl writes a blinded sample of SPEC's cases
+for a vendor instead: see --blind below and docs/vendors.md.
+
 ` + exitCodesHelp,
 		Args: rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if o.Blind.On {
+				return o.Blind.check(cmd, o)
+			}
 			if o.Output == "" {
 				return usageError{errors.New("-o FILE is required (the export is written to a file)")}
 			}
@@ -62,6 +70,9 @@ FILE's extension unless --format says.
 			return checkFormat(o.Format, export.Formats)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Blind.On {
+				return runBlindExport(cmd.Context(), g, o, args)
+			}
 			o.Run = runArg(args)
 			return runExport(cmd.Context(), g, o)
 		},
@@ -72,6 +83,7 @@ FILE's extension unless --format says.
 	f.StringVarP(&o.Output, "output", "o", "", "the file to write")
 	f.IntVar(&o.Scoring, "scoring", 0, "the scoring to export (default: the latest complete one)")
 	f.BoolVar(&o.NoInputs, "no-inputs", false, "leave out the cases' input fields (they are read from the run's dataset)")
+	o.Blind.AddFlags(cmd)
 	return cmd
 }
 
