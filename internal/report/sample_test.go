@@ -69,7 +69,7 @@ func TestTraceScoresFormats(t *testing.T) {
 
 func TestSampleText(t *testing.T) {
 	s := &record.Sample{ID: "week48", Seed: 7, By: []string{"route"}, Per: 2,
-		Since: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
+		Since:  time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
 		Strata: []record.SampleStratum{{Key: "route=/a", Population: 9, Drawn: 2}, {Key: "route=" + hostileName, Population: 1, Drawn: 1}}}
 	var b bytes.Buffer
 	if err := NewRegistry().Sample.Render(&b, "text", s); err != nil {
