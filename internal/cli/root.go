@@ -37,7 +37,8 @@ const exitCodesHelp = `Exit codes:
   1    error
   2    usage error (bad flags or arguments)
   3    a failed verdict: gate found a regression, selftest an exploitable grader,
-       drift a changed model, probe a likely contaminated target
+       drift a changed model, probe a likely contaminated target, trend a
+       drop in a model's pass rate
   4    invalid spec or dataset
   5    unhealthy run: a target's provider errors exceeded run.max_error_rate
        (default 20%), or it was given up as unavailable after 5 consecutive
