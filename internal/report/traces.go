@@ -1,8 +1,97 @@
 package report
 
-import "github.com/assay-eval/assay/internal/traces"
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/assay-eval/assay/internal/traces"
+	"github.com/assay-eval/assay/internal/units"
+)
 
 // IngestFormats are `assay ingest`'s formats.
 func IngestFormats() []Format[*traces.IngestResult] {
-	return []Format[*traces.IngestResult]{JSONFormat[*traces.IngestResult]()}
+	return []Format[*traces.IngestResult]{
+		{Name: "text", Aliases: []string{""}, Render: IngestText},
+		{Name: "markdown", Aliases: []string{"md"}, Render: IngestMarkdown},
+		JSONFormat[*traces.IngestResult](),
+	}
+}
+
+// ingestTotal sums the files.
+func ingestTotal(r *traces.IngestResult) traces.IngestFile {
+	t := traces.IngestFile{Path: "total"}
+	for _, f := range r.Files {
+		t.Lines += f.Lines
+		t.Stored += f.Stored
+		t.Duplicates += f.Duplicates
+		t.Redactions += f.Redactions
+		t.Unpriced += f.Unpriced
+		t.Bad += f.Bad
+	}
+	return t
+}
+
+// IngestText renders what assay ingest stored: a row per file (and their
+// total), then the bad lines skipped.
+func IngestText(w io.Writer, r *traces.IngestResult) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "file\tlines\tstored\talready stored\tbad (skipped)\tredacted\tunpriced\t")
+	rows := r.Files
+	if len(rows) > 1 {
+		rows = append(append([]traces.IngestFile{}, rows...), ingestTotal(r))
+	}
+	for _, f := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", oneLine(f.Path), units.Count(f.Lines), units.Count(f.Stored),
+			units.Count(f.Duplicates), units.Count(f.Bad), units.Count(f.Redactions), units.Count(f.Unpriced))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	ingestNotes(&b, r, oneLine)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ingestNotes says what the counts mean for the reader and lists the bad
+// lines skipped.
+func ingestNotes(b *strings.Builder, r *traces.IngestResult, esc func(string) string) {
+	t := ingestTotal(r)
+	b.WriteString("\n")
+	if t.Redactions > 0 {
+		fmt.Fprintf(b, "%s replaced by [REDACTED:<name>] before storing (traces.redact).\n", plural(t.Redactions, "private value"))
+	}
+	if t.Unpriced > 0 {
+		fmt.Fprintf(b, "%s without a price in traces.prices: stored with no cost.\n", plural(t.Unpriced, "trace"))
+	}
+	if t.Bad > 0 {
+		fmt.Fprintf(b, "%s skipped (--skip-bad):\n", plural(t.Bad, "bad line"))
+		for _, f := range r.Files {
+			for _, p := range f.Problems {
+				b.WriteString("  " + esc(p.String()) + "\n")
+			}
+			if more := f.Bad - len(f.Problems); more > 0 {
+				fmt.Fprintf(b, "  … and %s more in %s\n", plural(more, "bad line"), esc(f.Path))
+			}
+		}
+	}
+}
+
+// IngestMarkdown renders the same as a Markdown table.
+func IngestMarkdown(w io.Writer, r *traces.IngestResult) error {
+	var b strings.Builder
+	b.WriteString("## assay ingest\n\n| file | lines | stored | already stored | bad (skipped) | redacted | unpriced |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	rows := r.Files
+	if len(rows) > 1 {
+		rows = append(append([]traces.IngestFile{}, rows...), ingestTotal(r))
+	}
+	for _, f := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(f.Path), units.Count(f.Lines), units.Count(f.Stored),
+			units.Count(f.Duplicates), units.Count(f.Bad), units.Count(f.Redactions), units.Count(f.Unpriced))
+	}
+	ingestNotes(&b, r, mdText)
+	_, err := io.WriteString(w, b.String())
+	return err
 }

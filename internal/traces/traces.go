@@ -5,6 +5,8 @@
 // patterns, counted). It reads bytes and pdata; it stores nothing.
 package traces
 
+import "github.com/assay-eval/assay/internal/spec"
+
 // IngestResult is what `assay ingest` did, file by file.
 type IngestResult struct {
 	Files []IngestFile `json:"files"`
@@ -18,4 +20,8 @@ type IngestFile struct {
 	Duplicates int    `json:"duplicates"` // lines whose ID was already stored
 	Redactions int    `json:"redactions"`
 	Unpriced   int    `json:"unpriced"` // traces whose model has no price
+	// Bad counts the lines skipped as not a trace (--skip-bad); Problems
+	// are the first of them.
+	Bad      int            `json:"bad"`
+	Problems []spec.Problem `json:"problems,omitempty"`
 }
