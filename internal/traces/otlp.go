@@ -257,14 +257,20 @@ func (c *conversation) fromAttributes(a pcommon.Map) {
 // systemText is the text of gen_ai.system_instructions: a list of parts
 // (their text parts joined by newlines), or a plain string.
 func systemText(raw []byte) (string, bool) {
-	var parts []json.RawMessage
+	var parts []typedPart
 	if json.Unmarshal(raw, &parts) == nil {
-		m := partsMessage(parts, "system")
-		return m[0].Content, true
+		return partsMessage(parts, "system")[0].Content, true
+	}
+	var lenient []json.RawMessage
+	if json.Unmarshal(raw, &lenient) == nil {
+		return partsMessage(lenientParts(lenient), "system")[0].Content, true
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s, true
+	}
+	if !json.Valid(raw) {
+		return string(raw), true // a string that only looked like JSON
 	}
 	return "", false
 }
@@ -273,6 +279,24 @@ func systemText(raw []byte) (string, bool) {
 // ({role, parts, finish_reason}) or OpenAI's ({role, content, tool_calls,
 // tool_call_id}). It also returns the first finish_reason given.
 func messageList(raw []byte, role string) ([]record.Message, string) {
+	// The current form decoded at once; anything else (OpenAI's form, a
+	// field of an unexpected type) read leniently, field by field.
+	var typed []typedMessage
+	if json.Unmarshal(raw, &typed) == nil && !slices.ContainsFunc(typed, func(m typedMessage) bool { return m.Parts == nil }) {
+		var ms []record.Message
+		finish := ""
+		for _, m := range typed {
+			r := role
+			if m.Role != "" {
+				r = m.Role
+			}
+			ms = append(ms, named(partsMessage(m.Parts, r), m.Name)...)
+			if finish == "" {
+				finish = m.FinishReason
+			}
+		}
+		return ms, finish
+	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, ""
@@ -293,6 +317,40 @@ func messageList(raw []byte, role string) ([]record.Message, string) {
 	return ms, finish
 }
 
+// typedMessage is a current-form message.
+type typedMessage struct {
+	Role         string      `json:"role"`
+	Name         string      `json:"name"`
+	FinishReason string      `json:"finish_reason"`
+	Parts        []typedPart `json:"parts"`
+}
+
+// typedPart is a part of a current-form message: text (content), a tool
+// call (id, name, arguments) or a tool's answer (id, response; result
+// before semantic conventions 1.38).
+type typedPart struct {
+	Type      string          `json:"type"`
+	Content   string          `json:"content"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Response  json.RawMessage `json:"response"`
+	Result    json.RawMessage `json:"result"`
+}
+
+// named gives the messages a message's name when they have none.
+func named(ms []record.Message, name string) []record.Message {
+	if name == "" {
+		return ms
+	}
+	for i := range ms {
+		if ms[i].Name == "" {
+			ms[i].Name = name
+		}
+	}
+	return ms
+}
+
 // message reads one message object of either form (several messages when
 // it answers several tool calls: each answer is a tool message).
 func message(obj map[string]json.RawMessage, role string) ([]record.Message, string) {
@@ -301,19 +359,11 @@ func message(obj map[string]json.RawMessage, role string) ([]record.Message, str
 	}
 	finish := jsonString(obj["finish_reason"])
 	if p, ok := obj["parts"]; ok {
-		var parts []json.RawMessage
-		if json.Unmarshal(p, &parts) != nil {
+		var raw []json.RawMessage
+		if json.Unmarshal(p, &raw) != nil {
 			return nil, finish
 		}
-		ms := partsMessage(parts, role)
-		if name := jsonString(obj["name"]); name != "" {
-			for i := range ms {
-				if ms[i].Name == "" {
-					ms[i].Name = name
-				}
-			}
-		}
-		return ms, finish
+		return named(partsMessage(lenientParts(raw), role), jsonString(obj["name"])), finish
 	}
 	// OpenAI's form (and the events' bodies).
 	m := record.Message{Role: role, Content: contentText(obj["content"]),
@@ -335,26 +385,22 @@ func message(obj map[string]json.RawMessage, role string) ([]record.Message, str
 // partsMessage turns a current-form message's parts into messages: the
 // text parts joined into the content, tool_call parts into tool calls, and
 // each tool_call_response part a tool message of its own.
-func partsMessage(parts []json.RawMessage, role string) []record.Message {
+func partsMessage(parts []typedPart, role string) []record.Message {
 	m := record.Message{Role: role}
 	var texts []string
 	var answers []record.Message
-	for _, r := range parts {
-		var p map[string]json.RawMessage
-		if json.Unmarshal(r, &p) != nil {
-			continue
-		}
-		switch jsonString(p["type"]) {
+	for _, p := range parts {
+		switch p.Type {
 		case "text":
-			texts = append(texts, jsonString(p["content"]))
+			texts = append(texts, p.Content)
 		case "tool_call":
-			m.ToolCalls = append(m.ToolCalls, record.ToolCall{ID: jsonString(p["id"]), Name: jsonString(p["name"]), Arguments: arguments(p["arguments"])})
+			m.ToolCalls = append(m.ToolCalls, record.ToolCall{ID: p.ID, Name: p.Name, Arguments: arguments(p.Arguments)})
 		case "tool_call_response":
-			res, ok := p["response"]
-			if !ok {
-				res = p["result"] // semantic conventions before 1.38
+			res := p.Response
+			if res == nil {
+				res = p.Result // semantic conventions before 1.38
 			}
-			answers = append(answers, record.Message{Role: role, ToolCallID: jsonString(p["id"]), Content: arguments(res)})
+			answers = append(answers, record.Message{Role: role, ToolCallID: p.ID, Content: arguments(res)})
 		}
 	}
 	m.Content = strings.Join(texts, "\n")
@@ -362,6 +408,21 @@ func partsMessage(parts []json.RawMessage, role string) []record.Message {
 		return answers
 	}
 	return append([]record.Message{m}, answers...)
+}
+
+// lenientParts reads parts field by field: a field of another type than
+// expected reads as empty instead of failing the message.
+func lenientParts(raw []json.RawMessage) []typedPart {
+	var parts []typedPart
+	for _, r := range raw {
+		var p map[string]json.RawMessage
+		if json.Unmarshal(r, &p) != nil {
+			continue
+		}
+		parts = append(parts, typedPart{Type: jsonString(p["type"]), Content: jsonString(p["content"]), ID: jsonString(p["id"]),
+			Name: jsonString(p["name"]), Arguments: p["arguments"], Response: p["response"], Result: p["result"]})
+	}
+	return parts
 }
 
 // contentText is a content field's text: a string as it is; a list of
@@ -419,12 +480,15 @@ func toolCalls(raw json.RawMessage) []record.ToolCall {
 // JSON string as the string it holds (OpenAI sends arguments as a string
 // of JSON), any other value as its compact JSON, nothing as "".
 func arguments(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
 	}
 	return compact(raw)
 }
@@ -802,7 +866,9 @@ func first[T comparable](vs ...T) T {
 func valueJSON(v pcommon.Value) []byte {
 	if v.Type() == pcommon.ValueTypeStr {
 		s := strings.TrimSpace(v.Str())
-		if (strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{")) && json.Valid([]byte(s)) {
+		if strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{") {
+			// Read as JSON by the caller; one that is not reads as nothing
+			// (or, where text is wanted, as the string it is).
 			return []byte(s)
 		}
 	}
