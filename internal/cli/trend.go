@@ -209,7 +209,15 @@ func runTrend(ctx context.Context, g *Globals, o *trendOptions) error {
 		return err
 	}
 	if rep.Drops > 0 {
-		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("trend: %s flagged", dropsWord(rep.Drops))}
+		var where []string
+		for _, s := range rep.Models {
+			for _, p := range s.Points {
+				if p.Change != nil && p.Change.Drop {
+					where = append(where, strconv.Quote(s.Model)+" in "+p.Window)
+				}
+			}
+		}
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("trend: %s flagged: %s", dropsWord(rep.Drops), strings.Join(where, ", "))}
 	}
 	return nil
 }

@@ -84,7 +84,7 @@ func TestTrendCommand(t *testing.T) {
 	putTrendRun(t, dropped, "20261201-000000-bbbbbb", "s-2", monday.AddDate(0, 0, 30), monday, 60,
 		map[string][]float64{"gpt-x": {0.8, 0.8, 0.8, 0.5}, "claude-y": {0.9, 0.9, 0.9, 0.9}})
 	inv = runCLI(t, cliEnv{}, "trend", "--db", dropped)
-	if inv.code != ExitFailed || !strings.Contains(inv.stderr, "trend: a drop was flagged") {
+	if inv.code != ExitFailed || !strings.Contains(inv.stderr, `trend: a drop was flagged: "gpt-x" in 2026-W48`) {
 		t.Errorf("drop: exit %d, stderr %q; want 3 saying a drop was flagged", inv.code, inv.stderr)
 	}
 	marked := 0
