@@ -240,8 +240,8 @@ func Promote(ctx context.Context, src Source, run *record.Run, sp *spec.Spec, o 
 		if m.Messages != "" {
 			fields[m.Messages] = t.Input
 		}
-		if m.Context != "" && t.System != "" {
-			fields[m.Context] = t.System
+		if m.Context != "" {
+			fields[m.Context] = t.System // "" when the trace had none: the prompt may read the field
 		}
 		adds = append(adds, dataset.Addition{Fields: fields, BaseID: "trace", IDField: sp.Dataset.ID, Reason: c.reason})
 		res.Added = append(res.Added, Added{TraceID: t.ID, Because: c.because, Reason: c.reason, Input: clip(input)})
