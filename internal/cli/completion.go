@@ -43,6 +43,8 @@ var formatValues = map[string][]string{
 	"assay validate":            report.NewRegistry().Validate.Names(),
 	"assay calibrate":           report.NewRegistry().Calibrate.Names(),
 	"assay trend":               report.NewRegistry().Trend.Names(),
+	"assay sample":              report.NewRegistry().Sample.Names(),
+	"assay score-traces":        report.NewRegistry().TraceScores.Names(),
 	"assay selftest":            report.NewRegistry().Selftest.Names(),
 	"assay probe contamination": report.NewRegistry().Probe.Names(),
 	"assay promote":             report.NewRegistry().Promote.Names(),
