@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -209,4 +210,42 @@ func TestOptionsCheck(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
 		}
 	}
+}
+
+// The draw holds k IDs per stratum, not the population: the live heap
+// after 120,000 streamed traces is what it was after 20,000.
+func TestDrawMemoryFlat(t *testing.T) {
+	var at30k, at300k uint64
+	tr := record.Trace{Model: "m", Attributes: []byte(`{"route":"/r"}`)}
+	pop := func(fn func(*record.Trace) error) error {
+		for i := range 120_000 {
+			tr.ID = fmt.Sprintf("trace-%07d", i)
+			tr.Model = []string{"a", "b", "c"}[i%3]
+			if err := fn(&tr); err != nil {
+				return err
+			}
+			if i+1 == 20_000 || i+1 == 120_000 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				if i+1 == 20_000 {
+					at30k = m.HeapAlloc
+				} else {
+					at300k = m.HeapAlloc
+				}
+			}
+		}
+		return nil
+	}
+	s, err := Draw(pop, Options{By: []string{"model", "route"}, Per: 100, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Items) != 300 || s.Strata[0].Population != 40_000 {
+		t.Fatalf("%d items, strata %+v", len(s.Items), s.Strata)
+	}
+	if grew := int64(at300k) - int64(at30k); grew > 256<<10 {
+		t.Errorf("the live heap grew %d bytes from 20,000 to 120,000 traces (%d → %d)", grew, at30k, at300k)
+	}
+	t.Logf("live heap %d bytes after 20,000 traces, %d after 120,000", at30k, at300k)
 }
