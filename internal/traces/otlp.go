@@ -949,27 +949,50 @@ func writeValue(b *bytes.Buffer, v pcommon.Value, depth int) {
 	}
 }
 
-// writeString writes s as a JSON string (invalid UTF-8 replaced by
-// U+FFFD, as encoding/json does).
+// writeString writes s as a JSON string: quotes, backslashes and control
+// characters escaped, invalid UTF-8 replaced by U+FFFD (as encoding/json
+// does), everything else as it is.
 func writeString(b *bytes.Buffer, s string) {
-	if isPlain(s) {
-		b.WriteByte('"')
-		b.WriteString(s)
-		b.WriteByte('"')
-		return
-	}
-	out, _ := json.Marshal(s) // a string always marshals
-	b.Write(out)
-}
-
-// isPlain reports whether s needs no escaping in JSON (and encoding/json
-// would escape none of it: no <, >, & either).
-func isPlain(s string) bool {
-	for i := 0; i < len(s); i++ {
+	const hexDigits = "0123456789abcdef"
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
 		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
-			return false
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
 		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			b.WriteString(s[start:i])
+			b.WriteString(`\ufffd`)
+			i++
+			start = i
+			continue
+		}
+		b.WriteString(s[start:i])
+		switch c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
+		}
+		i++
+		start = i
 	}
-	return true
+	b.WriteString(s[start:])
+	b.WriteByte('"')
 }

@@ -342,3 +342,34 @@ func TestRepeatedAttributeKey(t *testing.T) {
 		t.Errorf("model %q, attributes %s", ts[0].Model, ts[0].Attributes)
 	}
 }
+
+// An attribute's string reads back from the attributes' JSON as
+// encoding/json would have written it (invalid UTF-8 as U+FFFD), whatever
+// its bytes, and the attributes stay valid JSON.
+func FuzzAttributeString(f *testing.F) {
+	for _, s := range []string{"", "plain", "q\"b\\s\n\r\t\x00\x1f\x7f", "é中\U0001F600", "\xff\xfe", "a\xc3", "<>&\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		td, _ := newSpan(func(sp ptrace.Span) {
+			sp.Attributes().PutStr("gen_ai.x", "y")
+			sp.Attributes().PutStr(s, s)
+		})
+		ts, _, err := traces.FromOTLP(td, received)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]string
+		if err := json.Unmarshal(ts[0].Attributes, &got); err != nil {
+			t.Fatalf("%q: %v: %s", s, err, ts[0].Attributes)
+		}
+		ref, _ := json.Marshal(s)
+		var want string
+		if err := json.Unmarshal(ref, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got[want] != want {
+			t.Fatalf("%q read back as %q, want %q", s, got[want], want)
+		}
+	})
+}
