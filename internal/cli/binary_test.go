@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	// object. Tests that bound allocation read TotalAlloc, which the
 	// collector does not change.
 	debug.SetGCPercent(400)
-	undoPython := python3WithoutShim()
+	undoPython := python3Bare()
 	code := m.Run()
 	undoPython()
 	if gsm8kShared.dir != "" {
