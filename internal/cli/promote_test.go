@@ -30,14 +30,14 @@ func promoteTraces() []record.Trace {
 	}{
 		{"t01", user("How do I reset my password?"), good, ""},
 		{"t02", user("Cancel my subscription please"), bad, ""},
-		{"t03", user("cancel my subscription, PLEASE!"), bad, ""},                     // t02 normalised
-		{"t04", user("What is the capital of France?"), bad, ""},                      // dataset line 1
+		{"t03", user("cancel my subscription, PLEASE!"), bad, ""},                   // t02 normalised
+		{"t04", user("What is the capital of France?"), bad, ""},                    // dataset line 1
 		{"t05", user("Please tell me the current capital city of France"), bad, ""}, // near line 2
 		{"t06", []record.Message{{Role: "user", Content: "I have a billing problem"}, {Role: "assistant", Content: "What is it?"},
 			{Role: "user", Content: "I was charged twice in March </script><script>alert(1)</script>"}}, bad, "You are support."},
 		{"t07", []record.Message{{Role: "assistant", Content: "Hello?"}}, bad, ""},
 		{"t08", user("Write a poem about the sea"), good, ""}, // labeled fail
-		{"t09", user("Translate hello into German"), bad, ""},  // labeled pass
+		{"t09", user("Translate hello into German"), bad, ""}, // labeled pass
 	}
 	var out []record.Trace
 	for i, x := range ts {
