@@ -152,4 +152,13 @@ func TestTrendCommand(t *testing.T) {
 	if inv.code != ExitErr || !strings.Contains(inv.stderr, `trend: no score-traces run of spec "billing" in the store`) {
 		t.Errorf("other spec: exit %d, stderr %q", inv.code, inv.stderr)
 	}
+	// --spec also takes the spec's file: its name is the one looked for.
+	inv = runCLI(t, cliEnv{}, "trend", "--db", dropped, "--spec", filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml"))
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, `trend: no score-traces run of spec "ticket-triage" in the store`) {
+		t.Errorf("--spec FILE: exit %d, stderr %q", inv.code, inv.stderr)
+	}
+	inv = runCLI(t, cliEnv{}, "trend", "--db", dropped, "--spec", "support", "--format", "json")
+	if inv.code != ExitFailed {
+		t.Errorf("--spec support: exit %d, want 3 (its run has the drop)", inv.code)
+	}
 }

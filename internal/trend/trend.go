@@ -329,7 +329,9 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 				return nil, fmt.Errorf("model %s, window %s: %w", m, p.Window, err)
 			}
 			p.N, p.Passed, p.Population = e.N, c.passed, c.population
-			p.Rate, p.SE, p.Lo, p.Hi = e.Mean, e.SE, e.CI.Lo, e.CI.Hi
+			// Wilson's bound at a rate of 0 or 1 can miss it by a rounding
+			// (5.6e-17 above 0): the interval always holds its estimate.
+			p.Rate, p.SE, p.Lo, p.Hi = e.Mean, e.SE, math.Min(e.CI.Lo, e.Mean), math.Max(e.CI.Hi, e.Mean)
 			switch {
 			case p.N < minN:
 				p.Untested = fmt.Sprintf("%d traces, fewer than the %d a window needs to be tested", p.N, minN)
