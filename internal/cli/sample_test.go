@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/sample"
+	"github.com/assay-eval/assay/internal/serve"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -190,6 +192,25 @@ func TestSampleScoreTracesEndToEnd(t *testing.T) {
 	inv = runCLI(t, cliEnv{}, "runs", "--json", "--db", db)
 	if inv.code != 0 || !strings.Contains(inv.stdout, rep.RunID) {
 		t.Errorf("runs: exit %d, %s does not list %s: %s", inv.code, inv.stdout, rep.RunID, inv.stderr)
+	}
+	// serve's pages over the run.
+	st, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := serve.New(serve.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/", "/runs/" + rep.RunID, "/runs/" + rep.RunID + "/cases", "/runs/" + rep.RunID + "/cases/" + g.Strata[1].Drawn[0]} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = "127.0.0.1"
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, "beta") {
+			t.Errorf("serve %s: %d\n%s", path, w.Code, body)
+		}
 	}
 	for _, f := range []string{"text", "json", "markdown", "html"} {
 		inv = runCLI(t, cliEnv{}, "report", rep.RunID, "--format", f, "--db", db)
