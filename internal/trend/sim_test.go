@@ -30,7 +30,11 @@ var simStrata = [2]struct {
 // drop.by in week drop.week and every week after (a lasting regression).
 func simulate(rng *rand.Rand, models []simModel, weeks, scale int, drop simDrop) []Observation {
 	monday := time.Date(2026, 9, 7, 0, 0, 0, 0, time.UTC)
-	var obs []Observation
+	n := 0
+	for _, s := range simStrata {
+		n += s.n
+	}
+	obs := make([]Observation, 0, len(models)*weeks*n*scale)
 	for _, m := range models {
 		for w := range weeks {
 			for h, s := range simStrata {

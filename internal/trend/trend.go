@@ -248,13 +248,16 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 	}
 	rep.Windows, rep.Models = []Window{}, []Series{}
 
-	kept := obs[:0:0]
-	for _, ob := range obs {
-		if !o.Since.IsZero() && ob.Time.Before(o.Since) {
-			rep.Earlier++
-			continue
+	kept := obs
+	if !o.Since.IsZero() {
+		kept = obs[:0:0]
+		for _, ob := range obs {
+			if ob.Time.Before(o.Since) {
+				rep.Earlier++
+				continue
+			}
+			kept = append(kept, ob)
 		}
-		kept = append(kept, ob)
 	}
 	if len(kept) == 0 {
 		return rep, nil
@@ -275,11 +278,11 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 		obs        []stats.Observation
 		passed     int
 		population float64
-		raw        []Observation
+		raw        []int // indexes into kept
 		hashes     map[string]bool
 	}
 	cells := map[string][]*cell{} // model → window index
-	for _, ob := range kept {
+	for i, ob := range kept {
 		k := windowOf(ob.Time, days)
 		if k < first {
 			rep.Earlier++
@@ -301,7 +304,7 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 			c.passed++
 		}
 		c.obs = append(c.obs, stats.Observation{Stratum: ob.Sample + "\x00" + ob.Stratum, Weight: superpopulation * ob.Weight, Y: y})
-		c.raw = append(c.raw, ob)
+		c.raw = append(c.raw, i)
 		c.population += ob.Weight
 		c.hashes[ob.ScorersHash] = true
 		rep.Traces++
@@ -343,7 +346,7 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 			default:
 				b := s.Points[base]
 				ch := &Change{Against: b.Window, Delta: p.Rate - b.Rate, SE: math.Hypot(p.SE, b.SE)}
-				ch.SE0 = pooledSE(cells[m][base].raw, c.raw)
+				ch.SE0 = pooledSE(kept, cells[m][base].raw, c.raw)
 				if !(ch.SE0 > 0) {
 					// Every stratum's traces all passed (or all failed) in
 					// both windows: nothing to test.
@@ -396,11 +399,12 @@ func Compute(obs []Observation, o Options, rep *Report) (*Report, error) {
 // by an independent numpy simulation of TestDropFalseAlarmAndPower's
 // design; the pooled test 0.98 and 0.84 times. Zero when every stratum's
 // traces all passed (or all failed) in both windows.
-func pooledSE(a, b []Observation) float64 {
+func pooledSE(obs []Observation, a, b []int) float64 {
 	type pool struct{ w, wy float64 }
 	strata := map[string]*pool{}
-	for _, xs := range [][]Observation{a, b} {
-		for _, o := range xs {
+	for _, xs := range [][]int{a, b} {
+		for _, i := range xs {
+			o := &obs[i]
 			p := strata[o.Stratum]
 			if p == nil {
 				p = &pool{}
@@ -413,9 +417,10 @@ func pooledSE(a, b []Observation) float64 {
 		}
 	}
 	v := 0.0
-	for _, xs := range [][]Observation{a, b} {
+	for _, xs := range [][]int{a, b} {
 		var total, sum float64
-		for _, o := range xs {
+		for _, i := range xs {
+			o := &obs[i]
 			p := strata[o.Stratum]
 			r := p.wy / p.w
 			total += o.Weight
