@@ -5,8 +5,9 @@
 //
 // The package reads and writes the two files and the vendor's answers; it
 // renders nothing and calls nothing (the caller hands it each case's
-// rendered messages, and stores the run the answers make). It must not
-// import the runner, the engine or provider implementations.
+// rendered messages, and stores the run the answers make). Its types are
+// the records' (report renders its results): it must not import the
+// runner, the engine or internal/provider.
 package blind
 
 import (
@@ -26,7 +27,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/atomicfile"
-	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // KeyFormat names the key file's format (and its version).
@@ -35,27 +36,41 @@ const KeyFormat = "assay-blind-key/1"
 // Item is one line of the blinded sample: what the vendor sends its model.
 // It holds nothing that names or grades the case.
 type Item struct {
-	ID       string             `json:"id"`
-	Messages []provider.Message `json:"messages"`
+	ID       string           `json:"id"`
+	Messages []record.Message `json:"messages"`
 	// Tools, ToolChoice and ResponseFormat are what the spec offers the
 	// model with every request (absent when it offers none).
-	Tools          []provider.Tool          `json:"tools,omitempty"`
-	ToolChoice     string                   `json:"tool_choice,omitempty"`
-	ResponseFormat *provider.ResponseFormat `json:"response_format,omitempty"`
+	Tools          []Tool          `json:"tools,omitempty"`
+	ToolChoice     string          `json:"tool_choice,omitempty"`
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+}
+
+// Tool is one function the model may call, as a request offers it.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ResponseFormat is the JSON Schema a reply must fill.
+type ResponseFormat struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
 }
 
 // Case is one case to blind: its ID (kept in the key only) and its
 // rendered prompt messages.
 type Case struct {
 	ID       string
-	Messages []provider.Message
+	Messages []record.Message
 }
 
 // Offer is what the spec sends with every request besides the messages.
 type Offer struct {
-	Tools          []provider.Tool
+	Tools          []Tool
 	ToolChoice     string
-	ResponseFormat *provider.ResponseFormat
+	ResponseFormat *ResponseFormat
 }
 
 // Key is the sealed key file: which case each opaque ID stands for, in the

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -22,7 +22,7 @@ import (
 func testCases(n int) []Case {
 	var cs []Case
 	for i := range n {
-		cs = append(cs, Case{ID: fmt.Sprintf("CASE-%03d", i), Messages: []provider.Message{
+		cs = append(cs, Case{ID: fmt.Sprintf("CASE-%03d", i), Messages: []record.Message{
 			{Role: "system", Content: "You answer tickets."},
 			{Role: "user", Content: fmt.Sprintf("Ticket about the word w%03d", i)},
 		}})

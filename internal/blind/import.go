@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/lines"
-	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -59,10 +59,10 @@ func ReadKey(path string) (*Key, error) {
 // Answer is the vendor's answer to one line of the sample, mapped back to
 // its case.
 type Answer struct {
-	ID        string              `json:"id"`
-	Case      string              `json:"case"`
-	Output    string              `json:"output"`
-	ToolCalls []provider.ToolCall `json:"tool_calls,omitempty"`
+	ID        string            `json:"id"`
+	Case      string            `json:"case"`
+	Output    string            `json:"output"`
+	ToolCalls []record.ToolCall `json:"tool_calls,omitempty"`
 	// Line is the answer's line in the responses file.
 	Line int `json:"line"`
 }
@@ -238,7 +238,7 @@ func parseResponse(body []byte) (a Answer, col int, msg string) {
 
 // toolCall reads one tool call: {"name", "arguments", "id"?}, arguments a
 // string kept as written or a JSON value kept as its compact text.
-func toolCall(raw json.RawMessage) (provider.ToolCall, error) {
+func toolCall(raw json.RawMessage) (record.ToolCall, error) {
 	var c struct {
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
@@ -247,26 +247,26 @@ func toolCall(raw json.RawMessage) (provider.ToolCall, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return provider.ToolCall{}, fmt.Errorf("want {\"name\", \"arguments\", \"id\"?}: %v", err)
+		return record.ToolCall{}, fmt.Errorf("want {\"name\", \"arguments\", \"id\"?}: %v", err)
 	}
 	if c.Name == "" {
-		return provider.ToolCall{}, errors.New("the call has no name")
+		return record.ToolCall{}, errors.New("the call has no name")
 	}
 	args := ""
 	switch t := bytes.TrimSpace(c.Arguments); {
 	case len(t) == 0 || string(t) == "null":
 	case t[0] == '"':
 		if err := json.Unmarshal(t, &args); err != nil {
-			return provider.ToolCall{}, err
+			return record.ToolCall{}, err
 		}
 	default:
 		var b bytes.Buffer
 		if err := json.Compact(&b, t); err != nil {
-			return provider.ToolCall{}, err
+			return record.ToolCall{}, err
 		}
 		args = b.String()
 	}
-	return provider.ToolCall{ID: c.ID, Name: c.Name, Arguments: args}, nil
+	return record.ToolCall{ID: c.ID, Name: c.Name, Arguments: args}, nil
 }
 
 // quote quotes a value from the file for a message, cut when long.

@@ -85,7 +85,7 @@ func runBlindExport(ctx context.Context, g *Globals, e *exportOptions, args []st
 			bad = append(bad, fmt.Sprintf("case %s: %v", c.ID, err))
 			return nil
 		}
-		cases = append(cases, blind.Case{ID: c.ID, Messages: msgs})
+		cases = append(cases, blind.Case{ID: c.ID, Messages: blindMessages(msgs)})
 		return ctx.Err()
 	})
 	if err != nil {
@@ -99,10 +99,9 @@ func runBlindExport(ctx context.Context, g *Globals, e *exportOptions, args []st
 		return &ExitError{Code: ExitInvalid, Err: fmt.Errorf("export --blind: %d case(s) do not render, so the sample would not be what a run sends: %s%s", len(bad), strings.Join(bad[:min(5, len(bad))], "; "), more)}
 	}
 	sp := t.Spec
-	offer := runner.OfferOf(sp)
 	res, err := blind.Export(cases, blind.ExportOptions{
 		Sample: e.Output, Key: o.Key, Force: o.Force, Cases: o.Cases, Seed: o.Seed, SeedSet: o.seedSet,
-		Offer: blind.Offer{Tools: offer.Tools, ToolChoice: offer.ToolChoice, ResponseFormat: offer.ResponseFormat},
+		Offer: blindOffer(runner.OfferOf(sp)),
 		Spec:  sp.Name, SpecPath: sp.File, SpecHash: sp.Hash, DatasetHash: t.Dataset.Hash, PromptHash: sp.PromptHash(),
 		Now: g.Now(),
 	})
@@ -117,6 +116,32 @@ func runBlindExport(ctx context.Context, g *Globals, e *exportOptions, args []st
 		return usageError{err}
 	}
 	return printOut(g.Stdout, "", r)
+}
+
+// blindMessages are rendered messages as the sample writes them.
+func blindMessages(msgs []provider.Message) []record.Message {
+	out := make([]record.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = record.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			out[i].ToolCalls = append(out[i].ToolCalls, record.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+	}
+	return out
+}
+
+// blindOffer is what a request offers besides its messages, as the sample
+// writes it.
+func blindOffer(o runner.Offer) blind.Offer {
+	var b blind.Offer
+	for _, t := range o.Tools {
+		b.Tools = append(b.Tools, blind.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	b.ToolChoice = o.ToolChoice
+	if f := o.ResponseFormat; f != nil {
+		b.ResponseFormat = &blind.ResponseFormat{Name: f.Name, Schema: f.Schema, Strict: f.Strict}
+	}
+	return b
 }
 
 // blindable refuses a spec whose cases cannot be sent blind: an agent
@@ -282,7 +307,11 @@ func runImport(ctx context.Context, g *Globals, o *importOptions) error {
 		if a == nil {
 			return nil, &provider.Error{Kind: provider.KindNoRecord, Msg: fmt.Sprintf("case %q has no answer", req.CaseID)}
 		}
-		return &provider.Response{Text: a.Output, ToolCalls: a.ToolCalls, Attempts: 1, Latency: time.Nanosecond}, nil
+		var calls []provider.ToolCall
+		for _, c := range a.ToolCalls {
+			calls = append(calls, provider.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		return &provider.Response{Text: a.Output, ToolCalls: calls, Attempts: 1, Latency: time.Nanosecond}, nil
 	})
 
 	st, err := openStore(ctx, g)
