@@ -260,7 +260,7 @@ func TestSampleUsage(t *testing.T) {
 		{[]string{}, "a simple sample needs --size 1 or more (or strata: --per model=50)"},
 		{[]string{"--size", "5", "--where", "route"}, `filter "route": want key=value, such as model=gpt-4o`},
 	} {
-		inv := runCLI(t, cliEnv{}, append(append([]string{"sample", "--db", db}, c.args...))...)
+		inv := runCLI(t, cliEnv{}, append([]string{"sample", "--db", db}, c.args...)...)
 		if inv.code != ExitUsage || !strings.Contains(inv.stderr, c.want) {
 			t.Errorf("sample %v: exit %d, stderr %q; want exit %d with %q", c.args, inv.code, inv.stderr, ExitUsage, c.want)
 		}
