@@ -189,8 +189,12 @@ func (j *JSONL) fill(t *record.Trace, body []byte, root int) *lineErr {
 		return &lineErr{off: off, msg: fmt.Sprintf("traces.%s (%s) must be %s, got %s", key, strconv.Quote(j.pathOf(key)), want, describe(got))}
 	}
 	missing := func(key string) *lineErr {
+		needed := "traces.input and traces.output"
+		if j.paths["id"] != nil {
+			needed = "traces.id, traces.input and traces.output"
+		}
 		return &lineErr{off: root, msg: fmt.Sprintf("the line has no %s (traces.%s)", strconv.Quote(j.pathOf(key)), key),
-			hint: "every line needs the fields that traces.id, traces.input and traces.output name"}
+			hint: "every line needs the fields that " + needed + " name"}
 	}
 	get := func(key string) ([]byte, int, *lineErr) { return j.field(body, root, key) }
 
@@ -362,9 +366,7 @@ func messagesOf(raw []byte, off int, role string) ([]record.Message, string, *li
 		if e := checkMessage(raw, off); e != nil {
 			return nil, "", e
 		}
-		var obj map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &obj) // valid: checked
-		ms, finish := message(obj, role)
+		ms, finish := message(objectOf(raw), role)
 		return ms, finish, nil
 	case '[':
 		var ms []record.Message
@@ -382,9 +384,7 @@ func messagesOf(raw []byte, off int, role string) ([]record.Message, string, *li
 				e.msg = fmt.Sprintf("message %d: %s", i, e.msg)
 				return false
 			}
-			var obj map[string]json.RawMessage
-			_ = json.Unmarshal(el, &obj)
-			got, f := message(obj, role)
+			got, f := message(objectOf(el), role)
 			ms = append(ms, got...)
 			if finish == "" {
 				finish = f
@@ -616,6 +616,26 @@ func elements(b []byte, i int, fn func(s, e int) bool) {
 	}
 }
 
+// objectOf is the members of the (valid) object raw by key, their values
+// slices of raw; a repeated key's last value wins, as encoding/json has it.
+func objectOf(raw []byte) map[string]json.RawMessage {
+	obj := map[string]json.RawMessage{}
+	members(raw, 0, func(key []byte, _, vs, ve int) bool {
+		obj[unquote(key)] = raw[vs:ve:ve]
+		return true
+	})
+	return obj
+}
+
+// keyIs reports whether the quoted JSON key equals s.
+func keyIs(key []byte, s string) bool {
+	body := key[1 : len(key)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body) == s
+	}
+	return unquote(key) == s
+}
+
 // lookup follows a dotted path from the value at b[i]: start and end of
 // the value found, start -1 when a part is missing, and an error when the
 // path goes through something that is neither an object nor (for a
@@ -626,7 +646,7 @@ func lookup(b []byte, i int, parts []string) (int, int, *lineErr) {
 		switch b[i] {
 		case '{':
 			members(b, i, func(key []byte, _, vs, ve int) bool {
-				if unquote(key) == part {
+				if keyIs(key, part) {
 					found, end = vs, ve
 					return false
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -241,4 +242,24 @@ func FuzzJSONLLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// One OpenAI-form log line of about 1.4 KB mapped into a trace.
+func BenchmarkJSONLLine(b *testing.B) {
+	long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 12)
+	line := []byte(`{"request_id":"r-1","ts":"2026-05-01T12:00:00Z","latency_ms":812.5,"user":"u-7","meta":{"route":"/chat"},` +
+		`"request":{"model":"gpt-4o","temperature":0.2,"messages":[{"role":"system","content":"` + long + `"},{"role":"user","content":"` + long + `"}]},` +
+		`"response":{"choices":[{"message":{"role":"assistant","content":"` + long + `"}}],"usage":{"prompt_tokens":120,"completion_tokens":7}}}`)
+	j := reader(b, openAIMapping)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu := threadCPU()
+	defer func() { b.ReportMetric(float64(threadCPU()-cpu)/float64(b.N), "cpu-ns/op") }()
+	for b.Loop() {
+		if _, p := j.Line(1, line); p != nil {
+			b.Fatal(p)
+		}
+	}
 }

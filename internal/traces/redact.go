@@ -193,8 +193,9 @@ func regexFinder(re *regexp.Regexp) finder {
 }
 
 // Trace redacts every text of t in place — system instructions, messages'
-// contents, tool calls' arguments, string values of the attributes and the
-// resource — and adds what it replaced to t.Redactions. Arguments, the
+// contents and names, tool calls' arguments, string values of the
+// attributes and the resource — and adds what it replaced to
+// t.Redactions. Arguments, the
 // attributes and the resource stay valid JSON when they were: the
 // redaction happens inside their strings.
 func (r *Redactor) Trace(t *record.Trace) {
@@ -207,6 +208,7 @@ func (r *Redactor) Trace(t *record.Trace) {
 		for i := range ms {
 			m := &ms[i]
 			m.Content = r.text(m.Content, false, &n)
+			m.Name = r.text(m.Name, false, &n) // a participant's name may be an email
 			for j := range m.ToolCalls {
 				m.ToolCalls[j].Arguments = r.jsonText(m.ToolCalls[j].Arguments, &n)
 			}
@@ -325,13 +327,22 @@ func (r *Redactor) jsonBytes(b []byte, n *int) []byte {
 // stringEnd returns the index of the quote closing the JSON string that
 // opens at b[i] (b is valid JSON).
 func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		// the quote ends the string unless an odd number of backslashes
+		// escapes it
+		bs := 0
+		for q-1-bs > i && b[q-1-bs] == '\\' {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q
+		}
+		j = q + 1
 	}
 	return len(b) - 1
 }
