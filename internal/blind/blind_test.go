@@ -272,3 +272,24 @@ func FuzzReadResponses(f *testing.F) {
 		}
 	})
 }
+
+// A file that is not a key is refused saying what it is not.
+func TestReadKeyBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ name, data, want string }{
+		{"sample", `{"id":"ab","messages":[]}`, `not a key written by assay export --blind: json: unknown field "id"`},
+		{"text", "hello", `not a key written by assay export --blind: invalid character 'h' looking for beginning of value`},
+		{"other", `{"format":"assay-blind-key/9"}`, `format "assay-blind-key/9": want "assay-blind-key/1" (a key written by assay export --blind)`},
+		{"unsealed", `{"format":"assay-blind-key/1","secret":"00"}`, `the key's seal does not match its contents: the key's secret is not 16 or more bytes of hex`},
+	} {
+		p := filepath.Join(dir, tt.name)
+		os.WriteFile(p, []byte(tt.data), 0o600)
+		_, err := ReadKey(p)
+		if err == nil || err.Error() != p+": "+tt.want {
+			t.Errorf("%s: %v\nwant %s: %s", tt.name, err, p, tt.want)
+		}
+	}
+	if _, err := ReadKey(filepath.Join(dir, "absent")); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("absent key: %v", err)
+	}
+}

@@ -329,3 +329,62 @@ func TestBlindImportRefuses(t *testing.T) {
 		t.Errorf("--as model-a: exit %d, %s", inv.code, inv.stderr)
 	}
 }
+
+// The tools a spec offers go with every line of the sample, and a
+// vendor's tool calls are stored as the answer's, scored by the spec's
+// tool-call scorers like a candidate's.
+func TestBlindToolCalls(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "cases.jsonl"), `{"id":"k1","city":"Oslo"}`+"\n"+`{"id":"k2","city":"Rome"}`+"\n")
+	spec := filepath.Join(dir, "assay.yaml")
+	writeFile(t, spec, `name: trips
+dataset: {path: cases.jsonl, id: id}
+prompt: {user: "Book {{.city}}"}
+tools:
+  - name: book
+    description: Book a trip.
+    parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+tool_choice: required
+targets:
+  - {name: a, provider: replay, replay: {path: cases.jsonl, join: city, output: city}}
+scorers:
+  - {name: calls, type: tool_call, tool: book, primary: true}
+`)
+	sample := filepath.Join(dir, "s.jsonl")
+	if inv := runCLI(t, cliEnv{}, "export", "--blind", spec, "-o", sample, "--seed", "1"); inv.code != 0 {
+		t.Fatalf("export --blind: %s", inv.stderr)
+	}
+	var answers []string
+	for _, m := range sampleLines(t, sample) {
+		tools, _ := m["tools"].([]any)
+		if len(tools) != 1 || tools[0].(map[string]any)["name"] != "book" || m["tool_choice"] != "required" {
+			t.Fatalf("a sample line without the spec's tools: %v", m)
+		}
+		user := m["messages"].([]any)[0].(map[string]any)["content"].(string)
+		city := strings.TrimPrefix(user, "Book ")
+		answers = append(answers, fmt.Sprintf(`{"id":%q,"output":"","tool_calls":[{"name":"book","arguments":{"city":%q}}]}`, m["id"], city))
+	}
+	resp := filepath.Join(dir, "answers.jsonl")
+	writeFile(t, resp, strings.Join(answers, "\n")+"\n")
+	db := filepath.Join(dir, "assay.db")
+	inv := runCLI(t, cliEnv{}, "import", resp, "--key", sample+".key", "--as", "vendor", "--db", db, "--format", "json")
+	if inv.code != 0 {
+		t.Fatalf("import: %s", inv.stderr)
+	}
+	var im struct {
+		RunID string `json:"run_id"`
+	}
+	json.Unmarshal([]byte(inv.stdout), &im)
+	rows := filepath.Join(dir, "rows.jsonl")
+	if inv := runCLI(t, cliEnv{}, "export", im.RunID, "-o", rows, "--db", db); inv.code != 0 {
+		t.Fatalf("export rows: %s", inv.stderr)
+	}
+	for _, r := range sampleLines(t, rows) {
+		city := r["inputs"].(map[string]any)["city"].(string)
+		calls, _ := r["tool_calls"].([]any)
+		if len(calls) != 1 || calls[0].(map[string]any)["arguments"] != fmt.Sprintf(`{"city":%q}`, city) || r["pass"] != true {
+			t.Errorf("case %s: tool calls %v, pass %v", r["case_id"], r["tool_calls"], r["pass"])
+		}
+	}
+}
