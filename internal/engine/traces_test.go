@@ -22,11 +22,12 @@ import (
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
-// A sample scored by a judge (through the provider registry), a rule on
-// tool calls and a CEL expression, beside scorers that cannot score a
-// trace (an equals and a pairwise judge): the run stored is complete, with
-// the contract's cases, results and scores.
-func TestScoreTraces(t *testing.T) {
+// traceFixture stores six traces of two models and a sample "wk" of all of
+// them, beside a spec with a judge, a rule on tool calls, a CEL expression
+// and two scorers that cannot score a trace (an equals and a pairwise
+// judge).
+func traceFixture(t *testing.T) (*spec.Spec, *sqlite.DB, time.Time) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "cases.jsonl"), `{"q":"x","a":"y"}`+"\n")
@@ -52,7 +53,7 @@ scorers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 
 	t0 := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	var traces []record.Trace
@@ -91,6 +92,27 @@ scorers:
 	if err := st.PutSample(ctx, smp); err != nil {
 		t.Fatal(err)
 	}
+	return sp, st, t0
+}
+
+// judgeEngine is an engine whose judge target answers with judge; a
+// candidate is never called.
+func judgeEngine(st *sqlite.DB, judge provider.Func) *engine.Engine {
+	reg := registry.New(registry.Factory{Info: openai.Info(), New: func(*spec.Target, registry.Env) (provider.Provider, error) {
+		return judge, nil
+	}}, registry.Factory{Info: replay.Info(), New: func(*spec.Target, registry.Env) (provider.Provider, error) {
+		return nil, errors.New("a candidate is never called")
+	}})
+	return &engine.Engine{Store: st, Providers: reg, Now: time.Now, Version: "test", Getenv: func(string) string { return "test-key" }}
+}
+
+// A sample scored by a judge (through the provider registry), a rule on
+// tool calls and a CEL expression, beside scorers that cannot score a
+// trace: the run stored is complete, with the contract's cases, results
+// and scores.
+func TestScoreTraces(t *testing.T) {
+	ctx := context.Background()
+	sp, st, t0 := traceFixture(t)
 
 	// The judge passes an output saying "good"; it sees the trace's
 	// conversation as the case's fields.
@@ -107,13 +129,7 @@ scorers:
 		}
 		return &provider.Response{Text: `{"verdict":"` + verdict + `","reason":"r"}`, Attempts: 1}, nil
 	}
-	reg := registry.New(registry.Factory{Info: openai.Info(), New: func(*spec.Target, registry.Env) (provider.Provider, error) {
-		return provider.Func(judge), nil
-	}}, registry.Factory{Info: replay.Info(), New: func(*spec.Target, registry.Env) (provider.Provider, error) {
-		return nil, errors.New("a candidate is never called")
-	}})
-	e := &engine.Engine{Store: st, Providers: reg, Now: time.Now, Version: "test", Getenv: func(string) string { return "test-key" }}
-	ts, err := e.ScoreTraces(ctx, sp, "wk", engine.TraceOptions{})
+	ts, err := judgeEngine(st, judge).ScoreTraces(ctx, sp, "wk", engine.TraceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,5 +204,30 @@ scorers:
 	b, _ := json.Marshal(ts.Verdicts[0])
 	if len(judged) != 4 { // t4 (a tool call, no text) and t5 (failed) fail before the judge
 		t.Errorf("the judge was called %d times, want 4 (%s)", len(judged), b)
+	}
+}
+
+// A stop (the first Ctrl-C) hands out no more traces: what was scored is
+// stored and the run is interrupted, not complete.
+func TestScoreTracesStopped(t *testing.T) {
+	ctx := context.Background()
+	sp, st, _ := traceFixture(t)
+	stop := make(chan struct{})
+	var once sync.Once
+	judge := func(context.Context, *provider.Request) (*provider.Response, error) {
+		once.Do(func() { close(stop) })
+		return &provider.Response{Text: `{"verdict":"pass","reason":"r"}`, Attempts: 1}, nil
+	}
+	ts, err := judgeEngine(st, judge).ScoreTraces(ctx, sp, "wk", engine.TraceOptions{Workers: 1, Stop: stop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := st.GetRun(ctx, ts.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(results(t, st, run.ID))
+	if run.Status != record.StatusInterrupted || n == 0 || n >= 6 || len(ts.Verdicts) != 3*n {
+		t.Errorf("status %s with %d of 6 results stored and %d verdicts", run.Status, n, len(ts.Verdicts))
 	}
 }
