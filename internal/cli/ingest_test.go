@@ -183,7 +183,7 @@ func TestIngestBadLines(t *testing.T) {
 	if inv.code != ExitInvalid {
 		t.Errorf("exit %d, want %d", inv.code, ExitInvalid)
 	}
-	wantErr := bad + `:2:1: the line has no "response.text" (traces.output) (every line needs the fields that traces.id, traces.input and traces.output name)
+	wantErr := bad + `:2:1: the line has no "response.text" (traces.output) (every line needs the fields that traces.input and traces.output name)
 ` + bad + `:4:24: traces.input ("request.messages"): must be a string, a message or a list of messages, got the number 7 (a string, {"role": "user", "content": "..."}, or a list of such messages)
 assay: ingest: 2 bad line(s); nothing was stored (fix them, or pass --skip-bad to store the good lines and count the bad)
 `
