@@ -22,6 +22,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -153,11 +154,15 @@ var ErrKeyExists = errors.New("the key file already exists")
 // Export draws the sample from cases (their order does not matter: the
 // draw and the shuffle come from the seed), writes it to o.Sample as JSONL
 // (one Item a line) and the key to o.Key (mode 0600). Nothing is written
-// when the key exists (unless Force) or the sample cannot be; the sample is
-// written whole or not at all, then the key.
+// when the key exists (unless Force); the key is written first, then the
+// sample whole or not at all (the new key is removed when the sample
+// cannot be written).
 func Export(cases []Case, o ExportOptions) (*ExportResult, error) {
 	if len(cases) == 0 {
 		return nil, errors.New("the dataset has no cases to send")
+	}
+	if filepath.Clean(o.Key) == filepath.Clean(o.Sample) {
+		return nil, fmt.Errorf("the key and the sample are one file (%s): the key must stay with you and the sample goes to the vendor; give another --key", o.Key)
 	}
 	if o.Cases < 0 {
 		return nil, fmt.Errorf("the number of cases must not be negative (got %d)", o.Cases)
@@ -228,10 +233,13 @@ func Export(cases []Case, o ExportOptions) (*ExportResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.Write(o.Sample, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+	// The key first: a sample is never left without the key that maps it
+	// back (a sample that fails to write takes its new key with it).
+	if err := writeKey(o.Key, append(keyJSON, '\n'), o.Force); err != nil {
 		return nil, err
 	}
-	if err := writeKey(o.Key, append(keyJSON, '\n'), o.Force); err != nil {
+	if err := atomicfile.Write(o.Sample, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+		os.Remove(o.Key)
 		return nil, err
 	}
 	return &ExportResult{Sample: o.Sample, SampleSHA256: k.SampleSHA256, Key: o.Key, Cases: len(items), Population: len(cases),

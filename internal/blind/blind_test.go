@@ -293,3 +293,22 @@ func TestReadKeyBadFiles(t *testing.T) {
 		t.Errorf("absent key: %v", err)
 	}
 }
+
+// A sample that cannot be written leaves no key behind, and the key may
+// not be the sample.
+func TestExportLeavesNoHalf(t *testing.T) {
+	dir := t.TempDir()
+	cs := testCases(3)
+	o := ExportOptions{Sample: filepath.Join(dir, "no-such-dir", "s.jsonl"), Key: filepath.Join(dir, "s.key"), Random: rand.NewChaCha8([32]byte{})}
+	if _, err := Export(cs, o); err == nil {
+		t.Fatal("a sample in a missing directory was written")
+	}
+	if _, err := os.Stat(o.Key); !os.IsNotExist(err) {
+		t.Errorf("the key of an unwritten sample is left: %v", err)
+	}
+	o.Sample = filepath.Join(dir, "s.jsonl")
+	o.Key = o.Sample
+	if _, err := Export(cs, o); err == nil || !strings.Contains(err.Error(), "the key and the sample are one file") {
+		t.Errorf("key = sample: %v", err)
+	}
+}
