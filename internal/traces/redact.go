@@ -674,19 +674,23 @@ func findPhones(s string, _ bool) []span {
 		if !(isDigit(c) || c == '+' || c == '(') {
 			continue
 		}
-		if i > 0 && (isAlnum(s[i-1]) || strings.IndexByte("._-/+$€£=#:,", s[i-1]) >= 0) {
+		// A number glued to a word, or after a decimal point, a dash, a
+		// slash, a colon (a time) or a currency sign, is not a phone's
+		// start; "tel:+1…" and "(+1 …)" are.
+		if i > 0 && (isAlnum(s[i-1]) || (isDigit(c) && strings.IndexByte("._-/+$=#:,", s[i-1]) >= 0) || prevIsCurrency(s, i)) {
 			continue
 		}
 		if end, ok := phoneAt(s, i); ok {
 			out = append(out, span{i, end})
 			i = end - 1
-			continue
-		}
-		for i+1 < len(s) && (isDigit(s[i+1]) || s[i+1] == '+' || s[i+1] == '(') {
-			i++
 		}
 	}
 	return out
+}
+
+// prevIsCurrency reports whether s[:i] ends with € or £.
+func prevIsCurrency(s string, i int) bool {
+	return strings.HasSuffix(s[:i], "€") || strings.HasSuffix(s[:i], "£")
 }
 
 // phoneAt reads a phone number starting at s[i]: ['+'] group (sep group)*

@@ -62,6 +62,7 @@ func TestDetectors(t *testing.T) {
 		{"phone", "(555) 123-4567, 555-123-4567, 555.123.4567, 1-800-555-1234", "[REDACTED:phone], [REDACTED:phone], [REDACTED:phone], [REDACTED:phone]"},
 		{"phone", "UK 020 7946 0958 or 07700 900123; FR 06 12 34 56 78; 0044 20 7946 0958", "UK [REDACTED:phone] or [REDACTED:phone]; FR [REDACTED:phone]; [REDACTED:phone]"},
 		{"phone", "+49 30 12345678.", "[REDACTED:phone]."},
+		{"phone", "(+1 555 123 4567) or tel:+15551234567", "([REDACTED:phone]) or tel:[REDACTED:phone]"},
 	}
 	for _, c := range cases {
 		red := redactor(t, &spec.Redact{Detectors: []string{c.detector}})
@@ -85,7 +86,7 @@ func TestNoFalsePositivesOnNumbers(t *testing.T) {
 		"version 1.2.3 and 10.20.30", "host 192.168.1.100 and 10.0.0.1", "pi is 3.14159265358979", "between 1000-2000 tokens",
 		"scores 10 20 30 40 50", "id 123e4567-e89b-12d3-a456-426614174000", "$1,299.99 or 1299.99 EUR", "sha 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
 		"ORD-555-123-4567", "latency_ms=1234.5678", "page 12 of 345", "x=5551234567", "matrix [[1, 2], [3, 4]]",
-		"ISBN 978-0-306-40615-7", "0.123456789012",
+		"ISBN 978-0-306-40615-7", "0.123456789012", "€1 234 567 890", "£ 2024-01-15", "at 12:555 123 4567",
 	} {
 		if got, n := red.String(s); n != 0 || got != s {
 			t.Errorf("%q redacted to %q (%d)", s, got, n)
