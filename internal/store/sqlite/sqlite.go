@@ -195,10 +195,11 @@ func dsn(abs string, writer bool) string {
 		q.Set("_journal_mode", "WAL")
 		q.Set("_txlock", "immediate")
 		// Bulk writes (a collector storing traces by the thousand a
-		// second) touch pages all over the ID index: a page cache that
-		// holds it saves reading them back, and a checkpoint every
-		// writerCheckpointPages (not SQLite's 1,000) syncs less often and
-		// writes a page changed by many commits once.
+		// second) touch pages all over the trace ID index: a larger page
+		// cache reads fewer of them back, and a checkpoint every
+		// writerCheckpointPages (not SQLite's 1,000) syncs an eighth as
+		// often and writes a page changed by several commits once
+		// (bench/RESULTS.md, "Traces store": +10% per CPU second).
 		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", writerCacheKiB))
 		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	} else {
