@@ -388,3 +388,12 @@ scorers:
 		}
 	}
 }
+
+// export's --blind flags without --blind are a usage error, not ignored.
+func TestBlindFlagsNeedBlind(t *testing.T) {
+	t.Parallel()
+	inv := runCLI(t, cliEnv{}, "export", "latest", "-o", filepath.Join(t.TempDir(), "x.jsonl"), "--cases", "5")
+	if inv.code != ExitUsage || !strings.Contains(inv.stderr, "--cases goes with --blind") {
+		t.Errorf("exit %d, %s", inv.code, inv.stderr)
+	}
+}

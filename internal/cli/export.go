@@ -54,6 +54,9 @@ for a vendor instead: see --blind below and docs/vendors.md.
 			if o.Blind.On {
 				return o.Blind.check(cmd, o)
 			}
+			if err := o.Blind.unused(cmd); err != nil {
+				return err
+			}
 			if o.Output == "" {
 				return usageError{errors.New("-o FILE is required (the export is written to a file)")}
 			}
@@ -78,7 +81,7 @@ for a vendor instead: see --blind below and docs/vendors.md.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Format, "format", "", "jsonl, csv or parquet (default: from FILE's extension)")
+	f.StringVar(&o.Format, "format", "", "jsonl, csv or parquet (default: from FILE's extension); with --blind: the summary printed, text or json")
 	addSpecSelectFlag(cmd, &o.Spec)
 	f.StringVarP(&o.Output, "output", "o", "", "the file to write")
 	f.IntVar(&o.Scoring, "scoring", 0, "the scoring to export (default: the latest complete one)")

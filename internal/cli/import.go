@@ -64,6 +64,16 @@ func (o *blindExportOptions) check(cmd *cobra.Command, e *exportOptions) error {
 	return checkFormat(e.Format, report.NewRegistry().BlindExport.Names())
 }
 
+// unused refuses the --blind flags without --blind.
+func (o *blindExportOptions) unused(cmd *cobra.Command) error {
+	for _, name := range []string{"key", "cases", "seed", "force"} {
+		if cmd.Flags().Changed(name) {
+			return usageError{fmt.Errorf("--%s goes with --blind (assay export --blind SPEC -o sample.jsonl --%s …)", name, name)}
+		}
+	}
+	return nil
+}
+
 // runBlindExport writes the blinded sample of a spec's cases and its key.
 func runBlindExport(ctx context.Context, g *Globals, e *exportOptions, args []string) error {
 	o := &e.Blind
@@ -186,8 +196,10 @@ func newImportCommand(g *Globals) *cobra.Command {
 them back to the cases through the sealed key kept locally, and store them
 as a run of the spec with one target, --as TARGET: no model is called. The
 run is scored with the spec's scorers like any candidate and records the
-dataset's hash, so assay report, compare and gate pair it with the other
-runs of the same dataset version.
+dataset's hash and the spec's experiment: assay report sets the vendor
+beside the experiment's other variants, paired case by case, and assay
+compare pairs it with another run of the same target name (a later round
+of the vendor's answers). docs/vendors.md explains the exchange.
 
 RESPONSES.jsonl has one JSON object a line, one line for every line of the
 sample, in the sample's order:
