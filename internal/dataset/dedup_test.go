@@ -160,3 +160,60 @@ func TestDeduperAgreesWithHealth(t *testing.T) {
 		t.Error("threshold 1.5 accepted")
 	}
 }
+
+// A batch over a hostile file: AppendAll never panics; when it accepts the
+// file, the lines it says it wrote are the file's new lines, in order, each
+// decoding as an object; repeats (in the file or the batch) name a line
+// holding the same content; the same batch again writes nothing.
+func FuzzAppendAllBatch(f *testing.F) {
+	f.Add([]byte(appendData), "a\nb\na\nq1")
+	f.Add([]byte("{\"id\":\"added-1\"}\n{\"q\":\"x\"}"), "x\nx\n\xff")
+	f.Add([]byte(""), "")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, batch string) {
+		path := filepath.Join(dir, "f.jsonl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var adds []Addition
+		for _, q := range strings.Split(batch, "\n") {
+			adds = append(adds, Addition{Fields: map[string]any{"q": q}, BaseID: q, IDField: "id", Reason: "r"})
+		}
+		got, err := AppendAll(path, adds)
+		if err != nil {
+			if b, _ := os.ReadFile(path); string(b) != string(data) {
+				t.Fatalf("a refused file changed: %v", err)
+			}
+			return
+		}
+		b, _ := os.ReadFile(path)
+		lines := strings.Split(string(b), "\n")
+		ids := map[string]bool{}
+		for i, a := range got {
+			if a.Line < 1 || a.Line > len(lines) || strings.TrimSpace(lines[a.Line-1]) != a.Record {
+				t.Fatalf("addition %d says line %d holds %q; the file has %q", i, a.Line, a.Record, lines[min(max(a.Line-1, 0), len(lines)-1)])
+			}
+			if a.Added {
+				if ids[a.ID] {
+					t.Fatalf("ID %q written twice", a.ID)
+				}
+				ids[a.ID] = true
+				if _, err := decodeObject([]byte(a.Record)); err != nil {
+					t.Fatalf("written line %q: %v", a.Record, err)
+				}
+			}
+		}
+		again, err := AppendAll(path, adds)
+		if err != nil {
+			t.Fatalf("the file AppendAll wrote is refused: %v", err)
+		}
+		for i, a := range again {
+			if a.Added {
+				t.Fatalf("addition %d added again at line %d", i, a.Line)
+			}
+		}
+		if b2, _ := os.ReadFile(path); string(b2) != string(b) {
+			t.Fatal("the same batch again changed the file")
+		}
+	})
+}
