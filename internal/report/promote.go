@@ -42,13 +42,13 @@ func PromoteText(w io.Writer, r *promote.Result) error {
 	if r.DryRun {
 		verb = "would add (dry run, nothing written)"
 	}
-	p.printf("run %s (sample %s), verdict %s of scoring %d", r.Run, r.Sample, orNone(r.Scorer), r.Scoring)
+	p.printf("run %s (sample %s), verdict %s of scoring %d", r.Run, ShowData(r.Sample, 80), orNone(r.Scorer), r.Scoring)
 	if r.Labels {
 		p.printf(", with people's labels")
 	}
 	p.printf("\n%d failed, %d labeled fail: %d candidate trace(s), checked against %d case(s) (near-duplicate at token overlap ≥ %s)\n",
 		r.Failed, r.LabeledFail, r.Candidates, r.Compared, units.Plain(r.Threshold))
-	p.printf("%s %d case(s) to %s\n", verb, len(r.Added), r.Dataset)
+	p.printf("%s %d case(s) to %s\n", verb, len(r.Added), ShowData(r.Dataset, 200))
 	for _, a := range r.Added {
 		at := ""
 		if a.Line > 0 {
@@ -57,7 +57,7 @@ func PromoteText(w io.Writer, r *promote.Result) error {
 				at += " id " + strconv.Quote(a.ID)
 			}
 		}
-		p.printf("  + trace %s%s (%s): %s\n      reason: %s\n", a.TraceID, at, a.Because, strconv.Quote(a.Input), strconv.Quote(a.Reason))
+		p.printf("  + trace %s%s (%s): %s\n      reason: %s\n", ShowData(a.TraceID, 80), at, ShowData(a.Because, 80), strconv.Quote(a.Input), strconv.Quote(a.Reason))
 	}
 	if len(r.Skipped) > 0 {
 		p.printf("skipped %d:\n", len(r.Skipped))
@@ -68,12 +68,12 @@ func PromoteText(w io.Writer, r *promote.Result) error {
 		case s.Of != nil:
 			what = fmt.Sprintf(" of case %s (line %d)", strconv.Quote(s.Of.ID), s.Of.Line)
 		case s.OfTrace != "":
-			what = " of trace " + s.OfTrace + " (this batch)"
+			what = " of trace " + ShowData(s.OfTrace, 80) + " (this batch)"
 		}
 		if s.Why == promote.SkipNear {
 			what += fmt.Sprintf(", similarity %s", units.Plain(s.Similarity))
 		}
-		p.printf("  - trace %s: %s%s\n", s.TraceID, s.Why, what)
+		p.printf("  - trace %s: %s%s\n", ShowData(s.TraceID, 80), s.Why, what)
 	}
 	if r.Before != r.After {
 		p.printf("the file's version: %s → %s\n", short12(r.Before), short12(r.After))
