@@ -47,9 +47,10 @@ const (
 
 // The pre-check's byte classes, one table each so its loop has no
 // branches: a token character (letters, digits, _ - + /: all ones, a
-// mask), a digit (1), and what keeps a run of digits going (digits and the
-// separators a phone or card number is written with: a mask).
-var tokenByte, digitByte, keepsDigits = func() (tok, dig, keep [256]uint32) {
+// mask), a digit (1), what keeps a run of digits going (digits and the
+// separators a phone or card number is written with: a mask), and '@' (1).
+var tokenByte, digitByte, keepsDigits, atByte = func() (tok, dig, keep, at [256]uint32) {
+	at['@'] = 1
 	for c := 0; c < 256; c++ {
 		b := byte(c)
 		if isTokenChar(b) {
@@ -62,23 +63,24 @@ var tokenByte, digitByte, keepsDigits = func() (tok, dig, keep [256]uint32) {
 			keep[c] = ^uint32(0)
 		}
 	}
-	return tok, dig, keep
+	return tok, dig, keep, at
 }()
 
-// features scans s once.
-func features(s string) feature {
-	var f feature
-	if strings.IndexByte(s, '@') >= 0 {
-		f |= hasAt
-	}
-	var run, digits, long, d8, d13 uint32
+// features scans s once (a string, or a JSON document's raw bytes).
+func features[T string | []byte](s T) feature {
+	var run, digits, long, d8, d13, at uint32
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		at |= atByte[c]
 		run = (run + 1) & tokenByte[c]
 		long |= run >> 4 // 16 or more
 		digits = (digits + digitByte[c]) & keepsDigits[c]
 		d8 |= digits >> 3        // 8 or more
 		d13 |= (digits + 3) >> 4 // 13 or more
+	}
+	var f feature
+	if at != 0 {
+		f |= hasAt
 	}
 	if long != 0 {
 		f |= hasLongToken
@@ -215,10 +217,10 @@ func (r *Redactor) Trace(t *record.Trace) {
 		}
 	}
 	if len(t.Attributes) > 0 {
-		t.Attributes = r.jsonBytes(t.Attributes, &n)
+		t.Attributes = r.jsonBytes(t.Attributes, &n, false)
 	}
 	if len(t.Resource) > 0 {
-		t.Resource = r.jsonBytes(t.Resource, &n)
+		t.Resource = r.jsonBytes(t.Resource, &n, false)
 	}
 	t.Redactions += n
 }
@@ -266,7 +268,7 @@ func (r *Redactor) jsonText(s string, n *int) string {
 		return s
 	}
 	before := *n
-	b := r.jsonBytes([]byte(s), n)
+	b := r.jsonBytes([]byte(s), n, true)
 	if *n == before {
 		return s
 	}
@@ -279,49 +281,99 @@ func (r *Redactor) jsonText(s string, n *int) string {
 // password...) is redacted whole when it looks like one. It returns b
 // itself when nothing changed; b that is not valid JSON is redacted as
 // text.
-func (r *Redactor) jsonBytes(b []byte, n *int) []byte {
-	// Without escapes the document's strings hold nothing its raw bytes
-	// do not: when no rule can match them, there is nothing to walk.
-	if r.alwaysRun == 0 && bytes.IndexByte(b, '\\') < 0 && !r.mayMatch(features(string(b))) {
-		return b
-	}
-	if !json.Valid(b) {
-		return []byte(r.text(string(b), false, n))
-	}
-	var out []byte // nil until a string changes
-	last := 0
-	secretNext := false // the next string is the value of a secret's field
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '"' {
-			if c == '{' || c == '[' {
-				secretNext = false
+//
+// Each string is pre-checked on its raw bytes, which show everything its
+// decoded text holds unless an escape hides it (\u0040 is '@'; \/ joins a
+// token), and a string without a backslash is its own text. So b is
+// validated (json.Valid) only when a string must be decoded or changes, or
+// when the bytes between the strings could match (b may then not be JSON
+// and be redacted as text); most strings are neither decoded nor copied.
+//
+// A document that may well not be JSON (a model's tool-call arguments) is
+// validated first, so that text between broken strings is redacted as
+// text too (`{"password" "…"}` has no key for the walk to read).
+func (r *Redactor) jsonBytes(b []byte, n *int, validateFirst bool) []byte {
+	valid := 0 // 0 not checked, 1 valid, -1 not
+	isValid := func() bool {
+		if valid == 0 {
+			valid = -1
+			if json.Valid(b) {
+				valid = 1
 			}
-			continue
 		}
+		return valid == 1
+	}
+	asText := func() []byte { return []byte(r.text(string(b), false, n)) }
+	if validateFirst && !isValid() {
+		return asText()
+	}
+	var (
+		out        []byte  // nil until a string changes
+		last       int     // b[:last] is in out
+		found      int     // what the strings' redaction replaced
+		outside    feature // of the bytes between the strings
+		secretNext bool    // the next string is the value of a secret's field
+	)
+	for pos := 0; pos <= len(b); {
+		k := bytes.IndexByte(b[pos:], '"')
+		if k < 0 {
+			outside |= features(b[pos:])
+			break
+		}
+		seg := b[pos : pos+k]
+		outside |= features(seg)
+		if bytes.ContainsAny(seg, "{[") {
+			secretNext = false
+		}
+		i := pos + k
 		end := stringEnd(b, i)
+		if end <= i || b[end] != '"' {
+			return asText() // an unterminated string: not JSON
+		}
+		pos = end + 1
 		isKey := nextNonSpace(b, end+1) == ':'
-		val := unquote(b[i : end+1])
-		red := r.text(val, !isKey && secretNext, n)
+		secretField := !isKey && secretNext
+		raw := b[i+1 : end]
 		if isKey {
-			secretNext = secretKeyName(val)
+			secretNext = secretKeyName(raw)
 		} else {
 			secretNext = false
 		}
-		if red != val {
-			if out == nil {
-				out = make([]byte, 0, len(b)+32)
-			}
-			out = append(out, b[last:i]...)
-			out = appendJSONString(out, red)
-			last = end + 1
+		escaped := bytes.IndexByte(raw, '\\') >= 0
+		if r.alwaysRun == 0 && !(escaped && hidingEscape(raw)) && !r.mayMatch(features(raw)) {
+			continue // nothing to find: not even decoded
 		}
-		i = end
+		var val string
+		if escaped {
+			if !isValid() {
+				return asText()
+			}
+			val = unquote(b[i : end+1])
+		} else {
+			val = string(raw)
+		}
+		red := r.text(val, secretField, &found)
+		if red == val {
+			continue
+		}
+		if !isValid() {
+			return asText()
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b)+32)
+		}
+		out = append(out, b[last:i]...)
+		out = appendJSONString(out, red)
+		last = end + 1
 	}
-	if out == nil {
-		return b
+	if out != nil {
+		*n += found
+		return append(out, b[last:]...)
 	}
-	return append(out, b[last:]...)
+	if (r.alwaysRun > 0 || r.mayMatch(outside)) && !isValid() {
+		return asText()
+	}
+	return b
 }
 
 // stringEnd returns the index of the quote closing the JSON string that
@@ -358,15 +410,54 @@ func nextNonSpace(b []byte, i int) byte {
 	return 0
 }
 
-// secretKeyName reports whether a field's name says its value is a
+// hidingEscape reports whether JSON text holds an escape that decodes to
+// something its raw bytes do not show to the pre-check: \uXXXX (any
+// character) or \/ (a token character).
+func hidingEscape(b []byte) bool {
+	for k := bytes.IndexByte(b, '\\'); k >= 0 && k+1 < len(b); {
+		switch b[k+1] {
+		case 'u', '/':
+			return true
+		}
+		next := bytes.IndexByte(b[k+2:], '\\')
+		if next < 0 {
+			return false
+		}
+		k += 2 + next
+	}
+	return false
+}
+
+// secretKeyNames are words in a field's name that say its value is a
 // credential.
-func secretKeyName(k string) bool {
-	if len(k) < 3 || len(k) > 64 {
+var secretKeyNames = []string{"key", "token", "secret", "password", "passwd", "authorization", "credential", "bearer", "cookie"}
+
+// secretKeyName reports whether a field's name (its raw JSON text) says
+// its value is a credential. An escaped name is decoded first.
+func secretKeyName(raw []byte) bool {
+	if len(raw) < 3 || len(raw) > 128 {
 		return false
 	}
-	l := strings.ToLower(k)
-	for _, w := range []string{"key", "token", "secret", "password", "passwd", "authorization", "credential", "bearer", "cookie"} {
-		if strings.Contains(l, w) {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		raw = []byte(unquote(append(append([]byte{'"'}, raw...), '"')))
+	}
+	for _, w := range secretKeyNames {
+		if containsFold(raw, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether b holds the lower-case ASCII word w in any
+// case.
+func containsFold(b []byte, w string) bool {
+	for i := 0; i+len(w) <= len(b); i++ {
+		k := 0
+		for k < len(w) && b[i+k]|0x20 == w[k] {
+			k++
+		}
+		if k == len(w) {
 			return true
 		}
 	}

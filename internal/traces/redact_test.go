@@ -127,6 +127,7 @@ func TestTraceRedaction(t *testing.T) {
 		Output: []record.Message{{Role: "assistant", Content: "ok", ToolCalls: []record.ToolCall{
 			{Name: "lookup", Arguments: `{"email":"alice@example.com","note":"say \"hi\" to bob@example.com\n","n":5}`},
 			{Name: "raw", Arguments: `not json alice@example.com`},
+			{Name: "broken", Arguments: `{"password" "Hunter2Hunter2Hunter2xx"}`},
 		}}},
 		Attributes: []byte(`{"user.email":"carol@example.com","http.headers":{"authorization":"Bearer abcDEF123ghiJKL456mnoPQR"},"api_key":"0123456789abcdefABCDEF","count":42,"alice@example.com":1,"esc":"dave\u0040example.com"}`),
 		Resource:   []byte(`{"service.name":"chat","owner":"erin@example.com"}`),
@@ -150,6 +151,9 @@ func TestTraceRedaction(t *testing.T) {
 	if got := tr.Output[0].ToolCalls[1].Arguments; got != "not json [REDACTED:email]" {
 		t.Errorf("non-JSON arguments %q", got)
 	}
+	if got := tr.Output[0].ToolCalls[2].Arguments; got != `{"password" "[REDACTED:key]"}` {
+		t.Errorf("broken JSON arguments %q", got)
+	}
 	var attrs map[string]any
 	if err := json.Unmarshal(tr.Attributes, &attrs); err != nil {
 		t.Fatalf("attributes no longer JSON: %s: %v", tr.Attributes, err)
@@ -170,9 +174,10 @@ func TestTraceRedaction(t *testing.T) {
 	if string(tr.Resource) != `{"service.name":"chat","owner":"[REDACTED:email]"}` {
 		t.Errorf("resource %s", tr.Resource)
 	}
-	// 1 before + system 1 + input 2 + args 2 + raw args 1 + attributes 5 + resource 1
-	if tr.Redactions != 13 {
-		t.Errorf("redactions %d, want 13", tr.Redactions)
+	// 1 before + system 1 + input 2 + args 2 + raw args 1 + broken args 1
+	// + attributes 5 + resource 1
+	if tr.Redactions != 14 {
+		t.Errorf("redactions %d, want 14", tr.Redactions)
 	}
 	// Attributes untouched byte for byte when nothing matched.
 	clean := []byte(`{ "a" : "b",  "n": [1, 2] }`)
@@ -224,8 +229,11 @@ func benchTrace() record.Trace {
 		Output: []record.Message{{Role: "assistant", Content: long, ToolCalls: []record.ToolCall{
 			{Name: "send_mail", Arguments: `{"to":"someone","subject":"Summary","body":"` + long + `"}`},
 		}}},
-		Attributes: []byte(`{"gen_ai.operation.name":"chat","gen_ai.request.model":"gpt-4o","gen_ai.usage.input_tokens":1234,"gen_ai.usage.output_tokens":321,"http.route":"/v1/chat","user.id":"u-12345","session.id":"9f86d081-884c-7d65-9a2f-eaa0c55ad015"}`),
-		Resource:   []byte(`{"service.name":"support-bot","service.version":"1.4.2","host.name":"web-7"}`),
+		// As collect keeps a span's attributes: the messages again, as the
+		// JSON text of gen_ai.input.messages.
+		Attributes: []byte(`{"gen_ai.operation.name":"chat","gen_ai.request.model":"gpt-4o","gen_ai.usage.input_tokens":1234,"gen_ai.usage.output_tokens":321,"http.route":"/v1/chat","user.id":"u-12345","session.id":"9f86d081-884c-7d65-9a2f-eaa0c55ad015",` +
+			`"gen_ai.input.messages":"[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"Please summarise: ` + long + `\"}]}]"}`),
+		Resource: []byte(`{"service.name":"support-bot","service.version":"1.4.2","host.name":"web-7"}`),
 	}
 }
 
@@ -261,6 +269,7 @@ func FuzzRedact(f *testing.F) {
 		"a@example.com", "+1 (555) 123-4567", "4111 1111 1111 1111", "token: Abc123def456GHI789jkl012",
 		`{"api_key":"Abc123def456GHI789jkl012","x":["a@b.co","\u0040"]}`, `"\ud800"`, `{"a":"\"x@y.zz\\"}`,
 		"eyJa.eyJb.c", "sk-" + strings.Repeat("a1", 20), "(((((555)))))", "0044 20 7946 0958",
+		`{"k":"a\u0040example.com","t\u006fken":"Abc123def456GHI789jkl012","p":"Abc123def456GHI789jk\/l012"}`,
 	} {
 		f.Add(s)
 	}
@@ -277,10 +286,36 @@ func FuzzRedact(f *testing.F) {
 		}
 		if json.Valid([]byte(s)) {
 			m := 0
-			b := red.jsonBytes([]byte(s), &m)
+			b := red.jsonBytes([]byte(s), &m, false)
 			if !json.Valid(b) {
 				t.Errorf("%q → %q: no longer JSON", s, b)
 			}
+			// The pre-checks skip nothing the plain walk would redact.
+			if want := plainJSONRedactions(red, []byte(s)); m != want {
+				t.Errorf("%q: %d redactions, the plain walk makes %d", s, m, want)
+			}
 		}
 	})
+}
+
+// plainJSONRedactions counts what redacting every string of a valid JSON
+// document replaces, decoding each and skipping nothing: the reference for
+// jsonBytes' pre-checks.
+func plainJSONRedactions(red *Redactor, b []byte) int {
+	n := 0
+	secretNext := false
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			secretNext = false
+		case '"':
+			end := stringEnd(b, i)
+			val := unquote(b[i : end+1])
+			isKey := nextNonSpace(b, end+1) == ':'
+			red.text(val, !isKey && secretNext, &n)
+			secretNext = isKey && secretKeyName([]byte(val))
+			i = end
+		}
+	}
+	return n
 }
