@@ -311,6 +311,9 @@ func runImport(ctx context.Context, g *Globals, o *importOptions) error {
 	// The vendor is one more target of the spec, answering from memory:
 	// the engine runs and scores it like any candidate.
 	sp.Targets = append(sp.Targets, spec.Target{Name: o.As, Provider: "blind-import", Limits: spec.Limits{Concurrency: 8}})
+	if len(sp.Candidates) > 0 {
+		sp.Candidates = append(sp.Candidates, o.As) // a candidate, whatever the spec's list
+	}
 	vendor := provider.Func(func(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, &provider.Error{Kind: provider.KindCanceled, Err: err}
