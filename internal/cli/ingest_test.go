@@ -204,6 +204,26 @@ assay: ingest: 2 bad line(s); nothing was stored (fix them, or pass --skip-bad t
 	}
 }
 
+// The Markdown summary escapes a file name (it is the user's, but it lands
+// in a page) and lists the bad lines skipped as items.
+func TestIngestMarkdown(t *testing.T) {
+	t.Parallel()
+	dir, specPath, db, _ := ingestSetup(t)
+	odd := filepath.Join(dir, "a<b>|c.jsonl")
+	writeFile(t, odd, ingestLines[2]+"\n[1]\n")
+	inv := runCLI(t, cliEnv{}, "ingest", specPath, odd, "--db", db, "--skip-bad", "--format", "markdown")
+	if inv.code != 0 {
+		t.Fatalf("exit %d: %s", inv.code, inv.stderr)
+	}
+	if strings.Contains(inv.stdout, "<b>") || strings.Contains(inv.stdout, "a<b>|c") {
+		t.Errorf("the file name is not escaped:\n%s", inv.stdout)
+	}
+	if !strings.Contains(inv.stdout, "| 2 | 1 | 0 | 1 | 0 | 1 |") || !strings.Contains(inv.stdout, ".jsonl:2:1: the line is a list, not a JSON object") ||
+		!strings.Contains(inv.stdout, "\n- ") {
+		t.Errorf("markdown:\n%s", inv.stdout)
+	}
+}
+
 func TestIngestRefusals(t *testing.T) {
 	t.Parallel()
 	dir, specPath, db, logPath := ingestSetup(t)

@@ -50,14 +50,14 @@ func IngestText(w io.Writer, r *traces.IngestResult) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	ingestNotes(&b, r, oneLine)
+	ingestNotes(&b, r, oneLine, "  ")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // ingestNotes says what the counts mean for the reader and lists the bad
 // lines skipped.
-func ingestNotes(b *strings.Builder, r *traces.IngestResult, esc func(string) string) {
+func ingestNotes(b *strings.Builder, r *traces.IngestResult, esc func(string) string, item string) {
 	t := ingestTotal(r)
 	b.WriteString("\n")
 	if t.Redactions > 0 {
@@ -70,10 +70,10 @@ func ingestNotes(b *strings.Builder, r *traces.IngestResult, esc func(string) st
 		fmt.Fprintf(b, "%s skipped (--skip-bad):\n", plural(t.Bad, "bad line"))
 		for _, f := range r.Files {
 			for _, p := range f.Problems {
-				b.WriteString("  " + esc(p.String()) + "\n")
+				b.WriteString(item + esc(p.String()) + "\n")
 			}
 			if more := f.Bad - len(f.Problems); more > 0 {
-				fmt.Fprintf(b, "  … and %s more in %s\n", plural(more, "bad line"), esc(f.Path))
+				fmt.Fprintf(b, "%s… and %s more in %s\n", item, plural(more, "bad line"), esc(f.Path))
 			}
 		}
 	}
@@ -91,7 +91,7 @@ func IngestMarkdown(w io.Writer, r *traces.IngestResult) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(f.Path), units.Count(f.Lines), units.Count(f.Stored),
 			units.Count(f.Duplicates), units.Count(f.Bad), units.Count(f.Redactions), units.Count(f.Unpriced))
 	}
-	ingestNotes(&b, r, mdText)
+	ingestNotes(&b, r, mdText, "- ")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

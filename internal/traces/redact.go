@@ -225,8 +225,8 @@ func (r *Redactor) Trace(t *record.Trace) {
 	t.Redactions += n
 }
 
-// String redacts one text, returning it and how many values it replaced.
-func (r *Redactor) String(s string) (string, int) {
+// Text redacts one text, returning it and how many values it replaced.
+func (r *Redactor) Text(s string) (string, int) {
 	n := 0
 	s = r.text(s, false, &n)
 	return s, n

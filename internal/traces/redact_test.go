@@ -66,7 +66,7 @@ func TestDetectors(t *testing.T) {
 	}
 	for _, c := range cases {
 		red := redactor(t, &spec.Redact{Detectors: []string{c.detector}})
-		got, n := red.String(c.in)
+		got, n := red.Text(c.in)
 		if got != c.want {
 			t.Errorf("%s: %q\n got %q\nwant %q", c.detector, c.in, got, c.want)
 		}
@@ -88,7 +88,7 @@ func TestNoFalsePositivesOnNumbers(t *testing.T) {
 		"ORD-555-123-4567", "latency_ms=1234.5678", "page 12 of 345", "x=5551234567", "matrix [[1, 2], [3, 4]]",
 		"ISBN 978-0-306-40615-7", "0.123456789012", "€1 234 567 890", "£ 2024-01-15", "at 12:555 123 4567",
 	} {
-		if got, n := red.String(s); n != 0 || got != s {
+		if got, n := red.Text(s); n != 0 || got != s {
 			t.Errorf("%q redacted to %q (%d)", s, got, n)
 		}
 	}
@@ -99,12 +99,12 @@ func TestPatternsAndDetectorChoice(t *testing.T) {
 		{Name: "employee", Regex: `EMP-\d{6}`},
 		{Name: "ssn", Regex: `\b\d{3}-\d{2}-\d{4}\b`},
 	}})
-	got, n := red.String("EMP-123456 and EMP-654321, ssn 078-05-1120, mail a@example.com")
+	got, n := red.Text("EMP-123456 and EMP-654321, ssn 078-05-1120, mail a@example.com")
 	if want := "[REDACTED:employee] and [REDACTED:employee], ssn [REDACTED:ssn], mail a@example.com"; got != want || n != 3 {
 		t.Errorf("got %q (%d), want %q (3): detectors [] applies none", got, n, want)
 	}
 	// nil detectors: all of them
-	got, _ = redactor(t, &spec.Redact{}).String("a@example.com")
+	got, _ = redactor(t, &spec.Redact{}).Text("a@example.com")
 	if got != "[REDACTED:email]" {
 		t.Errorf("nil detectors: %q", got)
 	}
@@ -275,7 +275,7 @@ func FuzzRedact(f *testing.F) {
 	}
 	red := redactor(f, &spec.Redact{Patterns: []spec.RedactPattern{{Name: "emp", Regex: `EMP-\d+`}}})
 	f.Fuzz(func(t *testing.T, s string) {
-		out, n := red.String(s)
+		out, n := red.Text(s)
 		if !strings.Contains(s, "REDACTED") {
 			if added := strings.Count(out, "[REDACTED:"); added != n {
 				t.Errorf("%q → %q: counted %d, %d replacements", s, out, n, added)
