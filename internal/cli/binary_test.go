@@ -25,8 +25,10 @@ func TestMain(m *testing.M) {
 	undoPython := python3Bare()
 	code := m.Run()
 	undoPython()
-	if gsm8kShared.dir != "" {
-		os.RemoveAll(gsm8kShared.dir)
+	for _, dir := range []string{gsm8kShared.dir, gsm8kCanaryShared.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

@@ -584,26 +584,8 @@ func TestDriftBaselineFileErrors(t *testing.T) {
 // the data file).
 func TestDriftGSM8KFromBaselineFile(t *testing.T) {
 	t.Parallel()
-	data := sharedData(t)
-	solutions := filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")
-	dir := t.TempDir()
-	db := filepath.Join(dir, "assay.db")
-	specFor := func(config string) string {
-		path := filepath.Join(t.TempDir(), "canary.yaml")
-		writeFile(t, path, fmt.Sprintf(`name: gsm8k-canary
-dataset: {path: %q, id: line, expected: ground_truth, expected_extract: 'A:\s*(.+)$'}
-prompt: {user: "Q: {{.question}}"}
-targets:
-  - {name: canary, provider: replay, replay: {path: %q, join: question, output: %s.solution}}
-output: {extract: 'A:\s*(.+)$'}
-scorers:
-  - {name: correct, type: equals, normalize: [trim, no_commas], primary: true}
-`, solutions, solutions, config))
-		return path
-	}
-	a := runJSON(t, cliEnv{}, "run", specFor("175b_verification"), "--db", db)
-	b := runJSON(t, cliEnv{}, "run", specFor("6b_verification"), "--db", db)
-	file := exportBaseline(t, db, a.RunID, dir)
+	db, a, b := gsm8kCanaryRuns(t)
+	file := exportBaseline(t, db, a.RunID, t.TempDir())
 	d := driftTargets(t, sameDrift(t, db, file, []string{a.RunID, b.RunID}, []string{file, b.RunID}))
 	if len(d.Targets) != 1 || d.Targets[0].Verdict != "drifted" || d.Targets[0].Flips.N != 1319 || d.Targets[0].Flips.Direction != "worse" {
 		t.Errorf("%+v: want canary drifted, worse, on 1319 questions", d.Targets)

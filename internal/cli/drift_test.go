@@ -477,22 +477,7 @@ func TestDriftGSM8KSwappedModel(t *testing.T) {
 	t.Parallel()
 	data := sharedData(t)
 	solutions := filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")
-	db := filepath.Join(t.TempDir(), "assay.db")
-	specFor := func(config string) string {
-		path := filepath.Join(t.TempDir(), "canary.yaml")
-		writeFile(t, path, fmt.Sprintf(`name: gsm8k-canary
-dataset: {path: %q, id: line, expected: ground_truth, expected_extract: 'A:\s*(.+)$'}
-prompt: {user: "Q: {{.question}}"}
-targets:
-  - {name: canary, provider: replay, replay: {path: %q, join: question, output: %s.solution}}
-output: {extract: 'A:\s*(.+)$'}
-scorers:
-  - {name: correct, type: equals, normalize: [trim, no_commas], primary: true}
-`, solutions, solutions, config))
-		return path
-	}
-	a := runJSON(t, cliEnv{}, "run", specFor("175b_verification"), "--db", db)
-	b := runJSON(t, cliEnv{}, "run", specFor("6b_verification"), "--db", db)
+	db, a, b := gsm8kCanaryRuns(t)
 
 	// Independently: how many questions flip, and which way.
 	f, err := os.Open(solutions)

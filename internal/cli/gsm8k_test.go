@@ -93,9 +93,16 @@ func gsm8kRun(t *testing.T) (db string, sum runSummary) {
 	if g.err != nil {
 		t.Fatal(g.err)
 	}
-	db = filepath.Join(t.TempDir(), "assay.db")
+	return copyStore(t, filepath.Join(g.dir, "assay.db")), g.sum
+}
+
+// copyStore copies the store at src (its database file and write-ahead
+// log) to a new temporary directory and returns the copy's path.
+func copyStore(t *testing.T, src string) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "assay.db")
 	for _, suffix := range []string{"", "-wal"} {
-		b, err := os.ReadFile(filepath.Join(g.dir, "assay.db"+suffix))
+		b, err := os.ReadFile(src + suffix)
 		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
 			continue
 		}
@@ -106,7 +113,69 @@ func gsm8kRun(t *testing.T) (db string, sum runSummary) {
 			t.Fatal(err)
 		}
 	}
-	return db, g.sum
+	return db
+}
+
+// gsm8kCanarySpecText is a spec whose one target, canary, replays one
+// recorded GSM8K configuration.
+func gsm8kCanarySpecText(solutions, config string) string {
+	return fmt.Sprintf(`name: gsm8k-canary
+dataset: {path: %q, id: line, expected: ground_truth, expected_extract: 'A:\s*(.+)$'}
+prompt: {user: "Q: {{.question}}"}
+targets:
+  - {name: canary, provider: replay, replay: {path: %q, join: question, output: %s.solution}}
+output: {extract: 'A:\s*(.+)$'}
+scorers:
+  - {name: correct, type: equals, normalize: [trim, no_commas], primary: true}
+`, solutions, solutions, config)
+}
+
+// gsm8kCanaryShared holds the one pair of canary runs a test process
+// makes: the 175B verifier's replay, then the 6B verifier's under the same
+// target name, in one store. The drift tests that only read them each get
+// a copy of that store instead of replaying 2 × 1,319 results again.
+var gsm8kCanaryShared struct {
+	once sync.Once
+	dir  string
+	a, b runSummary
+	err  error
+}
+
+// gsm8kCanaryRuns returns a store holding the canary pair (a copy of the
+// one made per process: the caller may write to it) and the two runs'
+// --json summaries, 175B's first.
+func gsm8kCanaryRuns(t *testing.T) (db string, a, b runSummary) {
+	t.Helper()
+	data := sharedData(t)
+	g := &gsm8kCanaryShared
+	g.once.Do(func() {
+		g.dir, g.err = os.MkdirTemp("", "assay-gsm8k-canary-")
+		if g.err != nil {
+			return
+		}
+		solutions := filepath.Join(data, "gsm8k", "example_model_solutions.jsonl")
+		for _, r := range []struct {
+			config string
+			sum    *runSummary
+		}{{"175b_verification", &g.a}, {"6b_verification", &g.b}} {
+			spec := filepath.Join(g.dir, r.config+".yaml")
+			if g.err = os.WriteFile(spec, []byte(gsm8kCanarySpecText(solutions, r.config)), 0o644); g.err != nil {
+				return
+			}
+			inv := runCLI(t, cliEnv{}, "run", spec, "--db", filepath.Join(g.dir, "assay.db"), "--json")
+			if inv.code != 0 {
+				g.err = fmt.Errorf("gsm8k canary run of %s: exit %d\n%s", r.config, inv.code, inv.stderr)
+				return
+			}
+			if g.err = json.Unmarshal([]byte(inv.stdout), r.sum); g.err != nil {
+				return
+			}
+		}
+	})
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	return copyStore(t, filepath.Join(g.dir, "assay.db")), g.a, g.b
 }
 
 // The authors' own grading (is_correct) and ours must agree on every one of
