@@ -46,7 +46,7 @@ func putTrendRun(t *testing.T, db, runID, sampleID string, started, monday time.
 				at := monday.AddDate(0, 0, 7*wk).Add(time.Duration(i) * 37 * time.Minute)
 				pass := float64(i) < r*float64(n)
 				cases = append(cases, record.Case{RunID: runID, ID: id, Weight: &w,
-					Tags: map[string]string{"model": model, "stratum": "model=" + model, "time": at.Format(time.RFC3339)}})
+					Tags: map[string]string{"model": model, "stratum": "model=" + model, "day": at.Format(time.DateOnly)}})
 				results = append(results, record.Result{RunID: runID, CaseID: id, Target: model, Epoch: 1, Raw: "ok", CreatedAt: at})
 				value, shape := 0.0, "silent"
 				if pass {

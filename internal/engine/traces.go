@@ -263,7 +263,7 @@ func traceCase(t *record.Trace, it record.SampleItem, by []string) *dataset.Case
 	tags := map[string]string{
 		"model":   t.Model,
 		"stratum": it.Stratum,
-		"time":    t.Time.UTC().Format(time.RFC3339),
+		"day":     t.Time.UTC().Format(time.DateOnly),
 	}
 	for k, v := range sample.StratumValues(it.Stratum, by) {
 		tags[k] = v

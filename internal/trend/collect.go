@@ -34,8 +34,8 @@ func (e *UnknownScorerError) Error() string {
 
 // Collect reads the scored traces of every complete score-traces run
 // (record.Run.Sample set; of src.Spec's when given) from the store, newest
-// run first: each sampled trace (a case: its Tags' model, stratum and time,
-// its Weight) with the verdict of the run's latest complete scoring —
+// run first: each sampled trace (a case: its Tags' model and stratum, its
+// Weight, and its result's time) with the verdict of the run's latest complete scoring —
 // src.Scorer's, or the primary scorer's. A trace several runs scored counts
 // once, with the newest run's verdict (of the runs that have one). The
 // Report returned carries what was read and left out; Compute fills it.
@@ -88,6 +88,18 @@ func Collect(ctx context.Context, r record.Reader, src Source) ([]Observation, *
 		if err != nil {
 			return nil, nil, fmt.Errorf("run %s: reading scores: %w", run.ID, err)
 		}
+		// A trace's time is its result's (score-traces stores the call's
+		// start there); a case tag would make every trace its own slice.
+		times := map[string]time.Time{}
+		err = r.Results(ctx, run.ID, func(res record.Result) error {
+			if _, ok := verdicts[res.CaseID]; ok {
+				times[res.CaseID] = res.CreatedAt
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("run %s: reading results: %w", run.ID, err)
+		}
 		rep.Runs = append(rep.Runs, run.ID)
 		err = r.Cases(ctx, run.ID, func(c record.Case) error {
 			v, ok := verdicts[c.ID]
@@ -101,8 +113,8 @@ func Collect(ctx context.Context, r record.Reader, src Source) ([]Observation, *
 			}
 			seen[c.ID] = true
 			used[v.Scorer] = true
-			t, err := time.Parse(time.RFC3339Nano, c.Tags["time"])
-			if err != nil {
+			t := times[c.ID]
+			if t.IsZero() {
 				rep.Untimed++
 				return nil
 			}

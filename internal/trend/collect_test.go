@@ -21,7 +21,7 @@ type scored struct {
 	pass               bool   // the primary scorer's verdict
 	other              *bool  // the "format" scorer's, when it scored it
 	noVerdict          bool   // no verdict at all (a scorer that could not score it)
-	timeTag            string // overrides the time tag when set
+	untimed            bool   // its result carries no time
 }
 
 // putScoreTracesRun stores a run as `assay score-traces` does (see the
@@ -48,13 +48,13 @@ func putScoreTracesRun(t *testing.T, st store.Store, id, spec, sampleID string, 
 	var scores []record.Score
 	for i, tr := range traces {
 		w := tr.weight
-		tm := tr.time.UTC().Format(time.RFC3339)
-		if tr.timeTag != "" {
-			tm = tr.timeTag
+		at := tr.time
+		if tr.untimed {
+			at = time.Time{}
 		}
 		cases = append(cases, record.Case{RunID: id, ID: tr.id, Line: i + 1, Weight: &w,
-			Tags: map[string]string{"model": tr.model, "stratum": tr.stratum, "time": tm}})
-		results = append(results, record.Result{RunID: id, CaseID: tr.id, Target: tr.model, Epoch: 1, Raw: "reply", CreatedAt: tr.time})
+			Tags: map[string]string{"model": tr.model, "stratum": tr.stratum, "day": tr.time.UTC().Format(time.DateOnly)}})
+		results = append(results, record.Result{RunID: id, CaseID: tr.id, Target: tr.model, Epoch: 1, Raw: "reply", CreatedAt: at})
 		if tr.noVerdict {
 			continue
 		}
@@ -112,7 +112,7 @@ func TestCollectReadsScoreTracesRuns(t *testing.T) {
 		{id: "t2", model: "m1", stratum: "route=b", time: day, weight: 1.5, pass: false, other: &no},
 		{id: "t3", model: "m2", stratum: "route=a", time: day, weight: 4, pass: true},
 		{id: "t4", model: "m2", stratum: "route=a", time: day, weight: 4, noVerdict: true},
-		{id: "t5", model: "m2", stratum: "route=a", time: day, weight: 4, pass: true, timeTag: "last tuesday"},
+		{id: "t5", model: "m2", stratum: "route=a", time: day, weight: 4, pass: true, untimed: true},
 	})
 	// A newer run scored t1 again and failed it; t4 still has no verdict.
 	putScoreTracesRun(t, st, "20261112-000000-bbbbbb", "support", "S2", day.Add(48*time.Hour), record.StatusComplete, []scored{
