@@ -141,32 +141,41 @@ func runCollect(ctx context.Context, g *Globals, o *collectOptions) error {
 			cancel()
 		}
 	}()
-	if o.Every > 0 {
-		go func() {
-			t := time.NewTicker(o.Every)
-			defer t.Stop()
-			var last collect.Counts
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					if c := rc.Counts(); c != last {
-						fmt.Fprintln(g.Stdout, countLine(c))
-						last = c
-					}
+	ticking := make(chan struct{})
+	go func() {
+		defer close(ticking)
+		if o.Every <= 0 {
+			return
+		}
+		t := time.NewTicker(o.Every)
+		defer t.Stop()
+		var last collect.Counts
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if c := rc.Counts(); c != last {
+					fmt.Fprintln(g.Stdout, countLine(c))
+					last = c
 				}
 			}
-		}()
-	}
+		}
+	}()
 	priced := "unpriced (no spec)"
 	if o.Spec != "" {
 		priced = fmt.Sprintf("%d model price(s) from %s", len(tr.Prices), o.Spec)
 	}
+	listening := false
 	err = rc.ListenAndServe(ctx, func(addr string) {
+		listening = true
 		fmt.Fprintf(g.Stdout, "assay collect listening on http://%s%s (store %s; %s); Ctrl-C stops it\n", addr, collect.Path, g.DB, priced)
 	})
-	fmt.Fprintln(g.Stdout, "stopped: "+countLine(rc.Counts()))
+	cancel()
+	<-ticking
+	if listening {
+		fmt.Fprintln(g.Stdout, "stopped: "+countLine(rc.Counts()))
+	}
 	return err
 }
 

@@ -38,6 +38,10 @@ const DefaultAddr = "127.0.0.1:4318"
 // DefaultMaxBody bounds a request's body, as sent and decompressed.
 const DefaultMaxBody = 16 << 20
 
+// DefaultMaxInFlight is how many requests are handled at once: the store
+// takes one request's traces at a time, so more only hold more memory.
+const DefaultMaxInFlight = 4
+
 // Path is where OTLP/HTTP exporters send traces.
 const Path = "/v1/traces"
 
@@ -56,6 +60,10 @@ type Options struct {
 	// MaxBody bounds a request's body in bytes, both as sent and after
 	// gzip (DefaultMaxBody when 0): a larger one is refused with 413.
 	MaxBody int64
+	// MaxInFlight bounds the requests read, mapped and stored at once
+	// (DefaultMaxInFlight when 0); others wait their turn. With MaxBody it
+	// bounds the memory the receiver holds.
+	MaxInFlight int
 	// Store is where the traces go.
 	Store store.Traces
 	// Redact is the redaction applied to every trace before it is stored
@@ -89,6 +97,8 @@ type Receiver struct {
 		requests, refused, stored, duplicates, ignored, redactions, unpriced atomic.Int64
 	}
 	bufs sync.Pool
+	// slots holds a token per request being handled.
+	slots chan struct{}
 }
 
 // New checks the options and builds the receiver: an address that is not
@@ -99,6 +109,9 @@ func New(o Options) (*Receiver, error) {
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = DefaultMaxInFlight
 	}
 	if o.Store == nil {
 		return nil, errors.New("collect: no store")
@@ -120,7 +133,8 @@ func New(o Options) (*Receiver, error) {
 	if err := g.CheckAddr(o.Addr); err != nil {
 		return nil, err
 	}
-	return &Receiver{o: o, guard: g, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}, nil
+	return &Receiver{o: o, guard: g, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }},
+		slots: make(chan struct{}, o.MaxInFlight)}, nil
 }
 
 // Guard is collect's bind, token and Host rules (serve's, with collect's
@@ -204,6 +218,12 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	select {
+	case rc.slots <- struct{}{}:
+		defer func() { <-rc.slots }()
+	case <-r.Context().Done():
+		return // the client gave up waiting
+	}
 	buf := rc.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {

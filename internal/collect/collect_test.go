@@ -408,3 +408,65 @@ func TestPlainSpansIgnored(t *testing.T) {
 		t.Errorf("counts %+v", got)
 	}
 }
+
+// blockingStore holds every PutTraces until released, counting how many
+// are inside at once.
+type blockingStore struct {
+	tracesStore
+	mu           sync.Mutex
+	inside, most int
+	entered      chan struct{}
+	release      chan struct{}
+}
+
+func (b *blockingStore) PutTraces(ctx context.Context, ts []record.Trace) (int, error) {
+	b.mu.Lock()
+	b.inside++
+	b.most = max(b.most, b.inside)
+	b.mu.Unlock()
+	b.entered <- struct{}{}
+	<-b.release
+	b.mu.Lock()
+	b.inside--
+	b.mu.Unlock()
+	return len(ts), nil
+}
+
+// At most MaxInFlight requests are handled at once (their bodies read and
+// held); the others wait their turn and are then stored.
+func TestRequestsInFlightBounded(t *testing.T) {
+	bs := &blockingStore{entered: make(chan struct{}, 10), release: make(chan struct{})}
+	rc, url := startReceiver(t, collect.Options{Store: bs, MaxInFlight: 2})
+	var once sync.Once
+	release := func() { once.Do(func() { close(bs.release) }) }
+	t.Cleanup(release) // before the server closes: a failed test must not hang on it
+	codes := make(chan int, 5)
+	for i := range 5 {
+		body := protoBody(t, request(byte(20+i), 1))
+		go func() {
+			resp, err := http.Post(url+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	<-bs.entered
+	<-bs.entered
+	select {
+	case <-bs.entered:
+		t.Fatal("a third request reached the store while two were being handled")
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	for range 5 {
+		if c := <-codes; c != http.StatusOK {
+			t.Errorf("a request: %d", c)
+		}
+	}
+	if bs.most != 2 || rc.Counts().Stored != 5 {
+		t.Errorf("at most %d handled at once, %d stored; want 2 and 5", bs.most, rc.Counts().Stored)
+	}
+}
