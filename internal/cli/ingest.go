@@ -119,6 +119,20 @@ func runIngest(ctx context.Context, g *Globals, o *ingestOptions) error {
 		readers[i] = j
 	}
 
+	// A batch being stored is stored whole: the store works under the
+	// command's context, the reading stops at Ctrl-C.
+	storeCtx := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-g.Interrupts:
+			fmt.Fprintln(g.Stderr, "\ninterrupt: stopping after the batch in flight")
+			cancel()
+		}
+	}()
+
 	// Every file is read once before anything is stored: one bad line
 	// refuses them all, unless --skip-bad. The bytes checked are the bytes
 	// stored: a log that grows meanwhile is stored up to where it was
@@ -129,8 +143,8 @@ func runIngest(ctx context.Context, g *Globals, o *ingestOptions) error {
 		bad := 0
 		for i, path := range o.Files {
 			inFile := 0
-			n, err := readFile(path, -1, func(r io.Reader) (traces.JSONLCount, error) {
-				return readers[i].Read(r, func(*record.Trace) error { return ctx.Err() }, func(p spec.Problem) error {
+			n, err := readFile(ctx, path, -1, func(r io.Reader) (traces.JSONLCount, error) {
+				return readers[i].Check(r, func(p spec.Problem) error {
 					if inFile < ingestShownProblems {
 						shown = append(shown, p.String())
 					}
@@ -155,7 +169,10 @@ func runIngest(ctx context.Context, g *Globals, o *ingestOptions) error {
 		}
 	}
 
-	st, err := openStore(ctx, g)
+	if err := ctx.Err(); err != nil {
+		return ingestErr(ctx, err)
+	}
+	st, err := openStore(storeCtx, g)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
@@ -164,20 +181,9 @@ func runIngest(ctx context.Context, g *Globals, o *ingestOptions) error {
 		return fmt.Errorf("ingest: the store %s is read-only: nothing was stored", g.DB)
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-g.Interrupts:
-			fmt.Fprintln(g.Stderr, "\ninterrupt: storing the batch in flight, then stopping")
-			cancel()
-		}
-	}()
-
 	res := &traces.IngestResult{Files: make([]traces.IngestFile, 0, len(o.Files))}
 	for i, path := range o.Files {
-		f, err := ingestFile(ctx, st, readers[i], redact, sp.Traces.Prices, path, sizes[i], o.SkipBad)
+		f, err := ingestFile(ctx, storeCtx, st, readers[i], redact, sp.Traces.Prices, path, sizes[i], o.SkipBad)
 		res.Files = append(res.Files, f)
 		if err != nil {
 			return ingestErr(ctx, err)
@@ -206,14 +212,14 @@ type ingestCount struct {
 }
 
 // readFile opens path and reads it (its first limit bytes when limit is
-// not negative) through read.
-func readFile(path string, limit int64, read func(io.Reader) (traces.JSONLCount, error)) (ingestCount, error) {
+// not negative) through read, until ctx is cancelled.
+func readFile(ctx context.Context, path string, limit int64, read func(io.Reader) (traces.JSONLCount, error)) (ingestCount, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return ingestCount{}, err
 	}
 	defer f.Close()
-	cr := &countingReader{r: f}
+	cr := &countingReader{ctx: ctx, r: f}
 	var r io.Reader = cr
 	if limit >= 0 {
 		r = io.LimitReader(cr, limit)
@@ -222,21 +228,28 @@ func readFile(path string, limit int64, read func(io.Reader) (traces.JSONLCount,
 	return ingestCount{n, cr.n}, err
 }
 
+// countingReader counts the bytes read, and stops reading when its
+// context is cancelled.
 type countingReader struct {
-	r io.Reader
-	n int64
+	ctx context.Context
+	r   io.Reader
+	n   int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
 }
 
-// ingestFile stores one file's traces in batches, redacted and priced.
+// ingestFile stores one file's traces in batches, redacted and priced,
+// until ctx is cancelled (a batch is stored under storeCtx).
 // Without skipBad the file was checked already (its first size bytes are
 // read), and a bad line now means it changed meanwhile: an error.
-func ingestFile(ctx context.Context, st store.Store, j *traces.JSONL, redact *traces.Redactor, prices map[string]spec.Price, path string, size int64, skipBad bool) (traces.IngestFile, error) {
+func ingestFile(ctx, storeCtx context.Context, st store.Store, j *traces.JSONL, redact *traces.Redactor, prices map[string]spec.Price, path string, size int64, skipBad bool) (traces.IngestFile, error) {
 	res := traces.IngestFile{Path: path}
 	batch := make([]record.Trace, 0, ingestBatch)
 	read := 0
@@ -247,7 +260,7 @@ func ingestFile(ctx context.Context, st store.Store, j *traces.JSONL, redact *tr
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n, err := st.PutTraces(ctx, batch)
+		n, err := st.PutTraces(storeCtx, batch)
 		if err != nil {
 			return fmt.Errorf("storing the traces of %s: %w", path, err)
 		}
@@ -259,7 +272,7 @@ func ingestFile(ctx context.Context, st store.Store, j *traces.JSONL, redact *tr
 	if !skipBad {
 		limit = size
 	}
-	n, err := readFile(path, limit, func(r io.Reader) (traces.JSONLCount, error) {
+	n, err := readFile(ctx, path, limit, func(r io.Reader) (traces.JSONLCount, error) {
 		return j.Read(r, func(t *record.Trace) error {
 			redact.Trace(t)
 			traces.Price(t, prices)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,6 +222,43 @@ func TestIngestMarkdown(t *testing.T) {
 	if !strings.Contains(inv.stdout, "| 2 | 1 | 0 | 1 | 0 | 1 |") || !strings.Contains(inv.stdout, ".jsonl:2:1: the line is a list, not a JSON object") ||
 		!strings.Contains(inv.stdout, "\n- ") {
 		t.Errorf("markdown:\n%s", inv.stdout)
+	}
+}
+
+// Ctrl-C stops an ingest (exit 130): while checking, nothing is stored;
+// while storing, the batches stored stay and the same command stores the
+// rest.
+func TestIngestInterrupted(t *testing.T) {
+	t.Parallel()
+	dir, specPath, db, _ := ingestSetup(t)
+	big := filepath.Join(dir, "big.jsonl")
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, `{"n":%d,"request":{"model":"gpt-4o","messages":"question %d"},"response":{"text":"answer"}}`+"\n", i, i)
+	}
+	writeFile(t, big, b.String())
+	for _, skip := range []bool{false, true} {
+		args := []string{"ingest", specPath, big, "--db", db}
+		if skip {
+			args = append(args, "--skip-bad") // no check pass: straight to storing
+		}
+		stop := make(chan os.Signal, 1)
+		stop <- os.Interrupt
+		inv := runCLI(t, cliEnv{interrupts: stop}, args...)
+		if inv.code != ExitInterrupted || !strings.Contains(inv.stderr, "interrupted") {
+			t.Errorf("--skip-bad %v: exit %d, stderr %q", skip, inv.code, inv.stderr)
+		}
+		if !skip {
+			if _, err := os.Stat(db); !os.IsNotExist(err) {
+				t.Errorf("interrupted while checking, the store was created (%v)", err)
+			}
+		} else if n := countStored(t, db); n >= 20000 {
+			t.Errorf("interrupted, yet all %d traces stored", n)
+		}
+	}
+	ingestJSON(t, specPath, big, "--db", db)
+	if n := countStored(t, db); n != 20000 {
+		t.Errorf("after the interrupted ingests, the same command left %d traces, want 20000", n)
 	}
 }
 

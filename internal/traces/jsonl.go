@@ -38,6 +38,8 @@ type JSONL struct {
 	// top are the line's top-level fields a mapping path starts with: not
 	// copied into the attributes again.
 	top map[string]bool
+	// checkOnly: Check is reading, the traces are not wanted.
+	checkOnly bool
 	// MaxLine bounds a line (MaxJSONLLine unless set).
 	MaxLine int
 	// Now is the time a trace without a mapped time gets, and its Received
@@ -110,6 +112,16 @@ func (j *JSONL) Read(r io.Reader, good func(*record.Trace) error, bad func(spec.
 		return good(t)
 	})
 	return n, err
+}
+
+// Check reads r as Read does, for its bad lines only: the lines are
+// checked as Read checks them, but no trace is made (the messages are not
+// converted, the attributes not built), which is what a pass that stores
+// nothing needs. It is not safe to call at the same time as Read.
+func (j *JSONL) Check(r io.Reader, bad func(spec.Problem) error) (JSONLCount, error) {
+	j.checkOnly = true
+	defer func() { j.checkOnly = false }()
+	return j.Read(r, func(*record.Trace) error { return nil }, bad)
 }
 
 // lineErr is a problem in one line at a byte offset of it.
@@ -231,7 +243,7 @@ func (j *JSONL) fill(t *record.Trace, body []byte, root int) *lineErr {
 		if k == "output" {
 			role = "assistant"
 		}
-		ms, finish, e := messagesOf(raw, off, role)
+		ms, finish, e := messagesOf(raw, off, role, j.checkOnly)
 		if e != nil {
 			e.msg = fmt.Sprintf("traces.%s (%s): %s", k, strconv.Quote(j.pathOf(k)), e.msg)
 			return e
@@ -335,6 +347,9 @@ func (j *JSONL) attributes(t *record.Trace, body []byte, root int) *lineErr {
 			add(name, body[start:end])
 		}
 	}
+	if j.checkOnly {
+		return nil
+	}
 	members(body, root, func(key []byte, _, vs, ve int) bool {
 		k := unquote(key)
 		if !j.top[k] && !taken[k] {
@@ -358,13 +373,16 @@ func (j *JSONL) pathOf(key string) string { return strings.Join(j.paths[key], ".
 // arguments}}], tool_call_id}) or the GenAI conventions' ({role, parts
 // [{type: text, content} | {type: tool_call, id, name, arguments} |
 // {type: tool_call_response, id, response}], finish_reason}).
-func messagesOf(raw []byte, off int, role string) ([]record.Message, string, *lineErr) {
+func messagesOf(raw []byte, off int, role string, checkOnly bool) ([]record.Message, string, *lineErr) {
 	switch raw[0] {
 	case '"':
 		return []record.Message{{Role: role, Content: unquote(raw)}}, "", nil
 	case '{':
 		if e := checkMessage(raw, off); e != nil {
 			return nil, "", e
+		}
+		if checkOnly {
+			return []record.Message{}, "", nil
 		}
 		ms, finish := message(objectOf(raw), role)
 		return ms, finish, nil
@@ -383,6 +401,10 @@ func messagesOf(raw []byte, off int, role string) ([]record.Message, string, *li
 			if e = checkMessage(el, off+s); e != nil {
 				e.msg = fmt.Sprintf("message %d: %s", i, e.msg)
 				return false
+			}
+			if checkOnly {
+				i++
+				return true
 			}
 			got, f := message(objectOf(el), role)
 			ms = append(ms, got...)

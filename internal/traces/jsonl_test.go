@@ -184,6 +184,15 @@ func TestJSONLBadLines(t *testing.T) {
 	if n.Bad != len(wantLines) || n.Lines != len(wantLines)+2 {
 		t.Errorf("count %+v", n)
 	}
+	// Check finds the same problems without making traces.
+	var checked []string
+	cn, err := j.Check(strings.NewReader(string(in)), func(p spec.Problem) error {
+		checked = append(checked, p.String())
+		return nil
+	})
+	if err != nil || strings.Join(checked, "\n") != strings.Join(ps, "\n") || cn != n {
+		t.Errorf("Check: %v, %+v, problems:\n%s", err, cn, strings.Join(checked, "\n"))
+	}
 	// No problem repeats what may be private: the email, phone number and
 	// key in the fixture's bad values.
 	for _, p := range ps {
