@@ -520,7 +520,7 @@ func describe(raw []byte) string {
 		}
 		return fmt.Sprintf("a string of %d characters", utf8.RuneCountInString(s))
 	case isNumberStart(raw[0]):
-		if len(raw) <= 12 {
+		if len(raw) <= 12 && digitCount(string(raw)) < 7 { // not a phone number
 			return "the number " + string(raw)
 		}
 		return "a number"
