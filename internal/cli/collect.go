@@ -73,7 +73,8 @@ it after the requests in flight are stored. docs/collect.md has more.
 
 ` + exitCodesHelp,
 		Example: `  assay collect
-  assay collect eval.yaml --addr 0.0.0.0:4318 --token "$ASSAY_COLLECT_TOKEN"`,
+  assay collect eval.yaml --db prod/assay.db
+  ASSAY_COLLECT_TOKEN=... assay collect eval.yaml --addr 0.0.0.0:4318`,
 		Args: rangeArgs(0, 1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if len(o.Files) > 0 && len(args) == 0 {
