@@ -212,6 +212,28 @@ func TestSampleScoreTracesEndToEnd(t *testing.T) {
 			t.Errorf("serve %s: %d\n%s", path, w.Code, body)
 		}
 	}
+	// A case's page shows the trace's conversation as its inputs and its
+	// prompt (the run has no dataset file to read them from), and the
+	// explorer searches it.
+	id := g.Strata[1].Drawn[0]
+	var n int
+	if _, err := fmt.Sscanf(id[strings.LastIndex(id, "-")+1:], "%d", &n); err != nil {
+		t.Fatal(err)
+	}
+	question := fmt.Sprintf("question %d", n)
+	for path, want := range map[string]string{
+		"/runs/" + rep.RunID + "/cases/" + id:                                       question + "<",
+		"/runs/" + rep.RunID + "/cases?q=" + strings.ReplaceAll(question, " ", "+"): `has the text in its inputs: <a class="mono" href="/runs/` + rep.RunID + "/cases/" + id + `"`,
+	} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = "127.0.0.1"
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		body := w.Body.String()
+		if w.Code != 200 || !strings.Contains(body, want) || strings.Contains(body, "cannot be read") || strings.Contains(body, "changed since the run") {
+			t.Errorf("serve %s: %d: no %q, or a note that the inputs are unknown\n%s", path, w.Code, want, body)
+		}
+	}
 	for _, f := range []string{"text", "json", "markdown", "html"} {
 		inv = runCLI(t, cliEnv{}, "report", rep.RunID, "--format", f, "--db", db)
 		if inv.code != 0 || !strings.Contains(inv.stdout, "gamma") {

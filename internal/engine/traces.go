@@ -19,6 +19,7 @@ import (
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/traces"
 )
 
 // TraceOptions describe a scoring of a trace sample.
@@ -243,23 +244,10 @@ func (e *Engine) ScoreTraces(ctx context.Context, sp *spec.Spec, sampleID string
 }
 
 // traceCase is a sampled trace as a case: its ID, its conversation as vars
-// (a judge shows them; input is the last user message, messages the whole
-// conversation when it has more than one, system the instructions), its
-// weight, and tags for slicing the report (model, stratum, time, and each
-// strata key's value).
+// (traces.Vars: a judge shows them), its weight, and tags for slicing the
+// report (model, stratum, day, and each strata key's value).
 func traceCase(t *record.Trace, it record.SampleItem, by []string) *dataset.Case {
-	vars := map[string]any{}
-	for _, m := range t.Input {
-		if m.Role == "user" {
-			vars["input"] = m.Content
-		}
-	}
-	if len(t.Input) > 1 {
-		vars["messages"] = t.Input
-	}
-	if t.System != "" {
-		vars["system"] = t.System
-	}
+	vars := traces.Vars(t)
 	tags := map[string]string{
 		"model":   t.Model,
 		"stratum": it.Stratum,

@@ -23,6 +23,7 @@ import (
 	"github.com/assay-eval/assay/internal/scorer"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
+	"github.com/assay-eval/assay/internal/traces"
 	"github.com/assay-eval/assay/internal/units"
 )
 
@@ -398,16 +399,16 @@ func (s *Server) buildIndex(ctx context.Context, run *record.Run) (*caseIndex, e
 	if len(x.tags) > maxTagChoices {
 		x.tags = x.tags[:maxTagChoices]
 	}
-	in, err := export.OpenInputs(run)
+	fieldsOf, done, err := s.caseFieldReader(ctx, run, x.ids)
 	if err != nil {
 		x.inputsErr = err.Error()
 		return x, nil
 	}
-	defer in.Close()
+	defer done()
 	x.fields = make(map[string]json.RawMessage, len(x.ids))
 	x.offs = make([]int, 0, len(x.ids)+1)
 	for _, id := range x.ids {
-		raw, err := in.Fields(id)
+		raw, err := fieldsOf(id)
 		if err != nil {
 			*x = caseIndex{tags: x.tags, inputsErr: err.Error()}
 			return x, nil
@@ -419,6 +420,35 @@ func (s *Server) buildIndex(ctx context.Context, run *record.Run) (*caseIndex, e
 	}
 	x.offs = append(x.offs, len(x.text))
 	return x, nil
+}
+
+// caseFieldReader reads cases' input fields as JSON objects: from the
+// run's dataset (hash-checked by export.OpenInputs), or, for a
+// score-traces run, from the stored traces of ids (traces.Vars). done
+// releases what it holds.
+func (s *Server) caseFieldReader(ctx context.Context, run *record.Run, ids []string) (fields func(id string) (json.RawMessage, error), done func(), err error) {
+	if run.Sample == "" {
+		in, err := export.OpenInputs(run)
+		if err != nil {
+			return nil, nil, err
+		}
+		return in.Fields, func() { in.Close() }, nil
+	}
+	m := make(map[string]json.RawMessage, len(ids))
+	err = s.o.Store.Traces(ctx, store.TraceFilter{IDs: ids}, func(t *record.Trace) error {
+		raw, err := json.Marshal(traces.Vars(t))
+		m[t.ID] = raw
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the run's traces: %w", err)
+	}
+	return func(id string) (json.RawMessage, error) {
+		if raw, ok := m[id]; ok {
+			return raw, nil
+		}
+		return nil, fmt.Errorf("the store no longer holds trace %q", id)
+	}, func() {}, nil
 }
 
 // appendSearchText appends the lowercased text of a case's field values
@@ -726,14 +756,50 @@ func (s *Server) caseInputs(ctx context.Context, run *record.Run, caseID string,
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		b.Inputs = append(b.Inputs, inputField{Name: line(k), Value: text(valueText(fields[k]))})
 	}
+	if run.Sample != "" {
+		b.Prompt, b.PromptNote = s.tracePrompt(ctx, caseID)
+		return b
+	}
 	b.Prompt, b.PromptNote = renderPrompt(run, fields)
 	return b
+}
+
+// tracePrompt is what a production trace's model was sent: its system
+// instructions and conversation as the trace recorded them (the spec's
+// prompt did not make them).
+func (s *Server) tracePrompt(ctx context.Context, traceID string) ([]promptMessage, string) {
+	t, err := s.o.Store.Trace(ctx, traceID)
+	if err != nil {
+		return nil, "reading the trace: " + err.Error()
+	}
+	var out []promptMessage
+	if t.System != "" {
+		out = append(out, promptMessage{Role: "system", Content: text(t.System)})
+	}
+	for _, m := range t.Input {
+		pm := promptMessage{Role: line(m.Role), Content: text(m.Content), ToolCallID: line(m.ToolCallID)}
+		for _, tc := range m.ToolCalls {
+			pm.ToolCalls = append(pm.ToolCalls, line(tc.String()))
+		}
+		out = append(out, pm)
+	}
+	return out, ""
 }
 
 // caseFields reads a case's input fields: from the run's case index when it
 // is built, else by reading the dataset up to the case. note says why
 // there are none.
 func (s *Server) caseFields(ctx context.Context, run *record.Run, caseID string) (map[string]any, string) {
+	if run.Sample != "" {
+		in, err := s.traceInputs(ctx, run, []string{caseID})
+		if err != nil {
+			return nil, err.Error()
+		}
+		if f := in.Fields[caseID]; f != nil {
+			return f, ""
+		}
+		return nil, in.Note
+	}
 	var raw json.RawMessage
 	latest, err := s.o.Store.LatestScoring(ctx, run.ID)
 	if err != nil {

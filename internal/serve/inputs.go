@@ -12,6 +12,7 @@ import (
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/traces"
 )
 
 // runSpec is the run's resolved spec, as the run stored it, with its
@@ -40,6 +41,9 @@ type caseInputs struct {
 // dataset, in one streaming pass, cached per run and ID set until the file
 // changes.
 func (s *Server) inputsOf(ctx context.Context, run *record.Run, ids []string) (*caseInputs, error) {
+	if run.Sample != "" {
+		return s.traceInputs(ctx, run, ids)
+	}
 	sp, err := runSpec(run)
 	if err != nil {
 		return nil, err
@@ -99,6 +103,29 @@ func readInputs(ctx context.Context, sp *spec.Spec, run *record.Run, path string
 		in.Note = fmt.Sprintf("the dataset %s no longer reads as the run read it (%d rows with problems): the inputs shown are its current cases of these IDs", path, bad)
 	case sp.Dataset.Limit == 0 && v.Content() != "" && r.Hash() != v.Content():
 		in.Note = fmt.Sprintf("the dataset %s changed since the run (cases added or edited): the inputs shown are its current cases of these IDs", path)
+	}
+	return in, nil
+}
+
+// traceInputs are the inputs of a score-traces run's cases: each case is a
+// stored trace, whose conversation (traces.Vars) is its fields. A trace
+// the store no longer holds is named in the note.
+func (s *Server) traceInputs(ctx context.Context, run *record.Run, ids []string) (*caseInputs, error) {
+	in := &caseInputs{Fields: map[string]map[string]any{}}
+	var missing []string
+	for _, id := range ids {
+		t, err := s.o.Store.Trace(ctx, id)
+		if errors.Is(err, record.ErrNotFound) {
+			missing = append(missing, id)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		in.Fields[id] = traces.Vars(t)
+	}
+	if len(missing) > 0 {
+		in.Note = fmt.Sprintf("the store no longer holds %d of these traces (%s)", len(missing), strings.Join(missing, ", "))
 	}
 	return in, nil
 }

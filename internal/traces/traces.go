@@ -5,7 +5,10 @@
 // patterns, counted). It reads bytes and pdata; it stores nothing.
 package traces
 
-import "github.com/assay-eval/assay/internal/spec"
+import (
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/spec"
+)
 
 // IngestResult is what `assay ingest` did, file by file.
 type IngestResult struct {
@@ -24,4 +27,24 @@ type IngestFile struct {
 	// are the first of them.
 	Bad      int            `json:"bad"`
 	Problems []spec.Problem `json:"problems,omitempty"`
+}
+
+// Vars are a trace's inputs as a case's fields, the way a score-traces run
+// records them and serve shows them: "input", the conversation's last user
+// message; "messages", the whole conversation when it has more than one
+// message; "system", the system instructions when there are any.
+func Vars(t *record.Trace) map[string]any {
+	vars := map[string]any{}
+	for _, m := range t.Input {
+		if m.Role == "user" {
+			vars["input"] = m.Content
+		}
+	}
+	if len(t.Input) > 1 {
+		vars["messages"] = t.Input
+	}
+	if t.System != "" {
+		vars["system"] = t.System
+	}
+	return vars
 }
