@@ -433,10 +433,18 @@ func checkMessage(raw []byte, off int) *lineErr {
 	bad := func(at int, field, want string, got []byte) {
 		e = &lineErr{off: off + at, msg: fmt.Sprintf("%s must be %s, got %s", field, want, describe(got))}
 	}
+	known, choices := false, false
 	members(raw, 0, func(key []byte, _, vs, ve int) bool {
 		v := raw[vs:ve]
 		null := string(v) == "null"
-		switch unquote(key) {
+		k := unquote(key)
+		switch k {
+		case "role", "content", "parts", "tool_calls", "tool_call_id", "function_call":
+			known = true
+		case "choices":
+			choices = true
+		}
+		switch k {
 		case "role", "name", "tool_call_id", "finish_reason":
 			if v[0] != '"' && !null {
 				bad(vs, unquote(key), "a string", v)
@@ -465,6 +473,15 @@ func checkMessage(raw []byte, off int) *lineErr {
 		}
 		return e == nil
 	})
+	if e == nil && !known {
+		// Not a message: a whole response or a wrapper, read as an empty
+		// message it would store nothing of the conversation.
+		e = &lineErr{off: off, msg: "is an object without role, content, parts or tool_calls: not a message",
+			hint: "map the message inside it"}
+		if choices {
+			e.hint = "an OpenAI response holds its message at choices.0.message: add .choices.0.message to the path"
+		}
+	}
 	return e
 }
 
