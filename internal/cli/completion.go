@@ -45,6 +45,7 @@ var formatValues = map[string][]string{
 	"assay trend":               report.NewRegistry().Trend.Names(),
 	"assay sample":              report.NewRegistry().Sample.Names(),
 	"assay score-traces":        report.NewRegistry().TraceScores.Names(),
+	"assay ingest":              report.NewRegistry().Ingest.Names(),
 	"assay selftest":            report.NewRegistry().Selftest.Names(),
 	"assay probe contamination": report.NewRegistry().Probe.Names(),
 	"assay promote":             report.NewRegistry().Promote.Names(),
