@@ -540,8 +540,8 @@ var keyPrefixes = []string{
 }
 
 // keyWords introduce a secret in prose: "api key: …", "token=…",
-// "Authorization: Bearer …".
-var keyWords = []string{"key", "apikey", "token", "secret", "password", "passwd", "bearer", "credential", "credentials"}
+// "Authorization: Bearer …" (or Basic).
+var keyWords = []string{"key", "apikey", "token", "secret", "password", "passwd", "bearer", "basic", "credential", "credentials"}
 
 func isTokenChar(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '+' || c == '/' }
 
@@ -612,7 +612,9 @@ func isKey(s string, i, j int, end *int, secretField bool) bool {
 			return true
 		}
 	}
-	if !secretShape(tok) {
+	// base64 padding counts: the 20 characters of "user:password" in
+	// base64 (Basic authorization) end in "=="
+	if !secretShape(s[i:*end]) {
 		return false
 	}
 	return secretField || afterKeyWord(s, i)

@@ -40,6 +40,7 @@ func TestDetectors(t *testing.T) {
 		{"key", "Authorization: Bearer abcDEF123ghiJKL456mnoPQR", "Authorization: Bearer [REDACTED:key]"},
 		{"key", `the api token is "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"`, `the api token is "[REDACTED:key]"`},
 		{"key", "password: Hunter2Hunter2Hunter2xx", "password: [REDACTED:key]"},
+		{"key", "Authorization: Basic dXNlcjpwYXNzd29yZA== sent", "Authorization: Basic [REDACTED:key] sent"},
 		{"key", "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U end", "jwt [REDACTED:key] end"},
 		// not keys: words with a key's prefix inside, a commit hash without
 		// a key word, a long word, a count after "tokens"
