@@ -46,10 +46,16 @@ type Trace struct {
 	FinishReason string    `json:"finish_reason,omitempty"`
 	// ErrorType is error.type when the call failed ("" when it did not).
 	ErrorType string `json:"error_type,omitempty"`
-	// Attributes are every attribute of the span (or the mapped
-	// attributes of a JSONL line), the mapped ones included, as a JSON
-	// object: nothing unknown is dropped. Resource is the OTLP resource's
-	// attributes as a JSON object ("{}" or nil when none).
+	// Attributes are the span's attributes (or the mapped attributes of a
+	// JSONL line) as a JSON object: nothing unknown is dropped, and the
+	// scalar ones mapped into fields (model, tokens, ...) are kept too.
+	// The conversation is stored once: an attribute whose whole content
+	// System, Input or Output holds (gen_ai.input.messages,
+	// gen_ai.output.messages, gen_ai.system_instructions, the indexed
+	// gen_ai.prompt.N.* / gen_ai.completion.N.* fields) is left out; one
+	// read only in part (a part kind or a field a Message does not hold)
+	// is kept whole. Resource is the OTLP resource's attributes as a JSON
+	// object ("{}" or nil when none).
 	Attributes []byte `json:"attributes,omitempty"`
 	Resource   []byte `json:"resource,omitempty"`
 	// Redactions counts the values the privacy redaction replaced before

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -154,7 +156,6 @@ func Span(s ptrace.Span, received time.Time) record.Trace {
 		InputTokens:   first(count(a, AttrInputTokens), count(a, AttrPromptTokens)),
 		OutputTokens:  first(count(a, AttrOutputTokens), count(a, AttrCompletionTokens)),
 		ErrorType:     str(a, AttrErrorType),
-		Attributes:    mapJSON(a),
 		Received:      received,
 	}
 	start, end := s.StartTimestamp(), s.EndTimestamp()
@@ -175,11 +176,11 @@ func Span(s ptrace.Span, received time.Time) record.Trace {
 	}
 
 	var c conversation
-	c.fromAttributes(a)
+	c.fromAttributes(a, true)
 	details := findEvent(s, EventInferenceDetails)
 	if details.ok {
 		var d conversation
-		d.fromAttributes(details.e.Attributes())
+		d.fromAttributes(details.e.Attributes(), false)
 		c.fill(d)
 	}
 	c.fill(indexed(a))
@@ -211,7 +212,33 @@ func Span(s ptrace.Span, received time.Time) record.Trace {
 	if t.FinishReason == "" {
 		t.FinishReason = c.finish
 	}
+	if c.outFinish != "" && c.outFinish != t.FinishReason {
+		// The output attribute's finish_reason is not the trace's: keep
+		// the attribute, which says it.
+		c.outKeys = nil
+	}
+	t.Attributes = attributesJSON(a, c)
 	return t
+}
+
+// attributesJSON is the span's attributes as a JSON object, less those
+// whose whole content the trace's conversation holds (c's keys): the
+// conversation is stored once. An attribute the mapping read only in
+// part (a part type or a field it does not map) is kept whole.
+func attributesJSON(a pcommon.Map, c conversation) []byte {
+	n := len(c.inKeys) + len(c.outKeys) + len(c.sysKeys)
+	if n == 0 {
+		return mapJSON(a)
+	}
+	skip := make(map[string]bool, n)
+	for _, keys := range [][]string{c.inKeys, c.outKeys, c.sysKeys} {
+		for _, k := range keys {
+			skip[k] = true
+		}
+	}
+	var b bytes.Buffer
+	writeMapSkip(&b, a, skip)
+	return b.Bytes()
 }
 
 // conversation is what one form of the conventions says of the messages.
@@ -220,72 +247,148 @@ type conversation struct {
 	system        string
 	haveSystem    bool
 	finish        string
+	// inKeys, outKeys and sysKeys are the span attributes whose whole
+	// content is input, output and system (left out of the stored
+	// attributes); outFinish the finish_reason the output attributes
+	// carry, which the trace's FinishReason must equal for them to be
+	// left out.
+	inKeys, outKeys, sysKeys []string
+	outFinish                string
 }
 
 // fill takes from o what c does not have yet: earlier forms win.
 func (c *conversation) fill(o conversation) {
 	if len(c.input) == 0 {
-		c.input = o.input
+		c.input, c.inKeys = o.input, o.inKeys
 	}
 	if len(c.output) == 0 {
-		c.output = o.output
+		c.output, c.outKeys, c.outFinish = o.output, o.outKeys, o.outFinish
 		if c.finish == "" {
 			c.finish = o.finish
 		}
 	}
 	if !c.haveSystem && o.haveSystem {
-		c.system, c.haveSystem = o.system, true
+		c.system, c.haveSystem, c.sysKeys = o.system, true, o.sysKeys
 	}
 }
 
 // fromAttributes reads the current form: gen_ai.input.messages,
-// gen_ai.output.messages, gen_ai.system_instructions.
-func (c *conversation) fromAttributes(a pcommon.Map) {
+// gen_ai.output.messages, gen_ai.system_instructions. When span is true
+// (a is the span's attributes), an attribute read exactly — every message
+// field and part of a kind the trace holds — is noted as held.
+func (c *conversation) fromAttributes(a pcommon.Map, span bool) {
 	if v, ok := a.Get(AttrInputMessages); ok {
-		c.input, _ = messageList(valueJSON(v), "user")
-	}
-	if v, ok := a.Get(AttrOutputMessages); ok {
-		c.output, c.finish = messageList(valueJSON(v), "assistant")
-	}
-	if v, ok := a.Get(AttrSystemInstructions); ok {
-		if s, ok := systemText(valueJSON(v)); ok {
-			c.system, c.haveSystem = s, true
+		var finish string
+		var exact bool
+		c.input, finish, exact = messageList(valueJSON(v), "user")
+		if span && exact && finish == "" && len(c.input) > 0 {
+			c.inKeys = []string{AttrInputMessages}
 		}
 	}
+	if v, ok := a.Get(AttrOutputMessages); ok {
+		var exact bool
+		c.output, c.finish, exact = messageList(valueJSON(v), "assistant")
+		if span && exact && len(c.output) > 0 {
+			c.outKeys, c.outFinish = []string{AttrOutputMessages}, c.finish
+		}
+	}
+	if v, ok := a.Get(AttrSystemInstructions); ok {
+		if s, exact, ok := systemTextExact(valueJSON(v)); ok {
+			c.system, c.haveSystem = s, true
+			if span && exact {
+				c.sysKeys = []string{AttrSystemInstructions}
+			}
+		}
+	}
+}
+
+// decodeExact decodes raw into v, failing on a field v has no place for
+// (where json.Unmarshal would drop it) or on anything after the value.
+func decodeExact(raw []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("data after the value")
+	}
+	return nil
+}
+
+// mappedParts reports whether every part is of a kind a message holds
+// whole (text, tool_call, tool_call_response) with only the fields it
+// holds of that kind, and only text when textOnly.
+func mappedParts(parts []typedPart, textOnly bool) bool {
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			if p.ID != "" || p.Name != "" || p.Arguments != nil || p.Response != nil || p.Result != nil {
+				return false
+			}
+		case "tool_call":
+			if textOnly || p.Content != "" || p.Response != nil || p.Result != nil {
+				return false
+			}
+		case "tool_call_response":
+			if textOnly || p.Content != "" || p.Name != "" || p.Arguments != nil || (p.Response != nil && p.Result != nil) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // systemText is the text of gen_ai.system_instructions: a list of parts
 // (their text parts joined by newlines), or a plain string.
 func systemText(raw []byte) (string, bool) {
+	text, _, ok := systemTextExact(raw)
+	return text, ok
+}
+
+// systemTextExact is systemText, and whether the text is all the value
+// holds (exact): a string, or text parts with no other field.
+func systemTextExact(raw []byte) (text string, exact, ok bool) {
 	var parts []typedPart
+	if decodeExact(raw, &parts) == nil {
+		return partsMessage(parts, "system")[0].Content, mappedParts(parts, true), true
+	}
+	parts = nil
 	if json.Unmarshal(raw, &parts) == nil {
-		return partsMessage(parts, "system")[0].Content, true
+		return partsMessage(parts, "system")[0].Content, false, true
 	}
 	var lenient []json.RawMessage
 	if json.Unmarshal(raw, &lenient) == nil {
-		return partsMessage(lenientParts(lenient), "system")[0].Content, true
+		return partsMessage(lenientParts(lenient), "system")[0].Content, false, true
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, true
+		return s, true, true
 	}
 	if !json.Valid(raw) {
-		return string(raw), true // a string that only looked like JSON
+		return string(raw), true, true // a string that only looked like JSON
 	}
-	return "", false
+	return "", false, false
 }
 
 // messageList reads a JSON list of messages: the current form's
 // ({role, parts, finish_reason}) or OpenAI's ({role, content, tool_calls,
-// tool_call_id}). It also returns the first finish_reason given.
-func messageList(raw []byte, role string) ([]record.Message, string) {
+// tool_call_id}). It also returns the first finish_reason given, and
+// whether the messages hold all the list says (exact: the current form
+// with no field, part kind or second finish_reason they do not hold).
+func messageList(raw []byte, role string) (ms []record.Message, finish string, exact bool) {
 	// The current form decoded at once; anything else (OpenAI's form, a
 	// field of an unexpected type) read leniently, field by field.
 	var typed []typedMessage
-	if json.Unmarshal(raw, &typed) == nil && !slices.ContainsFunc(typed, func(m typedMessage) bool { return m.Parts == nil }) {
-		var ms []record.Message
-		finish := ""
+	exact = decodeExact(raw, &typed) == nil
+	if !exact {
+		typed = nil
+	}
+	if (exact || json.Unmarshal(raw, &typed) == nil) && !slices.ContainsFunc(typed, func(m typedMessage) bool { return m.Parts == nil }) {
 		for _, m := range typed {
+			exact = exact && mappedParts(m.Parts, false) && (m.FinishReason == "" || finish == "" || m.FinishReason == finish)
 			r := role
 			if m.Role != "" {
 				r = m.Role
@@ -295,14 +398,12 @@ func messageList(raw []byte, role string) ([]record.Message, string) {
 				finish = m.FinishReason
 			}
 		}
-		return ms, finish
+		return ms, finish, exact
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, ""
+		return nil, "", false
 	}
-	var ms []record.Message
-	finish := ""
 	for _, r := range list {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(r, &obj) != nil {
@@ -314,7 +415,7 @@ func messageList(raw []byte, role string) ([]record.Message, string) {
 			finish = f
 		}
 	}
-	return ms, finish
+	return ms, finish, false
 }
 
 // typedMessage is a current-form message.
@@ -516,11 +617,13 @@ func jsonString(raw json.RawMessage) string {
 // function_call.{name, arguments}}.
 func indexed(a pcommon.Map) conversation {
 	prompts, completions := map[int]*indexedMessage{}, map[int]*indexedMessage{}
+	var inKeys, outKeys []string
 	for k, v := range a.All() {
 		var rest string
 		var into map[int]*indexedMessage
+		isPrompt := false
 		if r, ok := strings.CutPrefix(k, AttrPrompt+"."); ok {
-			rest, into = r, prompts
+			rest, into, isPrompt = r, prompts, true
 		} else if r, ok := strings.CutPrefix(k, AttrCompletion+"."); ok {
 			rest, into = r, completions
 		} else {
@@ -537,8 +640,15 @@ func indexed(a pcommon.Map) conversation {
 			into[n] = m
 		}
 		m.set(field, v)
+		if indexedExact(field, v) {
+			if isPrompt {
+				inKeys = append(inKeys, k)
+			} else {
+				outKeys = append(outKeys, k)
+			}
+		}
 	}
-	var c conversation
+	c := conversation{inKeys: inKeys, outKeys: outKeys}
 	c.input = indexedList(prompts, "user")
 	c.output = indexedList(completions, "assistant")
 	for _, n := range slices.Sorted(mapKeys(completions)) {
@@ -548,6 +658,29 @@ func indexed(a pcommon.Map) conversation {
 		}
 	}
 	return c
+}
+
+// indexedExact reports whether an indexed attribute's field is held
+// whole by the message it was read into: a string the message keeps as it
+// is (not finish_reason, which the trace keeps only once, nor a content
+// that is a list of parts, read as its texts).
+func indexedExact(field string, v pcommon.Value) bool {
+	if v.Type() != pcommon.ValueTypeStr {
+		return false
+	}
+	switch field {
+	case "role", "tool_call_id", "name", "function_call.name", "function_call.arguments":
+		return true
+	case "content":
+		return !strings.HasPrefix(v.Str(), "[{") || indexedContent(v) == v.Str()
+	}
+	rest, ok := strings.CutPrefix(field, "tool_calls.")
+	if !ok {
+		return false
+	}
+	idx, f, ok := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(idx)
+	return ok && err == nil && n >= 0 && n <= maxIndex && (f == "id" || f == "name" || f == "arguments")
 }
 
 // maxIndex bounds the indexes of the indexed form (a span never has more
@@ -738,7 +871,8 @@ func deprecated(a pcommon.Map, s ptrace.Span) conversation {
 		if !ok || v.Type() != pcommon.ValueTypeStr {
 			return nil, ""
 		}
-		return messageList([]byte(v.Str()), role)
+		ms, finish, _ := messageList([]byte(v.Str()), role)
+		return ms, finish
 	}
 	c.input, _ = read(a, AttrPrompt, "user")
 	c.output, c.finish = read(a, AttrCompletion, "assistant")
@@ -890,10 +1024,19 @@ func mapJSON(m pcommon.Map) []byte {
 const maxDepth = 64
 
 func writeMap(b *bytes.Buffer, m pcommon.Map, depth int) {
+	writeMapDepth(b, m, depth, nil)
+}
+
+// writeMapSkip writes a span's attribute map less the keys in skip.
+func writeMapSkip(b *bytes.Buffer, m pcommon.Map, skip map[string]bool) {
+	writeMapDepth(b, m, 0, skip)
+}
+
+func writeMapDepth(b *bytes.Buffer, m pcommon.Map, depth int, skip map[string]bool) {
 	b.WriteByte('{')
 	seen := make(map[string]bool, m.Len())
 	for k, v := range m.All() {
-		if seen[k] {
+		if seen[k] || skip[k] {
 			continue
 		}
 		seen[k] = true

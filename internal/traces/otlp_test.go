@@ -373,3 +373,117 @@ func FuzzAttributeString(f *testing.F) {
 		}
 	})
 }
+
+// The conversation is stored once: an attribute whose whole content the
+// trace's system, input or output holds is left out of the attributes;
+// one the mapping read only in part (a part kind or a field a message
+// does not hold, a finish_reason the trace does not keep), one that could
+// not be read, and every attribute the mapping does not read are kept.
+func TestMappedAttributesStoredOnce(t *testing.T) {
+	const (
+		sys   = `[{"type":"text","content":"Be brief."}]`
+		in    = `[{"role":"user","parts":[{"type":"text","content":"hi"}]},{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"f","arguments":{"a":1}}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":"ok"}]}]`
+		out   = `[{"role":"assistant","parts":[{"type":"text","content":"done"}],"finish_reason":"stop"}]`
+		blob  = `[{"role":"user","parts":[{"type":"text","content":"see"},{"type":"blob","modality":"image","content":"AAAA"}]}]`
+		extra = `[{"role":"user","parts":[{"type":"text","content":"hi","lang":"en"}]}]`
+	)
+	for _, c := range []struct {
+		name          string
+		build         func(a pcommon.Map)
+		absent, kept  []string
+		wantInput     int
+		wantFinish    string
+		wantSystemSet bool
+	}{
+		{"current form, read exactly", func(a pcommon.Map) {
+			a.PutStr("gen_ai.system_instructions", sys)
+			a.PutStr("gen_ai.input.messages", in)
+			a.PutStr("gen_ai.output.messages", out)
+			a.PutStr("gen_ai.request.model", "m")
+			a.PutInt("gen_ai.usage.input_tokens", 3)
+			a.PutStr("app.route", "/x")
+		}, []string{"gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages"},
+			[]string{"gen_ai.request.model", "gen_ai.usage.input_tokens", "app.route"}, 3, "stop", true},
+		{"current form, structured values", func(a pcommon.Map) {
+			textPart(a.PutEmptySlice("gen_ai.system_instructions"), "Be brief.")
+			m := a.PutEmptySlice("gen_ai.input.messages").AppendEmpty().SetEmptyMap()
+			m.PutStr("role", "user")
+			textPart(m.PutEmptySlice("parts"), "hi")
+		}, []string{"gen_ai.system_instructions", "gen_ai.input.messages"}, nil, 1, "", true},
+		{"a part kind a message does not hold", func(a pcommon.Map) {
+			a.PutStr("gen_ai.input.messages", blob)
+			a.PutStr("gen_ai.system_instructions", `[{"type":"text","content":"S"},{"type":"tool_call","id":"x"}]`)
+		}, nil, []string{"gen_ai.input.messages", "gen_ai.system_instructions"}, 1, "", true},
+		{"a field a part does not hold", func(a pcommon.Map) {
+			a.PutStr("gen_ai.input.messages", extra)
+		}, nil, []string{"gen_ai.input.messages"}, 1, "", false},
+		{"a finish_reason on an input message", func(a pcommon.Map) {
+			a.PutStr("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"hi"}],"finish_reason":"stop"}]`)
+		}, nil, []string{"gen_ai.input.messages"}, 1, "", false},
+		{"output finish_reason other than the trace's", func(a pcommon.Map) {
+			a.PutStr("gen_ai.output.messages", out)
+			a.PutEmptySlice("gen_ai.response.finish_reasons").AppendEmpty().SetStr("length")
+		}, nil, []string{"gen_ai.output.messages", "gen_ai.response.finish_reasons"}, 0, "length", false},
+		{"two outputs with different finish reasons", func(a pcommon.Map) {
+			a.PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"a"}],"finish_reason":"stop"},{"role":"assistant","parts":[{"type":"text","content":"b"}],"finish_reason":"length"}]`)
+		}, nil, []string{"gen_ai.output.messages"}, 0, "stop", false},
+		{"messages that are not JSON", func(a pcommon.Map) {
+			a.PutStr("gen_ai.input.messages", `[{"role":"user",`)
+		}, nil, []string{"gen_ai.input.messages"}, 0, "", false},
+		{"OpenAI's form in the current attribute", func(a pcommon.Map) {
+			a.PutStr("gen_ai.input.messages", `[{"role":"user","content":"hi"}]`)
+		}, nil, []string{"gen_ai.input.messages"}, 1, "", false},
+		{"indexed form", func(a pcommon.Map) {
+			a.PutStr("gen_ai.prompt.0.role", "user")
+			a.PutStr("gen_ai.prompt.0.content", "hi")
+			a.PutStr("gen_ai.prompt.1.content", `[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"x"}}]`)
+			a.PutStr("gen_ai.prompt.2.content", `[{"flight":"SK 4035"}]`) // not parts: kept as it is
+			a.PutStr("gen_ai.prompt.2.tool_calls.0.id", "t")
+			a.PutStr("gen_ai.prompt.2.tool_calls.0.arguments", `{}`)
+			a.PutStr("gen_ai.prompt.2.tool_calls.0.kind", "function") // not read
+			a.PutStr("gen_ai.prompt.2.extra", "x")                  // not read
+			a.PutInt("gen_ai.prompt.3.content", 7)                   // not a string
+			a.PutStr("gen_ai.prompt.x.content", "not an index")
+			a.PutStr("gen_ai.completion.0.content", "ok")
+			a.PutStr("gen_ai.completion.0.finish_reason", "stop")
+			a.PutStr("gen_ai.completion.0.function_call.name", "g")
+		}, []string{"gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "gen_ai.prompt.2.content", "gen_ai.prompt.2.tool_calls.0.id",
+			"gen_ai.prompt.2.tool_calls.0.arguments", "gen_ai.completion.0.content", "gen_ai.completion.0.function_call.name"},
+			[]string{"gen_ai.prompt.1.content", "gen_ai.prompt.2.tool_calls.0.kind", "gen_ai.prompt.2.extra", "gen_ai.prompt.3.content",
+				"gen_ai.prompt.x.content", "gen_ai.completion.0.finish_reason"}, 4, "stop", false},
+		{"indexed form when the current form has the input", func(a pcommon.Map) {
+			a.PutStr("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`)
+			a.PutStr("gen_ai.prompt.0.content", "older copy")
+			a.PutStr("gen_ai.completion.0.content", "ok")
+		}, []string{"gen_ai.input.messages", "gen_ai.completion.0.content"}, []string{"gen_ai.prompt.0.content"}, 1, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			td, _ := newSpan(func(s ptrace.Span) { c.build(s.Attributes()) })
+			ts, _, err := traces.FromOTLP(td, received)
+			if err != nil || len(ts) != 1 {
+				t.Fatalf("FromOTLP: %d traces, %v", len(ts), err)
+			}
+			tr := ts[0]
+			if len(tr.Input) != c.wantInput || tr.FinishReason != c.wantFinish || (tr.System != "") != c.wantSystemSet {
+				t.Errorf("input %+v, finish %q, system %q", tr.Input, tr.FinishReason, tr.System)
+			}
+			var attrs map[string]any
+			if err := json.Unmarshal(tr.Attributes, &attrs); err != nil {
+				t.Fatalf("%v: %s", err, tr.Attributes)
+			}
+			for _, k := range c.absent {
+				if _, ok := attrs[k]; ok {
+					t.Errorf("%s is kept though the trace holds it: %s", k, tr.Attributes)
+				}
+			}
+			for _, k := range c.kept {
+				if _, ok := attrs[k]; !ok {
+					t.Errorf("%s is left out: %s", k, tr.Attributes)
+				}
+			}
+			if len(attrs) != len(c.kept) {
+				t.Errorf("%d attributes, want %d: %s", len(attrs), len(c.kept), tr.Attributes)
+			}
+		})
+	}
+}
