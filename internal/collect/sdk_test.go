@@ -50,8 +50,8 @@ func startReceiver(t *testing.T, o collect.Options) (*collect.Receiver, string) 
 
 // emitted is a span the test emitted and the trace it must be stored as.
 type emitted struct {
-	span  trace.SpanContext
-	want  record.Trace
+	span trace.SpanContext
+	want record.Trace
 	// attrs are attributes the stored trace must hold, as JSON decodes
 	// them; a nil value one it must not hold (the conversation it carried
 	// is the trace's, stored once).
@@ -113,7 +113,7 @@ func emitGenAI(t *testing.T, tp *sdktrace.TracerProvider) []emitted {
 	}, attrs: map[string]any{
 		"gen_ai.usage.input_tokens": 1200.0, "gen_ai.request.temperature": 0.25, "app.route": "/weather", "app.beta": true,
 		"gen_ai.response.finish_reasons": []any{"tool_call"},
-		"gen_ai.input.messages": nil, "gen_ai.output.messages": nil, "gen_ai.system_instructions": nil,
+		"gen_ai.input.messages":          nil, "gen_ai.output.messages": nil, "gen_ai.system_instructions": nil,
 	}})
 
 	// 2. The older indexed form (OpenLLMetry's): gen_ai.system, prompt and

@@ -441,8 +441,8 @@ func TestMappedAttributesStoredOnce(t *testing.T) {
 			a.PutStr("gen_ai.prompt.2.tool_calls.0.id", "t")
 			a.PutStr("gen_ai.prompt.2.tool_calls.0.arguments", `{}`)
 			a.PutStr("gen_ai.prompt.2.tool_calls.0.kind", "function") // not read
-			a.PutStr("gen_ai.prompt.2.extra", "x")                  // not read
-			a.PutInt("gen_ai.prompt.3.content", 7)                   // not a string
+			a.PutStr("gen_ai.prompt.2.extra", "x")                    // not read
+			a.PutInt("gen_ai.prompt.3.content", 7)                    // not a string
 			a.PutStr("gen_ai.prompt.x.content", "not an index")
 			a.PutStr("gen_ai.completion.0.content", "ok")
 			a.PutStr("gen_ai.completion.0.finish_reason", "stop")
