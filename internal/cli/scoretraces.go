@@ -133,6 +133,7 @@ func runScoreTraces(ctx context.Context, g *Globals, o *scoreTracesOptions) erro
 		RunID: ts.Run.ID, Status: ts.Run.Status, SampleID: ts.Sample.ID,
 		Since: ts.Sample.Since, Until: ts.Sample.Until, Level: o.Level, Traces: traces,
 		Scorers: ts.Scorers, Primary: ts.Primary, Rates: rates, Skipped: ts.Skipped,
+		Redacted: ts.Redacted, Redactions: ts.Redactions,
 	}
 	r, err := report.NewRegistry().TraceScores.Reporter(o.Format, rep)
 	if err != nil {

@@ -38,14 +38,15 @@ func putTrendRun(t *testing.T, db, runID, sampleID string, started, monday time.
 	var cases []record.Case
 	var results []record.Result
 	var scores []record.Score
-	w := 3.0
+	smp := &record.Sample{ID: sampleID, Created: started}
 	for model, weeks := range rates {
 		for wk, r := range weeks {
 			for i := range n {
 				id := fmt.Sprintf("%s-%s-%d-%d", sampleID, model, wk, i)
 				at := monday.AddDate(0, 0, 7*wk).Add(time.Duration(i) * 37 * time.Minute)
 				pass := float64(i) < r*float64(n)
-				cases = append(cases, record.Case{RunID: runID, ID: id, Weight: &w,
+				smp.Items = append(smp.Items, record.SampleItem{TraceID: id, Stratum: "model=" + model, Weight: 3})
+				cases = append(cases, record.Case{RunID: runID, ID: id,
 					Tags: map[string]string{"model": model, "stratum": "model=" + model, "day": at.Format(time.DateOnly)}})
 				results = append(results, record.Result{RunID: runID, CaseID: id, Target: model, Epoch: 1, Raw: "ok", CreatedAt: at})
 				value, shape := 0.0, "silent"
@@ -61,6 +62,9 @@ func putTrendRun(t *testing.T, db, runID, sampleID string, started, monday time.
 		t.Fatal(err)
 	}
 	if err := st.PutResults(ctx, results, scores); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutSample(ctx, smp); err != nil {
 		t.Fatal(err)
 	}
 }

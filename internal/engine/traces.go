@@ -45,6 +45,10 @@ type TraceScoring struct {
 	Skipped []string
 	// Models are the run's targets: the sampled traces' models, sorted.
 	Models []string
+	// Redacted counts the sampled traces in which the privacy redaction
+	// replaced anything before they were stored, Redactions the values it
+	// replaced in them.
+	Redacted, Redactions int
 	// Verdicts are every score stored, with its trace's model, stratum and
 	// weight (what sample.Rates reads).
 	Verdicts []sample.Verdict
@@ -135,6 +139,12 @@ func (e *Engine) ScoreTraces(ctx context.Context, sp *spec.Spec, sampleID string
 	cases := make([]*dataset.Case, 0, len(ids))
 	models := map[string]bool{}
 	items := map[string]record.SampleItem{}
+	for _, t := range traces {
+		if t.Redactions > 0 {
+			out.Redacted++
+			out.Redactions += t.Redactions
+		}
+	}
 	for _, it := range smp.Items {
 		t := traces[it.TraceID]
 		items[t.ID] = it
@@ -244,8 +254,11 @@ func (e *Engine) ScoreTraces(ctx context.Context, sp *spec.Spec, sampleID string
 }
 
 // traceCase is a sampled trace as a case: its ID, its conversation as vars
-// (traces.Vars: a judge shows them), its weight, and tags for slicing the
-// report (model, stratum, day, and each strata key's value).
+// (traces.Vars: a judge shows them) and tags for slicing the report (model,
+// stratum, day, and each strata key's value). Its sampling weight stays in
+// the sample (a case's weight is the cost of a wrong answer), and the
+// privacy redactions in the trace (ingest's and collect's counts) are not
+// a result's: those count secrets a target's reply echoed.
 func traceCase(t *record.Trace, it record.SampleItem, by []string) *dataset.Case {
 	vars := traces.Vars(t)
 	tags := map[string]string{
@@ -256,7 +269,7 @@ func traceCase(t *record.Trace, it record.SampleItem, by []string) *dataset.Case
 	for k, v := range sample.StratumValues(it.Stratum, by) {
 		tags[k] = v
 	}
-	return &dataset.Case{ID: t.ID, Vars: vars, Tags: tags, Weight: it.Weight, HasWeight: true}
+	return &dataset.Case{ID: t.ID, Vars: vars, Tags: tags}
 }
 
 // traceResult is a trace's call as a result of its model's target.
@@ -266,7 +279,7 @@ func traceResult(runID string, t *record.Trace) record.Result {
 		Raw: t.OutputText(), ToolCalls: t.OutputToolCalls(), FinishReason: t.FinishReason,
 		InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
 		CostUSD: t.CostUSD, LatencyMS: t.LatencyMS, Attempts: 1,
-		Model: t.ResponseModel, Redactions: t.Redactions, CreatedAt: t.Time.UTC(),
+		Model: t.ResponseModel, CreatedAt: t.Time.UTC(),
 	}
 	if t.ErrorType != "" {
 		r.ErrorKind = string(traceErrorKind(t.ErrorType))

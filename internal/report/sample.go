@@ -101,7 +101,10 @@ func strata(n int) string {
 // every outside text as given: each format escapes it where it lands.
 type traceScoresView struct {
 	Title, Window, Status, Level, Scorers string
-	Skipped                               []string
+	// Privacy says how much the redaction replaced in the scored traces
+	// ("" when nothing).
+	Privacy string
+	Skipped []string
 	Rows                                  [][7]string // model, scorer, weighted, interval, unweighted, n, population
 }
 
@@ -112,6 +115,10 @@ func newTraceScoresView(r *sample.ScoreReport) traceScoresView {
 		Status:  r.Status,
 		Level:   units.Plain(100*r.Level) + "%",
 		Skipped: r.Skipped,
+	}
+	if r.Redactions > 0 {
+		v.Privacy = fmt.Sprintf("privacy: %s replaced by [REDACTED:<name>] in %s of the %s scored before they were stored (traces.redact)",
+			plural(r.Redactions, "value"), units.Count(r.Redacted), plural(r.Traces, "trace"))
 	}
 	v.Scorers = strings.Join(r.Scorers, ", ")
 	if r.Primary != "" {
@@ -138,6 +145,9 @@ func TraceScoresText(w io.Writer, r *sample.ScoreReport) error {
 	fmt.Fprintf(&b, "scorers: %s\n", oneLine(v.Scorers))
 	for _, s := range v.Skipped {
 		fmt.Fprintf(&b, "skipped %s\n", oneLine(s))
+	}
+	if v.Privacy != "" {
+		fmt.Fprintf(&b, "%s\n", v.Privacy)
 	}
 	fmt.Fprintf(&b, "\n%s; %s intervals\n\n", traceScoresHead, v.Level)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -166,6 +176,9 @@ func TraceScoresMarkdown(w io.Writer, r *sample.ScoreReport) error {
 	}
 	if len(v.Skipped) > 0 {
 		b.WriteString("\n")
+	}
+	if v.Privacy != "" {
+		fmt.Fprintf(&b, "%s.\n\n", mdText(v.Privacy))
 	}
 	fmt.Fprintf(&b, "%s; %s intervals.\n\n", mdText(traceScoresHead), v.Level)
 	b.WriteString("| model | scorer | weighted | interval | unweighted | n | population |\n|---|---|--:|--:|--:|--:|--:|\n")
@@ -198,6 +211,9 @@ th:nth-child(-n+2), td:nth-child(-n+2) { text-align: left; }
 <p>Window {{vis .Window}}.{{if ne .Status "complete"}} Status: {{vis .Status}} (the rates are of the traces scored).{{end}} Scorers: {{vis .Scorers}}.</p>
 {{- if .Skipped}}
 <ul class="skipped">{{range .Skipped}}<li>skipped {{vis .}}</li>{{end}}</ul>
+{{- end}}
+{{- if .Privacy}}
+<p class="privacy">{{vis .Privacy}}.</p>
 {{- end}}
 <p>` + traceScoresHead + `; {{.Level}} intervals.</p>
 <table class="rates">

@@ -89,3 +89,31 @@ func TestSampleText(t *testing.T) {
 		t.Errorf("the hostileName stratum passes on:\n%q", out)
 	}
 }
+
+// What the privacy redaction replaced in the scored traces is counted in
+// every format (the issue: "counted in the report"), and only when it
+// replaced something.
+func TestTraceScoresCountRedactions(t *testing.T) {
+	r := NewRegistry().TraceScores
+	rep := traceScoresFixture()
+	rep.Redacted, rep.Redactions = 7, 11
+	for _, f := range []string{"text", "markdown", "html"} {
+		var b bytes.Buffer
+		if err := r.Render(&b, f, rep); err != nil {
+			t.Fatal(err)
+		}
+		if out := b.String(); !strings.Contains(out, "privacy: 11 values replaced by ") || !strings.Contains(out, " in 7 of the 52 traces scored") {
+			t.Errorf("%s does not count the redactions:\n%s", f, b.String())
+		}
+	}
+	var b bytes.Buffer
+	rep.Redacted, rep.Redactions = 0, 0
+	if err := r.Render(&b, "text", rep); err != nil || strings.Contains(b.String(), "privacy") {
+		t.Errorf("a sample with nothing redacted says: %v\n%s", err, b.String())
+	}
+	b.Reset()
+	rep.Redacted, rep.Redactions = 3, 5
+	if err := r.Render(&b, "json", rep); err != nil || !strings.Contains(b.String(), `"redacted_traces": 3`) || !strings.Contains(b.String(), `"redactions": 5`) {
+		t.Errorf("json: %v\n%s", err, b.String())
+	}
+}

@@ -40,6 +40,11 @@ type ScoreReport struct {
 	Scorers []string   `json:"scorers"`
 	Primary string     `json:"primary"`
 	Rates   []Estimate `json:"rates"`
+	// Redacted counts the scored traces in which the privacy redaction
+	// (traces.redact) replaced anything before they were stored;
+	// Redactions the values it replaced in them.
+	Redacted   int `json:"redacted_traces"`
+	Redactions int `json:"redactions"`
 	// Skipped names the spec's scorers that cannot score production
 	// traffic (they need an expected value, or two answers to one case),
 	// each with why.

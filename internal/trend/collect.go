@@ -10,6 +10,13 @@ import (
 	"github.com/assay-eval/assay/internal/record"
 )
 
+// Reader is what Collect reads: the runs and their verdicts, and the
+// samples they scored (whose items carry each trace's weight and stratum).
+type Reader interface {
+	record.Reader
+	Sample(ctx context.Context, id string) (*record.Sample, error)
+}
+
 // Source says which verdicts Collect reads.
 type Source struct {
 	// Spec keeps the runs of the spec with this name ("" every spec's).
@@ -34,12 +41,12 @@ func (e *UnknownScorerError) Error() string {
 
 // Collect reads the scored traces of every complete score-traces run
 // (record.Run.Sample set; of src.Spec's when given) from the store, newest
-// run first: each sampled trace (a case: its Tags' model and stratum, its
-// Weight, and its result's time) with the verdict of the run's latest complete scoring —
+// run first: each sampled trace (a case: its Tags' model, its sample item's
+// weight and stratum, and its result's time) with the verdict of the run's latest complete scoring —
 // src.Scorer's, or the primary scorer's. A trace several runs scored counts
 // once, with the newest run's verdict (of the runs that have one). The
 // Report returned carries what was read and left out; Compute fills it.
-func Collect(ctx context.Context, r record.Reader, src Source) ([]Observation, *Report, error) {
+func Collect(ctx context.Context, r Reader, src Source) ([]Observation, *Report, error) {
 	runs, err := r.ListRuns(ctx, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing runs: %w", err)
@@ -88,6 +95,16 @@ func Collect(ctx context.Context, r record.Reader, src Source) ([]Observation, *
 		if err != nil {
 			return nil, nil, fmt.Errorf("run %s: reading scores: %w", run.ID, err)
 		}
+		// A trace's weight and stratum are its sample's (a case's weight
+		// is the cost of a wrong answer in an evaluation run).
+		smp, err := r.Sample(ctx, run.Sample)
+		if err != nil {
+			return nil, nil, fmt.Errorf("run %s: reading its sample %s: %w", run.ID, run.Sample, err)
+		}
+		items := make(map[string]record.SampleItem, len(smp.Items))
+		for _, it := range smp.Items {
+			items[it.TraceID] = it
+		}
 		// A trace's time is its result's (score-traces stores the call's
 		// start there); a case tag would make every trace its own slice.
 		times := map[string]time.Time{}
@@ -122,13 +139,13 @@ func Collect(ctx context.Context, r record.Reader, src Source) ([]Observation, *
 			if model == "" {
 				model = v.Target
 			}
-			w := 1.0
-			if c.Weight != nil {
-				w = *c.Weight
+			it, ok := items[c.ID]
+			if !ok {
+				return fmt.Errorf("run %s: trace %s is not in its sample %s", run.ID, c.ID, run.Sample)
 			}
 			obs = append(obs, Observation{
 				TraceID: c.ID, RunID: run.ID, Model: model, Time: t.UTC(),
-				Sample: run.Sample, Stratum: c.Tags["stratum"], Weight: w, Pass: v.Pass,
+				Sample: run.Sample, Stratum: it.Stratum, Weight: it.Weight, Pass: v.Pass,
 				ScorersHash: hash,
 			})
 			return nil
@@ -175,7 +192,7 @@ func Collect(ctx context.Context, r record.Reader, src Source) ([]Observation, *
 
 // Build reads the scored traces (Collect) and computes the report
 // (Compute).
-func Build(ctx context.Context, r record.Reader, src Source, o Options) (*Report, error) {
+func Build(ctx context.Context, r Reader, src Source, o Options) (*Report, error) {
 	obs, rep, err := Collect(ctx, r, src)
 	if err != nil {
 		return nil, err

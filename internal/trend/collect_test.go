@@ -46,13 +46,14 @@ func putScoreTracesRun(t *testing.T, st store.Store, id, spec, sampleID string, 
 	var cases []record.Case
 	var results []record.Result
 	var scores []record.Score
+	smp := &record.Sample{ID: sampleID, Created: started, Strata: []record.SampleStratum{}}
 	for i, tr := range traces {
-		w := tr.weight
+		smp.Items = append(smp.Items, record.SampleItem{TraceID: tr.id, Stratum: tr.stratum, Weight: tr.weight})
 		at := tr.time
 		if tr.untimed {
 			at = time.Time{}
 		}
-		cases = append(cases, record.Case{RunID: id, ID: tr.id, Line: i + 1, Weight: &w,
+		cases = append(cases, record.Case{RunID: id, ID: tr.id, Line: i + 1,
 			Tags: map[string]string{"model": tr.model, "stratum": tr.stratum, "day": tr.time.UTC().Format(time.DateOnly)}})
 		results = append(results, record.Result{RunID: id, CaseID: tr.id, Target: tr.model, Epoch: 1, Raw: "reply", CreatedAt: at})
 		if tr.noVerdict {
@@ -69,6 +70,9 @@ func putScoreTracesRun(t *testing.T, st store.Store, id, spec, sampleID string, 
 		t.Fatal(err)
 	}
 	if err := st.PutResults(ctx, results, scores); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutSample(ctx, smp); err != nil {
 		t.Fatal(err)
 	}
 }
