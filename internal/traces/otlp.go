@@ -351,6 +351,9 @@ func systemText(raw []byte) (string, bool) {
 // systemTextExact is systemText, and whether the text is all the value
 // holds (exact): a string, or text parts with no other field.
 func systemTextExact(raw []byte) (text string, exact, ok bool) {
+	if parts, ok := fastParts(raw); ok {
+		return partsMessage(parts, "system")[0].Content, mappedParts(parts, true), true
+	}
 	var parts []typedPart
 	if decodeExact(raw, &parts) == nil {
 		return partsMessage(parts, "system")[0].Content, mappedParts(parts, true), true
@@ -381,8 +384,11 @@ func systemTextExact(raw []byte) (text string, exact, ok bool) {
 func messageList(raw []byte, role string) (ms []record.Message, finish string, exact bool) {
 	// The current form decoded at once; anything else (OpenAI's form, a
 	// field of an unexpected type) read leniently, field by field.
-	var typed []typedMessage
-	exact = decodeExact(raw, &typed) == nil
+	typed, exact := fastMessages(raw)
+	if !exact {
+		typed = nil
+		exact = decodeExact(raw, &typed) == nil
+	}
 	if !exact {
 		typed = nil
 	}

@@ -1,0 +1,76 @@
+package traces
+
+import (
+	"reflect"
+	"testing"
+)
+
+// fastSeeds are messages and parts in and around the shape the fast path
+// reads: it must read the first ones and give up on the others.
+var fastSeeds = []struct {
+	raw  string
+	fast bool
+}{
+	{`[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`, true},
+	{` [ { "role" : "assistant" , "name":"bot", "finish_reason":"stop", "parts" : [ {"type":"tool_call","id":"c1","name":"f","arguments": {"a": [1, "x,}]", {"b": null}]} } ] } ] `, true},
+	{`[{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":"rainy \"14\" \u00e9"},{"type":"tool_call_response","id":"c2","result":-1.5e3}]}]`, true},
+	{`[{"role":"user","parts":[{"type":"text","content":"caf\u00e9 é \ud83d\ude00 \/"}]}]`, true},
+	{`[{"role":"user","parts":[]},{"role":"user","parts":[{}]}]`, true},
+	{`[]`, true},
+	{`[{"role":"user"}]`, true},
+	{"[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"bad \xff utf-8\"}]}]", true},
+	{`[{"Role":"user","parts":[]}]`, false},                                 // another case: encoding/json's
+	{`[{"role":"user","parts":[],"role":"x"}]`, false},                      // repeated key
+	{`[{"role":null,"parts":[]}]`, false},                                   // null
+	{`[{"role":"user","parts":[{"type":"text","arguments":null}]}]`, false}, // null raw
+	{`[{"role":"user","parts":[{"type":"text","lang":"en"}]}]`, false},      // unknown field
+	{`[{"role":"user","parts":[{"type":"text","arguments":{"a":}}]}]`, false},
+	{`[{"role":"user","parts":[]}] x`, false},
+	{`[{"role":"user","parts":[]},]`, false},
+	{`[{"role":1,"parts":[]}]`, false},
+	{"[{\"role\":\"a\tb\",\"parts\":[]}]", false},
+	{`{"role":"user"}`, false},
+	{`[{"role":"user","parts":[{"type":"text","content":"unterminated}]}]`, false},
+}
+
+func TestFastMessagesSeeds(t *testing.T) {
+	for _, c := range fastSeeds {
+		_, ok := fastMessages([]byte(c.raw))
+		if ok != c.fast {
+			t.Errorf("fastMessages(%s) ok = %v, want %v", c.raw, ok, c.fast)
+		}
+		checkFast(t, []byte(c.raw))
+	}
+}
+
+// checkFast: where the fast path reads a value, encoding/json (the exact
+// decoding it stands in for) reads the same.
+func checkFast(t *testing.T, raw []byte) {
+	t.Helper()
+	if got, ok := fastMessages(raw); ok {
+		var want []typedMessage
+		if err := decodeExact(raw, &want); err != nil {
+			t.Fatalf("fast path read %q, encoding/json did not: %v", raw, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\nfast %#v\njson %#v", raw, got, want)
+		}
+	}
+	if got, ok := fastParts(raw); ok {
+		var want []typedPart
+		if err := decodeExact(raw, &want); err != nil {
+			t.Fatalf("fast path read parts %q, encoding/json did not: %v", raw, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("parts %q:\nfast %#v\njson %#v", raw, got, want)
+		}
+	}
+}
+
+func FuzzFastMessages(f *testing.F) {
+	for _, c := range fastSeeds {
+		f.Add([]byte(c.raw))
+	}
+	f.Add([]byte(`[{"type":"text","content":"S"},{"type":"tool_call","id":"x","arguments":"{\"a\":1}"}]`))
+	f.Fuzz(func(t *testing.T, raw []byte) { checkFast(t, raw) })
+}
