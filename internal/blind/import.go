@@ -293,6 +293,13 @@ type ImportResult struct {
 	DatasetHash string `json:"dataset_hash"`
 	Key         string `json:"key"`
 	Responses   string `json:"responses"`
+	// Into: the answers joined the existing run RunID (import --into) as
+	// one more of its Targets, scored in Scorings; RunCases is how many
+	// cases the run measured (Cases of them answered).
+	Into     bool     `json:"into,omitempty"`
+	Targets  []string `json:"targets,omitempty"`
+	RunCases int      `json:"run_cases,omitempty"`
+	Scorings []int    `json:"scorings,omitempty"`
 }
 
 // CheckSpec compares the spec and dataset import scores with against what

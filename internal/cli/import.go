@@ -175,14 +175,18 @@ type importOptions struct {
 	Spec      string // "" is the key's spec path
 	Key       string
 	As        string
-	Format    string
-	Output    string
+	// Into is the complete run the answers join as one more target
+	// ("" stores a run of their own).
+	Into   string
+	Format string
+	Output string
 }
 
 func (o *importOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Key, "key", "", "the key file export --blind wrote with the sample (required)")
 	f.StringVar(&o.As, "as", "", "the target name the vendor's answers are stored under (required; not a target of the spec)")
+	f.StringVar(&o.Into, "into", "", "add the answers as one more target of this complete run of the spec (a run ID or latest), scored with its scorers and paired with its targets in its report")
 	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.NewRegistry().BlindImport.Names(), "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write the summary to FILE, whole or not at all")
 }
@@ -200,6 +204,20 @@ dataset's hash and the spec's experiment: assay report sets the vendor
 beside the experiment's other variants, paired case by case, and assay
 compare pairs it with another run of the same target name (a later round
 of the vendor's answers). docs/vendors.md explains the exchange.
+
+With --into RUN (a run ID or latest) the answers are not a run of their
+own: they join RUN, a complete run of the spec, as one more target, so
+assay report RUN sets the vendor beside the run's targets with a paired
+comparison on the cases both have (a sample of --cases N pairs N; the
+report warns that the vendor covers N of the run's cases). The vendor is
+scored in every complete scoring of the run made with the spec's scorers
+(scoring 1, and each rescore with them), like its other targets. RUN is refused, and
+nothing stored, when it is not complete, has another dataset version,
+prompt hash, or latest scoring made with other scorers (rescore it with
+the spec first), already has a target --as names, has several epochs,
+the spec has pairwise judges, or a live process is writing it. The
+answers are scored in memory and added at once: an interrupt or a
+failure leaves RUN as it was.
 
 RESPONSES.jsonl has one JSON object a line, one line for every line of the
 sample, in the sample's order:
@@ -222,6 +240,10 @@ ids have no answer (a truncated file: how many, and the first few).
 		Example: `  assay export --blind assay.yaml -o sample.jsonl --cases 200 --seed 7
   # send sample.jsonl; keep sample.jsonl.key
   assay import answers.jsonl --key sample.jsonl.key --as vendor-x
+  assay report latest
+  # or, beside the candidates of an existing run of the spec:
+  assay run assay.yaml
+  assay import answers.jsonl --key sample.jsonl.key --as vendor-x --into latest
   assay report latest`,
 		Args: rangeArgs(1, 2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -342,6 +364,9 @@ func runImport(ctx context.Context, g *Globals, o *importOptions) error {
 		return err
 	}
 	kit := &engine.Kit{Targets: []runner.Target{{Spec: &sp.Targets[len(sp.Targets)-1], Provider: vendor}}, Scorers: set}
+	if o.Into != "" {
+		return importInto(ctx, g, o, t, e, kit, cases)
+	}
 	run, err := e.Start(ctx, t, engine.StartOptions{Targets: []string{o.As}, Epochs: 1, Experiment: sp.Experiment,
 		Cases: cases, Kit: kit, CommitEvery: 100 * time.Millisecond})
 	if err != nil {
@@ -368,4 +393,35 @@ func runImport(ctx context.Context, g *Globals, o *importOptions) error {
 		return fmt.Errorf("%w: %d of %d answers scored and stored in run %s", ErrInterrupted, out.Have, out.Total, run.Record.ID)
 	}
 	return nil
+}
+
+// importInto adds the vendor's answers to the complete run o.Into as one
+// more target (engine.JoinRun): all of them, or nothing.
+func importInto(ctx context.Context, g *Globals, o *importOptions, t *task.Task, e *engine.Engine, kit *engine.Kit, cases []*dataset.Case) error {
+	run, err := e.Store.GetRun(ctx, o.Into)
+	if err != nil {
+		return fmt.Errorf("import --into %s: %w", o.Into, err)
+	}
+	runCtx, stop, unwatch := watchInterrupts(ctx, g)
+	defer unwatch()
+	j, err := e.JoinRun(runCtx, t, run.ID, engine.JoinOptions{Kit: kit, Cases: cases, CommitEvery: 100 * time.Millisecond},
+		engine.ExecuteOptions{Stop: stop})
+	if refused := (*engine.JoinRefusedError)(nil); errors.As(err, &refused) {
+		return &ExitError{Code: ExitInvalid, Err: fmt.Errorf("import: %w; nothing was stored", err)}
+	}
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	if j.Interrupted {
+		return fmt.Errorf("%w: nothing was added to run %s (it is as it was); import again to add the answers", ErrInterrupted, run.ID)
+	}
+	sp := t.Spec
+	res := &blind.ImportResult{RunID: run.ID, Target: o.As, Cases: len(cases), Status: j.Run.Status,
+		Spec: sp.Name, DatasetHash: run.DatasetHash, Key: o.Key, Responses: o.Responses,
+		Into: true, Targets: j.Run.Targets, RunCases: run.Cases, Scorings: j.Scorings}
+	r, err := report.NewRegistry().BlindImport.Reporter(o.Format, res)
+	if err != nil {
+		return usageError{err}
+	}
+	return printOut(g.Stdout, o.Output, r)
 }

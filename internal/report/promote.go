@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/assay-eval/assay/internal/blind"
 	"github.com/assay-eval/assay/internal/promote"
@@ -97,6 +99,16 @@ func BlindExportText(w io.Writer, r *blind.ExportResult) error {
 func BlindImportText(w io.Writer, r *blind.ImportResult) error {
 	p := &errWriter{w: w}
 	p.printf("%s\n", r.RunID)
+	if r.Into {
+		others := slices.DeleteFunc(slices.Clone(r.Targets), func(t string) bool { return t == r.Target })
+		p.printf("%s: %d answer(s) of %s added as target %s beside %s, scored in scoring(s) %s\n",
+			r.RunID, r.Cases, r.Responses, r.Target, strings.Join(others, ", "), joinInts(r.Scorings))
+		if r.Cases < r.RunCases {
+			p.printf("the answers cover %d of the run's %d cases: comparisons with %s pair those %d\n", r.Cases, r.RunCases, r.Target, r.Cases)
+		}
+		p.printf("report: assay report %s\n", r.RunID)
+		return p.err
+	}
 	p.printf("%s: %d answer(s) of %s stored as target %s of %s and scored (%s)\n", r.RunID, r.Cases, r.Responses, r.Target, r.Spec, r.Status)
 	p.printf("report: assay report %s\n", r.RunID)
 	return p.err
@@ -129,4 +141,12 @@ func (p *errWriter) printf(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format, args...)
 	}
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }

@@ -1,0 +1,31 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/assay-eval/assay/internal/record"
+)
+
+// partialWarnings name the targets of a complete run that have results on
+// fewer of its cases than it measured — a vendor's answers to a blinded
+// sample of the cases, added with assay import --into: their rates are of
+// those cases only, and each comparison with them pairs the cases both
+// sides have (its n says how many).
+func partialWarnings(run *record.Run, ts []Target) []string {
+	if run.Status != record.StatusComplete || run.Cases == 0 {
+		return nil
+	}
+	epochs := max(1, run.Epochs)
+	var ws []string
+	for _, t := range ts {
+		if t.N == 0 || t.N >= run.Cases*epochs {
+			continue
+		}
+		if epochs == 1 {
+			ws = append(ws, fmt.Sprintf("target %s has results on %d of the run's %d cases: its rates are of those cases, and each comparison with it pairs only the cases both targets have (its n)", t.Name, t.N, run.Cases))
+		} else {
+			ws = append(ws, fmt.Sprintf("target %s has %d of the run's %d results (%d cases × %d epochs): its rates are of those, and each comparison with it pairs only the cases both targets have (its n)", t.Name, t.N, run.Cases*epochs, run.Cases, epochs))
+		}
+	}
+	return ws
+}
