@@ -291,6 +291,18 @@ func clusterWarnings(cs []Comparison) []string {
 
 // rank puts each target at 1 + the number of targets that beat it (by the
 // paired verdicts), so targets the comparisons cannot separate share a rank.
+// unpairedComparisons counts the comparisons of two targets with no case
+// in common (comparePairs leaves such a pair out, or compares it on none).
+func unpairedComparisons(cs []Comparison) int {
+	n := 0
+	for _, c := range cs {
+		if c.N == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 func rank(names []string, cs []Comparison) []RankGroup {
 	beaten := map[string]int{}
 	for _, c := range cs {
