@@ -597,6 +597,9 @@ func arguments(raw json.RawMessage) string {
 			return s
 		}
 	}
+	if bytes.IndexAny(raw, " \t\n\r") < 0 {
+		return string(raw) // nothing to compact (and, not JSON, as it is)
+	}
 	return compact(raw)
 }
 
