@@ -15,6 +15,7 @@ package main
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
 	"encoding/binary"
 	"flag"
 	"fmt"
@@ -50,8 +51,9 @@ func main() {
 	db := flag.String("db", "", "store path (default: a new one in a temporary directory)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	noRedact := flag.Bool("no-redact", false, "turn the redaction off (an empty detector list)")
+	randomIDs := flag.Bool("random-ids", false, "random trace IDs, as real OTLP senders make them (default: increasing IDs, which the store's ID index takes more cheaply)")
 	flag.Parse()
-	if err := run(*spans, *batch, *clients, *every, *db, *cpuprofile, *noRedact); err != nil {
+	if err := run(*spans, *batch, *clients, *every, *db, *cpuprofile, *noRedact, *randomIDs); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -127,7 +129,7 @@ func template(n int) ([]byte, []int) {
 	return b, offs
 }
 
-func run(spans, batch, clients, every int, dbPath, cpuprofile string, noRedact bool) error {
+func run(spans, batch, clients, every int, dbPath, cpuprofile string, noRedact, randomIDs bool) error {
 	ctx := context.Background()
 	if dbPath == "" {
 		dir, err := os.MkdirTemp("", "assay-bench-collect")
@@ -193,7 +195,11 @@ func run(spans, batch, clients, every int, dbPath, cpuprofile string, noRedact b
 					return
 				}
 				for _, off := range offs {
-					binary.BigEndian.PutUint32(body[off+4:], uint32(b))
+					if randomIDs {
+						crand.Read(body[off : off+16])
+					} else {
+						binary.BigEndian.PutUint32(body[off+4:], uint32(b))
+					}
 				}
 				resp, err := client.Post(url, "application/x-protobuf", bytes.NewReader(body))
 				if err != nil {
