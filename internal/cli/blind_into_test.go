@@ -264,6 +264,17 @@ func TestBlindImportInto(t *testing.T) {
 	if inv.code != ExitInvalid || !strings.Contains(inv.stderr, want) {
 		t.Errorf("a second import as vendor-x: exit %d\n%s\nwant %q", inv.code, inv.stderr, want)
 	}
+	// Under another name it is a fourth target; the text summary says
+	// beside whom, in which scorings, and the coverage.
+	inv = runCLI(t, cliEnv{}, "import", answers, "--key", key, "--as", "vendor-y", "--into", run, "--db", db)
+	for _, want := range []string{
+		run + ": 12 answer(s) of " + answers + " added as target vendor-y beside model-a, model-b, vendor-x, scored in scoring(s) 1, 2\n",
+		"the answers cover 12 of the run's 30 cases: comparisons with vendor-y pair those 12\n",
+	} {
+		if inv.code != 0 || !strings.Contains(inv.stdout, want) {
+			t.Errorf("import --into as vendor-y: exit %d\n%s%s\nwant %q", inv.code, inv.stdout, inv.stderr, want)
+		}
+	}
 }
 
 // What import --into refuses, storing nothing: a run of another dataset
@@ -304,6 +315,9 @@ func TestBlindImportIntoRefuses(t *testing.T) {
 	if err := st.UpdateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}
+	otherSpec := filepath.Join(dir, "other.yaml")
+	writeFile(t, otherSpec, strings.Replace(intoSpecYAML("Question: {{.question}}", "correct"), "name: into-test", "name: other-spec", 1))
+	otherName := intoRun(t, otherSpec, db)
 	held := intoRun(t, spec, db)
 	host, _ := os.Hostname()
 	now := time.Now()
@@ -322,6 +336,8 @@ func TestBlindImportIntoRefuses(t *testing.T) {
 		{otherPrompt, "vendor", ExitInvalid, refused + otherPrompt + ": it was made with another prompt (prompt hash "},
 		{otherScorers, "vendor", ExitInvalid, refused + otherScorers + ": its latest scoring (1) was made with other scorers (scorers hash "},
 		{interrupted, "vendor", ExitInvalid, refused + interrupted + ": it is interrupted, not complete: finish it first (assay run --resume " + interrupted + "); nothing was stored"},
+		{otherName, "vendor", ExitInvalid, refused + otherName + `: it is a run of spec "other-spec", not of "into-test" (` + spec + "); nothing was stored"},
+		{"nosuchrun", "vendor", ExitErr, `import --into nosuchrun: run "nosuchrun": not found`},
 		{held, "vendor", ExitErr, "import into " + held + ": run " + held + " is being written by another process (pid " + fmt.Sprint(os.Getpid())},
 	}
 	for _, c := range cases {
@@ -330,10 +346,16 @@ func TestBlindImportIntoRefuses(t *testing.T) {
 			t.Errorf("--into %s: exit %d\n%s\nwant exit %d with %q", c.run, inv.code, inv.stderr, c.code, c.want)
 		}
 	}
+	// No store: none is made.
+	nodb := filepath.Join(dir, "none.db")
+	inv := runCLI(t, cliEnv{}, "import", answers, "--key", key, "--as", "vendor", "--into", "latest", "--db", nodb)
+	if _, err := os.Stat(nodb); inv.code == 0 || !os.IsNotExist(err) {
+		t.Errorf("--into with no store: exit %d, %v\n%s", inv.code, err, inv.stderr)
+	}
 	// A target the run has that the spec no longer does.
 	writeFile(t, spec, strings.Replace(intoSpecYAML("Question: {{.question}}", "correct"),
 		"  - {name: model-b, provider: replay, replay: {path: recorded.jsonl, join: question, output: b}}\n", "", 1))
-	inv := runCLI(t, cliEnv{}, "import", answers, "--key", key, "--as", "model-b", "--into", good, "--db", db)
+	inv = runCLI(t, cliEnv{}, "import", answers, "--key", key, "--as", "model-b", "--into", good, "--db", db)
 	want := refused + good + ": it already has a target model-b: store the answers under another --as; nothing was stored"
 	if inv.code != ExitInvalid || !strings.Contains(inv.stderr, want) {
 		t.Errorf("--as model-b: exit %d\n%s\nwant %q", inv.code, inv.stderr, want)
@@ -345,7 +367,7 @@ func TestBlindImportIntoRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	for _, id := range []string{otherData, otherPrompt, otherScorers, interrupted, held, good} {
+	for _, id := range []string{otherData, otherPrompt, otherScorers, otherName, interrupted, held, good} {
 		r, err := st.GetRun(ctx, id)
 		if err != nil {
 			t.Fatal(err)

@@ -205,19 +205,19 @@ beside the experiment's other variants, paired case by case, and assay
 compare pairs it with another run of the same target name (a later round
 of the vendor's answers). docs/vendors.md explains the exchange.
 
-With --into RUN (a run ID or latest) the answers are not a run of their
-own: they join RUN, a complete run of the spec, as one more target, so
-assay report RUN sets the vendor beside the run's targets with a paired
-comparison on the cases both have (a sample of --cases N pairs N; the
-report warns that the vendor covers N of the run's cases). The vendor is
-scored in every complete scoring of the run made with the spec's scorers
-(scoring 1, and each rescore with them), like its other targets. RUN is refused, and
-nothing stored, when it is not complete, has another dataset version,
-prompt hash, or latest scoring made with other scorers (rescore it with
-the spec first), already has a target --as names, has several epochs,
-the spec has pairwise judges, or a live process is writing it. The
-answers are scored in memory and added at once: an interrupt or a
-failure leaves RUN as it was.
+With --into RUN (a run ID, or latest: the spec's newest run) the answers
+are not a run of their own: they join RUN, a complete run of the spec, as
+one more target, so assay report RUN sets the vendor beside the run's
+targets with a paired comparison on the cases both have (a sample of
+--cases N pairs N; the report warns that the vendor covers N of the run's
+cases). The vendor is scored in every complete scoring of the run made
+with the spec's scorers (scoring 1, and each rescore with them), like its
+other targets. RUN is refused, and nothing stored, when it is of another
+spec, not complete, has another dataset version, prompt hash, or latest
+scoring made with other scorers (rescore it with the spec first), already
+has a target --as names, has several epochs, the spec has pairwise judges,
+or a live process is writing it. The answers are scored in memory and
+added at once: an interrupt or a failure leaves RUN as it was.
 
 RESPONSES.jsonl has one JSON object a line, one line for every line of the
 sample, in the sample's order:
@@ -351,9 +351,13 @@ func runImport(ctx context.Context, g *Globals, o *importOptions) error {
 		return &provider.Response{Text: a.Output, ToolCalls: calls, Attempts: 1, Latency: time.Nanosecond}, nil
 	})
 
-	st, err := openStore(ctx, g)
+	open := openStore
+	if o.Into != "" {
+		open = openExistingStore // the run is in a store; never make one
+	}
+	st, err := open(ctx, g)
 	if err != nil {
-		return err
+		return fmt.Errorf("import: %w", err)
 	}
 	defer st.Close()
 	e := newEngine(g, st)
@@ -398,9 +402,14 @@ func runImport(ctx context.Context, g *Globals, o *importOptions) error {
 // importInto adds the vendor's answers to the complete run o.Into as one
 // more target (engine.JoinRun): all of them, or nothing.
 func importInto(ctx context.Context, g *Globals, o *importOptions, t *task.Task, e *engine.Engine, kit *engine.Kit, cases []*dataset.Case) error {
-	run, err := e.Store.GetRun(ctx, o.Into)
+	// latest is the newest run of the spec.
+	id, err := latestOf(ctx, e.Store, o.Into, t.Spec.Name)
 	if err != nil {
 		return fmt.Errorf("import --into %s: %w", o.Into, err)
+	}
+	run, err := getRun(ctx, e.Store, "import --into "+o.Into, id)
+	if err != nil {
+		return err
 	}
 	runCtx, stop, unwatch := watchInterrupts(ctx, g)
 	defer unwatch()

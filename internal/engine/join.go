@@ -145,6 +145,8 @@ func (e *Engine) joinable(ctx context.Context, t *task.Task, run *record.Run, na
 	switch {
 	case run.Status != record.StatusComplete:
 		return nil, refuse("it is %s, not complete: finish it first (assay run --resume %s)", run.Status, run.ID)
+	case run.Spec != sp.Name:
+		return nil, refuse("it is a run of spec %q, not of %q (%s)", run.Spec, sp.Name, sp.File)
 	case run.Sample != "":
 		return nil, refuse("it scored the traffic sample %s, not the spec's dataset", run.Sample)
 	case slices.Contains(run.Targets, name):
