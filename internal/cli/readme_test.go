@@ -140,6 +140,25 @@ func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
 			t.Errorf("the integrity block's output lacks %q:\n%s", want, got)
 		}
 	}
+
+	// The production-traffic block runs after both, on the bundled log: its
+	// planted drop is flagged and its failures would become cases.
+	traffic := sectionBlocks(t, root, "Production traffic in the loop")
+	if len(traffic) == 0 {
+		t.Fatal("'Production traffic in the loop' has no command block")
+	}
+	cmd = exec.Command("bash", "-euo", "pipefail", "-c", traffic[0])
+	cmd.Dir = dst
+	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9")
+	got, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's production-traffic block failed: %v\n%s", err, got)
+	}
+	for _, want := range []string{"560", "weighted", "drop flagged: bot-b 2026-W48", "would add"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the production-traffic block's output lacks %q:\n%s", want, got)
+		}
+	}
 }
 
 // The README and docs/ are all a user has: they never send the reader to

@@ -404,8 +404,14 @@ func existing(sp *spec.Spec, to, field string, dd *dataset.Deduper, res *Result)
 	}
 	withField := 0
 	for i, f := range files {
+		// f is resolved already; dataset.Open resolves against the spec's
+		// directory again unless the path is absolute.
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", f, err)
+		}
 		cp := *sp
-		cp.Dataset = spec.Dataset{Path: f, Format: sp.Dataset.Format, ID: sp.Dataset.ID}
+		cp.Dataset = spec.Dataset{Path: abs, Format: sp.Dataset.Format, ID: sp.Dataset.ID}
 		if i > 0 {
 			cp.Dataset.Format = "jsonl"
 		}
