@@ -20,10 +20,10 @@ func fastMessages(raw []byte) ([]typedMessage, bool) {
 	ok := r.list(func() bool {
 		var m typedMessage
 		var seen uint8
-		if !r.object(func(key string) bool {
+		if !r.object(func(key []byte) bool {
 			var bit uint8
 			var ok bool
-			switch key {
+			switch string(key) {
 			case "role":
 				bit, ok = 1, r.str(&m.Role)
 			case "name":
@@ -108,8 +108,9 @@ func (r *fastReader) list(elem func() bool) bool {
 	}
 }
 
-// object reads {"key": value, ...}, field reading each value.
-func (r *fastReader) object(field func(key string) bool) bool {
+// object reads {"key": value, ...}, field reading each value. A key
+// with an escape is not one of ours as it is written: it gives up.
+func (r *fastReader) object(field func(key []byte) bool) bool {
 	if !r.is('{') {
 		return false
 	}
@@ -117,8 +118,12 @@ func (r *fastReader) object(field func(key string) bool) bool {
 		return true
 	}
 	for {
-		var key string
-		if !r.str(&key) || !r.is(':') || !field(key) {
+		start, esc, ok := r.skipStr()
+		if !ok || esc {
+			return false
+		}
+		key := r.b[start+1 : r.i-1]
+		if !r.is(':') || !field(key) {
 			return false
 		}
 		if r.is('}') {
@@ -180,10 +185,10 @@ func (r *fastReader) parts() ([]typedPart, bool) {
 	ok := r.list(func() bool {
 		var p typedPart
 		var seen uint8
-		if !r.object(func(key string) bool {
+		if !r.object(func(key []byte) bool {
 			var bit uint8
 			var ok bool
-			switch key {
+			switch string(key) {
 			case "type":
 				bit, ok = 1, r.str(&p.Type)
 			case "content":

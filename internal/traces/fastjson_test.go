@@ -74,3 +74,20 @@ func FuzzFastMessages(f *testing.F) {
 	f.Add([]byte(`[{"type":"text","content":"S"},{"type":"tool_call","id":"x","arguments":"{\"a\":1}"}]`))
 	f.Fuzz(func(t *testing.T, raw []byte) { checkFast(t, raw) })
 }
+
+// The input messages bench/collect sends (~700 bytes: a user turn, a tool
+// call and its answer).
+const benchInput = `[{"role":"user","parts":[{"type":"text","content":"My order 48213 arrived with a cracked screen protector and the charger is missing. I ordered it on the 3rd and was told it would ship with everything in the box. What can you do, and how long will a replacement take?"}]},` +
+	`{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"lookup_order","arguments":{"order_id":"48213"}}]},` +
+	`{"role":"tool","parts":[{"type":"tool_call_response","id":"call_1","response":{"status":"delivered","items":["phone case","screen protector","charger"],"carrier":"DHL"}}]}]`
+
+func BenchmarkMessageList(b *testing.B) {
+	raw := []byte(benchInput)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if ms, _, exact := messageList(raw, "user"); len(ms) != 3 || !exact {
+			b.Fatalf("%d messages, exact %v", len(ms), exact)
+		}
+	}
+}
