@@ -258,6 +258,14 @@ func TestBlindImportInto(t *testing.T) {
 		}
 	}
 
+	// A rescore after the import scores the vendor's stored answers too.
+	if inv := runCLI(t, cliEnv{}, "rescore", run, "--db", db); inv.code != 0 {
+		t.Fatalf("rescore after import: exit %d\n%s", inv.code, inv.stderr)
+	}
+	if rep := intoReportOf(t, db, run); rep.Run.Scoring != 3 || len(rep.Targets) != 3 || rep.Targets[2].Primary.N != 12 {
+		t.Errorf("scoring %d after a rescore: targets %+v", rep.Run.Scoring, rep.Targets)
+	}
+
 	// The same name again is refused.
 	inv = runCLI(t, cliEnv{}, "import", answers, "--key", key, "--as", "vendor-x", "--into", run, "--db", db)
 	want := "import: cannot add the target to run " + run + ": it already has a target vendor-x: store the answers under another --as; nothing was stored"
@@ -268,7 +276,7 @@ func TestBlindImportInto(t *testing.T) {
 	// beside whom, in which scorings, and the coverage.
 	inv = runCLI(t, cliEnv{}, "import", answers, "--key", key, "--as", "vendor-y", "--into", run, "--db", db)
 	for _, want := range []string{
-		run + ": 12 answer(s) of " + answers + " added as target vendor-y beside model-a, model-b, vendor-x, scored in scoring(s) 1, 2\n",
+		run + ": 12 answer(s) of " + answers + " added as target vendor-y beside model-a, model-b, vendor-x, scored in scoring(s) 1, 2, 3\n",
 		"the answers cover 12 of the run's 30 cases: comparisons with vendor-y pair those 12\n",
 	} {
 		if inv.code != 0 || !strings.Contains(inv.stdout, want) {
