@@ -346,7 +346,7 @@ func TestBlindImportIntoRefuses(t *testing.T) {
 		{interrupted, "vendor", ExitInvalid, refused + interrupted + ": it is interrupted, not complete: finish it first (assay run --resume " + interrupted + "); nothing was stored"},
 		{otherName, "vendor", ExitInvalid, refused + otherName + `: it is a run of spec "other-spec", not of "into-test" (` + spec + "); nothing was stored"},
 		{"nosuchrun", "vendor", ExitErr, `import --into nosuchrun: run "nosuchrun": not found`},
-		{held, "vendor", ExitErr, "import into " + held + ": run " + held + " is being written by another process (pid " + fmt.Sprint(os.Getpid())},
+		{held, "vendor", ExitErr, "import: adding a target to " + held + ": run " + held + " is being written by another process (pid " + fmt.Sprint(os.Getpid())},
 	}
 	for _, c := range cases {
 		inv := runCLI(t, cliEnv{}, "import", answers, "--key", key, "--as", c.as, "--into", c.run, "--db", db)

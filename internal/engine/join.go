@@ -78,7 +78,7 @@ func (e *Engine) JoinRun(ctx context.Context, t *task.Task, runID string, o Join
 	if err != nil {
 		return Joined{}, err
 	}
-	if err := e.RequireNoWriter(ctx, "import into "+rec.ID, rec); err != nil {
+	if err := e.RequireNoWriter(ctx, "adding a target to "+rec.ID, rec); err != nil {
 		return Joined{}, err
 	}
 
@@ -90,7 +90,7 @@ func (e *Engine) JoinRun(ctx context.Context, t *task.Task, runID string, o Join
 	r := &Run{e: &se, Record: &cp, Task: t, cases: CaseList(o.Cases), commitEvery: o.CommitEvery}
 	defer r.Close()
 	if r.lease, err = e.TakeLease(ctx, rec.ID, false); err != nil {
-		return Joined{}, fmt.Errorf("import into %s: %w", rec.ID, err)
+		return Joined{}, fmt.Errorf("adding a target to %s: %w", rec.ID, err)
 	}
 	if err := r.build(o.Kit, false); err != nil {
 		return Joined{}, err
