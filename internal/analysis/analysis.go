@@ -615,9 +615,17 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	}
 	rep.Worst = worst.list()
 	rep.FailureCount = worst.next
+	unpairedWarning := ""
 	if len(rep.Targets) > 0 && rep.Targets[0].Primary.Scorer != "" {
 		rep.Comparisons = comparePairs(names, passByTarget, ci, rep.Targets[0].Primary.Scorer, o)
-		rep.Ranking = rank(names, rep.Comparisons)
+		if len(names) > 1 && unpairedComparisons(rep.Comparisons) == len(rep.Comparisons) {
+			// No two targets answered one case (a score-traces run: each
+			// model its own traces): a paired test has nothing to decide,
+			// and a ranking of ties would say they were compared.
+			unpairedWarning = "no two targets answered the same case, so they are not compared and not ranked: their rates are of different cases (compare them with intervals, or run them on the same cases)"
+		} else {
+			rep.Ranking = rank(names, rep.Comparisons)
+		}
 	}
 	rep.Pareto = pareto(rep.Targets)
 	if err := addClasses(ctx, st, run, scoring, rep, o.Alpha); err != nil {
@@ -628,6 +636,9 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	}
 	rep.Spec = json.RawMessage(run.Config)
 	rep.Warnings = append(coverageWarnings(run, ci), sliceWarnings(rep.Comparisons, o.Alpha, o.Margin)...)
+	if unpairedWarning != "" {
+		rep.Warnings = append(rep.Warnings, unpairedWarning)
+	}
 	rep.Warnings = append(rep.Warnings, partialWarnings(run, rep.Targets)...)
 	rep.Warnings = append(rep.Warnings, clusterWarnings(rep.Comparisons)...)
 	rep.Warnings = append(rep.Warnings, judgeWarnings(rep.Targets)...)
