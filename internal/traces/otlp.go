@@ -597,7 +597,7 @@ func arguments(raw json.RawMessage) string {
 			return s
 		}
 	}
-	if bytes.IndexAny(raw, " \t\n\r") < 0 {
+	if !bytes.ContainsAny(raw, " \t\n\r") {
 		return string(raw) // nothing to compact (and, not JSON, as it is)
 	}
 	return compact(raw)
