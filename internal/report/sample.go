@@ -105,7 +105,7 @@ type traceScoresView struct {
 	// ("" when nothing).
 	Privacy string
 	Skipped []string
-	Rows                                  [][7]string // model, scorer, weighted, interval, unweighted, n, population
+	Rows    [][7]string // model, scorer, weighted, interval, unweighted, n, population
 }
 
 func newTraceScoresView(r *sample.ScoreReport) traceScoresView {

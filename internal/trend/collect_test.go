@@ -18,10 +18,10 @@ type scored struct {
 	id, model, stratum string
 	time               time.Time
 	weight             float64
-	pass               bool   // the primary scorer's verdict
-	other              *bool  // the "format" scorer's, when it scored it
-	noVerdict          bool   // no verdict at all (a scorer that could not score it)
-	untimed            bool   // its result carries no time
+	pass               bool  // the primary scorer's verdict
+	other              *bool // the "format" scorer's, when it scored it
+	noVerdict          bool  // no verdict at all (a scorer that could not score it)
+	untimed            bool  // its result carries no time
 }
 
 // putScoreTracesRun stores a run as `assay score-traces` does (see the
