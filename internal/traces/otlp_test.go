@@ -487,3 +487,30 @@ func TestMappedAttributesStoredOnce(t *testing.T) {
 		})
 	}
 }
+
+// A GenAI chat span as bench/collect sends it, mapped.
+func BenchmarkFromOTLP(b *testing.B) {
+	td, _ := newSpan(func(s ptrace.Span) {
+		a := s.Attributes()
+		for k, v := range map[string]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o",
+			"gen_ai.response.model": "gpt-4o-2024-08-06", "gen_ai.response.id": "chatcmpl-1", "server.address": "api.openai.com", "app.route": "/support/answer"} {
+			a.PutStr(k, v)
+		}
+		a.PutInt("gen_ai.usage.input_tokens", 400)
+		a.PutInt("gen_ai.usage.output_tokens", 80)
+		a.PutDouble("gen_ai.request.temperature", 0.2)
+		a.PutInt("gen_ai.request.max_tokens", 512)
+		a.PutStr("gen_ai.system_instructions", `[{"type":"text","content":"You are the support assistant for an online shop. Answer in two sentences, cite the order number, and never promise refunds."}]`)
+		a.PutStr("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"My order 48213 arrived with a cracked screen protector and the charger is missing. What can you do?"}]},`+
+			`{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"lookup_order","arguments":{"order_id":"48213"}}]},`+
+			`{"role":"tool","parts":[{"type":"tool_call_response","id":"call_1","response":{"status":"delivered","items":["phone case","screen protector","charger"],"carrier":"DHL"}}]}]`)
+		a.PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"I am sorry order 48213 arrived damaged; a replacement ships today."}],"finish_reason":"stop"}]`)
+		a.PutEmptySlice("gen_ai.response.finish_reasons").AppendEmpty().SetStr("stop")
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		if ts, _, err := traces.FromOTLP(td, received); err != nil || len(ts[0].Input) != 3 {
+			b.Fatal(err)
+		}
+	}
+}
