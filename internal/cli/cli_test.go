@@ -3,13 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
-	"github.com/assay-eval/assay/internal/shareddata"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/assay-eval/assay/internal/shareddata"
 )
 
 // result of one in-process invocation of the command line.

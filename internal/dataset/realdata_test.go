@@ -1,10 +1,11 @@
 package dataset
 
 import (
-	"github.com/assay-eval/assay/internal/shareddata"
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/shareddata"
 
 	"github.com/assay-eval/assay/internal/spec"
 )

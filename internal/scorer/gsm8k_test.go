@@ -3,9 +3,10 @@ package scorer
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/assay-eval/assay/internal/shareddata"
 	"os"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/shareddata"
 
 	"github.com/assay-eval/assay/internal/spec"
 )

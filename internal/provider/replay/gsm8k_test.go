@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/assay-eval/assay/internal/shareddata"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/shareddata"
 
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/spec"
