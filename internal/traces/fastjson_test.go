@@ -91,3 +91,38 @@ func BenchmarkMessageList(b *testing.B) {
 		}
 	}
 }
+
+// hasSecretWord is the plain search it replaces: each of secretKeyNames
+// looked for, case-folded, at every place.
+func FuzzHasSecretWord(f *testing.F) {
+	for _, s := range []string{"api_key", "X-Auth-TOKEN", "Passwd", "monkey", "tok", "credentials", "BEARER", "cookie", "sec\xffret", "kez", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := false
+		for _, w := range secretKeyNames {
+			want = want || containsFold(b, w)
+		}
+		if got := hasSecretWord(b); got != want {
+			t.Fatalf("hasSecretWord(%q) = %v, the plain search %v", b, got, want)
+		}
+	})
+}
+
+// The keys of a span's attributes and resource as bench/collect sends
+// them, each read once per trace by the redaction.
+var benchKeys = []string{"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.response.id",
+	"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.request.temperature", "gen_ai.request.max_tokens", "server.address",
+	"app.route", "gen_ai.response.finish_reasons", "service.name", "service.version", "deployment.environment", "telemetry.sdk.language", "host.name"}
+
+func BenchmarkSecretKeyName(b *testing.B) {
+	keys := make([][]byte, len(benchKeys))
+	for i, k := range benchKeys {
+		keys[i] = []byte(k)
+	}
+	for b.Loop() {
+		for _, k := range keys {
+			secretKeyName(k)
+		}
+	}
+}

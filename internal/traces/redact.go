@@ -441,12 +441,43 @@ func secretKeyName(raw []byte) bool {
 	if bytes.IndexByte(raw, '\\') >= 0 {
 		raw = []byte(unquote(append(append([]byte{'"'}, raw...), '"')))
 	}
-	for _, w := range secretKeyNames {
-		if containsFold(raw, w) {
-			return true
+	return hasSecretWord(raw)
+}
+
+// hasSecretWord reports whether b contains one of secretKeyNames, in any
+// case, in one pass: only a byte that starts a word is compared further
+// (a field's key is read for every value of every trace).
+func hasSecretWord(b []byte) bool {
+	for i := range b {
+		c := b[i] | 0x20
+		if c < 'a' || c > 't' || secretStarts[c-'a'] == nil {
+			continue
+		}
+		for _, w := range secretStarts[c-'a'] {
+			if len(b)-i >= len(w) && hasFoldAt(b[i:], w) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// secretStarts are secretKeyNames by their first letter ('a' to 't').
+var secretStarts = func() (t [20][]string) {
+	for _, w := range secretKeyNames {
+		t[w[0]-'a'] = append(t[w[0]-'a'], w)
+	}
+	return t
+}()
+
+// hasFoldAt reports whether b starts with w (lower case) in any case.
+func hasFoldAt(b []byte, w string) bool {
+	for k := 0; k < len(w); k++ {
+		if b[k]|0x20 != w[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // containsFold reports whether b holds the lower-case ASCII word w in any
