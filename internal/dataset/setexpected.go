@@ -1,0 +1,245 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/assay-eval/assay/internal/atomicfile"
+	"github.com/assay-eval/assay/internal/lines"
+	"github.com/assay-eval/assay/internal/spec"
+)
+
+// SetExpected's refusals, for errors.Is.
+var (
+	ErrNoCase      = errors.New("no such case")
+	ErrDuplicateID = errors.New("the case ID is on more than one line")
+	ErrHasExpected = errors.New("the case already has an expected value")
+)
+
+// ExpectedSet says what SetExpected wrote.
+type ExpectedSet struct {
+	Path string `json:"path"`
+	// Line is the case's 1-based line.
+	Line int `json:"line"`
+	// Record is the case's line as written (without its line end).
+	Record string `json:"record"`
+}
+
+// SetExpected writes an expected value into one case of the JSONL dataset
+// at path: the case whose idField holds caseID (idField "" or "line": the
+// case on line caseID) gets field set to value, added as the object's last
+// member. Only that line changes: the value is inserted before the line's
+// closing brace and every other byte of the file is kept, written through
+// atomicfile (the file is whole before or after, never half-written).
+//
+// The value is the labeler's text as a JSON string, unless the trimmed text
+// is one JSON number, boolean, object or array and another line of the file
+// holds a value of that same kind in field: then that JSON (compacted) is
+// written, so "42" stays a number in a dataset of numbers and a string in a
+// dataset of strings.
+//
+// Refused, with nothing written: a CSV file or one with a line that is not
+// a JSON object (ErrNotJSONL, FILE:LINE:COL), no such case (ErrNoCase), the
+// ID on two lines (ErrDuplicateID), a case that already has field, even
+// null (ErrHasExpected: an expected value is never overwritten), and an
+// empty value. SetExpected does not lock the file against another process:
+// callers in one process serialize it with Append.
+func SetExpected(path, idField, caseID, field, value string) (*ExpectedSet, error) {
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+		return nil, fmt.Errorf("cannot set an expected value in %s: %w (a CSV file is edited by hand)", path, ErrNotJSONL)
+	}
+	if field == "" {
+		return nil, fmt.Errorf("cannot set an expected value in %s: no expected field named (set dataset.expected in the spec)", path)
+	}
+	if strings.TrimSpace(value) == "" {
+		return nil, fmt.Errorf("cannot set an expected value in %s: the value is empty", path)
+	}
+	if idField == spec.DefaultID {
+		idField = ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("setting an expected value in %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("setting an expected value in %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("cannot set an expected value in %s: not a regular file", path)
+	}
+	type found struct {
+		line   int
+		at     int64 // offset of the closing brace in the file
+		body   []byte
+		fields map[string]any
+	}
+	var hit *found
+	kinds := map[string]bool{} // JSON kinds of field's values on other lines
+	err = lines.Each(f, path, MaxRowBytes, func(l lines.Line) error {
+		if l.TooLong {
+			return fmt.Errorf("%s:%d:1: the line is longer than %d MiB: fix the file before setting an expected value", path, l.No, MaxRowBytes>>20)
+		}
+		if len(bytes.TrimSpace(l.Body)) == 0 {
+			return nil
+		}
+		rec, err := decodeObject(l.Body)
+		if err != nil {
+			p := jsonProblem(l.No, l.Body, err)
+			if se, ok := err.(*shapeError); ok {
+				p.col, p.msg = runeCol(l.Body, se.off), se.msg
+			}
+			return fmt.Errorf("%s:%d:%d: %s: %w: fix the file before setting an expected value (every line of a JSONL dataset is one JSON object)", path, l.No, p.col, p.msg, ErrNotJSONL)
+		}
+		match := false
+		if idField == "" {
+			match = strconv.Itoa(l.No) == caseID
+		} else if v, ok := rec[idField]; ok {
+			switch v.(type) {
+			case map[string]any, []any, nil:
+			default:
+				match = Stringify(v) == caseID
+			}
+		}
+		if !match {
+			if v, ok := rec[field]; ok {
+				kinds[valueKind(v)] = true
+			}
+			return nil
+		}
+		if hit != nil {
+			return fmt.Errorf("%s: case %q is on lines %d and %d: %w; fix the file (each case's %s is unique)", path, caseID, hit.line, l.No, ErrDuplicateID, idField)
+		}
+		hit = &found{line: l.No, at: l.Off + int64(bytes.LastIndexByte(l.Body, '}')), body: append([]byte(nil), l.Body...), fields: rec}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if hit == nil {
+		by := "line"
+		if idField != "" {
+			by = "id field " + strconv.Quote(idField)
+		}
+		return nil, fmt.Errorf("%s has no case %q (by %s): %w", path, caseID, by, ErrNoCase)
+	}
+	if v, ok := hit.fields[field]; ok {
+		return nil, fmt.Errorf("%s:%d: case %q already has %q = %s: %w, never overwritten; edit the file to change it", path, hit.line, caseID, field, shortJSON(v), ErrHasExpected)
+	}
+	ins, err := expectedMember(field, value, kinds, len(hit.fields) == 0)
+	if err != nil {
+		return nil, fmt.Errorf("setting an expected value in %s: %w", path, err)
+	}
+	size := st.Size()
+	err = atomicfile.Write(path, func(w io.Writer) error {
+		if _, err := io.Copy(w, io.NewSectionReader(f, 0, hit.at)); err != nil {
+			return err
+		}
+		if _, err := w.Write(ins); err != nil {
+			return err
+		}
+		_, err := io.Copy(w, io.NewSectionReader(f, hit.at, size-hit.at))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	cut := bytes.LastIndexByte(hit.body, '}')
+	rec := string(hit.body[:cut]) + string(ins) + string(hit.body[cut:])
+	return &ExpectedSet{Path: path, Line: hit.line, Record: rec}, nil
+}
+
+// expectedMember is `,"field":value` (no comma when the object is empty).
+func expectedMember(field, value string, kinds map[string]bool, empty bool) ([]byte, error) {
+	var b bytes.Buffer
+	if !empty {
+		b.WriteByte(',')
+	}
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(field); err != nil {
+		return nil, err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	b.WriteByte(':')
+	if raw, ok := typedValue(value, kinds); ok {
+		b.Write(raw)
+		return b.Bytes(), nil
+	}
+	if err := enc.Encode(value); err != nil {
+		return nil, err
+	}
+	b.Truncate(b.Len() - 1)
+	return b.Bytes(), nil
+}
+
+// typedValue is the trimmed text as compact JSON when it is one JSON
+// number, boolean, object or array of a kind in kinds.
+func typedValue(value string, kinds map[string]bool) ([]byte, bool) {
+	t := strings.TrimSpace(value)
+	v, err := decodeValue([]byte(t))
+	if err != nil {
+		return nil, false
+	}
+	k := valueKind(v)
+	if k == "string" || k == "null" || !kinds[k] {
+		return nil, false
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, []byte(t)); err != nil {
+		return nil, false
+	}
+	return c.Bytes(), true
+}
+
+// decodeValue decodes exactly one JSON value.
+func decodeValue(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(b[dec.InputOffset():])) > 0 {
+		return nil, errors.New("more than one value")
+	}
+	return v, nil
+}
+
+// valueKind is a decoded JSON value's kind.
+func valueKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "bool"
+	case json.Number, float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+// shortJSON is a value as JSON, cut to 60 bytes.
+func shortJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	if len(b) > 60 {
+		return string(b[:57]) + "..."
+	}
+	return string(b)
+}
