@@ -61,76 +61,11 @@ func SetExpected(path, idField, caseID, field, value string) (*ExpectedSet, erro
 	if strings.TrimSpace(value) == "" {
 		return nil, fmt.Errorf("cannot set an expected value in %s: the value is empty", path)
 	}
-	if idField == spec.DefaultID {
-		idField = ""
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("setting an expected value in %s: %w", path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("setting an expected value in %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("cannot set an expected value in %s: not a regular file", path)
-	}
-	type found struct {
-		line   int
-		at     int64 // offset of the closing brace in the file
-		body   []byte
-		fields map[string]any
-	}
-	var hit *found
-	kinds := map[string]bool{} // JSON kinds of field's values on other lines
-	err = lines.Each(f, path, MaxRowBytes, func(l lines.Line) error {
-		if l.TooLong {
-			return fmt.Errorf("%s:%d:1: the line is longer than %d MiB: fix the file before setting an expected value", path, l.No, MaxRowBytes>>20)
-		}
-		if len(bytes.TrimSpace(l.Body)) == 0 {
-			return nil
-		}
-		rec, err := decodeObject(l.Body)
-		if err != nil {
-			p := jsonProblem(l.No, l.Body, err)
-			if se, ok := err.(*shapeError); ok {
-				p.col, p.msg = runeCol(l.Body, se.off), se.msg
-			}
-			return fmt.Errorf("%s:%d:%d: %s: %w: fix the file before setting an expected value (every line of a JSONL dataset is one JSON object)", path, l.No, p.col, p.msg, ErrNotJSONL)
-		}
-		match := false
-		if idField == "" {
-			match = strconv.Itoa(l.No) == caseID
-		} else if v, ok := rec[idField]; ok {
-			switch v.(type) {
-			case map[string]any, []any, nil:
-			default:
-				match = Stringify(v) == caseID
-			}
-		}
-		if !match {
-			if v, ok := rec[field]; ok {
-				kinds[valueKind(v)] = true
-			}
-			return nil
-		}
-		if hit != nil {
-			return fmt.Errorf("%s: case %q is on lines %d and %d: %w; fix the file (each case's %s is unique)", path, caseID, hit.line, l.No, ErrDuplicateID, idField)
-		}
-		hit = &found{line: l.No, at: l.Off + int64(bytes.LastIndexByte(l.Body, '}')), body: append([]byte(nil), l.Body...), fields: rec}
-		return nil
-	})
+	f, st, hit, kinds, err := findCase(path, idField, caseID, field)
 	if err != nil {
 		return nil, err
 	}
-	if hit == nil {
-		by := "line"
-		if idField != "" {
-			by = "id field " + strconv.Quote(idField)
-		}
-		return nil, fmt.Errorf("%s has no case %q (by %s): %w", path, caseID, by, ErrNoCase)
-	}
+	defer f.Close()
 	if v, ok := hit.fields[field]; ok {
 		return nil, fmt.Errorf("%s:%d: case %q already has %q = %s: %w, never overwritten; edit the file to change it", path, hit.line, caseID, field, shortJSON(v), ErrHasExpected)
 	}
@@ -242,4 +177,102 @@ func shortJSON(v any) string {
 		return string(b[:57]) + "..."
 	}
 	return string(b)
+}
+
+// found is the case's line in the file.
+type found struct {
+	line   int
+	at     int64 // offset of the closing brace in the file
+	body   []byte
+	fields map[string]any
+}
+
+// findCase reads the JSONL file for the case's line, and the JSON kinds of
+// field's values on the other lines. The file is returned open on success.
+func findCase(path, idField, caseID, field string) (f *os.File, st os.FileInfo, hit *found, kinds map[string]bool, err error) {
+	fail := func(err error) (*os.File, os.FileInfo, *found, map[string]bool, error) {
+		if f != nil {
+			f.Close()
+		}
+		return nil, nil, nil, nil, err
+	}
+	if idField == spec.DefaultID {
+		idField = ""
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		return fail(fmt.Errorf("setting an expected value in %s: %w", path, err))
+	}
+	st, err = f.Stat()
+	if err != nil {
+		return fail(fmt.Errorf("setting an expected value in %s: %w", path, err))
+	}
+	if !st.Mode().IsRegular() {
+		return fail(fmt.Errorf("cannot set an expected value in %s: not a regular file", path))
+	}
+	kinds = map[string]bool{} // JSON kinds of field's values on other lines
+	err = lines.Each(f, path, MaxRowBytes, func(l lines.Line) error {
+		if l.TooLong {
+			return fmt.Errorf("%s:%d:1: the line is longer than %d MiB: fix the file before setting an expected value", path, l.No, MaxRowBytes>>20)
+		}
+		if len(bytes.TrimSpace(l.Body)) == 0 {
+			return nil
+		}
+		rec, err := decodeObject(l.Body)
+		if err != nil {
+			p := jsonProblem(l.No, l.Body, err)
+			if se, ok := err.(*shapeError); ok {
+				p.col, p.msg = runeCol(l.Body, se.off), se.msg
+			}
+			return fmt.Errorf("%s:%d:%d: %s: %w: fix the file before setting an expected value (every line of a JSONL dataset is one JSON object)", path, l.No, p.col, p.msg, ErrNotJSONL)
+		}
+		match := false
+		if idField == "" {
+			match = strconv.Itoa(l.No) == caseID
+		} else if v, ok := rec[idField]; ok {
+			switch v.(type) {
+			case map[string]any, []any, nil:
+			default:
+				match = Stringify(v) == caseID
+			}
+		}
+		if !match {
+			if v, ok := rec[field]; ok {
+				kinds[valueKind(v)] = true
+			}
+			return nil
+		}
+		if hit != nil {
+			return fmt.Errorf("%s: case %q is on lines %d and %d: %w; fix the file (each case's %s is unique)", path, caseID, hit.line, l.No, ErrDuplicateID, idField)
+		}
+		hit = &found{line: l.No, at: l.Off + int64(bytes.LastIndexByte(l.Body, '}')), body: append([]byte(nil), l.Body...), fields: rec}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if hit == nil {
+		by := "line"
+		if idField != "" {
+			by = "id field " + strconv.Quote(idField)
+		}
+		return fail(fmt.Errorf("%s has no case %q (by %s): %w", path, caseID, by, ErrNoCase))
+	}
+	return f, st, hit, kinds, nil
+}
+
+// HasField says whether the case's line in the JSONL dataset at path has
+// field (SetExpected refuses then). Errors are SetExpected's: no such case,
+// the ID twice, a file that is not JSONL.
+func HasField(path, idField, caseID, field string) (bool, error) {
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+		return false, fmt.Errorf("%s: %w", path, ErrNotJSONL)
+	}
+	f, _, hit, _, err := findCase(path, idField, caseID, field)
+	if err != nil {
+		return false, err
+	}
+	f.Close()
+	_, ok := hit.fields[field]
+	return ok, nil
 }

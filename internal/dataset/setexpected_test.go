@@ -194,3 +194,16 @@ func FuzzSetExpected(f *testing.F) {
 		}
 	})
 }
+
+func TestHasField(t *testing.T) {
+	p := writeSet(t, "d.jsonl", "{\"id\":\"a\",\"e\":1}\n{\"id\":\"b\"}\n")
+	for id, want := range map[string]bool{"a": true, "b": false} {
+		got, err := HasField(p, "id", id, "e")
+		if err != nil || got != want {
+			t.Errorf("HasField(%s) = %v, %v; want %v", id, got, err, want)
+		}
+	}
+	if _, err := HasField(p, "id", "z", "e"); !errors.Is(err, ErrNoCase) {
+		t.Errorf("missing case: %v", err)
+	}
+}

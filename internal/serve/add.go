@@ -12,6 +12,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/spec"
 )
 
 // appendMu serializes "add to dataset" appends in this process, so two
@@ -77,11 +78,9 @@ func (s *Server) addToDataset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("run %s's spec names no file to add cases to: its dataset %s is CSV, and added cases go to JSONL; set labels.add_to in the spec to a .jsonl file", run.ID, sp.Dataset.Path))
 		return
 	}
-	if corrected != "" && sp.Dataset.ExpectedExtract != "" {
-		if re, err := regexp.Compile(sp.Dataset.ExpectedExtract); err == nil && re.NumSubexp() > 0 && !re.MatchString(corrected) {
-			s.fail(w, r, badRequest("the corrected output does not match the spec's dataset.expected_extract %q, so the added case would not read; write it as the dataset's expected field holds answers", sp.Dataset.ExpectedExtract))
-			return
-		}
+	if corrected != "" && !extractMatches(sp, corrected) {
+		s.fail(w, r, badRequest("the corrected output does not match the spec's dataset.expected_extract %q, so the added case would not read; write it as the dataset's expected field holds answers", sp.Dataset.ExpectedExtract))
+		return
 	}
 	in, err := s.inputsOf(ctx, run, []string{caseID})
 	if err != nil {
@@ -113,4 +112,14 @@ func (s *Server) addToDataset(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, "added", "add to dataset", page)
+}
+
+// extractMatches says an expected answer written by a person reads through
+// the spec's dataset.expected_extract (true when there is none).
+func extractMatches(sp *spec.Spec, answer string) bool {
+	if sp.Dataset.ExpectedExtract == "" {
+		return true
+	}
+	re, err := regexp.Compile(sp.Dataset.ExpectedExtract)
+	return err != nil || re.NumSubexp() == 0 || re.MatchString(answer)
 }

@@ -31,6 +31,7 @@ import (
 func (s *Server) caseRoutes() {
 	s.mux.HandleFunc("GET /runs/{id}/cases", s.casesList)
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}", s.casePage)
+	s.mux.HandleFunc("POST /runs/{id}/cases/{case}/expected", s.setExpected) // expected.go
 }
 
 // casesPerPage is how many results one explorer page lists.
@@ -593,6 +594,10 @@ type casePageBody struct {
 	Expected string
 	Weight   string
 	Results  []resultView
+	// ExpectedField, when not "", is the spec's dataset.expected field,
+	// which the case's line in the dataset file lacks: the page offers
+	// the form that writes it (expected.go).
+	ExpectedField string
 }
 
 // caseInputsBody is the case's input fields from the run's dataset
@@ -714,6 +719,7 @@ func (s *Server) caseBody(ctx context.Context, run *record.Run, caseID string, c
 		if c.Weight != nil {
 			b.Weight = strconv.FormatFloat(*c.Weight, 'g', -1, 64)
 		}
+		b.ExpectedField = s.expectedMissing(run, caseID, c)
 	}
 	scores, err := s.o.Store.CaseScores(ctx, run.ID, caseID)
 	if err != nil {
