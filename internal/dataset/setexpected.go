@@ -23,6 +23,13 @@ var (
 	ErrHasExpected = errors.New("the case already has an expected value")
 )
 
+// notJSONL is a file SetExpected cannot write a case of: errors.Is
+// ErrNotJSONL, with its own message.
+type notJSONL struct{ msg string }
+
+func (e notJSONL) Error() string { return e.msg }
+func (e notJSONL) Unwrap() error { return ErrNotJSONL }
+
 // ExpectedSet says what SetExpected wrote.
 type ExpectedSet struct {
 	Path string `json:"path"`
@@ -53,7 +60,7 @@ type ExpectedSet struct {
 // callers in one process serialize it with Append.
 func SetExpected(path, idField, caseID, field, value string) (*ExpectedSet, error) {
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
-		return nil, fmt.Errorf("cannot set an expected value in %s: %w (a CSV file is edited by hand)", path, ErrNotJSONL)
+		return nil, notJSONL{fmt.Sprintf("cannot set an expected value in %s: it is CSV, and only a JSONL file's case is written to (edit a CSV file by hand)", path)}
 	}
 	if field == "" {
 		return nil, fmt.Errorf("cannot set an expected value in %s: no expected field named (set dataset.expected in the spec)", path)
@@ -224,7 +231,7 @@ func findCase(path, idField, caseID, field string) (f *os.File, st os.FileInfo, 
 			if se, ok := err.(*shapeError); ok {
 				p.col, p.msg = runeCol(l.Body, se.off), se.msg
 			}
-			return fmt.Errorf("%s:%d:%d: %s: %w: fix the file before setting an expected value (every line of a JSONL dataset is one JSON object)", path, l.No, p.col, p.msg, ErrNotJSONL)
+			return notJSONL{fmt.Sprintf("%s:%d:%d: %s: fix the file before setting an expected value (every line of a JSONL dataset is one JSON object)", path, l.No, p.col, p.msg)}
 		}
 		match := false
 		if idField == "" {
@@ -266,7 +273,7 @@ func findCase(path, idField, caseID, field string) (f *os.File, st os.FileInfo, 
 // the ID twice, a file that is not JSONL.
 func HasField(path, idField, caseID, field string) (bool, error) {
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
-		return false, fmt.Errorf("%s: %w", path, ErrNotJSONL)
+		return false, notJSONL{path + " is CSV"}
 	}
 	f, _, hit, _, err := findCase(path, idField, caseID, field)
 	if err != nil {

@@ -124,7 +124,7 @@ func TestSetExpectedRefusals(t *testing.T) {
 		{"twice", "{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"a\"}\n", "a", "v", ErrDuplicateID, `F: case "a" is on lines 1 and 3: the case ID is on more than one line; fix the file (each case's id is unique)`},
 		{"has", "{\"id\":\"a\",\"e\":\"old\"}\n", "a", "v", ErrHasExpected, `F:1: case "a" already has "e" = "old": the case already has an expected value, never overwritten; edit the file to change it`},
 		{"null", "{\"id\":\"a\",\"e\":null}\n", "a", "v", ErrHasExpected, `F:1: case "a" already has "e" = null: the case already has an expected value, never overwritten; edit the file to change it`},
-		{"array line", "{\"id\":\"a\"}\n[1]\n", "a", "v", ErrNotJSONL, `F:2:1: the line is an array, not a JSON object: added cases go to a JSONL file: fix the file before setting an expected value (every line of a JSONL dataset is one JSON object)`},
+		{"array line", "{\"id\":\"a\"}\n[1]\n", "a", "v", ErrNotJSONL, `F:2:1: the line is an array, not a JSON object: fix the file before setting an expected value (every line of a JSONL dataset is one JSON object)`},
 		{"empty", "{\"id\":\"a\"}\n", "a", " \n", nil, `cannot set an expected value in F: the value is empty`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestSetExpectedRefusals(t *testing.T) {
 		})
 	}
 	_, err := SetExpected(csv, "id", "1", "e", "v")
-	if want := "cannot set an expected value in " + csv + ": added cases go to a JSONL file (a CSV file is edited by hand)"; err == nil || err.Error() != want {
+	if want := "cannot set an expected value in " + csv + ": it is CSV, and only a JSONL file's case is written to (edit a CSV file by hand)"; err == nil || err.Error() != want || !errors.Is(err, ErrNotJSONL) {
 		t.Errorf("csv: %v", err)
 	}
 }
