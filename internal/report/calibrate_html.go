@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -96,12 +95,7 @@ func executeCalibration(w io.Writer, name string, rep *calibrate.Report) error {
 	if rep == nil {
 		return fmt.Errorf("rendering the calibration: no report")
 	}
-	var buf bytes.Buffer
-	if err := calibrationTmpl.ExecuteTemplate(&buf, name, newCalibrationView(rep)); err != nil {
-		return fmt.Errorf("rendering the calibration: %w", err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return renderWhole(w, calibrationTmpl, name, newCalibrationView(rep), "the calibration")
 }
 
 // CalibrationPage renders a calibration report as a whole HTML document:

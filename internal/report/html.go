@@ -65,11 +65,21 @@ func executeHTML(w io.Writer, name string, data any) error {
 	if err != nil {
 		return fmt.Errorf("parsing the HTML report templates: %w", err)
 	}
+	return renderWhole(w, t, name, data, "the HTML report")
+}
+
+// renderWhole executes t's template name (t itself when name is "") into a
+// buffer and writes it only when the whole page rendered, so a failure
+// mid-page writes nothing; what names the page in the error.
+func renderWhole(w io.Writer, t *template.Template, name string, data any, what string) error {
+	if name == "" {
+		name = t.Name()
+	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
-		return fmt.Errorf("rendering the HTML report: %w", err)
+		return fmt.Errorf("rendering %s: %w", what, err)
 	}
-	_, err = w.Write(buf.Bytes())
+	_, err := w.Write(buf.Bytes())
 	return err
 }
 

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -228,10 +227,5 @@ th:nth-child(-n+2), td:nth-child(-n+2) { text-align: left; }
 // TraceScoresPage renders the weighted rates as a self-contained HTML page
 // (no scripts); every model and scorer name is escaped.
 func TraceScoresPage(w io.Writer, r *sample.ScoreReport) error {
-	var buf bytes.Buffer
-	if err := traceScoresTmpl.Execute(&buf, newTraceScoresView(r)); err != nil {
-		return fmt.Errorf("rendering the trace scores: %w", err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return renderWhole(w, traceScoresTmpl, "", newTraceScoresView(r), "the trace scores")
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -393,10 +392,5 @@ svg .pt.drop { fill: #b3261e; }
 // CSP forbids them): a line chart per model with its interval band, drops
 // marked, then the table. Every name is escaped.
 func TrendPage(w io.Writer, r *trend.Report) error {
-	var buf bytes.Buffer
-	if err := trendTmpl.Execute(&buf, newTrendView(r)); err != nil {
-		return fmt.Errorf("rendering the trend: %w", err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return renderWhole(w, trendTmpl, "", newTrendView(r), "the trend")
 }
