@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -160,30 +159,7 @@ func (rc *Receiver) Handler() http.Handler { return rc.guard.Host(rc) }
 // (requests in flight are finished and stored). ready, when not nil, is
 // called with the address actually bound (port 0 picks one).
 func (rc *Receiver) ListenAndServe(ctx context.Context, ready func(addr string)) error {
-	ln, err := net.Listen("tcp", rc.o.Addr)
-	if err != nil {
-		return fmt.Errorf("collect: %w", err)
-	}
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	srv := &http.Server{
-		Handler:           rc.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	}
+	return httpguard.Serve(ctx, "collect", rc.o.Addr, rc.Handler(), 60*time.Second, 10*time.Second, ready)
 }
 
 // ServeHTTP answers one export request: POST /v1/traces, protobuf or JSON,

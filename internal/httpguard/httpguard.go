@@ -7,12 +7,14 @@
 package httpguard
 
 import (
+	"context"
 	"crypto/subtle"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Guard is one server's rules.
@@ -130,4 +132,37 @@ func cutHost(hostport string) string {
 		return h
 	}
 	return hostport
+}
+
+// Serve listens on addr and serves h — with the timeouts and header bound
+// every assay server uses; readTimeout bounds a request's whole read —
+// until ctx ends, then shuts down, letting requests in flight finish for up
+// to drain. ready, when not nil, is called with the address actually
+// bound (port 0 picks one) once the listener is open. name prefixes a
+// listen error ("serve: …").
+func Serve(ctx context.Context, name, addr string, h http.Handler, readTimeout, drain time.Duration, ready func(addr string)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), drain)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	}
 }

@@ -19,7 +19,6 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -115,33 +114,7 @@ func guard(token string) httpguard.Guard {
 // when not nil, is called with the address actually bound (port 0 picks
 // one) once the listener is open.
 func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) error {
-	ln, err := net.Listen("tcp", s.o.Addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	srv := &http.Server{
-		Handler:           s.hostGuard(s),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			return err
-		}
-		return nil
-	}
+	return httpguard.Serve(ctx, "serve", s.o.Addr, s.hostGuard(s), 30*time.Second, 5*time.Second, ready)
 }
 
 // ContentSecurityPolicy is sent with every page: nothing but the server's
