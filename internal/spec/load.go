@@ -548,6 +548,7 @@ func (v *validator) check() {
 	v.checkCalibration()
 	v.checkLabels()
 	v.checkTraces()
+	v.checkDifficulty()
 
 	if s.Run.Epochs < 1 {
 		v.at("run.epochs", "", "run.epochs must be at least 1, got %d", s.Run.Epochs)

@@ -71,6 +71,9 @@ type Spec struct {
 	// (assay collect, ingest, sample, score-traces, trend, promote); nil
 	// when the spec has no traces: section.
 	Traces *Traces `yaml:"traces,omitempty" json:"traces,omitempty"`
+	// Difficulty says where a case's difficulty comes from and answers the
+	// divergence rubric (assay difficulty, mismatch); nil when absent.
+	Difficulty *Difficulty `yaml:"difficulty,omitempty" json:"difficulty,omitempty"`
 	// Candidates names the targets under test when it is set; otherwise
 	// every target that is not only a judge is one (see CandidateNames).
 	Candidates []string `yaml:"candidates,omitempty" json:"candidates,omitempty"`
