@@ -198,6 +198,8 @@ reviewer or a CI pipeline can act on.
 		newTrendCommand(g),
 		newPromoteCommand(g),
 		newImportCommand(g),
+		newDifficultyCommand(g),
+		newMismatchCommand(g),
 	)
 	// Every command with --json also takes --format text|json (jsonformat.go).
 	addJSONFormats(root)
