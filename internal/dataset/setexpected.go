@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/assay-eval/assay/internal/atomicfile"
 	"github.com/assay-eval/assay/internal/lines"
 	"github.com/assay-eval/assay/internal/spec"
 )
@@ -68,7 +66,7 @@ func SetExpected(path, idField, caseID, field, value string) (*ExpectedSet, erro
 	if strings.TrimSpace(value) == "" {
 		return nil, fmt.Errorf("cannot set an expected value in %s: the value is empty", path)
 	}
-	f, st, hit, kinds, err := findCase(path, idField, caseID, field)
+	f, st, hit, kinds, err := findCase(path, idField, caseID, field, anExpectedValue)
 	if err != nil {
 		return nil, err
 	}
@@ -80,22 +78,10 @@ func SetExpected(path, idField, caseID, field, value string) (*ExpectedSet, erro
 	if err != nil {
 		return nil, fmt.Errorf("setting an expected value in %s: %w", path, err)
 	}
-	size := st.Size()
-	err = atomicfile.Write(path, func(w io.Writer) error {
-		if _, err := io.Copy(w, io.NewSectionReader(f, 0, hit.at)); err != nil {
-			return err
-		}
-		if _, err := w.Write(ins); err != nil {
-			return err
-		}
-		_, err := io.Copy(w, io.NewSectionReader(f, hit.at, size-hit.at))
-		return err
-	})
+	rec, err := insertMember(path, f, st.Size(), hit, ins)
 	if err != nil {
 		return nil, err
 	}
-	cut := bytes.LastIndexByte(hit.body, '}')
-	rec := string(hit.body[:cut]) + string(ins) + string(hit.body[cut:])
 	return &ExpectedSet{Path: path, Line: hit.line, Record: rec}, nil
 }
 
@@ -194,9 +180,13 @@ type found struct {
 	fields map[string]any
 }
 
+// anExpectedValue is what SetExpected's messages say it sets.
+const anExpectedValue = "an expected value"
+
 // findCase reads the JSONL file for the case's line, and the JSON kinds of
 // field's values on the other lines. The file is returned open on success.
-func findCase(path, idField, caseID, field string) (f *os.File, st os.FileInfo, hit *found, kinds map[string]bool, err error) {
+// what names what is being set in the messages ("an expected value").
+func findCase(path, idField, caseID, field, what string) (f *os.File, st os.FileInfo, hit *found, kinds map[string]bool, err error) {
 	fail := func(err error) (*os.File, os.FileInfo, *found, map[string]bool, error) {
 		if f != nil {
 			f.Close()
@@ -208,19 +198,19 @@ func findCase(path, idField, caseID, field string) (f *os.File, st os.FileInfo, 
 	}
 	f, err = os.Open(path)
 	if err != nil {
-		return fail(fmt.Errorf("setting an expected value in %s: %w", path, err))
+		return fail(fmt.Errorf("setting %s in %s: %w", what, path, err))
 	}
 	st, err = f.Stat()
 	if err != nil {
-		return fail(fmt.Errorf("setting an expected value in %s: %w", path, err))
+		return fail(fmt.Errorf("setting %s in %s: %w", what, path, err))
 	}
 	if !st.Mode().IsRegular() {
-		return fail(fmt.Errorf("cannot set an expected value in %s: not a regular file", path))
+		return fail(fmt.Errorf("cannot set %s in %s: not a regular file", what, path))
 	}
 	kinds = map[string]bool{} // JSON kinds of field's values on other lines
 	err = lines.Each(f, path, MaxRowBytes, func(l lines.Line) error {
 		if l.TooLong {
-			return fmt.Errorf("%s:%d:1: the line is longer than %d MiB: fix the file before setting an expected value", path, l.No, MaxRowBytes>>20)
+			return fmt.Errorf("%s:%d:1: the line is longer than %d MiB: fix the file before setting %s", path, l.No, MaxRowBytes>>20, what)
 		}
 		if len(bytes.TrimSpace(l.Body)) == 0 {
 			return nil
@@ -231,7 +221,7 @@ func findCase(path, idField, caseID, field string) (f *os.File, st os.FileInfo, 
 			if se, ok := err.(*shapeError); ok {
 				p.col, p.msg = runeCol(l.Body, se.off), se.msg
 			}
-			return notJSONL{fmt.Sprintf("%s:%d:%d: %s: fix the file before setting an expected value (every line of a JSONL dataset is one JSON object)", path, l.No, p.col, p.msg)}
+			return notJSONL{fmt.Sprintf("%s:%d:%d: %s: fix the file before setting %s (every line of a JSONL dataset is one JSON object)", path, l.No, p.col, p.msg, what)}
 		}
 		match := false
 		if idField == "" {
@@ -275,7 +265,7 @@ func HasField(path, idField, caseID, field string) (bool, error) {
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
 		return false, notJSONL{path + " is CSV"}
 	}
-	f, _, hit, _, err := findCase(path, idField, caseID, field)
+	f, _, hit, _, err := findCase(path, idField, caseID, field, anExpectedValue)
 	if err != nil {
 		return false, err
 	}
