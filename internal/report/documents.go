@@ -10,6 +10,7 @@ import (
 	"github.com/assay-eval/assay/internal/analysis"
 	"github.com/assay-eval/assay/internal/blind"
 	"github.com/assay-eval/assay/internal/calibrate"
+	"github.com/assay-eval/assay/internal/difficulty"
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/plan"
 	"github.com/assay-eval/assay/internal/probe"
@@ -56,6 +57,9 @@ type Registry struct {
 	Promote     *Document[*promote.Result]
 	BlindExport *Document[*blind.ExportResult]
 	BlindImport *Document[*blind.ImportResult]
+	// Difficulty and Mismatch are `assay difficulty` and `assay mismatch`.
+	Difficulty *Document[*difficulty.Fitted]
+	Mismatch   *Document[*difficulty.Mismatch]
 }
 
 // RunReport is what `assay report` renders: the analysis, and for the
@@ -126,6 +130,8 @@ func NewRegistry() *Registry {
 		Promote:     newDocument("promote", PromoteFormats()...),
 		BlindExport: newDocument("export-blind", BlindExportFormats()...),
 		BlindImport: newDocument("import", BlindImportFormats()...),
+		Difficulty:  newDocument("difficulty", DifficultyFormats()...),
+		Mismatch:    newDocument("mismatch", MismatchFormats()...),
 	}
 }
 
@@ -149,6 +155,8 @@ func (r *Registry) names() map[string][]string {
 		r.Promote.Name:     r.Promote.Names(),
 		r.BlindExport.Name: r.BlindExport.Names(),
 		r.BlindImport.Name: r.BlindImport.Names(),
+		r.Difficulty.Name:  r.Difficulty.Names(),
+		r.Mismatch.Name:    r.Mismatch.Names(),
 	}
 }
 
