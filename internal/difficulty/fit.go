@@ -2,6 +2,10 @@ package difficulty
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/assay-eval/assay/internal/irt"
 	"github.com/assay-eval/assay/internal/stats"
@@ -19,6 +23,12 @@ type Fitted struct {
 	SeparateSE float64
 	Tiers      []Tier // when a tag is also given: per tier the fitted mean difficulty and per-target rates
 	Warnings   []string
+	// SeparatesFound is false when the test SE is above SeparateSE
+	// everywhere on the curve (Separates is then zero).
+	SeparatesFound bool
+	// Dropped counts the cases no target has a scored result on (left out
+	// of the fit).
+	Dropped int
 }
 
 // CaseDifficulty is one case's fitted difficulty.
@@ -48,8 +58,8 @@ type Tier struct {
 	Rates []Rate
 }
 
-// Rate is one target's pass rate on some cases (over epochs) with its
-// Wilson interval.
+// Rate is one target's pass rate on some cases, over their scored trials
+// (epochs included), with its Wilson interval.
 type Rate struct {
 	Target    string
 	Passed, N int
@@ -57,7 +67,11 @@ type Rate struct {
 	CI        stats.Interval
 }
 
-// FitOptions configures Fit.
+// FitOptions configures Fit. Model "" is Rasch. PriorSD 0 takes irt's
+// default weak priors (finite difficulties for all-right and all-wrong
+// cases), > 0 sets their SD, < 0 fits without priors (plain marginal ML,
+// as ltm). Points 0 is irt's default grid; Level 0 is 0.95. Tag (with
+// Levels for a non-numeric tag) adds the per-tier view.
 type FitOptions struct {
 	Model   string
 	PriorSD float64
@@ -67,8 +81,336 @@ type FitOptions struct {
 	Levels  []string
 }
 
-// Fit joins sets by case ID and target name and fits an item-response
-// model; it refuses a disconnected design.
+// separateSE is the test standard error of ability below which the set
+// separates targets: two targets one standard deviation of ability apart
+// are told apart at the 5% level when 1.96·√2·SE < 1.
+const separateSE = 1 / (1.96 * math.Sqrt2)
+
+// Fit joins sets by case ID (common items) and target name (common
+// respondents) and fits an item-response model to the targets' right
+// answers and trials. It refuses fewer than two targets and a design whose
+// targets and cases fall into groups that share no result (their scales
+// could not be linked), naming the groups.
 func Fit(sets []*Set, o FitOptions) (*Fitted, error) {
-	return nil, errors.New("difficulty: Fit not implemented yet")
+	if len(sets) == 0 {
+		return nil, errors.New("no runs to fit difficulty from")
+	}
+	model := irt.Model(o.Model)
+	switch model {
+	case "":
+		model = irt.Rasch
+	case irt.Rasch, irt.TwoPL:
+	default:
+		return nil, fmt.Errorf("model %q: valid models are %s, %s", o.Model, irt.Rasch, irt.TwoPL)
+	}
+	if o.Level != 0 && !(o.Level > 0 && o.Level < 1) {
+		return nil, fmt.Errorf("level %g: must be strictly between 0 and 1 (0.95 for 95%% intervals)", o.Level)
+	}
+	level := o.Level
+	if level == 0 {
+		level = 0.95
+	}
+	out := &Fitted{Scale: Scale{Source: SourceFitted, Model: string(model), Tag: o.Tag, Levels: o.Levels}, SeparateSE: separateSE}
+	var persons, items []string
+	pIdx, iIdx := map[string]int{}, map[string]int{}
+	tagOf := map[string]string{}
+	for _, s := range sets {
+		if s == nil {
+			return nil, errors.New("a nil set")
+		}
+		out.Sources = append(out.Sources, s.Name)
+		for i, id := range s.Cases {
+			if _, ok := iIdx[id]; !ok {
+				iIdx[id] = len(items)
+				items = append(items, id)
+			}
+			if o.Tag != "" && s.Tags != nil && s.Scale.Tag == o.Tag && s.Tags[i] != "" {
+				if _, ok := tagOf[id]; !ok {
+					tagOf[id] = s.Tags[i]
+				}
+			}
+		}
+		for _, t := range s.Targets {
+			if len(t.Right) != len(s.Cases) || len(t.Trials) != len(s.Cases) {
+				return nil, fmt.Errorf("%s: target %q has results for %d cases of %d", s.Name, t.Name, len(t.Trials), len(s.Cases))
+			}
+			if _, ok := pIdx[t.Name]; !ok {
+				pIdx[t.Name] = len(persons)
+				persons = append(persons, t.Name)
+			}
+		}
+	}
+	if len(items) == 0 {
+		return nil, errors.New("the runs have no cases")
+	}
+	full := irt.NewData(persons, items)
+	for _, s := range sets {
+		for _, t := range s.Targets {
+			p := pIdx[t.Name]
+			for i, id := range s.Cases {
+				if t.Right[i] < 0 || t.Trials[i] < 0 || t.Right[i] > t.Trials[i] {
+					return nil, fmt.Errorf("%s: target %q has %d right of %d trials on case %q", s.Name, t.Name, t.Right[i], t.Trials[i], id)
+				}
+				if t.Trials[i] > 0 {
+					full.Add(p, iIdx[id], int(t.Right[i]), int(t.Trials[i]))
+				}
+			}
+		}
+	}
+	d, dropped, droppedTargets := answered(full)
+	out.Dropped = dropped
+	if dropped > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d cases have no scored result from any target and are left out of the fit", dropped))
+	}
+	if len(droppedTargets) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("targets with no scored result are left out: %s", strings.Join(droppedTargets, ", ")))
+	}
+	if len(d.Persons) < 2 {
+		return nil, fmt.Errorf("fitting difficulty needs scored results of at least 2 targets; the runs have %d (%s): "+
+			"add runs of other targets on the same cases, or give the difficulty as a tag", len(d.Persons), strings.Join(d.Persons, ", "))
+	}
+	if err := connected(d); err != nil {
+		return nil, err
+	}
+	prior := o.PriorSD
+	switch {
+	case prior == 0:
+		prior = -1
+	case prior < 0:
+		prior = 0
+	}
+	f, err := irt.Estimate(d, irt.Options{Model: model, Points: o.Points, PriorSD: prior, Level: level})
+	if err != nil {
+		return nil, fmt.Errorf("fitting %s: %w", model, err)
+	}
+	out.Fit = f
+	out.Warnings = append(out.Warnings, f.Warnings...)
+	for _, it := range f.Items {
+		out.Cases = append(out.Cases, CaseDifficulty{ID: it.ID, B: it.B, SE: it.SEB, A: it.A,
+			Right: it.Right, Trials: it.Trials, Extreme: it.Extreme, Tag: tagOf[it.ID]})
+	}
+	slices.SortStableFunc(out.Cases, func(a, b CaseDifficulty) int {
+		switch {
+		case a.B > b.B:
+			return -1
+		case a.B < b.B:
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	lo, hi := -4.0, 4.0
+	for _, p := range f.Persons {
+		out.Targets = append(out.Targets, Ability{Target: p.ID, Theta: p.Theta, SE: p.SE, Lo: p.Lo, Hi: p.Hi, Right: p.Right, Trials: p.Trials})
+		if !math.IsNaN(p.Theta) && !math.IsInf(p.Theta, 0) {
+			lo, hi = math.Min(lo, p.Theta-1), math.Max(hi, p.Theta+1)
+		}
+	}
+	lo, hi = math.Max(lo, -8), math.Min(hi, 8)
+	out.Curve = f.Curve(lo, hi, int(math.Round((hi-lo)*10))+1)
+	out.Separates, out.SeparatesFound = separates(out.Curve, out.SeparateSE)
+	if !out.SeparatesFound {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the test's standard error of ability is above %.2f everywhere: this set cannot tell apart targets one standard deviation apart", out.SeparateSE))
+	}
+	if o.Tag != "" {
+		tiers, err := tiersOf(d, f, tagOf, o, 1-level)
+		if err != nil {
+			return nil, err
+		}
+		out.Tiers = tiers
+	}
+	return out, nil
+}
+
+// answered returns the data without the cases and targets that have no
+// trial, and what it left out.
+func answered(d *irt.Data) (*irt.Data, int, []string) {
+	np, ni := len(d.Persons), len(d.Items)
+	pHas, iHas := make([]bool, np), make([]bool, ni)
+	for p := range np {
+		for i := range ni {
+			if d.Trials[p*ni+i] > 0 {
+				pHas[p], iHas[i] = true, true
+			}
+		}
+	}
+	var persons, items []string
+	var pk, ik []int
+	var droppedTargets []string
+	for p, ok := range pHas {
+		if ok {
+			persons, pk = append(persons, d.Persons[p]), append(pk, p)
+		} else {
+			droppedTargets = append(droppedTargets, d.Persons[p])
+		}
+	}
+	for i, ok := range iHas {
+		if ok {
+			items, ik = append(items, d.Items[i]), append(ik, i)
+		}
+	}
+	out := irt.NewData(persons, items)
+	for a, p := range pk {
+		for b, i := range ik {
+			out.Add(a, b, int(d.Right[p*ni+i]), int(d.Trials[p*ni+i]))
+		}
+	}
+	return out, ni - len(items), droppedTargets
+}
+
+// connected refuses a design whose person–item graph falls apart, naming
+// each part's targets and some of its cases.
+func connected(d *irt.Data) error {
+	np, ni := len(d.Persons), len(d.Items)
+	parent := make([]int, np+ni)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for p := range np {
+		for i := range ni {
+			if d.Trials[p*ni+i] > 0 {
+				a, b := find(p), find(np+i)
+				if a != b {
+					parent[a] = b
+				}
+			}
+		}
+	}
+	type part struct {
+		targets, cases []string
+	}
+	var parts []*part
+	byRoot := map[int]*part{}
+	get := func(r int) *part {
+		if byRoot[r] == nil {
+			byRoot[r] = &part{}
+			parts = append(parts, byRoot[r])
+		}
+		return byRoot[r]
+	}
+	for p := range np {
+		pt := get(find(p))
+		pt.targets = append(pt.targets, d.Persons[p])
+	}
+	for i := range ni {
+		pt := get(find(np + i))
+		pt.cases = append(pt.cases, d.Items[i])
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	var desc []string
+	for _, pt := range parts {
+		shown := pt.cases[:min(3, len(pt.cases))]
+		more := ""
+		if len(pt.cases) > len(shown) {
+			more = ", …"
+		}
+		desc = append(desc, fmt.Sprintf("targets %s with %d %s (%s%s)", strings.Join(pt.targets, ", "),
+			len(pt.cases), plural(len(pt.cases), "case", "cases"), strings.Join(shown, ", "), more))
+	}
+	return fmt.Errorf("the results fall into %d groups that share no target and no case, so one difficulty scale cannot link them: %s; "+
+		"add results of a target on cases of both groups, or fit each group apart", len(parts), strings.Join(desc, "; "))
+}
+
+// separates returns the widest run of the curve around its peak where
+// the test SE is below se.
+func separates(curve []irt.InfoPoint, se float64) ([2]float64, bool) {
+	peak := -1
+	for k, p := range curve {
+		if p.SE < se && (peak < 0 || p.Info > curve[peak].Info) {
+			peak = k
+		}
+	}
+	if peak < 0 {
+		return [2]float64{}, false
+	}
+	lo, hi := peak, peak
+	for lo > 0 && curve[lo-1].SE < se {
+		lo--
+	}
+	for hi+1 < len(curve) && curve[hi+1].SE < se {
+		hi++
+	}
+	return [2]float64{curve[lo].Theta, curve[hi].Theta}, true
+}
+
+// tiersOf groups the fitted cases by their tag value: mean fitted
+// difficulty and each target's rate per tier, tiers in the tag's order.
+func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alpha float64) ([]Tier, error) {
+	labels := make([]string, len(d.Items))
+	for i, id := range d.Items {
+		labels[i] = tagOf[id]
+	}
+	values, err := TagValues(o.Tag, d.Items, labels, nil, o.Levels)
+	if err != nil {
+		return nil, err
+	}
+	if allNaN(values) {
+		return nil, fmt.Errorf("no fitted case has the tag %q", o.Tag)
+	}
+	byValue := map[float64]*Tier{}
+	var tiers []*Tier
+	passed := map[float64][]int{}
+	trials := map[float64][]int{}
+	bSum := map[float64]float64{}
+	bN := map[float64]int{}
+	ni := len(d.Items)
+	fitted := map[string]float64{}
+	for _, it := range f.Items {
+		fitted[it.ID] = it.B
+	}
+	for i, v := range values {
+		if math.IsNaN(v) {
+			continue
+		}
+		t := byValue[v]
+		if t == nil {
+			t = &Tier{Label: valueLabel(v, o.Levels), Value: v}
+			byValue[v] = t
+			tiers = append(tiers, t)
+			passed[v], trials[v] = make([]int, len(d.Persons)), make([]int, len(d.Persons))
+		}
+		t.Cases++
+		if b, ok := fitted[d.Items[i]]; ok && !math.IsNaN(b) && !math.IsInf(b, 0) {
+			bSum[v] += b
+			bN[v]++
+		}
+		for p := range d.Persons {
+			passed[v][p] += int(d.Right[p*ni+i])
+			trials[v][p] += int(d.Trials[p*ni+i])
+		}
+	}
+	slices.SortFunc(tiers, func(a, b *Tier) int {
+		switch {
+		case a.Value < b.Value:
+			return -1
+		case a.Value > b.Value:
+			return 1
+		}
+		return 0
+	})
+	out := make([]Tier, len(tiers))
+	for k, t := range tiers {
+		if bN[t.Value] > 0 {
+			t.MeanB = bSum[t.Value] / float64(bN[t.Value])
+		}
+		for p, name := range d.Persons {
+			r := Rate{Target: name, Passed: passed[t.Value][p], N: trials[t.Value][p],
+				CI: stats.Wilson(passed[t.Value][p], trials[t.Value][p], alpha)}
+			if r.N > 0 {
+				r.Rate = float64(r.Passed) / float64(r.N)
+			}
+			t.Rates = append(t.Rates, r)
+		}
+		out[k] = *t
+	}
+	return out, nil
 }

@@ -11,7 +11,8 @@ import (
 
 // FromView builds a Set from a run view (a run from the store or a
 // baseline file): its cases, their difficulty from the scale's tag (Source
-// "tag"; NaN otherwise, and for a case without the tag), and per target
+// "tag"; NaN otherwise, and for a case without the tag; with another
+// Source a Tag still fills Tags, for Fit's per-tier view), and per target
 // the right answers and trials over the epochs of the primary scorer. A
 // result the primary scorer did not score, a missing result and a failed
 // call are missing (no trial), not wrong.
@@ -34,11 +35,14 @@ func FromView(v *runview.View, sc Scale) (*Set, error) {
 	for i, c := range v.Cases {
 		s.Cases[i] = c.ID
 	}
-	switch sc.Source {
-	case SourceTag:
-		if sc.Tag == "" {
-			return nil, errors.New("a difficulty from a tag needs the tag's name")
-		}
+	s.Values = make([]float64, len(v.Cases))
+	for i := range s.Values {
+		s.Values[i] = math.NaN()
+	}
+	if sc.Source == SourceTag && sc.Tag == "" {
+		return nil, errors.New("a difficulty from a tag needs the tag's name")
+	}
+	if sc.Tag != "" {
 		values := make([]string, len(v.Cases))
 		has := make([]bool, len(v.Cases))
 		found := false
@@ -58,11 +62,9 @@ func FromView(v *runview.View, sc Scale) (*Set, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		s.Values, s.Tags = vals, values
-	default:
-		s.Values = make([]float64, len(v.Cases))
-		for i := range s.Values {
-			s.Values[i] = math.NaN()
+		s.Tags = values
+		if sc.Source == SourceTag {
+			s.Values = vals
 		}
 	}
 	if v.Primary == "" {
