@@ -16,6 +16,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Run as assay (assayBinary's link to this executable): the command,
+	// not the tests.
+	if filepath.Base(os.Args[0]) == asAssay {
+		os.Exit(Main())
+	}
 	// The package's tests allocate little that lives long, so the
 	// collector runs at a quarter of the default frequency: a fifth less
 	// CPU for the package (45 → 34 s of user time measured), memory no
@@ -30,20 +35,57 @@ func TestMain(m *testing.M) {
 			os.RemoveAll(dir)
 		}
 	}
+	if selfDir != "" {
+		os.RemoveAll(selfDir)
+	}
 	os.Exit(code)
 }
 
-// testBuildVersion is the version stamped into the test binary, as a
-// release build stamps its own (see buildVersion).
+// asAssay is the name under which this package's test binary runs as the
+// assay command (TestMain).
+const asAssay = "assay"
+
+var (
+	selfOnce sync.Once
+	selfDir  string
+	selfErr  error
+)
+
+// assayBinary is the assay command for tests that must kill it, signal it
+// or run it from a script as a user would: this test binary itself, under
+// a link named assay, which TestMain runs as cli.Main — the code
+// cmd/assay's main is — so no test links a second 100 MB binary.
+func assayBinary(t *testing.T) string {
+	t.Helper()
+	selfOnce.Do(func() {
+		var exe string
+		exe, selfErr = os.Executable()
+		if selfErr != nil {
+			return
+		}
+		selfDir, selfErr = os.MkdirTemp("", "assay-self-")
+		if selfErr != nil {
+			return
+		}
+		selfErr = os.Symlink(exe, filepath.Join(selfDir, asAssay))
+	})
+	if selfErr != nil {
+		t.Fatal(selfErr)
+	}
+	return filepath.Join(selfDir, asAssay)
+}
+
+// testBuildVersion is the version stamped into the release build
+// releaseBinary makes, as scripts/release.sh stamps its own.
 const testBuildVersion = "v9.8.7-test"
 
-// assayBinary builds the real binary once per test process (cgo off, the
-// version stamped and the symbol table and DWARF left out, as a release is
-// built: scripts/release.sh) for tests that must kill it or run it as a user
-// would. Linking it costs seconds of CPU, so every such test shares this
-// one; none may build its own. It is built without -trimpath so that its
+// releaseBinary builds assay once per test process as a release is built
+// (cgo off, the version stamped, the symbol table and DWARF left out:
+// scripts/release.sh) for the test of what a stamped version does. Linking
+// it costs seconds of CPU: only that long test uses it (assayBinary is the
+// command everywhere else). It is built without -trimpath so that its
 // packages are the ones the test build already compiled.
-func assayBinary(t *testing.T) string {
+func releaseBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
 		root := repoRoot(t)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/assay-eval/assay/internal/engine"
+	"github.com/assay-eval/assay/internal/longtest"
 )
 
 // A run records the commit of the repository holding its spec, marked dirty
@@ -60,10 +61,8 @@ func TestRunRecordsGitCommit(t *testing.T) {
 // run records.
 func TestStampedVersionIsRecorded(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := assayBinary(t) // linked with -X …buildVersion=testBuildVersion
+	longtest.Skip(t)        // links a release build of assay: seconds of CPU
+	bin := releaseBinary(t) // linked with -X …buildVersion=testBuildVersion
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil || !strings.Contains(string(out), testBuildVersion) {
 		t.Fatalf("--version: %q, %v", out, err)

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/assay-eval/assay/internal/cli"
+	"github.com/assay-eval/assay/internal/calibrate"
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/report"
+	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
 // cliCalibration is what `assay calibrate --format json` prints, the
@@ -39,20 +42,55 @@ type cliCalibration struct {
 	}
 }
 
-// checkCalibrationNumbers runs `assay calibrate RUN --judge judge --format
-// json` over the fixture's store and asserts the page's text shows its
-// numbers (formatted here, independently of the renderer: percentages to
-// one decimal, κ to two).
+// checkCalibrationNumbers computes the calibration `assay calibrate RUN
+// --judge judge --format json` prints — the same calls on the fixture's
+// store (its labels, the run's thresholds and queues, calibrate.Calibrate)
+// rendered by the same JSON reporter, without linking the whole CLI into
+// this test binary — and asserts the page's text shows its numbers
+// (formatted here, independently of the renderer: percentages to one
+// decimal, κ to two).
 func checkCalibrationNumbers(t *testing.T, fx *labelFixture, pageText string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code := cli.Execute(context.Background(), []string{"calibrate", fx.run.ID, "--judge", "judge", "--format", "json", "--db", fx.db}, &cli.Globals{Stdout: &out, Stderr: &errOut})
-	if code != 0 && code != 3 {
-		t.Fatalf("assay calibrate exited %d: %s", code, errOut.String())
+	ctx := context.Background()
+	st, err := sqlite.OpenExisting(ctx, fx.db)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer st.Close()
+	run, err := st.GetRun(ctx, fx.run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls []record.Label
+	if err := st.Labels(ctx, run.ID, func(l record.Label) error {
+		ls = append(ls, l)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	th, err := calibrate.ThresholdsOf(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queues, err := calibrate.ReadQueues(ctx, st, run.ID, ls, record.ErrNotFound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := calibrate.Calibrate(ctx, st, run, "judge", ls, th, queues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	render, err := report.NewRegistry().Calibrate.Reporter("json", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
 	var c cliCalibration
+	if err := render(&out); err != nil {
+		t.Fatal(err)
+	}
 	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
-		t.Fatalf("assay calibrate --format json: %v\n%s", err, out.String())
+		t.Fatalf("the calibration as JSON: %v\n%s", err, out.String())
 	}
 	if c.Kappa.Value == nil || c.Kappa.CI == nil || c.TPR.Value == nil || c.TNR.Value == nil || c.Raw.Value == nil {
 		t.Fatalf("the fixture's labels leave a number undefined: %s", out.String())
