@@ -140,6 +140,9 @@ type FieldValues struct {
 	// Null are the cases whose line holds the field as null: it is there
 	// (SetField refuses to write it) but says nothing.
 	Null map[string]bool
+	// Without are the cases whose line lacks the field (SetField writes
+	// it).
+	Without map[string]bool
 	// Cases counts the file's cases (lines that are not blank).
 	Cases int
 }
@@ -160,7 +163,7 @@ func FieldValuesOf(path, idField, field string) (*FieldValues, error) {
 		return nil, fmt.Errorf("reading field %q of %s: %w", field, path, err)
 	}
 	defer f.Close()
-	out := &FieldValues{Values: map[string]string{}, Null: map[string]bool{}}
+	out := &FieldValues{Values: map[string]string{}, Null: map[string]bool{}, Without: map[string]bool{}}
 	seen := map[string]bool{}
 	err = lines.Each(f, path, MaxRowBytes, func(l lines.Line) error {
 		if l.TooLong {
@@ -196,6 +199,7 @@ func FieldValuesOf(path, idField, field string) (*FieldValues, error) {
 		seen[id] = true
 		switch v, ok := rec[field]; {
 		case !ok:
+			out.Without[id] = true
 		case v == nil:
 			out.Null[id] = true
 		default:

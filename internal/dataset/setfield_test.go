@@ -106,7 +106,7 @@ func TestFieldOfAndValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fv.Cases != 6 || len(fv.Values) != 2 || fv.Values["a"] != "2" || fv.Values["e"] != "hard" || !fv.Null["c"] || len(fv.Null) != 1 {
+	if fv.Cases != 6 || len(fv.Values) != 2 || fv.Values["a"] != "2" || fv.Values["e"] != "hard" || !fv.Null["c"] || len(fv.Null) != 1 || len(fv.Without) != 1 || !fv.Without["b"] {
 		t.Errorf("FieldValuesOf: %+v", fv)
 	}
 	byLine, err := FieldValuesOf(p, "line", "d")

@@ -598,6 +598,9 @@ type casePageBody struct {
 	// which the case's line in the dataset file lacks: the page offers
 	// the form that writes it (expected.go).
 	ExpectedField string
+	// Difficulty is the case's difficulty and its rating form
+	// (difficulty.go); nil when the run's spec names no difficulty tag.
+	Difficulty *caseDifficulty
 }
 
 // caseInputsBody is the case's input fields from the run's dataset
@@ -702,7 +705,13 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.streamSteps(w, r, "case", p,
-		step{Block: "content", Compute: func() (any, error) { return s.caseBody(ctx, run, caseID, c, results) }},
+		step{Block: "content", Compute: func() (any, error) {
+			b, err := s.caseBody(ctx, run, caseID, c, results)
+			if b != nil {
+				b.Difficulty = s.caseDifficultyOf(run, caseID, c, r.URL.Query().Get("seed"), r.URL.Query().Get("n"))
+			}
+			return b, err
+		}},
 		step{Block: "inputs", Notice: notice, Compute: func() (any, error) { return s.caseInputs(ctx, run, caseID, c != nil), nil }})
 }
 

@@ -21,10 +21,11 @@ func (s *Server) routes() error {
 	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)))
 	s.mux.HandleFunc("GET /login", s.loginForm)
 	s.mux.HandleFunc("POST /login", s.login)
-	s.runRoutes()       // runs.go: runs list, a run's report, two runs compared
-	s.caseRoutes()      // cases.go: the case explorer and a case's page
-	s.labelRoutes()     // labels.go: labeling queues
-	s.calibrateRoutes() // calibrate.go: a judge calibrated against the labels
+	s.runRoutes()        // runs.go: runs list, a run's report, two runs compared
+	s.caseRoutes()       // cases.go: the case explorer and a case's page
+	s.labelRoutes()      // labels.go: labeling queues
+	s.calibrateRoutes()  // calibrate.go: a judge calibrated against the labels
+	s.difficultyRoutes() // difficulty.go: experts rate cases' difficulty
 	return nil
 }
 

@@ -135,6 +135,9 @@ type runLead struct {
 	// Scorings every scoring to choose from (1 … Latest).
 	Scoring, Latest int
 	Scorings        []int
+	// RateDifficulty says the run's spec names a difficulty tag: the page
+	// links the rating queue (difficulty.go).
+	RateDifficulty bool
 }
 
 // runReport is a run's report, rendered.
@@ -163,6 +166,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lead := runLead{Run: newRunRow(run), Scoring: latest, Latest: latest}
+	if d, err := difficultyOf(run); err == nil && d.Tag != "" {
+		lead.RateDifficulty = true
+	}
 	lead.Run.Scorings = latest
 	for n := 1; n <= latest; n++ {
 		lead.Scorings = append(lead.Scorings, n)

@@ -356,6 +356,7 @@ func TestGETNeverWrites(t *testing.T) {
 		"/runs/{id}/calibrate":     {"/runs/" + a.ID + "/calibrate?judge=correct", "/runs/" + a.ID + "/calibrate?judge=correct&queue=q1"},
 		"/runs/{id}/cases":         {"/runs/" + a.ID + "/cases", "/runs/" + a.ID + "/cases?verdict=fail&q=script"},
 		"/runs/{id}/cases/{case}":  {"/runs/" + a.ID + "/cases/1", "/runs/" + a.ID + "/cases/nope"},
+		"/runs/{id}/difficulty":    {"/runs/" + a.ID + "/difficulty", "/runs/" + a.ID + "/difficulty?n=200&seed=3", "/runs/" + a.ID + "/difficulty?n=0", "/runs/nope/difficulty"},
 	}
 	before := storeFiles(t, path)
 	for _, route := range getRoutes(t) {
