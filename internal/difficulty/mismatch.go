@@ -30,6 +30,7 @@ type Mismatch struct {
 	RankingRaw, RankingReweighted []string
 	RankingChanged                bool
 	VerdictsChanged               int
+	Rubric                        *Rubric // the divergence rubric (assay mismatch sets it; nil when not rated)
 	Warnings                      []string
 	// Discrete is true when the bins are the tag's values (one bin each).
 	Discrete bool
