@@ -58,12 +58,12 @@ func FromView(v *runview.View, sc Scale) (*Set, error) {
 			}
 			return nil, fmt.Errorf("%s: no case has the tag %q (%s)", name, sc.Tag, valid)
 		}
-		vals, err := TagValues(sc.Tag, s.Cases, values, has, sc.Levels)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
 		s.Tags = values
 		if sc.Source == SourceTag {
+			vals, err := TagValues(sc.Tag, s.Cases, values, has, sc.Levels)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
 			s.Values = vals
 		}
 	}
