@@ -1,11 +1,12 @@
 package irt
 
 import (
+	"encoding/binary"
 	"math"
 )
 
 // abilityGrid is the number of points of each person's own grid.
-const abilityGrid = 241
+const abilityGrid = 161
 
 // abilities returns each person's EAP ability, posterior SD and equal-tailed
 // posterior interval at the fitted item parameters, under the N(0,1)
@@ -19,11 +20,25 @@ func (f *fitter) abilities() []Person {
 	grid := make([]float64, abilityGrid)
 	logd := make([]float64, abilityGrid)
 	grad := make([]float64, abilityGrid)
+	type posterior struct{ theta, se, lo, hi float64 }
+	seen := map[string]posterior{} // by response pattern
+	var key []byte
 	for p, rs := range f.persons {
 		per := Person{ID: f.d.Persons[p]}
+		key = key[:0]
 		for _, r := range rs {
 			per.Right += int(r.right)
 			per.Trials += int(r.trials)
+			if f.fitted[r.item] {
+				key = binary.AppendUvarint(key, uint64(r.item))
+				key = binary.AppendUvarint(key, uint64(r.right))
+				key = binary.AppendUvarint(key, uint64(r.trials))
+			}
+		}
+		if v, ok := seen[string(key)]; ok {
+			per.Theta, per.SE, per.Lo, per.Hi = v.theta, v.se, v.lo, v.hi
+			out[p] = per
+			continue
 		}
 		logPost := func(t float64) (v, g, h float64) {
 			v, g, h = -t*t/2, -t, -1
@@ -33,9 +48,8 @@ func (f *fitter) abilities() []Person {
 				}
 				a := math.Exp(f.alphaOf(r.item))
 				eta := a * (t - f.b[r.item])
-				lp, lq := logP(eta)
+				lp, lq, pr := logPP(eta)
 				v += r.right*lp + (r.trials-r.right)*lq
-				pr := math.Exp(lp)
 				g += a * (r.right - r.trials*pr)
 				h -= a * a * r.trials * pr * (1 - pr)
 			}
@@ -92,6 +106,7 @@ func (f *fitter) abilities() []Person {
 		per.SE = math.Sqrt(math.Max(m2-mean*mean, 0))
 		per.Lo = quantile(grid, dens, cum, tail*total)
 		per.Hi = quantile(grid, dens, cum, (1-tail)*total)
+		seen[string(key)] = posterior{per.Theta, per.SE, per.Lo, per.Hi}
 		out[p] = per
 	}
 	return out

@@ -9,10 +9,6 @@
 // numerics: it imports nothing of assay and does no I/O.
 package irt
 
-import (
-	"errors"
-)
-
 // Model names an item-response model.
 type Model string
 
@@ -85,20 +81,3 @@ type Fit struct {
 	PriorSD    float64
 	Warnings   []string // e.g. few respondents, extreme items, not converged
 }
-
-// Estimate fits the model to d.
-func Estimate(d *Data, o Options) (*Fit, error) {
-	return nil, errors.New("irt: not implemented yet")
-}
-
-// Prob is P(right | θ) for an item of discrimination a and difficulty b.
-func Prob(a, b, theta float64) float64 { return 0 }
-
-// ItemInfo is item i's Fisher information at theta.
-func (f *Fit) ItemInfo(i int, theta float64) float64 { return 0 }
-
-// TestInfo is the sum of the items' information at theta.
-func (f *Fit) TestInfo(theta float64) float64 { return 0 }
-
-// Curve is the test information at n equally spaced abilities from lo to hi.
-func (f *Fit) Curve(lo, hi float64, n int) []InfoPoint { return nil }

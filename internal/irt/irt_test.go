@@ -413,3 +413,5 @@ func TestItemSEsCoverTruth(t *testing.T) {
 		t.Errorf("SE intervals cover %d/40 discriminations and %d/40 difficulties, want ≥ 34 each", inA, inB)
 	}
 }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 99)) }
