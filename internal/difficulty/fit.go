@@ -165,6 +165,9 @@ func Fit(sets []*Set, o FitOptions) (*Fitted, error) {
 	if len(droppedTargets) > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("targets with no scored result are left out: %s", strings.Join(droppedTargets, ", ")))
 	}
+	if len(d.Persons) == 0 {
+		return nil, errors.New("the runs have no scored result: fitting difficulty needs scored results of at least 2 targets")
+	}
 	if len(d.Persons) < 2 {
 		return nil, fmt.Errorf("fitting difficulty needs scored results of at least 2 targets; the runs have %d (%s): "+
 			"add runs of other targets on the same cases, or give the difficulty as a tag", len(d.Persons), strings.Join(d.Persons, ", "))
