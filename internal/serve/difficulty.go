@@ -56,6 +56,9 @@ type difficultyScale struct {
 	// File is the dataset file as the spec names it; path resolved.
 	File, path string
 	idField    string
+	// Declared says dataset.tags names the tag: a run records a case's
+	// rating as its tag.
+	Declared bool
 	// Why says why the run's cases cannot be rated here ("" when they
 	// can); Tag is "" when the spec names no difficulty tag at all.
 	Why string
@@ -86,7 +89,7 @@ func difficultyOf(run *record.Run) (*difficultyScale, error) {
 	d.Field = d.Tag
 	for _, t := range sp.Dataset.Tags {
 		if t.Key == d.Tag {
-			d.Field = strings.TrimSpace(t.Expr)
+			d.Field, d.Declared = strings.TrimSpace(t.Expr), true
 		}
 	}
 	switch {
@@ -139,7 +142,7 @@ type caseDifficulty struct {
 	Value string
 	Level int
 	// Since says Value was written into the file after the run read it
-	// (the run recorded none): a new dataset version.
+	// (the run records the tag but recorded none): a new dataset version.
 	Since bool
 	// Rate says the case's line lacks the field: the page offers the
 	// rating form. Note says why it does not when it cannot.
@@ -169,27 +172,27 @@ func (s *Server) caseDifficultyOf(run *record.Run, caseID string, c *record.Case
 			out.Seed, out.N = seed, n
 		}
 	}
-	if d.Why != "" {
-		if out.Value == "" {
-			out.Note = d.Why
-		}
-		out.setLevel()
+	defer out.setLevel()
+	switch {
+	case out.Value != "":
+		// The run recorded it: the file need not be read.
+		return out
+	case d.Why != "":
+		out.Note = d.Why
 		return out
 	}
+	// The file as it is now: another person may have rated the case.
 	v, has, err := dataset.FieldOf(d.path, d.idField, caseID, d.Field)
 	switch {
 	case err != nil:
-		if out.Value == "" {
-			out.Note = "the case cannot be rated: " + err.Error()
-		}
+		out.Note = "the case cannot be rated: " + err.Error()
 	case !has:
 		out.Rate = true
-	case v == "" && out.Value == "":
+	case v == "":
 		out.Note = fmt.Sprintf("the case's line holds %q as null: edit the file to rate it (a value in the file is never overwritten here)", d.Field)
-	case out.Value == "":
-		out.Value, out.Since = v, true
+	default:
+		out.Value, out.Since = v, d.Declared
 	}
-	out.setLevel()
 	return out
 }
 
@@ -250,7 +253,10 @@ func (s *Server) rateDifficulty(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	p := difficultySet{RunID: run.ID, CaseID: caseID, Tag: d.Tag, Field: d.Field, File: d.File, Value: strings.TrimSpace(rating), FieldSet: got}
+	p := difficultySet{RunID: run.ID, CaseID: caseID, Tag: d.Tag, Field: d.Field, File: d.File, Value: rating, FieldSet: got}
+	if d.Numeric() {
+		p.Value = string(value)
+	}
 	if seed, n, ok := queueParams(r.PostForm.Get("seed"), r.PostForm.Get("n")); ok {
 		p.Queue = rateQueueURL(run.ID, seed, n)
 		if q, err := s.rateQueue(r.Context(), run, d, seed, n); err == nil {
@@ -395,7 +401,7 @@ func (s *Server) rateQueue(ctx context.Context, run *record.Run, d *difficultySc
 	slices.SortFunc(unrated, func(a, b cand) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) })
 	for _, c := range unrated[:min(n, len(unrated))] {
 		p.Sample = append(p.Sample, rateItem{ID: line(c.id), Line: c.line,
-			URL: "/runs/" + url.PathEscape(run.ID) + "/cases/" + url.PathEscape(c.id) + fmt.Sprintf("?seed=%d&n=%d#difficulty", seed, n)})
+			URL: caseURL(run.ID, c.id) + fmt.Sprintf("?seed=%d&n=%d#difficulty", seed, n)})
 	}
 	p.Dist, p.Outside = distribution(d, values)
 	return p, nil

@@ -46,11 +46,29 @@ func ratedRun(t *testing.T, fx *labelFixture, runID, file, content string, d *sp
 	if err := fx.st.CreateRun(ctx, &run); err != nil {
 		t.Fatal(err)
 	}
+	// The tags the run recorded, as a run reads them: the declared tags'
+	// fields.
+	recorded := map[string]map[string]string{}
+	for l := range strings.SplitSeq(content, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		id := dataset.Stringify(rec["id"])
+		for _, tg := range tags {
+			if v, ok := rec[tg.Expr]; ok && v != nil {
+				if recorded[id] == nil {
+					recorded[id] = map[string]string{}
+				}
+				recorded[id][tg.Key] = dataset.Stringify(v)
+			}
+		}
+	}
 	var cases []record.Case
 	var results []record.Result
 	var scores []record.Score
 	for i, id := range ids {
-		cases = append(cases, record.Case{RunID: run.ID, ID: id, Line: i + 1})
+		cases = append(cases, record.Case{RunID: run.ID, ID: id, Line: i + 1, Tags: recorded[id]})
 		results = append(results, record.Result{RunID: run.ID, CaseID: id, Target: targetB, Epoch: 1, Raw: "out"})
 		scores = append(scores, record.Score{RunID: run.ID, Scoring: 1, CaseID: id, Target: targetB, Epoch: 1, Scorer: "exact", Primary: true, Shape: "silent"})
 	}
@@ -200,6 +218,10 @@ func TestRateDifficultyNumeric(t *testing.T) {
 	content := "{\"id\":\"a\",\"steps\":2}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n"
 	ratedRun(t, fx, "run-steps", "steps.jsonl", content, &spec.Difficulty{Tag: "steps"}, nil, []string{"a", "b", "c"})
 	c := newClient(t, fx.srv)
+	// A field the run does not record as a tag: read from the file.
+	if _, body := c.get("/runs/run-steps/cases/a"); !strings.Contains(body, `Difficulty (<code>steps</code>): <strong>2</strong></p>`) || strings.Contains(body, `id="rate-difficulty"`) {
+		t.Errorf("a rated case on a numeric scale:\n%.3000s", body)
+	}
 	_, body := c.get("/runs/run-steps/cases/b")
 	if !strings.Contains(body, `<input type="number" name="difficulty" step="any" required>`) || strings.Contains(body, `class="level"`) {
 		t.Fatalf("numeric form:\n%.3000s", body)
