@@ -239,7 +239,7 @@ func TestAbilitySEMatchesInformation(t *testing.T) {
 func TestLowRankSEsEqualFull(t *testing.T) {
 	a, b := itemParams(9, 30, false)
 	d, _ := simulate(9, 6, 30, 3, a, b)
-	for _, o := range []Options{{Model: TwoPL, PriorSD: -1}, {Model: Rasch, FixedA: 1, PriorSD: -1}} {
+	for _, o := range []Options{{Model: TwoPL, PriorSD: -1}, {Model: Rasch, FixedA: 1, PriorSD: -1}, {Model: Rasch, PriorSD: -1}, {Model: Rasch}} {
 		full := estimate(t, d, o)
 		saved := maxFullParams
 		maxFullParams = 0
@@ -252,6 +252,19 @@ func TestLowRankSEsEqualFull(t *testing.T) {
 		}
 		if len(low.Warnings) != len(full.Warnings) {
 			t.Errorf("warnings %q dense, %q low-rank", full.Warnings, low.Warnings)
+		}
+		// Beyond both limits: each item's own block, said in a warning.
+		savedLow := maxLowRank
+		maxFullParams, maxLowRank = 0, 0
+		block := estimate(t, d, o)
+		maxFullParams, maxLowRank = saved, savedLow
+		if w := strings.Join(block.Warnings, "\n"); !strings.Contains(w, "standard errors from each item's own block of the information") {
+			t.Errorf("%s: block SEs without a warning: %q", o.Model, w)
+		}
+		for i := range full.Items {
+			if r := block.Items[i].SEB / full.Items[i].SEB; !(r > 0.3 && r < 3) {
+				t.Errorf("%s %s: block SE(b) %v against %v", o.Model, full.Items[i].ID, block.Items[i].SEB, full.Items[i].SEB)
+			}
 		}
 	}
 }

@@ -90,69 +90,172 @@ func (f *fitter) params() (ia, ib []int, n int) {
 	return ia, ib, n
 }
 
-// standardErrors returns per item the SEs of a and b from the observed
-// information of the marginal likelihood (plus the log prior's curvature when
-// there is a prior), by Louis' formula: minus the expected complete-data
-// Hessian, minus the posterior covariance of each person's complete-data
-// score. The SE of a is a times that of log a. A note says how they were
-// computed when not exactly.
-func (f *fitter) standardErrors() ([][2]float64, string) {
+// infoParts is A, minus the expected complete-data Hessian and the prior's,
+// kept by its structure: one block per item (log a and b under 2PL, b alone
+// under Rasch) and, under an estimated shared discrimination, its diagonal
+// entry c and its cross entries with every b (ab).
+type infoParts struct {
+	n          int
+	ia, ib     []int
+	shared     bool
+	aa, ab, bb []float64
+	c          float64
+}
+
+func (f *fitter) infoParts() *infoParts {
 	ia, ib, n := f.params()
-	se := make([][2]float64, f.nI)
-	// A: minus the expected complete-data Hessian and the prior's, at the
-	// final parameters (estep has just run).
-	A := mat.NewSymDense(n, nil)
-	add := func(r, c int, v float64) {
-		if r < 0 || c < 0 {
-			return
-		}
-		if r == c {
-			A.SetSym(r, r, A.At(r, r)+v)
-			return
-		}
-		A.SetSym(r, c, A.At(r, c)+v)
-	}
+	A := &infoParts{n: n, ia: ia, ib: ib, shared: f.o.Model == Rasch && f.o.FixedA == 0,
+		aa: make([]float64, f.nI), ab: make([]float64, f.nI), bb: make([]float64, f.nI)}
 	for i := range f.nI {
 		if !f.fitted[i] {
 			continue
 		}
 		_, _, h := f.itemTerms(i, f.alphaOf(i), f.b[i], false)
-		if ia[i] >= 0 {
-			add(ia[i], ia[i], -h[0][0])
-			add(ia[i], ib[i], -h[0][1])
-		}
-		add(ib[i], ib[i], -h[1][1])
 		_, _, hb := f.priorB(f.b[i])
-		add(ib[i], ib[i], -hb)
+		A.bb[i] = -h[1][1] - hb
+		switch {
+		case f.o.Model == TwoPL:
+			_, _, ha := f.priorA(f.alpha[i])
+			A.aa[i] = -h[0][0] - ha
+			A.ab[i] = -h[0][1]
+		case A.shared:
+			A.c -= h[0][0]
+			A.ab[i] = -h[0][1]
+		}
 	}
-	if f.o.Model == TwoPL {
-		for i := range f.nI {
-			if f.fitted[i] {
-				_, _, ha := f.priorA(f.alpha[i])
-				add(ia[i], ia[i], -ha)
+	if A.shared {
+		_, _, ha := f.priorA(f.alpha[0])
+		A.c -= ha
+	}
+	return A
+}
+
+// dense returns A as a dense matrix.
+func (A *infoParts) dense() *mat.SymDense {
+	m := mat.NewSymDense(A.n, nil)
+	if A.shared {
+		m.SetSym(0, 0, A.c)
+	}
+	for i, b := range A.ib {
+		if b < 0 {
+			continue
+		}
+		m.SetSym(b, b, A.bb[i])
+		if a := A.ia[i]; a >= 0 {
+			m.SetSym(a, b, A.ab[i])
+			if !A.shared {
+				m.SetSym(a, a, A.aa[i])
 			}
 		}
-	} else if f.o.FixedA == 0 {
-		_, _, ha := f.priorA(f.alpha[0])
-		add(0, 0, -ha)
 	}
+	return m
+}
 
+// inverse returns A⁻¹ as an operator (z = A⁻¹x) and its diagonal, or false
+// when A is not positive definite. Under a shared discrimination A is an
+// arrow matrix, inverted through the Schur complement of its b block.
+func (A *infoParts) inverse() (apply func(z, x []float64), diag []float64, ok bool) {
+	diag = make([]float64, A.n)
+	for i, b := range A.ib {
+		if b < 0 {
+			continue
+		}
+		if A.bb[i] <= 0 || (!A.shared && A.ia[i] >= 0 && (A.aa[i] <= 0 || A.aa[i]*A.bb[i]-A.ab[i]*A.ab[i] <= 0)) {
+			return nil, nil, false
+		}
+	}
+	switch {
+	case A.shared:
+		s := A.c
+		for i, b := range A.ib {
+			if b >= 0 {
+				s -= A.ab[i] * A.ab[i] / A.bb[i]
+			}
+		}
+		if s <= 0 {
+			return nil, nil, false
+		}
+		diag[0] = 1 / s
+		for i, b := range A.ib {
+			if b >= 0 {
+				r := A.ab[i] / A.bb[i]
+				diag[b] = 1/A.bb[i] + r*r/s
+			}
+		}
+		apply = func(z, x []float64) {
+			za := x[0]
+			for i, b := range A.ib {
+				if b >= 0 {
+					za -= A.ab[i] * x[b] / A.bb[i]
+				}
+			}
+			za /= s
+			z[0] = za
+			for i, b := range A.ib {
+				if b >= 0 {
+					z[b] = (x[b] - A.ab[i]*za) / A.bb[i]
+				}
+			}
+		}
+	default:
+		for i, b := range A.ib {
+			if b < 0 {
+				continue
+			}
+			if a := A.ia[i]; a >= 0 {
+				det := A.aa[i]*A.bb[i] - A.ab[i]*A.ab[i]
+				diag[a], diag[b] = A.bb[i]/det, A.aa[i]/det
+			} else {
+				diag[b] = 1 / A.bb[i]
+			}
+		}
+		apply = func(z, x []float64) {
+			for i, b := range A.ib {
+				if b < 0 {
+					continue
+				}
+				if a := A.ia[i]; a >= 0 {
+					det := A.aa[i]*A.bb[i] - A.ab[i]*A.ab[i]
+					z[a] = (A.bb[i]*x[a] - A.ab[i]*x[b]) / det
+					z[b] = (-A.ab[i]*x[a] + A.aa[i]*x[b]) / det
+				} else {
+					z[b] = x[b] / A.bb[i]
+				}
+			}
+		}
+	}
+	return apply, diag, true
+}
+
+// standardErrors returns per item the SEs of a and b from the observed
+// information of the marginal likelihood (plus the log prior's curvature when
+// there is a prior), by Louis' formula: A, minus the expected complete-data
+// Hessian, less the posterior covariance of each person's complete-data
+// score, Σₚ Covₚ = W Wᵀ (one column of W per person × node). The SE of a is
+// a times that of log a. Three ways to the inverse's diagonal: dense (few
+// parameters), Woodbury's identity (few persons × nodes, as when a handful of
+// targets answer many cases), or, beyond both, each item's own block (a note
+// says so).
+func (f *fitter) standardErrors() ([][2]float64, string) {
+	A := f.infoParts()
+	se := make([][2]float64, f.nI)
 	m := len(f.persons) * f.nQ
-	blockDiag := f.o.Model == TwoPL || f.o.FixedA > 0
-	var cov *mat.SymDense
+	var variance []float64
 	note := ""
 	switch {
-	case n <= maxFullParams:
-		cov = f.fullCovariance(A, ia, ib, n)
-	case blockDiag && m <= maxLowRank:
-		cov = f.lowRankCovariance(A, ia, ib, n)
+	case A.n <= maxFullParams:
+		variance = f.fullVariance(A)
+	case m <= maxLowRank && A.n*m <= maxLowRankCells:
+		variance = f.lowRankVariance(A, m)
 	default:
-		cov = f.blockCovariance(A, ia, ib)
-		note = fmt.Sprintf("standard errors from each item's own block of the information (%d parameters and %d persons × %d nodes: the exact matrix is too large); they leave out how items' estimates depend on one another", n, len(f.persons), f.nQ)
+		variance = f.blockVariance(A)
+		note = fmt.Sprintf("standard errors from each item's own block of the information (%d parameters and %d persons × %d nodes: the exact matrix is too large); they leave out how items' estimates depend on one another", A.n, len(f.persons), f.nQ)
 	}
-	if cov == nil {
+	if variance == nil {
 		for i := range se {
-			se[i] = [2]float64{math.NaN(), math.NaN()}
+			if f.fitted[i] {
+				se[i] = [2]float64{math.NaN(), math.NaN()}
+			}
 		}
 		return se, "the information matrix is singular at the estimate: no standard errors (NaN); a prior (PriorSD > 0) makes it regular"
 	}
@@ -160,13 +263,17 @@ func (f *fitter) standardErrors() ([][2]float64, string) {
 		if !f.fitted[i] {
 			continue
 		}
-		if ia[i] >= 0 {
-			se[i][0] = math.Exp(f.alphaOf(i)) * math.Sqrt(cov.At(ia[i], ia[i]))
+		if A.ia[i] >= 0 {
+			se[i][0] = math.Exp(f.alphaOf(i)) * math.Sqrt(variance[A.ia[i]])
 		}
-		se[i][1] = math.Sqrt(cov.At(ib[i], ib[i]))
+		se[i][1] = math.Sqrt(variance[A.ib[i]])
 	}
 	return se, note
 }
+
+// maxLowRankCells bounds W's cells (parameters × persons × nodes) for the
+// Woodbury path.
+var maxLowRankCells = 20_000_000
 
 // personScores calls fn for each person with the touched parameter indices
 // and, per node, the complete-data score vector on them minus its posterior
@@ -225,20 +332,17 @@ func (f *fitter) personScores(ia, ib []int, fn func(idx []int, cols [][]float64)
 	}
 }
 
-// fullCovariance inverts the whole observed information.
-func (f *fitter) fullCovariance(A *mat.SymDense, ia, ib []int, n int) *mat.SymDense {
-	info := mat.NewSymDense(n, nil)
-	info.CopySym(A)
-	f.personScores(ia, ib, func(idx []int, cols [][]float64) {
+// fullVariance inverts the whole observed information.
+func (f *fitter) fullVariance(A *infoParts) []float64 {
+	n := A.n
+	info := A.dense()
+	raw := info.RawSymmetric()
+	f.personScores(A.ia, A.ib, func(idx []int, cols [][]float64) {
 		for _, u := range cols {
 			for x, jx := range idx {
 				for y := x; y < len(idx); y++ {
-					jy := idx[y]
-					r, c := jx, jy
-					if r > c {
-						r, c = c, r
-					}
-					info.SetSym(r, c, info.At(r, c)-u[x]*u[y])
+					r, c := min(jx, idx[y]), max(jx, idx[y])
+					raw.Data[r*raw.Stride+c] -= u[x] * u[y]
 				}
 			}
 		}
@@ -251,189 +355,133 @@ func (f *fitter) fullCovariance(A *mat.SymDense, ia, ib []int, n int) *mat.SymDe
 	if err := ch.InverseTo(cov); err != nil {
 		return nil
 	}
-	return cov
+	v := make([]float64, n)
+	for r := range v {
+		v[r] = cov.At(r, r)
+	}
+	return v
 }
 
-// lowRankCovariance inverts A − W Wᵀ by Woodbury's identity where A is block
-// diagonal (one 2×2 or 1×1 block per item) and W has one column per person ×
-// node: (A − WWᵀ)⁻¹ = A⁻¹ + A⁻¹W (I − WᵀA⁻¹W)⁻¹ WᵀA⁻¹. Only the diagonal
-// blocks of the result are filled.
-func (f *fitter) lowRankCovariance(A *mat.SymDense, ia, ib []int, n int) *mat.SymDense {
-	Ainv := blockInverse(A, ia, ib)
-	if Ainv == nil {
+// lowRankVariance inverts A − W Wᵀ by Woodbury's identity,
+// (A − WWᵀ)⁻¹ = A⁻¹ + Z (I − WᵀZ)⁻¹ Zᵀ with Z = A⁻¹W, A⁻¹ from A's
+// structure: the cost grows with persons × nodes, not with the items.
+func (f *fitter) lowRankVariance(A *infoParts, m int) []float64 {
+	apply, diag, ok := A.inverse()
+	if !ok {
 		return nil
 	}
-	var W [][]float64 // columns, dense length n
-	f.personScores(ia, ib, func(idx []int, cols [][]float64) {
+	n := A.n
+	W := mat.NewDense(n, m, nil)
+	c := 0
+	f.personScores(A.ia, A.ib, func(idx []int, cols [][]float64) {
 		for _, u := range cols {
-			col := make([]float64, n)
 			for k, j := range idx {
-				col[j] = u[k]
+				W.Set(j, c, u[k])
 			}
-			W = append(W, col)
+			c++
 		}
 	})
-	m := len(W)
-	// Z = A⁻¹W (n × m), through the blocks.
 	Z := mat.NewDense(n, m, nil)
-	for c, col := range W {
-		for i := range f.nI {
-			if ib[i] < 0 {
-				continue
-			}
-			for _, r := range []int{ia[i], ib[i]} {
-				if r < 0 {
-					continue
-				}
-				v := 0.0
-				for _, s := range []int{ia[i], ib[i]} {
-					if s >= 0 {
-						v += Ainv.At(r, s) * col[s]
-					}
-				}
-				Z.Set(r, c, v)
-			}
-		}
+	x, z := make([]float64, n), make([]float64, n)
+	for k := range m {
+		mat.Col(x, k, W)
+		clear(z)
+		apply(z, x)
+		Z.SetCol(k, z)
 	}
-	Wm := mat.NewDense(n, m, nil)
-	for c, col := range W {
-		Wm.SetCol(c, col)
-	}
-	C := mat.NewDense(m, m, nil)
-	C.Mul(Wm.T(), Z)
+	var C mat.Dense
+	C.Mul(W.T(), Z)
 	S := mat.NewSymDense(m, nil)
 	for r := range m {
-		for c := r; c < m; c++ {
-			v := -C.At(r, c)
-			if r == c {
+		for k := r; k < m; k++ {
+			v := -(C.At(r, k) + C.At(k, r)) / 2
+			if r == k {
 				v++
 			}
-			S.SetSym(r, c, v)
+			S.SetSym(r, k, v)
 		}
 	}
 	var ch mat.Cholesky
 	if !ch.Factorize(S) {
 		return nil
 	}
-	// diag blocks of Z S⁻¹ Zᵀ
 	var Y mat.Dense // S⁻¹ Zᵀ (m × n)
 	if err := ch.SolveTo(&Y, Z.T()); err != nil {
 		return nil
 	}
-	cov := mat.NewSymDense(n, nil)
-	cov.CopySym(Ainv)
-	for i := range f.nI {
-		if ib[i] < 0 {
-			continue
+	v := make([]float64, n)
+	for r := range n {
+		s := diag[r]
+		for k := range m {
+			s += Z.At(r, k) * Y.At(k, r)
 		}
-		js := []int{ib[i]}
-		if ia[i] >= 0 {
-			js = append(js, ia[i])
-		}
-		for _, r := range js {
-			for _, c := range js {
-				if r > c {
-					continue
-				}
-				v := 0.0
-				for k := range m {
-					v += Z.At(r, k) * Y.At(k, c)
-				}
-				cov.SetSym(r, c, cov.At(r, c)+v)
+		v[r] = s
+	}
+	return v
+}
+
+// blockVariance inverts each item's own block of the observed information
+// (the shared discrimination, under Rasch, a block of its own).
+func (f *fitter) blockVariance(A *infoParts) []float64 {
+	aa := append([]float64(nil), A.aa...)
+	ab := append([]float64(nil), A.ab...)
+	bb := append([]float64(nil), A.bb...)
+	c := A.c
+	owner := make([]int, A.n) // parameter → item (−1: the shared one)
+	for i, b := range A.ib {
+		if b >= 0 {
+			owner[b] = i
+			if a := A.ia[i]; a >= 0 && !A.shared {
+				owner[a] = i
 			}
 		}
 	}
-	return cov
-}
-
-// blockInverse inverts a block-diagonal A item by item.
-func blockInverse(A *mat.SymDense, ia, ib []int) *mat.SymDense {
-	n := A.SymmetricDim()
-	inv := mat.NewSymDense(n, nil)
-	for i := range ia {
-		if ib[i] < 0 {
-			continue
-		}
-		if ia[i] < 0 {
-			v := A.At(ib[i], ib[i])
-			if !(v > 0) {
-				return nil
-			}
-			inv.SetSym(ib[i], ib[i], 1/v)
-			continue
-		}
-		x, y, z := A.At(ia[i], ia[i]), A.At(ia[i], ib[i]), A.At(ib[i], ib[i])
-		det := x*z - y*y
-		if !(x > 0 && det > 0) {
-			return nil
-		}
-		inv.SetSym(ia[i], ia[i], z/det)
-		inv.SetSym(ia[i], ib[i], -y/det)
-		inv.SetSym(ib[i], ib[i], x/det)
+	if A.shared {
+		owner[0] = -1
 	}
-	return inv
-}
-
-// blockCovariance inverts each item's own block of the observed information
-// (and, under a shared discrimination, its 1×1 block alone).
-func (f *fitter) blockCovariance(A *mat.SymDense, ia, ib []int) *mat.SymDense {
-	n := A.SymmetricDim()
-	info := mat.NewSymDense(n, nil)
-	info.CopySym(A)
-	f.personScores(ia, ib, func(idx []int, cols [][]float64) {
+	f.personScores(A.ia, A.ib, func(idx []int, cols [][]float64) {
 		for _, u := range cols {
 			for x, jx := range idx {
 				for y := x; y < len(idx); y++ {
 					jy := idx[y]
-					if !sameBlock(jx, jy, ia, ib, f) {
-						continue
+					i := owner[jx]
+					switch {
+					case jx == jy && i < 0:
+						c -= u[x] * u[y]
+					case jx == jy && jx == A.ib[i]:
+						bb[i] -= u[x] * u[y]
+					case jx == jy:
+						aa[i] -= u[x] * u[y]
+					case i >= 0 && i == owner[jy] && !A.shared:
+						ab[i] -= u[x] * u[y]
 					}
-					r, c := min(jx, jy), max(jx, jy)
-					info.SetSym(r, c, info.At(r, c)-u[x]*u[y])
 				}
 			}
 		}
 	})
-	cov := mat.NewSymDense(n, nil)
-	shared := f.o.Model == Rasch && f.o.FixedA == 0
-	if shared {
-		v := info.At(0, 0)
-		if !(v > 0) {
+	v := make([]float64, A.n)
+	if A.shared {
+		if c <= 0 {
 			return nil
 		}
-		cov.SetSym(0, 0, 1/v)
-		ia = make([]int, len(ia))
-		for i := range ia {
-			ia[i] = -1
+		v[0] = 1 / c
+	}
+	for i, b := range A.ib {
+		if b < 0 {
+			continue
 		}
-	}
-	blk := blockInverse(info, ia, ib)
-	if blk == nil {
-		return nil
-	}
-	for r := range n {
-		for c := r; c < n; c++ {
-			if shared && r == 0 {
-				continue
+		if a := A.ia[i]; a >= 0 && !A.shared {
+			det := aa[i]*bb[i] - ab[i]*ab[i]
+			if aa[i] <= 0 || det <= 0 {
+				return nil
 			}
-			if v := blk.At(r, c); v != 0 {
-				cov.SetSym(r, c, v)
-			}
+			v[a], v[b] = bb[i]/det, aa[i]/det
+			continue
 		}
+		if bb[i] <= 0 {
+			return nil
+		}
+		v[b] = 1 / bb[i]
 	}
-	return cov
-}
-
-// sameBlock reports whether parameters j and k belong to one item's block
-// (the shared discrimination is a block of its own).
-func sameBlock(j, k int, ia, ib []int, f *fitter) bool {
-	if j == k {
-		return true
-	}
-	if f.o.Model != TwoPL {
-		return false
-	}
-	// Under 2PL an item's log a is ib−1.
-	lo, hi := min(j, k), max(j, k)
-	return hi == lo+1 && lo%2 == 0 && ia != nil && ib != nil
+	return v
 }

@@ -394,11 +394,11 @@ func TestRecovery(t *testing.T) {
 
 // TestItemSEsCoverTruth checks that the items' standard errors mean what
 // they say on one simulated fit: |b̂ − b|/SE(b) and |â − a|/SE(a) are below
-// 1.96 for about 95% of 40 items (at least 34: P(fewer) < 0.02 under the
+// 1.96 for about 95% of 30 items (at least 25: P(fewer) < 0.01 under the
 // nominal rate).
 func TestItemSEsCoverTruth(t *testing.T) {
-	a, b := itemParams(11, 40, false)
-	d, _ := simulate(11, 1500, 40, 1, a, b)
+	a, b := itemParams(11, 30, false)
+	d, _ := simulate(11, 1000, 30, 1, a, b)
 	f := estimate(t, d, Options{Model: TwoPL})
 	inA, inB := 0, 0
 	for i, it := range f.Items {
@@ -409,8 +409,8 @@ func TestItemSEsCoverTruth(t *testing.T) {
 			inA++
 		}
 	}
-	if inA < 34 || inB < 34 {
-		t.Errorf("SE intervals cover %d/40 discriminations and %d/40 difficulties, want ≥ 34 each", inA, inB)
+	if inA < 25 || inB < 25 {
+		t.Errorf("SE intervals cover %d/30 discriminations and %d/30 difficulties, want ≥ 25 each", inA, inB)
 	}
 }
 
