@@ -123,3 +123,30 @@ func TestGapContinuous(t *testing.T) {
 		t.Errorf("a benchmark without results: scores %v, warnings %q", m.Scores, m.Warnings)
 	}
 }
+
+// TestFittedValuesAreBinned: a fitted scale's few distinct difficulties
+// are not tiers — they get equal-width bins, a tag's get one bin each.
+func TestFittedValuesAreBinned(t *testing.T) {
+	mk := func(src string) *Set {
+		return &Set{Name: src, Cases: []string{"a", "b", "c"}, Values: []float64{-1, 0.5, 2}, Scale: Scale{Source: src}}
+	}
+	m, err := Compare(mk(SourceFitted), mk(SourceFitted), MismatchOptions{Replicates: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Discrete || len(m.Bins) != DefaultBins || m.Bins[0].Lo != -1 || m.Bins[DefaultBins-1].Hi != 2 {
+		t.Errorf("fitted: discrete %v, %d bins from %g to %g", m.Discrete, len(m.Bins), m.Bins[0].Lo, m.Bins[len(m.Bins)-1].Hi)
+	}
+	m, err = Compare(mk(SourceTag), mk(SourceTag), MismatchOptions{Replicates: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Discrete || len(m.Bins) != 3 || m.Bins[1].Label != "0.5" {
+		t.Errorf("tag: discrete %v, %d bins", m.Discrete, len(m.Bins))
+	}
+	for _, d := range m.Distances {
+		if d.Value != 0 || d.CI.Lo > 0 {
+			t.Errorf("identical sets: %s = %g, CI %v", d.Name, d.Value, d.CI)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runview"
 )
 
@@ -193,5 +194,35 @@ func TestFromTags(t *testing.T) {
 		if _, err := FromTags("work.jsonl", KindDataset, c.ids, c.values, nil, Scale{Tag: "steps"}); err == nil || err.Error() != c.want {
 			t.Errorf("%v: %v, want %q", c.values, err, c.want)
 		}
+	}
+}
+
+// TestFromStoreView: a view as the store's Builder makes it — named by the
+// run's ID, kind "run" — with the cases' weights as the set's mix (a case
+// without one weighs 1).
+func TestFromStoreView(t *testing.T) {
+	b := runview.NewBuilder(&record.Run{ID: "r-7", Epochs: 1, Targets: []string{"x"}}, 1, runview.Options{})
+	w := 2.5
+	b.AddCase(&record.Case{ID: "a", Tags: map[string]string{"steps": "2"}, Weight: &w})
+	b.AddCase(&record.Case{ID: "b", Tags: map[string]string{"steps": "5"}})
+	for _, id := range []string{"a", "b"} {
+		b.AddResult(&record.Result{CaseID: id, Target: "x", Epoch: 1, LatencyMS: 5})
+		b.AddScore(&record.Score{CaseID: id, Target: "x", Epoch: 1, Scorer: "ok", Primary: true, Pass: id == "a"})
+	}
+	s, err := FromView(b.View(), Scale{Source: SourceTag, Tag: "steps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "r-7" || s.Kind != KindRun {
+		t.Errorf("name %q kind %q, want r-7 run", s.Name, s.Kind)
+	}
+	if len(s.Weights) != 2 || s.Weights[0] != 2.5 || s.Weights[1] != 1 {
+		t.Errorf("weights %v, want 2.5 1", s.Weights)
+	}
+	if s.Values[0] != 2 || s.Values[1] != 5 {
+		t.Errorf("values %v", s.Values)
+	}
+	if tr := s.Targets[0]; tr.Right[0] != 1 || tr.Trials[0] != 1 || tr.Right[1] != 0 || tr.Trials[1] != 1 {
+		t.Errorf("results %+v", tr)
 	}
 }

@@ -164,6 +164,13 @@ const (
 // extrapolated); Covered gives the estimate over the bins that can be
 // measured. Cases with an unknown difficulty are left out (counted and
 // warned of).
+//
+// Bins: explicit Edges, else Bins equal-width bins over the pooled range,
+// else one bin per value when a tag's values (not fitted ones) number at
+// most MaxDiscrete (an ordered tag's levels no case holds are bins too),
+// else DefaultBins. The workload's Weights set its mix (its shares, W1 and
+// KS); the benchmark's weigh its distribution, while its scores weigh its
+// cases equally within a bin.
 func Compare(bench, work *Set, o MismatchOptions) (*Mismatch, error) {
 	if bench == nil || work == nil {
 		return nil, errors.New("mismatch needs a benchmark and a workload")
@@ -397,7 +404,7 @@ func newAxis(bench, work *Set, o MismatchOptions, m *Mismatch) *axis {
 	switch {
 	case o.Edges != nil:
 		ax.edges = o.Edges
-	case o.Bins == 0 && len(distinct) <= MaxDiscrete:
+	case o.Bins == 0 && len(distinct) <= MaxDiscrete && bench.Scale.Source != SourceFitted && work.Scale.Source != SourceFitted:
 		ax.discrete = true
 		for v := range distinct {
 			ax.values = append(ax.values, v)

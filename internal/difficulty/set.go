@@ -15,18 +15,19 @@ import (
 // Source a Tag still fills Tags, for Fit's per-tier view), and per target
 // the right answers and trials over the epochs of the primary scorer. A
 // result the primary scorer did not score, a missing result and a failed
-// call are missing (no trial), not wrong.
+// call are missing (no trial), not wrong. The cases' weights (a view from
+// the store holds them: the dataset's weight field, or a sample's design
+// weights) become the set's mix, a case without one weighing 1; a view
+// without any has nil Weights.
 func FromView(v *runview.View, sc Scale) (*Set, error) {
 	if v == nil {
 		return nil, errors.New("no run to read")
 	}
-	name := v.Source
-	if name == "" {
-		name = v.Run.ID
-	}
-	kind := KindRun
-	if v.Source != "" && v.Source != v.Run.ID {
-		kind = KindBaseline
+	// A view from the store says "run ID"; one from a baseline file names
+	// the file.
+	name, kind := v.Run.ID, KindRun
+	if v.Source != "" && v.Source != v.Run.ID && v.Source != "run "+v.Run.ID {
+		name, kind = v.Source, KindBaseline
 	}
 	if len(v.Cases) == 0 {
 		return nil, fmt.Errorf("%s has no cases", name)
@@ -65,6 +66,17 @@ func FromView(v *runview.View, sc Scale) (*Set, error) {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			s.Values = vals
+		}
+	}
+	for i := range v.Cases {
+		if w := v.Weight(i); w != nil {
+			if s.Weights == nil {
+				s.Weights = make([]float64, len(v.Cases))
+				for k := range s.Weights {
+					s.Weights[k] = 1
+				}
+			}
+			s.Weights[i] = *w
 		}
 	}
 	if v.Primary == "" {
