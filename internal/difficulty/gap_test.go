@@ -144,8 +144,11 @@ func TestFittedValuesAreBinned(t *testing.T) {
 	if !m.Discrete || len(m.Bins) != 3 || m.Bins[1].Label != "0.5" {
 		t.Errorf("tag: discrete %v, %d bins", m.Discrete, len(m.Bins))
 	}
+	// Identical sets are at distance 0. (A distance's bootstrap
+	// distribution lies above its value when the sets are alike: the
+	// percentile interval says how far resampling noise alone moves it.)
 	for _, d := range m.Distances {
-		if d.Value != 0 || d.CI.Lo > 0 {
+		if d.Value != 0 || d.CI.Lo < 0 || d.CI.Hi < d.CI.Lo {
 			t.Errorf("identical sets: %s = %g, CI %v", d.Name, d.Value, d.CI)
 		}
 	}

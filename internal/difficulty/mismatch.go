@@ -64,7 +64,12 @@ type Bin struct {
 }
 
 // Distance is a distance between the two sets' difficulties with a
-// percentile bootstrap interval (each side resampled independently).
+// percentile bootstrap interval (each side resampled independently, the
+// workload's weights carried along). A distance is never negative and
+// resampling noise alone makes it positive, so for sets alike the interval
+// lies above the value: read it as how far noise moves the distance, and
+// a value inside the range two samples of one distribution would give as
+// no evidence of a mismatch.
 type Distance struct {
 	Name       string
 	Value      float64
