@@ -131,6 +131,24 @@ func FieldOf(path, idField, caseID, field string) (value string, ok bool, err er
 	return Stringify(v), ok, nil
 }
 
+// CaseFields reads one case's line from the JSONL dataset at path: its
+// fields (numbers as json.Number) and its 1-based line. The file is read
+// as it is now, whatever version a run measured. Errors are SetField's
+// (field names what the caller means to set, for their messages): no such
+// case, the ID twice, a file that is not JSONL.
+func CaseFields(path, idField, caseID, field string) (map[string]any, int, error) {
+	what := "field " + strconv.Quote(field)
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+		return nil, 0, notJSONL{fmt.Sprintf("cannot read a case of %s: it is CSV", path)}
+	}
+	f, _, hit, _, err := findCase(path, idField, caseID, field, what)
+	if err != nil {
+		return nil, 0, err
+	}
+	f.Close()
+	return hit.fields, hit.line, nil
+}
+
 // FieldValues is one field of every case of a JSONL dataset, as
 // FieldValuesOf reads it.
 type FieldValues struct {

@@ -102,6 +102,12 @@ func TestFieldOfAndValues(t *testing.T) {
 			t.Errorf("FieldOf(%s) = %q, %v, %v; want %q, %v", id, v, ok, err, want.v, want.ok)
 		}
 	}
+	if rec, line, err := CaseFields(p, "id", "e", "d"); err != nil || line != 5 || rec["d"] != "hard" || rec["id"] != "e" || len(rec) != 2 {
+		t.Errorf("CaseFields(e) = %v, %d, %v", rec, line, err)
+	}
+	if _, _, err := CaseFields(p, "id", "zz", "d"); !errors.Is(err, ErrNoCase) {
+		t.Errorf("CaseFields of a missing case: %v", err)
+	}
 	fv, err := FieldValuesOf(p, "id", "d")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -146,8 +147,11 @@ type caseDifficulty struct {
 	Since bool
 	// Rate says the case's line lacks the field: the page offers the
 	// rating form. Note says why it does not when it cannot.
-	Rate    bool
-	Note    string
+	Rate bool
+	Note string
+	// Fields are the case's fields as its line in the file holds them
+	// now (with the form).
+	Fields  []inputField
 	Levels  []string
 	Numeric bool
 	// Seed and N carry the rating queue the page was opened from, so the
@@ -182,16 +186,23 @@ func (s *Server) caseDifficultyOf(run *record.Run, caseID string, c *record.Case
 		return out
 	}
 	// The file as it is now: another person may have rated the case.
-	v, has, err := dataset.FieldOf(d.path, d.idField, caseID, d.Field)
+	rec, _, err := dataset.CaseFields(d.path, d.idField, caseID, d.Field)
+	v, has := rec[d.Field]
 	switch {
 	case err != nil:
 		out.Note = "the case cannot be rated: " + err.Error()
 	case !has:
 		out.Rate = true
-	case v == "":
+		// Shown beside the form: the rater reads the case, not the
+		// targets' outputs, and once a rating has changed the file the
+		// run's inputs section no longer shows the run's version.
+		for _, k := range slices.Sorted(maps.Keys(rec)) {
+			out.Fields = append(out.Fields, inputField{Name: line(k), Value: text(valueText(rec[k]))})
+		}
+	case v == nil:
 		out.Note = fmt.Sprintf("the case's line holds %q as null: edit the file to rate it (a value in the file is never overwritten here)", d.Field)
 	default:
-		out.Value, out.Since = v, d.Declared
+		out.Value, out.Since = dataset.Stringify(v), d.Declared
 	}
 	return out
 }

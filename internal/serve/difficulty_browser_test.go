@@ -101,6 +101,21 @@ func TestRatingDifficultyInChromium(t *testing.T) {
 			t.Errorf("%s: a payload ran (window.__pwned %s) or became markup (%d elements)", where, pwned, n)
 		}
 	}
+	// screenshot saves the page when ASSAY_SCREENSHOT_DIR is set.
+	screenshot := func(name string) {
+		t.Helper()
+		dir := os.Getenv("ASSAY_SCREENSHOT_DIR")
+		if dir == "" {
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// pressLevel clicks the rating button whose value is level.
 	pressLevel := func(level string) {
 		t.Helper()
@@ -118,6 +133,7 @@ func TestRatingDifficultyInChromium(t *testing.T) {
 	first := text("#sample li a")
 	do("a sampled case", chromedp.Click(chromedp.CSS(`#sample li a`)), chromedp.WaitVisible(chromedp.CSS(`#rate-difficulty`)))
 	checkPage("a sampled case")
+	screenshot("rate-case")
 	nButtons, err := evalIn[int](ctx, `document.querySelectorAll('#rate-difficulty button.level').length`)
 	if err != nil || nButtons != 3 {
 		t.Fatalf("%d level buttons (%v), want 3", nButtons, err)
@@ -125,12 +141,14 @@ func TestRatingDifficultyInChromium(t *testing.T) {
 	pressLevel(levels[1])
 	do("the rated page", chromedp.WaitVisible(chromedp.CSS(`#difficulty-set`)))
 	checkPage("the rated page")
+	screenshot("rate-done")
 	second := strings.TrimPrefix(text("#next-case"), "Rate the next case of the sample: ")
 	do("the next case", chromedp.Click(chromedp.CSS(`#next-case`)), chromedp.WaitVisible(chromedp.CSS(`#rate-difficulty`)))
 	pressLevel("hard")
 	do("the rated page", chromedp.WaitVisible(chromedp.CSS(`#difficulty-set`)))
 	do("back to the queue", chromedp.Click(chromedp.CSS(`#next a[href*="/difficulty"]`)), chromedp.WaitVisible(chromedp.CSS(`#distribution`)))
 	checkPage("the queue after two ratings")
+	screenshot("rate-queue")
 	if got := text("#counts"); !strings.HasPrefix(got, "2 of 20 cases rated · 18 unrated") {
 		t.Errorf("counts after: %q", got)
 	}

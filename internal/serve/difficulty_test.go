@@ -135,6 +135,10 @@ func TestRateDifficultyLevels(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, `action="/runs/run-rated/cases/p1/difficulty" id="rate-difficulty"`) {
 		t.Fatalf("the unrated case's page: %d, no form:\n%.3000s", code, body)
 	}
+	// Beside the form, the case as its line holds it now, escaped.
+	if !strings.Contains(body, `<div class="rate-fields"><h4 class="field-name">id</h4><pre class="field">p1</pre><h4 class="field-name">q</h4><pre class="field">q &lt;b&gt;2&lt;/b&gt;</pre></div>`) {
+		t.Errorf("the form does not show the case's fields:\n%.3000s", body)
+	}
 	buttons := regexp.MustCompile(`<button type="submit" name="difficulty" value="([^"]*)" class="level">([^<]*(?:<[^/][^<]*)*)</button>`).FindAllStringSubmatch(body, -1)
 	var got []string
 	for _, b := range buttons {
