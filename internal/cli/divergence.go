@@ -172,15 +172,15 @@ func describeSpec(p *difficulty.Profile, sp *spec.Spec) {
 var answeredExample = regexp.MustCompile(`(?m)^[ \t]*(?:A|Answer)[ \t]*:[ \t]*\S`)
 
 // contextField matches the name of a field that carries retrieved context.
-var contextField = regexp.MustCompile(`(?i)context|document|passage|retriev|chunk|snippet|evidence`)
+var contextField = regexp.MustCompile(`(?i)context|ctx|document|docs|passage|retriev|chunk|snippet|evidence`)
 
 // promptFeatures are a spec's prompt template's features: its characters
 // (the templates' text as written, placeholders included); its worked
 // examples — assistant messages of prompt.messages, and lines of the
 // templates that show an answer ("A: …", "Answer: …"); the tools offered;
-// retrieved context — a field the templates show whose name says context,
-// document, passage, retrieved, chunk, snippet or evidence; and a system
-// prompt.
+// retrieved context — a field the templates show whose name says context
+// (or ctx), document (or docs), passage, retrieved, chunk, snippet or
+// evidence; and a system prompt.
 func promptFeatures(sp *spec.Spec) *difficulty.PromptFeatures {
 	f := &difficulty.PromptFeatures{Tools: len(sp.Tools)}
 	texts := []string{sp.Prompt.System, sp.Prompt.User}
