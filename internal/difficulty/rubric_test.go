@@ -399,3 +399,37 @@ func TestRubricEncodesAsJSON(t *testing.T) {
 		t.Errorf("0 against 500 characters: ratio %v (high %v), want 500 (a length under 1 counts as 1), high", s.Value, s.High)
 	}
 }
+
+// Whatever the inputs' text, the rubric rates without panicking, its
+// divergences stay in [0, 1], and it encodes as JSON.
+func FuzzRubricInputs(f *testing.F) {
+	f.Add("The cat sat.", "Don't e-mail snake_case 42", 3)
+	f.Add("", "\xff\xfe", 1)
+	f.Add("Café Zürich", "ǅ ﬁ İ ß", 7)
+	f.Fuzz(func(t *testing.T, a, b string, k int) {
+		k = 20 + rubricAbs(k)%10
+		bench := rubricTexts(k, func(i int) string { return strings.Repeat(a, 1+i%3) })
+		work := rubricTexts(k+3, func(i int) string { return b + a[:len(a)*(i%2)] })
+		r := RateRubric(&Profile{Inputs: bench, Tags: map[string][]string{"t": bench}}, &Profile{Inputs: work, Tags: map[string][]string{"t": work}}, nil)
+		for _, ax := range r.Axes {
+			for _, s := range ax.Signals {
+				if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) || s.Value < 0 {
+					t.Fatalf("signal %s = %v", s.Name, s.Value)
+				}
+				if s.Name != "input_length_median_ratio" && s.Value > 1 {
+					t.Fatalf("signal %s = %v, above 1", s.Name, s.Value)
+				}
+			}
+		}
+		if _, err := json.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func rubricAbs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
