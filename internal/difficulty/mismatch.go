@@ -556,7 +556,7 @@ func cdfDistances(u, uw, v, vw []float64) (w1, ks float64) {
 			j++
 		}
 		d := math.Abs(cu/ut - cv/vt)
-		ks = math.Max(ks, d)
+		ks = max(ks, d)
 		var next float64
 		switch {
 		case i >= len(u) && j >= len(v):
@@ -566,7 +566,7 @@ func cdfDistances(u, uw, v, vw []float64) (w1, ks float64) {
 		case j >= len(v):
 			next = u[i]
 		default:
-			next = math.Min(u[i], v[j])
+			next = min(u[i], v[j])
 		}
 		w1 += d * (next - x)
 	}
@@ -600,25 +600,25 @@ func tv(bb []int, bw []float64, wb []int, ww []float64, nbins int) float64 {
 
 // distances computes W1, KS and TV with percentile bootstrap intervals,
 // each side resampled independently (cases drawn with replacement, their
-// weights carried along), seeded by o.Seed.
+// weights carried along), seeded by o.Seed. A resample is held as how
+// many times each case was drawn, so the sorted values never need sorting
+// again: a replicate costs one pass over both sides.
 func distances(bv, bw []float64, bb []int, wv, ww []float64, wb []int, nbins int, o MismatchOptions) []Distance {
 	w1, ks := cdfDistances(bv, bw, wv, ww)
 	t := tv(bb, bw, wb, ww, nbins)
 	rng := rand.New(rand.NewPCG(o.Seed, 0xd1ff1c))
 	reps := [3][]float64{make([]float64, 0, o.Replicates), make([]float64, 0, o.Replicates), make([]float64, 0, o.Replicates)}
-	bi, wi := make([]int, len(bv)), make([]int, len(wv))
-	rb := resample{v: make([]float64, len(bv)), w: make([]float64, len(bv)), b: make([]int, len(bv))}
-	rw := resample{v: make([]float64, len(wv)), w: make([]float64, len(wv)), b: make([]int, len(wv))}
+	rb, rw := newResample(bw), newResample(ww)
 	for range o.Replicates {
-		rb.draw(rng, bi, bv, bw, bb)
-		rw.draw(rng, wi, wv, ww, wb)
+		rb.draw(rng)
+		rw.draw(rng)
 		if sum(rb.w) == 0 || sum(rw.w) == 0 {
 			continue // a resample of zero-weight cases only: no distribution
 		}
-		a, k := cdfDistances(rb.v, rb.w, rw.v, rw.w)
+		a, k := cdfDistances(bv, rb.w, wv, rw.w)
 		reps[0] = append(reps[0], a)
 		reps[1] = append(reps[1], k)
-		reps[2] = append(reps[2], tv(rb.b, rb.w, rw.b, rw.w, nbins))
+		reps[2] = append(reps[2], tv(bb, rb.w, wb, rw.w, nbins))
 	}
 	out := []Distance{{Name: DistanceW1, Value: w1}, {Name: DistanceKS, Value: ks}, {Name: DistanceTV, Value: t}}
 	for i := range out {
@@ -631,20 +631,23 @@ func distances(bv, bw []float64, bb []int, wv, ww []float64, wb []int, nbins int
 	return out
 }
 
+// resample is one side's bootstrap resample: w[i] is case i's weight times
+// the number of times it was drawn.
 type resample struct {
-	v, w []float64
-	b    []int
+	base, w []float64
 }
 
-// draw resamples len(idx) cases with replacement; sorting the indices
-// keeps the values sorted, since the originals are.
-func (r *resample) draw(rng *rand.Rand, idx []int, v, w []float64, b []int) {
-	for i := range idx {
-		idx[i] = rng.IntN(len(v))
-	}
-	slices.Sort(idx)
-	for i, k := range idx {
-		r.v[i], r.w[i], r.b[i] = v[k], w[k], b[k]
+func newResample(w []float64) *resample {
+	return &resample{base: w, w: make([]float64, len(w))}
+}
+
+// draw resamples len(base) cases with replacement.
+func (r *resample) draw(rng *rand.Rand) {
+	clear(r.w)
+	n := len(r.base)
+	for range n {
+		k := rng.IntN(n)
+		r.w[k] += r.base[k]
 	}
 }
 
