@@ -462,12 +462,13 @@ func (f *fitter) estep(each func(p int)) float64 {
 
 // itemTerms returns item i's expected complete-data log-likelihood at
 // (alpha, b) with its gradient and Hessian in (alpha, b), prior excluded.
-// Without the terms in (r − nP) the Hessian is the expected one (Fisher
+// hf leaves out the terms in (r − nP): the expected Hessian (Fisher
 // scoring's), always negative semidefinite.
-func (f *fitter) itemTerms(i int, alpha, b float64, fisher bool) (v float64, g [2]float64, h [2][2]float64) {
+func (f *fitter) itemTerms(i int, alpha, b float64) (v float64, g [2]float64, h, hf [2][2]float64) {
 	a := math.Exp(alpha)
 	er := f.expR[i*f.nQ : (i+1)*f.nQ]
 	en := f.expN[i*f.nQ : (i+1)*f.nQ]
+	var ra, rb float64
 	for q, t := range f.theta {
 		eta := a * (t - b)
 		lp, lq, pr := logPP(eta)
@@ -476,16 +477,18 @@ func (f *fitter) itemTerms(i int, alpha, b float64, fisher bool) (v float64, g [
 		w := en[q] * pr * (1 - pr)
 		g[0] += res * eta
 		g[1] -= res * a
-		h[0][0] -= w * eta * eta
-		h[0][1] += w * a * eta
-		h[1][1] -= w * a * a
-		if !fisher {
-			h[0][0] += res * eta
-			h[0][1] -= res * a
-		}
+		hf[0][0] -= w * eta * eta
+		hf[0][1] += w * a * eta
+		hf[1][1] -= w * a * a
+		ra += res * eta
+		rb -= res * a
 	}
+	hf[1][0] = hf[0][1]
+	h = hf
+	h[0][0] += ra
+	h[0][1] += rb
 	h[1][0] = h[0][1]
-	return v, g, h
+	return v, g, h, hf
 }
 
 // mstep maximises the expected complete-data log-likelihood plus the log
@@ -532,30 +535,37 @@ func (f *fitter) priorA(alpha float64) (v, g, h float64) {
 	return -alpha * alpha / (2 * s2), -alpha / s2, -1 / s2
 }
 
+// termsWithPrior is itemTerms plus the log prior, with both Hessians:
+// the observed one (h) and the expected one (hf, Fisher scoring's).
+func (f *fitter) termsWithPrior(i int, alpha, b float64, withA bool) (v float64, g [2]float64, h, hf [2][2]float64) {
+	v, g, h, hf = f.itemTerms(i, alpha, b)
+	pb, gb, hb := f.priorB(b)
+	v += pb
+	g[1] += gb
+	h[1][1] += hb
+	hf[1][1] += hb
+	if withA {
+		pa, ga, ha := f.priorA(alpha)
+		v += pa
+		g[0] += ga
+		h[0][0] += ha
+		hf[0][0] += ha
+	}
+	return v, g, h, hf
+}
+
+// accept reports whether a step's objective nv is no worse than cur.
+func accept(nv, cur float64) bool { return nv >= cur-1e-12*math.Abs(cur) }
+
 // newton2 maximises item i's 2PL objective from (alpha, b): Newton steps
 // (Fisher scoring where the Hessian is not negative definite), halved until
 // the objective does not fall, within the bounds.
 func (f *fitter) newton2(i int, alpha, b float64) (float64, float64, bool) {
-	obj := func(al, bb float64) float64 {
-		v, _, _ := f.itemTerms(i, al, bb, true)
-		pa, _, _ := f.priorA(al)
-		pb, _, _ := f.priorB(bb)
-		return v + pa + pb
-	}
-	cur := obj(alpha, b)
+	cur, g, h, hf := f.termsWithPrior(i, alpha, b, true)
 	for range 25 {
-		_, g, h := f.itemTerms(i, alpha, b, false)
-		_, ga, ha := f.priorA(alpha)
-		_, gb, hb := f.priorB(b)
-		g[0] += ga
-		g[1] += gb
-		h[0][0] += ha
-		h[1][1] += hb
 		det := h[0][0]*h[1][1] - h[0][1]*h[1][0]
 		if !(h[0][0] < 0 && det > 0) {
-			_, _, h = f.itemTerms(i, alpha, b, true)
-			h[0][0] += ha
-			h[1][1] += hb
+			h = hf
 			det = h[0][0]*h[1][1] - h[0][1]*h[1][0]
 			if !(h[0][0] < 0 && det > 0) {
 				// Flat in some direction: a gradient step.
@@ -571,21 +581,22 @@ func (f *fitter) newton2(i int, alpha, b float64) (float64, float64, bool) {
 			da, db = da/s, db/s
 		}
 		var na, nb, nv float64
-		t := 1.0
-		for range 30 {
+		var ng [2]float64
+		var nh, nhf [2][2]float64
+		ok := false
+		for t := 1.0; t > 1e-9; t /= 2 {
 			na = clamp(alpha+t*da, minAlpha, maxAlpha)
 			nb = clamp(b+t*db, -maxB, maxB)
-			nv = obj(na, nb)
-			if nv >= cur-1e-12*math.Abs(cur) {
+			nv, ng, nh, nhf = f.termsWithPrior(i, na, nb, true)
+			if ok = accept(nv, cur); ok {
 				break
 			}
-			t /= 2
 		}
-		if nv < cur-1e-12*math.Abs(cur) {
+		if !ok {
 			break
 		}
 		moved := math.Max(math.Abs(na-alpha), math.Abs(nb-b))
-		alpha, b, cur = na, nb, nv
+		alpha, b, cur, g, h, hf = na, nb, nv, ng, nh, nhf
 		if moved < 1e-10 {
 			break
 		}
@@ -594,37 +605,34 @@ func (f *fitter) newton2(i int, alpha, b float64) (float64, float64, bool) {
 	return alpha, b, bound
 }
 
-// newtonB maximises item i's objective in b alone at a fixed alpha.
+// newtonB maximises item i's objective in b alone at a fixed alpha (the
+// objective is concave in b: Newton with halving).
 func (f *fitter) newtonB(i int, alpha, b float64) (float64, bool) {
-	obj := func(bb float64) float64 {
-		v, _, _ := f.itemTerms(i, alpha, bb, true)
-		pb, _, _ := f.priorB(bb)
-		return v + pb
+	eval := func(bb float64) (v, g, h float64) {
+		v, gr, _, hr := f.itemTerms(i, alpha, bb)
+		pb, gb, hb := f.priorB(bb)
+		return v + pb, gr[1] + gb, hr[1][1] + hb
 	}
-	cur := obj(b)
+	cur, g, h := eval(b)
 	for range 25 {
-		_, g, h := f.itemTerms(i, alpha, b, true)
-		_, gb, hb := f.priorB(b)
-		gg, hh := g[1]+gb, h[1][1]+hb
-		if !(hh < 0) {
-			hh = -1
+		if !(h < 0) {
+			h = -1
 		}
-		db := clamp(-gg/hh, -2, 2)
-		var nb, nv float64
-		t := 1.0
-		for range 30 {
+		db := clamp(-g/h, -2, 2)
+		var nb, nv, ng, nh float64
+		ok := false
+		for t := 1.0; t > 1e-9; t /= 2 {
 			nb = clamp(b+t*db, -maxB, maxB)
-			nv = obj(nb)
-			if nv >= cur-1e-12*math.Abs(cur) {
+			nv, ng, nh = eval(nb)
+			if ok = accept(nv, cur); ok {
 				break
 			}
-			t /= 2
 		}
-		if nv < cur-1e-12*math.Abs(cur) {
+		if !ok {
 			break
 		}
 		moved := math.Abs(nb - b)
-		b, cur = nb, nv
+		b, cur, g, h = nb, nv, ng, nh
 		if moved < 1e-10 {
 			break
 		}
@@ -641,7 +649,7 @@ func (f *fitter) newtonCommon(alpha float64) float64 {
 			if !f.fitted[i] {
 				continue
 			}
-			vi, gi, hi := f.itemTerms(i, al, f.b[i], true)
+			vi, gi, _, hi := f.itemTerms(i, al, f.b[i])
 			v += vi
 			g += gi[0]
 			h += hi[0][0]

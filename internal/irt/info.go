@@ -110,7 +110,7 @@ func (f *fitter) infoParts() *infoParts {
 		if !f.fitted[i] {
 			continue
 		}
-		_, _, h := f.itemTerms(i, f.alphaOf(i), f.b[i], false)
+		_, _, h, _ := f.itemTerms(i, f.alphaOf(i), f.b[i])
 		_, _, hb := f.priorB(f.b[i])
 		A.bb[i] = -h[1][1] - hb
 		switch {
