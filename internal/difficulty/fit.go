@@ -215,7 +215,7 @@ func Fit(sets []*Set, o FitOptions) (*Fitted, error) {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the test's standard error of ability is above %.2f everywhere: this set cannot tell apart targets one standard deviation apart", out.SeparateSE))
 	}
 	if o.Tag != "" {
-		tiers, err := tiersOf(d, f, tagOf, o, 1-level)
+		tiers, err := tiersOf(d, f, tagOf, o, 1-level, func(w string) { out.Warnings = append(out.Warnings, w) })
 		if err != nil {
 			return nil, err
 		}
@@ -346,7 +346,7 @@ func separates(curve []irt.InfoPoint, se float64) ([2]float64, bool) {
 
 // tiersOf groups the fitted cases by their tag value: mean fitted
 // difficulty and each target's rate per tier, tiers in the tag's order.
-func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alpha float64) ([]Tier, error) {
+func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alpha float64, warn func(string)) ([]Tier, error) {
 	labels := make([]string, len(d.Items))
 	for i, id := range d.Items {
 		labels[i] = tagOf[id]
@@ -357,6 +357,9 @@ func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alp
 	}
 	if allNaN(values) {
 		return nil, fmt.Errorf("no fitted case has the tag %q", o.Tag)
+	}
+	if n := countNaN(values); n > 0 {
+		warn(fmt.Sprintf("%d of the %d fitted cases have no value of the tag %q and are in no tier", n, len(values), o.Tag))
 	}
 	byValue := map[float64]*Tier{}
 	var tiers []*Tier
@@ -415,4 +418,14 @@ func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alp
 		out[k] = *t
 	}
 	return out, nil
+}
+
+func countNaN(xs []float64) int {
+	n := 0
+	for _, x := range xs {
+		if math.IsNaN(x) {
+			n++
+		}
+	}
+	return n
 }

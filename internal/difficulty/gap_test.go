@@ -153,3 +153,22 @@ func TestFittedValuesAreBinned(t *testing.T) {
 		}
 	}
 }
+
+// TestThinBinWarned: a bin the workload needs that rests on a few
+// benchmark cases is measurable but warned of, and its weight shows in
+// the effective sample size.
+func TestThinBinWarned(t *testing.T) {
+	bench := tierSet("bench", map[int]int{1: 20, 2: 3}, map[string]map[int]int{"x": {1: 5, 2: 5}})
+	work := tierSet("work", map[int]int{1: 10, 2: 10}, nil)
+	m, err := Compare(bench, work, MismatchOptions{Replicates: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "bins the workload needs that rest on fewer than 5 benchmark cases: 2 (50.0% of the workload on 3 benchmark cases)"
+	if !strings.Contains(strings.Join(m.Warnings, "\n"), want) {
+		t.Errorf("warnings %q, want %q", m.Warnings, want)
+	}
+	// Kish n = 1 / (0.5²/20 + 0.5²/3).
+	near(t, "Kish n", m.Scores[0].Reweighted.Kish, 1/(0.25/20+0.25/3), 1e-9)
+	near(t, "raw Kish n", m.Scores[0].Raw.Kish, 23, 1e-9)
+}

@@ -159,6 +159,9 @@ const (
 	// MaxDiscrete is the most distinct values a tag may have to get one
 	// bin per value.
 	MaxDiscrete = 12
+	// ThinBin: a bin the workload needs with fewer benchmark cases than
+	// this is warned of.
+	ThinBin = 5
 )
 
 // Compare places a benchmark and a workload on one difficulty axis: bins,
@@ -263,6 +266,16 @@ func Compare(bench, work *Set, o MismatchOptions) (*Mismatch, error) {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("the workload puts %.1f%% of its mix in bins where the benchmark has no item (%s): "+
 			"scores re-weighted to the workload cannot be computed there; the covered-only scores leave those bins out",
 			100*m.UncoveredShare, strings.Join(gaps, ", ")))
+	}
+	var thin []string
+	for _, b := range m.Bins {
+		if b.WorkShare > 0 && b.Bench > 0 && b.Bench < ThinBin {
+			thin = append(thin, fmt.Sprintf("%s (%.1f%% of the workload on %d benchmark %s)", b.Label, 100*b.WorkShare, b.Bench, plural(b.Bench, "case", "cases")))
+		}
+	}
+	if len(thin) > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("bins the workload needs that rest on fewer than %d benchmark cases: %s; "+
+			"their rates are noisy and weigh heavily in the re-weighted scores (see the effective sample size)", ThinBin, strings.Join(thin, ", ")))
 	}
 	if len(bench.Targets) == 0 {
 		m.Warnings = append(m.Warnings, "the benchmark side has no results: distances and gaps only, no re-weighted scores")
@@ -668,7 +681,7 @@ func largestGap(bv, wv, ww []float64) Gap {
 		g := Gap{Lo: lo, Hi: hi, Width: hi - lo}
 		w := 0.0
 		for i, x := range wv {
-			if inside(x) {
+			if inside(x) && ww[i] > 0 {
 				g.Work++
 				w += ww[i]
 			}
