@@ -511,7 +511,7 @@ func pageTemplates() *template.Template {
 		"num": num,
 		"vis": func(s string) string { return visible(s, false) },
 	}).ParseFS(htmlTemplates, "templates/chart.tmpl", "templates/style.tmpl"))
-	return template.Must(t.Parse(difficultyTemplates))
+	return template.Must(template.Must(t.Parse(difficultyTemplates)).Parse(mismatchTemplates))
 }
 
 const difficultyTemplates = `
