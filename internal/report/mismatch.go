@@ -432,7 +432,7 @@ func mixChart(m *difficulty.Mismatch) chart {
 	plotW := band * float64(nb)
 	c := chart{ID: "mix", Class: "chart chart-mix", Title: "Both sets on one difficulty axis: each side's share of its cases per bin",
 		Caption: "Blue: the benchmark; orange: the workload. Shaded: a bin the workload needs and the benchmark has no case in (" + unmeasurable + ").",
-		W: math.Max(420, left+plotW+right)}
+		W:       math.Max(420, left+plotW+right)}
 	y := 16.0
 	c.rect("hist bench", left, y-9, 10, 10, "")
 	c.text("legend", left+14, y, "start", "benchmark "+clip(m.Benchmark.Name, 40))
