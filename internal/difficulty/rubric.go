@@ -193,29 +193,41 @@ type rubricAxis struct {
 	a     AxisRating
 	rated bool
 	high  bool
+	highs []string // the reasons that make the axis high, listed first
 }
 
 func (b *rubricAxis) signal(s Signal) {
 	b.a.Signals = append(b.a.Signals, s)
-	b.a.Reasons = append(b.a.Reasons, s.Why)
+	b.reason(s.Why, s.High)
 	b.rated = true
-	b.high = b.high || s.High
+}
+
+func (b *rubricAxis) reason(why string, high bool) {
+	if high {
+		b.highs = append(b.highs, why)
+		b.high = true
+		return
+	}
+	b.a.Reasons = append(b.a.Reasons, why)
 }
 
 func (b *rubricAxis) answer(key string, ans *spec.RubricAnswer) {
 	if ans == nil || (ans.Rating != RatingLow && ans.Rating != RatingHigh) {
 		return
 	}
-	b.a.Reasons = append(b.a.Reasons, fmt.Sprintf("questionnaire difficulty.rubric.%s: %s — %s", key, ans.Rating, ans.Why))
+	b.reason(fmt.Sprintf("questionnaire difficulty.rubric.%s: %s — %s", key, ans.Rating, ans.Why), ans.Rating == RatingHigh)
 	b.rated = true
-	b.high = b.high || ans.Rating == RatingHigh
 }
 
 func (b *rubricAxis) note(format string, args ...any) {
 	b.a.Reasons = append(b.a.Reasons, fmt.Sprintf(format, args...))
 }
 
+// done rates the axis: high when a signal or an answer is high, low when
+// something was rated, unrated otherwise. The reasons that make it high
+// come first.
 func (b *rubricAxis) done() AxisRating {
+	b.a.Reasons = append(b.highs, b.a.Reasons...)
 	switch {
 	case b.high:
 		b.a.Rating = RatingHigh

@@ -280,6 +280,9 @@ func TestRubricPromptAxis(t *testing.T) {
 				if s.High != (s.Name == tc.high) {
 					t.Errorf("signal %s high %v: %s", s.Name, s.High, s.Why)
 				}
+				if s.High && a.Reasons[0] != s.Why {
+					t.Errorf("the high signal's reason %q is not listed first: %q", s.Why, a.Reasons)
+				}
 			}
 			if tc.want == RatingUnrated {
 				side := "bench why"
