@@ -50,6 +50,8 @@ var formatValues = map[string][]string{
 	"assay probe contamination": report.NewRegistry().Probe.Names(),
 	"assay promote":             report.NewRegistry().Promote.Names(),
 	"assay import":              report.NewRegistry().BlindImport.Names(),
+	"assay difficulty":          report.NewRegistry().Difficulty.Names(),
+	"assay mismatch":            report.NewRegistry().Mismatch.Names(),
 	"assay export":              export.Formats,
 	"assay run":                 jsonFormats,
 	"assay rescore":             jsonFormats,
@@ -79,6 +81,7 @@ var runArgCommands = map[string]int{
 	"assay diff":            2,
 	"assay drift":           2,
 	"assay runs rm":         -1,
+	"assay difficulty":      -1,
 	"assay labels export":   1,
 	"assay labels queue":    1,
 	"assay labels queues":   1,
@@ -121,6 +124,14 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 				// A baseline file or a run: files stay on offer.
 				return completeRuns(cmd.Context(), g, toComplete), cobra.ShellCompDirectiveDefault
 			})
+		}
+		if path == "assay mismatch" {
+			for _, name := range []string{"benchmark", "workload"} {
+				_ = c.RegisterFlagCompletionFunc(name, func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+					// A run, or a baseline or dataset file: files stay on offer.
+					return completeRuns(cmd.Context(), g, toComplete), cobra.ShellCompDirectiveDefault
+				})
+			}
 		}
 		for _, name := range []string{"targets", "target", "rewriter"} {
 			if c.Flags().Lookup(name) == nil {

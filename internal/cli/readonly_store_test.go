@@ -49,6 +49,8 @@ func TestReadOnlyStoreIsReadable(t *testing.T) {
 		{"plan", "latest"},
 		{"runs", "--json"},
 		{"export", "latest", "-o", filepath.Join(t.TempDir(), "rows.parquet")},
+		{"difficulty", "latest", "--tag", "tier", "--levels", "easy,medium,hard", "--format", "html", "-o", filepath.Join(t.TempDir(), "d.html")},
+		{"mismatch", "--benchmark", "latest", "--workload", "latest", "--tag", "tier", "--levels", "easy,medium,hard", "--format", "json"},
 	} {
 		inv := runCLI(t, cliEnv{}, append(args, "--db", ro)...)
 		if inv.code != 0 {
@@ -97,6 +99,9 @@ func TestNoStoreHere(t *testing.T) {
 			{"labels", "queue", "latest", "--name", "q", "--size", "5"}, {"labels", "import", baseline}},
 		"serve": {{"serve", "--addr", "127.0.0.1:0"}},
 		"trend": {{"trend"}, {"trend", "--spec", "support", "--format", "html", "-o", out + ".html"}},
+		// Difficulty on one axis.
+		"difficulty": {{"difficulty"}, {"difficulty", "latest", "--tag", "tier", "--format", "html", "-o", out + ".html"}},
+		"mismatch":   {{"mismatch", "--benchmark", "latest", "--workload", "latest"}, {"mismatch", "--benchmark", "0123abcd", "--workload", "latest", "--tag", "tier"}},
 		// Production traces.
 		"sample":       {{"sample", "--window", "7d", "--per", "model=5"}, {"sample", "--size", "5", "--format", "json", "-o", out + ".sample"}},
 		"score-traces": {{"score-traces", filepath.Join(dir, "eval.yaml"), "--sample", "s"}},
