@@ -104,12 +104,14 @@ type Score struct {
 	PerBin       []Rate // per bin (Label = bin label)
 }
 
-// Estimate is a rate (the mean of case means over epochs) with its
-// standard error, a normal interval clipped to [0, 1], the cases it rests
-// on and Kish's effective sample size of their weights. When Computable is
+// Estimate is a rate (the mean of case means over epochs, post-stratified)
+// with its standard error, a t interval on Satterthwaite's degrees of
+// freedom clipped to [0, 1], the cases it rests on and Kish's effective
+// sample size of their weights. When Computable is
 // false every number is zero and Why says what is missing.
 type Estimate struct {
 	Rate, SE   float64
+	DF         float64 // Satterthwaite degrees of freedom of the t interval (0: no variance, the normal's)
 	CI         stats.Interval
 	N          int
 	Kish       float64
@@ -126,11 +128,14 @@ type Pair struct {
 
 // Comparison is a paired difference A − B of case means on the cases both
 // targets have, post-stratified: Σ W_h d̄_h with the stratified variance,
-// a normal test and interval; P two-sided, PAdjusted by Holm over the
+// a t test and interval on Satterthwaite's degrees of freedom (the
+// stratified Welch form: with few cases in a needed bin the normal would
+// declare false winners); P two-sided, PAdjusted by Holm over the
 // pairs; Verdict by stats.Verdict. When Computable is false every number
 // is zero, Verdict is "" and Why says what is missing.
 type Comparison struct {
 	Delta, SE    float64
+	DF           float64 // Satterthwaite degrees of freedom of the t test and interval (0: no variance)
 	CI           stats.Interval
 	P, PAdjusted float64
 	Verdict      string
@@ -716,32 +721,59 @@ type strata [][]float64
 
 // estimate is Σ W_h x̄_h over the strata with W_h > 0, with the stratified
 // variance Σ W_h² s_h²/n_h (s_h² with n_h − 1; a stratum of one case takes
-// the variance of every stratum's values pooled), and Kish's effective n
-// of the per-case weights W_h/n_h. W must sum to 1 over the strata used,
-// and every stratum with W_h > 0 must hold values.
-func (st strata) estimate(W []float64) (est, se, kish float64, n int, singles int) {
+// the variance of every stratum's values pooled), its Satterthwaite
+// degrees of freedom (Σ a_h s_h²)² / Σ (a_h s_h²)²/(n_h − 1) with a_h =
+// W_h²/n_h (a pooled stratum counts N − 1; +Inf when the variance is 0),
+// and Kish's effective n of the per-case weights W_h/n_h. W must sum to 1
+// over the strata used, and every stratum with W_h > 0 must hold values.
+func (st strata) estimate(W []float64) (est, se, df, kish float64, n int) {
 	var all []float64
 	for _, xs := range st {
 		all = append(all, xs...)
 	}
 	_, pooled := meanVar(all)
-	v, ksum := 0.0, 0.0
+	v, ksum, dden := 0.0, 0.0, 0.0
 	for h, xs := range st {
 		if W[h] == 0 || len(xs) == 0 {
 			continue
 		}
 		mh, s2 := meanVar(xs)
+		dfh := float64(len(xs) - 1)
 		if len(xs) == 1 {
-			s2 = pooled
-			singles++
+			s2, dfh = pooled, float64(len(all)-1)
 		}
 		nh := float64(len(xs))
+		term := W[h] * W[h] * s2 / nh
 		est += W[h] * mh
-		v += W[h] * W[h] * s2 / nh
+		v += term
+		if term > 0 {
+			dden += term * term / dfh
+		}
 		ksum += W[h] * W[h] / nh
 		n += len(xs)
 	}
-	return est, math.Sqrt(v), 1 / ksum, n, singles
+	df = math.Inf(1)
+	if v > 0 && dden > 0 {
+		df = v * v / dden
+	}
+	return est, math.Sqrt(v), df, 1 / ksum, n
+}
+
+// tQuantile is the 1 − alpha/2 quantile of Student's t on df degrees of
+// freedom (the normal's for infinite df).
+func tQuantile(alpha, df float64) float64 {
+	if math.IsInf(df, 1) {
+		return distuv.UnitNormal.Quantile(1 - alpha/2)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - alpha/2)
+}
+
+// tTwoSided is the two-sided p-value of t on df degrees of freedom.
+func tTwoSided(t, df float64) float64 {
+	if math.IsInf(df, 1) {
+		return 2 * distuv.UnitNormal.Survival(math.Abs(t))
+	}
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
 }
 
 // meanVar returns the mean and the sample variance (n − 1; 0 for one value).
@@ -814,7 +846,6 @@ func workShares(bins []Bin) []float64 {
 }
 
 func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
-	z := distuv.UnitNormal.Quantile(1 - o.Alpha/2)
 	binOf := make([]int, len(bench.Cases))
 	for i, v := range bench.Values {
 		binOf[i] = ax.bin(v)
@@ -852,16 +883,16 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 			m.Scores = append(m.Scores, sc)
 			continue
 		}
-		sc.Raw = rateEstimate(st, st.ownShares(), z, singles, m.Bins)
+		sc.Raw = rateEstimate(st, st.ownShares(), o.Alpha, singles, m.Bins)
 		if miss := st.missing(m.Bins); len(miss) > 0 {
 			sc.Reweighted = Estimate{Why: notComputable(t.Name, miss, m.Bins)}
 		} else {
-			sc.Reweighted = rateEstimate(st, workShares(m.Bins), z, singles, m.Bins)
+			sc.Reweighted = rateEstimate(st, workShares(m.Bins), o.Alpha, singles, m.Bins)
 		}
 		W, share := st.covered(m.Bins)
 		sc.CoveredShare = share
 		if share > 0 {
-			sc.Covered = rateEstimate(st, W, z, singles, m.Bins)
+			sc.Covered = rateEstimate(st, W, o.Alpha, singles, m.Bins)
 		} else {
 			sc.Covered = Estimate{Why: "the benchmark has no scored case in any bin the workload needs"}
 		}
@@ -882,11 +913,11 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 				p.Raw = Comparison{Why: "the two targets have no scored case in common"}
 				p.Reweighted = p.Raw
 			} else {
-				p.Raw = compare(st, st.ownShares(), z, singles, m.Bins)
+				p.Raw = compare(st, st.ownShares(), o.Alpha, singles, m.Bins)
 				if miss := st.missing(m.Bins); len(miss) > 0 {
 					p.Reweighted = Comparison{Why: notComputable(p.A+" and "+p.B, miss, m.Bins)}
 				} else {
-					p.Reweighted = compare(st, workShares(m.Bins), z, singles, m.Bins)
+					p.Reweighted = compare(st, workShares(m.Bins), o.Alpha, singles, m.Bins)
 				}
 			}
 			m.Pairs = append(m.Pairs, p)
@@ -943,21 +974,31 @@ func noteSingles(st strata, W []float64, bins []Bin, singles map[string]bool) {
 	}
 }
 
-func rateEstimate(st strata, W []float64, z float64, singles map[string]bool, bins []Bin) Estimate {
-	est, se, kish, n, _ := st.estimate(W)
+func rateEstimate(st strata, W []float64, alpha float64, singles map[string]bool, bins []Bin) Estimate {
+	est, se, df, kish, n := st.estimate(W)
 	noteSingles(st, W, bins, singles)
-	return Estimate{Rate: est, SE: se, N: n, Kish: kish, Computable: true,
-		CI: stats.Interval{Lo: math.Max(0, est-z*se), Hi: math.Min(1, est+z*se)}}
+	q := tQuantile(alpha, df)
+	return Estimate{Rate: est, SE: se, DF: finiteDF(df), N: n, Kish: kish, Computable: true,
+		CI: stats.Interval{Lo: math.Max(0, est-q*se), Hi: math.Min(1, est+q*se)}}
 }
 
-func compare(st strata, W []float64, z float64, singles map[string]bool, bins []Bin) Comparison {
-	d, se, _, n, _ := st.estimate(W)
+// finiteDF is df as a result holds it: 0 for infinite (no variance).
+func finiteDF(df float64) float64 {
+	if math.IsInf(df, 0) || math.IsNaN(df) {
+		return 0
+	}
+	return df
+}
+
+func compare(st strata, W []float64, alpha float64, singles map[string]bool, bins []Bin) Comparison {
+	d, se, df, _, n := st.estimate(W)
 	noteSingles(st, W, bins, singles)
-	c := Comparison{Delta: d, SE: se, N: n, Computable: true,
-		CI: stats.Interval{Lo: math.Max(-1, d-z*se), Hi: math.Min(1, d+z*se)}}
+	q := tQuantile(alpha, df)
+	c := Comparison{Delta: d, SE: se, DF: finiteDF(df), N: n, Computable: true,
+		CI: stats.Interval{Lo: math.Max(-1, d-q*se), Hi: math.Min(1, d+q*se)}}
 	switch {
 	case se > 0:
-		c.P = 2 * distuv.UnitNormal.Survival(math.Abs(d)/se)
+		c.P = tTwoSided(d/se, df)
 	case d == 0:
 		c.P = 1
 	default:

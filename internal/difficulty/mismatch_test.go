@@ -53,10 +53,10 @@ type golden struct {
 }
 
 type goldenComparison struct {
-	Delta, SE, Lo, Hi, P float64
-	PAdj                 float64 `json:"padj"`
-	Verdict              string
-	N                    int
+	Delta, SE, DF, Lo, Hi, P float64
+	PAdj                     float64 `json:"padj"`
+	Verdict                  string
+	N                        int
 }
 
 func loadGolden(t *testing.T) []golden {
@@ -191,9 +191,9 @@ func checkEstimate(t *testing.T, what string, e Estimate, want []float64) {
 	if e.N != int(want[3]) {
 		t.Errorf("%s: n %d, want %v", what, e.N, want[3])
 	}
-	lo, hi := want[0]-1.959963984540054*want[1], want[0]+1.959963984540054*want[1]
-	near(t, what+" CI lo", e.CI.Lo, math.Max(0, lo), 1e-9)
-	near(t, what+" CI hi", e.CI.Hi, math.Min(1, hi), 1e-9)
+	near(t, what+" df", e.DF, want[4], 1e-9*want[4])
+	near(t, what+" CI lo", e.CI.Lo, want[5], 1e-9)
+	near(t, what+" CI hi", e.CI.Hi, want[6], 1e-9)
 }
 
 func checkComparison(t *testing.T, what string, c Comparison, want *goldenComparison) {
@@ -209,6 +209,7 @@ func checkComparison(t *testing.T, what string, c Comparison, want *goldenCompar
 	}
 	near(t, what+" delta", c.Delta, want.Delta, 1e-12)
 	near(t, what+" SE", c.SE, want.SE, 1e-12)
+	near(t, what+" df", c.DF, want.DF, 1e-9*want.DF)
 	near(t, what+" CI lo", c.CI.Lo, want.Lo, 1e-9)
 	near(t, what+" CI hi", c.CI.Hi, want.Hi, 1e-9)
 	near(t, what+" p", c.P, want.P, 1e-9)

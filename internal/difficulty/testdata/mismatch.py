@@ -12,11 +12,14 @@
 # - Post-stratified rates: the mean of case means (right/trials over
 #   epochs) per bin, weighted by the workload's share of the bin; SE from
 #   the stratified variance sum W_h^2 s_h^2 / n_h (ddof 1; a bin with one
-#   case takes the pooled variance of every bin); Kish n = 1 / sum W_h^2/n_h.
+#   case takes the pooled variance of every bin); Kish n = 1 / sum W_h^2/n_h;
+#   a t interval (scipy.stats.t) on Satterthwaite's degrees of freedom
+#   (sum a_h s_h^2)^2 / sum (a_h s_h^2)^2/(n_h - 1), a_h = W_h^2/n_h.
 #   Raw: the same with each bin weighted by its own share of the target's
 #   cases (that is, the plain mean of case means).
 # - Paired comparisons: the same estimator on per-case differences of case
-#   means (cases both targets have), two-sided normal p-value, Holm over
+#   means (cases both targets have), two-sided t p-value on the same
+#   degrees of freedom, Holm over
 #   the pairs from statsmodels.stats.multitest.multipletests, and the
 #   verdict rule of stats.Verdict written out again here.
 #
@@ -27,6 +30,7 @@ import json
 
 import numpy as np
 from scipy.stats import ks_2samp, norm, wasserstein_distance
+from scipy.stats import t as student_t
 from statsmodels.stats.multitest import multipletests
 
 ALPHA = 0.05
@@ -58,19 +62,26 @@ def results(rng, values, abilities, epochs, missing):
 
 
 def stratified(strata, W):
+    """[estimate, SE, Kish n, n, Satterthwaite df, t interval clipped to [0, 1]]."""
     allv = np.concatenate([s for s in strata if len(s)])
     pooled = allv.var(ddof=1) if len(allv) > 1 else 0.0
-    est = var = ksum = 0.0
+    est = var = ksum = dden = 0.0
     n = 0
     for s, w in zip(strata, W):
         if w == 0 or len(s) == 0:
             continue
-        s2 = s.var(ddof=1) if len(s) > 1 else pooled
+        s2, dfh = (s.var(ddof=1), len(s) - 1) if len(s) > 1 else (pooled, len(allv) - 1)
+        term = w * w * s2 / len(s)
         est += w * s.mean()
-        var += w * w * s2 / len(s)
+        var += term
+        if term > 0:
+            dden += term * term / dfh
         ksum += w * w / len(s)
         n += len(s)
-    return est, np.sqrt(var), 1 / ksum, n
+    df = var * var / dden if var > 0 and dden > 0 else np.inf
+    se = np.sqrt(var)
+    q = student_t.ppf(1 - ALPHA / 2, df) if np.isfinite(df) else norm.ppf(1 - ALPHA / 2)
+    return [est, se, 1 / ksum, n, df if np.isfinite(df) else 0.0, max(0.0, est - q * se), min(1.0, est + q * se)]
 
 
 def scenario(name, bench, bweights, work, wweights, targets, edges=None, discrete=None):
@@ -120,7 +131,6 @@ def scenario(name, bench, bweights, work, wweights, targets, edges=None, discret
     out["boot"] = {k: {"lo": float(np.percentile(r, 2.5)), "hi": float(np.percentile(r, 97.5)), "sd": float(np.std(r))}
                    for k, r in reps.items() if r}
 
-    z = norm.ppf(1 - ALPHA / 2)
     means = {}
     scores = []
     for t in targets:
@@ -149,9 +159,10 @@ def scenario(name, bench, bweights, work, wweights, targets, edges=None, discret
             if any(W[h] > 0 and len(strata[h]) == 0 for h in range(nb)):
                 res[kind] = None
                 continue
-            est, se, _, n = stratified(strata, W)
-            p = 2 * norm.sf(abs(est) / se)
-            res[kind] = {"delta": est, "se": se, "lo": est - z * se, "hi": est + z * se, "p": p, "n": n}
+            est, se, _, n, df, _, _ = stratified(strata, W)
+            q = student_t.ppf(1 - ALPHA / 2, df)
+            p = 2 * student_t.sf(abs(est) / se, df)
+            res[kind] = {"delta": est, "se": se, "df": df, "lo": max(-1.0, est - q * se), "hi": min(1.0, est + q * se), "p": p, "n": n}
         pairs.append(res)
     for kind in ("raw", "reweighted"):
         idx = [k for k, p in enumerate(pairs) if p[kind] is not None]
