@@ -200,6 +200,7 @@ reviewer or a CI pipeline can act on.
 		newImportCommand(g),
 		newDifficultyCommand(g),
 		newMismatchCommand(g),
+		newLoadCommand(g),
 	)
 	// Every command with --json also takes --format text|json (jsonformat.go).
 	addJSONFormats(root)

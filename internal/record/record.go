@@ -46,7 +46,11 @@ type Run struct {
 	// score-traces): its cases are production traces, its targets the
 	// models that answered them, each case answered by one target only.
 	// "" for an evaluation run.
-	Sample  string    `json:"sample,omitempty"`
+	Sample string `json:"sample,omitempty"`
+	// Kind is what the run measured: "" (KindEval) an evaluation, every
+	// run stored before kinds; "load" (KindLoad) a load test, whose
+	// measurements are its LoadSteps and LoadRequests.
+	Kind    string    `json:"kind,omitempty"`
 	Targets []string  `json:"targets"`
 	Cases   int       `json:"cases"`
 	Epochs  int       `json:"epochs"`

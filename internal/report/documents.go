@@ -60,6 +60,8 @@ type Registry struct {
 	// Difficulty and Mismatch are `assay difficulty` and `assay mismatch`.
 	Difficulty *Document[*difficulty.Fitted]
 	Mismatch   *Document[*difficulty.Mismatch]
+	// Load is `assay load`, and `assay report` of a load run.
+	Load *Document[*LoadReport]
 }
 
 // RunReport is what `assay report` renders: the analysis, and for the
@@ -132,6 +134,7 @@ func NewRegistry() *Registry {
 		BlindImport: newDocument("import", BlindImportFormats()...),
 		Difficulty:  newDocument("difficulty", DifficultyFormats()...),
 		Mismatch:    newDocument("mismatch", MismatchFormats()...),
+		Load:        newDocument("load", LoadFormats()...),
 	}
 }
 
@@ -157,6 +160,7 @@ func (r *Registry) names() map[string][]string {
 		r.BlindImport.Name: r.BlindImport.Names(),
 		r.Difficulty.Name:  r.Difficulty.Names(),
 		r.Mismatch.Name:    r.Mismatch.Names(),
+		r.Load.Name:        r.Load.Names(),
 	}
 }
 

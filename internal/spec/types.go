@@ -74,6 +74,8 @@ type Spec struct {
 	// Difficulty says where a case's difficulty comes from and answers the
 	// divergence rubric (assay difficulty, mismatch); nil when absent.
 	Difficulty *Difficulty `yaml:"difficulty,omitempty" json:"difficulty,omitempty"`
+	// Load says what a load test (assay load) may target and holds it to; nil when absent.
+	Load *LoadTest `yaml:"load,omitempty" json:"load,omitempty"`
 	// Candidates names the targets under test when it is set; otherwise
 	// every target that is not only a judge is one (see CandidateNames).
 	Candidates []string `yaml:"candidates,omitempty" json:"candidates,omitempty"`

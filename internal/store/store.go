@@ -45,6 +45,7 @@ type Store interface {
 	record.Writer
 	Labels
 	Traces
+	Loads
 	Browse
 	Keys
 
