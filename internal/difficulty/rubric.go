@@ -370,7 +370,7 @@ func ratePrompt(bench, work *Profile) AxisRating {
 	s := Signal{Name: "template_length_ratio", Value: ratio, Threshold: TemplateRatioHigh,
 		High:  ratio >= TemplateRatioHigh && hi-lo >= TemplateDiffHigh,
 		Bench: fmt.Sprintf("%d characters", pb.Chars), Work: fmt.Sprintf("%d characters", pw.Chars)}
-	s.Why = fmt.Sprintf("prompt template length: %d vs %d characters (benchmark vs workload), ratio %.2f; high at %.0f× and %d characters apart: %s",
+	s.Why = fmt.Sprintf("prompt template length: %d vs %d characters (benchmark vs workload), ratio %.2f — high at %.0f× and %d characters apart: %s",
 		pb.Chars, pw.Chars, ratio, TemplateRatioHigh, TemplateDiffHigh, map[bool]string{true: "high", false: "low"}[s.High])
 	b.signal(s)
 
@@ -615,9 +615,9 @@ func rubricCmp(high bool) string {
 
 func rubricYesNo(b bool) string {
 	if b {
-		return "yes"
+		return "present"
 	}
-	return "no"
+	return "absent"
 }
 
 func rubricNum(x float64) string { return fmt.Sprintf("%g", x) }
