@@ -118,16 +118,6 @@ func TestFitGSM8K(t *testing.T) {
 	t.Logf("abilities %+v; separates [%.2f, %.2f] at SE < %.3f", f.Targets, f.Separates[0], f.Separates[1], f.SeparateSE)
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // checkSeparates: the separated range is a run of the curve where the
 // test SE is below the threshold, bounded by points above it (or the
 // curve's ends), and it holds the curve's peak.

@@ -68,13 +68,16 @@ type Bin struct {
 // workload's weights carried along). A distance is never negative and
 // resampling noise alone makes it positive, so for sets alike the interval
 // lies above the value: read it as how far noise moves the distance, and
-// a value inside the range two samples of one distribution would give as
-// no evidence of a mismatch.
+// P as whether the two sets differ at all.
 type Distance struct {
 	Name       string
 	Value      float64
 	CI         stats.Interval
 	Replicates int
+	// P is the permutation p-value of "both sets are drawn from one
+	// distribution": the share of relabellings of the pooled cases (as
+	// many as Replicates) at least as far apart as the two sets.
+	P float64
 }
 
 // Names of the distances.
@@ -639,7 +642,9 @@ func distances(bv, bw []float64, bb []int, wv, ww []float64, wb []int, nbins int
 		reps[2] = append(reps[2], tv(bb, rb.w, wb, rw.w, nbins))
 	}
 	out := []Distance{{Name: DistanceW1, Value: w1}, {Name: DistanceKS, Value: ks}, {Name: DistanceTV, Value: t}}
+	ps := permutationP([3]float64{w1, ks, t}, bv, bw, bb, wv, ww, wb, nbins, o)
 	for i := range out {
+		out[i].P = ps[i]
 		out[i].Replicates = len(reps[i])
 		out[i].CI = stats.PercentileCI(reps[i], o.Alpha)
 		if len(reps[i]) == 0 {
@@ -647,6 +652,88 @@ func distances(bv, bw []float64, bb []int, wv, ww []float64, wb []int, nbins int
 		}
 	}
 	return out
+}
+
+// permutationP returns each distance's permutation p-value: the share of
+// o.Replicates relabellings of the pooled cases (each side keeping its
+// size, every case its weight) whose distance is at least the observed
+// one, counting the observed labelling, (1 + k)/(1 + B). The pooled values
+// stay sorted, so a relabelling costs one pass.
+func permutationP(obs [3]float64, bv, bw []float64, bb []int, wv, ww []float64, wb []int, nbins int, o MismatchOptions) [3]float64 {
+	n := len(bv) + len(wv)
+	type item struct {
+		v, w float64
+		b    int
+	}
+	pool := make([]item, 0, n)
+	for i := range bv {
+		pool = append(pool, item{bv[i], bw[i], bb[i]})
+	}
+	for i := range wv {
+		pool = append(pool, item{wv[i], ww[i], wb[i]})
+	}
+	slices.SortStableFunc(pool, func(a, b item) int { return cmpFloat(a.v, b.v) })
+	// A relabelling draws the smaller side's positions (a partial
+	// Fisher–Yates shuffle); the rest are the other side's.
+	small, benchSmall := len(bv), true
+	if len(wv) < small {
+		small, benchSmall = len(wv), false
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	labels := make([]bool, n) // true: the benchmark's
+	rng := rand.New(rand.NewPCG(o.Seed, 0x9e4d))
+	u, uw, v, vw := make([]float64, 0, len(bv)), make([]float64, 0, len(bv)), make([]float64, 0, len(wv)), make([]float64, 0, len(wv))
+	ub, vb := make([]int, 0, len(bv)), make([]int, 0, len(wv))
+	var k [3]int
+	done := 0
+	for range o.Replicates {
+		for i := range labels {
+			labels[i] = !benchSmall
+		}
+		for i := range small {
+			j := i + rng.IntN(n-i)
+			perm[i], perm[j] = perm[j], perm[i]
+			labels[perm[i]] = benchSmall
+		}
+		u, uw, v, vw, ub, vb = u[:0], uw[:0], v[:0], vw[:0], ub[:0], vb[:0]
+		for i, it := range pool {
+			if labels[i] {
+				u, uw, ub = append(u, it.v), append(uw, it.w), append(ub, it.b)
+			} else {
+				v, vw, vb = append(v, it.v), append(vw, it.w), append(vb, it.b)
+			}
+		}
+		if sum(uw) == 0 || sum(vw) == 0 {
+			continue
+		}
+		done++
+		a, b := cdfDistances(u, uw, v, vw)
+		c := tv(ub, uw, vb, vw, nbins)
+		// A relabelling at the observed distance counts, rounding aside.
+		for d, x := range [3]float64{a, b, c} {
+			if x >= obs[d]-1e-12*(1+obs[d]) {
+				k[d]++
+			}
+		}
+	}
+	var out [3]float64
+	for d := range out {
+		out[d] = float64(1+k[d]) / float64(1+done)
+	}
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // resample is one side's bootstrap resample: w[i] is case i's weight times

@@ -37,6 +37,7 @@ type golden struct {
 	KS             *float64                                `json:"ks"`
 	TV             float64                                 `json:"tv"`
 	Boot           map[string]struct{ Lo, Hi, SD float64 } `json:"boot"`
+	Perm           map[string]float64                      `json:"perm"`
 	Scores         []struct {
 		Target       string                    `json:"target"`
 		Raw          []float64                 `json:"raw"` // est, se, kish, n
@@ -134,6 +135,12 @@ func TestCompareGolden(t *testing.T) {
 				}
 				// Monte Carlo error of a 2.5% quantile with 2,000 and 4,000
 				// replicates is about 0.07 bootstrap SDs; allow 0.35.
+				if pp, ok := g.Perm[map[string]string{DistanceW1: "w1", DistanceKS: "ks", DistanceTV: "tv"}[d.Name]]; ok {
+					// Monte Carlo error of both p-values (2,000 and 4,000
+					// relabellings), four SDs, plus the +1 of each.
+					tol := 4*math.Sqrt(pp*(1-pp)*(1.0/2000+1.0/4000)) + 1.0/2000 + 1.0/4000
+					near(t, d.Name+" permutation p", d.P, pp, tol)
+				}
 				near(t, d.Name+" CI lo", d.CI.Lo, boot.Lo, 0.35*boot.SD)
 				near(t, d.Name+" CI hi", d.CI.Hi, boot.Hi, 0.35*boot.SD)
 			}

@@ -6,6 +6,8 @@
 #   workload's weights where it has them); Kolmogorov-Smirnov from
 #   scipy.stats.ks_2samp's statistic (unweighted sets only); total variation
 #   on bins as 0.5 * sum |p - q| of numpy histogram shares.
+# - Permutation p-values of the three distances (unweighted sets) from
+#   scipy.stats.permutation_test (independent samples, B = 4000, "greater").
 # - Bootstrap percentile intervals of the three distances, each side
 #   resampled independently with numpy (B = 4000); the Go test, with its
 #   own generator, allows for Monte Carlo error.
@@ -29,7 +31,7 @@ import itertools
 import json
 
 import numpy as np
-from scipy.stats import ks_2samp, norm, wasserstein_distance
+from scipy.stats import ks_2samp, norm, permutation_test, wasserstein_distance
 from scipy.stats import t as student_t
 from statsmodels.stats.multitest import multipletests
 
@@ -128,6 +130,16 @@ def scenario(name, bench, bweights, work, wweights, targets, edges=None, discret
         p = np.bincount(bb[i], weights=uw, minlength=nb) / uw.sum()
         q = np.bincount(wb[j], weights=vw, minlength=nb) / vw.sum()
         reps["tv"].append(0.5 * np.abs(p - q).sum())
+    # Permutation p-values (unweighted sets): scipy.stats.permutation_test.
+    if bweights is None and wweights is None:
+        def tv_of(x, y):
+            p = np.bincount(binof(x), minlength=nb) / len(x)
+            q = np.bincount(binof(y), minlength=nb) / len(y)
+            return 0.5 * np.abs(p - q).sum()
+        stats = {"w1": lambda x, y: wasserstein_distance(x, y), "ks": lambda x, y: ks_2samp(x, y).statistic, "tv": tv_of}
+        out["perm"] = {k: permutation_test((bench, work), f, permutation_type="independent", vectorized=False,
+                                           n_resamples=B, alternative="greater", random_state=5).pvalue
+                       for k, f in stats.items()}
     out["boot"] = {k: {"lo": float(np.percentile(r, 2.5)), "hi": float(np.percentile(r, 97.5)), "sd": float(np.std(r))}
                    for k, r in reps.items() if r}
 
@@ -204,6 +216,12 @@ def main():
     wt4 = np.where(wt > 6, 6, wt)
     targets4 = results(rng, bt4, {"a": (4.0, 0.7), "b": (3.0, 0.4), "c": (5.0, 1.0)}, 2, 0.1)
     cases.append(scenario("tiers covered", bt4, None, wt4, None, targets4, discrete=list(range(1, 7))))
+    # 5. Two samples of nearly one distribution, no results: moderate
+    #    permutation p-values.
+    alike_b = np.round(rng.normal(0, 1, 80), 3)
+    alike_w = np.round(rng.normal(0.15, 1, 60), 3)
+    lo, hi = min(alike_b.min(), alike_w.min()), max(alike_b.max(), alike_w.max())
+    cases.append(scenario("alike", alike_b, None, alike_w, None, [], edges=np.linspace(lo, hi, 5)))
     json.dump(cases, __import__("sys").stdout, indent=1, default=float)
 
 
