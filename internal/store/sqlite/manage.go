@@ -116,6 +116,8 @@ func (d *DB) DeleteRun(ctx context.Context, runID string) (store.Deleted, error)
 			`DELETE FROM labels WHERE run_id = ?`,
 			`DELETE FROM queue_items WHERE run_id = ?`,
 			`DELETE FROM label_queues WHERE run_id = ?`,
+			`DELETE FROM load_requests WHERE run_id = ?`,
+			`DELETE FROM load_steps WHERE run_id = ?`,
 			`DELETE FROM runs WHERE id = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, runID); err != nil {

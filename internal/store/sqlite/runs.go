@@ -15,7 +15,7 @@ import (
 
 const runColumns = `id, spec, spec_path, spec_hash, dataset_hash, prompt_hash, git_commit,
 	targets, cases, epochs, status, started, ended, config,
-	scorers_hash, assay_version, experiment, host, file_hash, sample`
+	scorers_hash, assay_version, experiment, host, file_hash, sample, kind`
 
 // latestRun selects the run that started last; of runs that started in the
 // same microsecond, the one created last (highest rowid).
@@ -35,10 +35,10 @@ func (d *DB) CreateRun(ctx context.Context, r *record.Run) error {
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	_, err = d.w.ExecContext(ctx, `INSERT INTO runs (`+runColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Spec, r.SpecPath, r.SpecHash, r.DatasetHash, r.PromptHash, r.GitCommit,
 		string(targets), r.Cases, r.Epochs, r.Status, micros(r.Started), micros(r.Ended), r.Config,
-		r.ScorersHash, r.AssayVersion, r.Experiment, r.Host, r.FileHash, r.Sample)
+		r.ScorersHash, r.AssayVersion, r.Experiment, r.Host, r.FileHash, r.Sample, r.Kind)
 	if err != nil {
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -181,7 +181,7 @@ func scanRun(s scanner) (*record.Run, error) {
 	var started, ended sql.NullInt64
 	if err := s.Scan(&r.ID, &r.Spec, &r.SpecPath, &r.SpecHash, &r.DatasetHash, &r.PromptHash, &r.GitCommit,
 		&targets, &r.Cases, &r.Epochs, &r.Status, &started, &ended, &r.Config,
-		&r.ScorersHash, &r.AssayVersion, &r.Experiment, &r.Host, &r.FileHash, &r.Sample); err != nil {
+		&r.ScorersHash, &r.AssayVersion, &r.Experiment, &r.Host, &r.FileHash, &r.Sample, &r.Kind); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(targets), &r.Targets); err != nil {

@@ -137,7 +137,7 @@ func TestUpgradeFromFirstSchema(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetRun after upgrade: %v", err)
 	}
-	if r.SpecHash != "sha256:s" || r.Cases != 3 || r.ScorersHash != "" || r.Experiment != "" || r.Sample != "" {
+	if r.SpecHash != "sha256:s" || r.Cases != 3 || r.ScorersHash != "" || r.Experiment != "" || r.Sample != "" || r.Kind != "" {
 		t.Errorf("upgraded run = %+v", r)
 	}
 	// Scorings made before scorings had a status count as complete, and a

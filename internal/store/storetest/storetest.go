@@ -92,6 +92,7 @@ func Run(t *testing.T, open func(t *testing.T, now func() time.Time) store.Store
 	tests = append(tests, browseTests...)
 	tests = append(tests, keyTests...)
 	tests = append(tests, traceTests...)
+	tests = append(tests, loadTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
