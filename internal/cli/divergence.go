@@ -25,17 +25,19 @@ import (
 //   - a baseline file: View only (a baseline holds case IDs and tags, not
 //     the cases' inputs or the spec);
 //   - a dataset file: Dataset, a spec whose dataset section reads the file
-//     (Dataset.Dataset.Path). When that spec has a prompt (and scorers),
-//     they are taken as the ones the file's cases are run with: pass the
-//     user's spec with its dataset path pointed at the file, or a spec with
-//     only a dataset section when nothing else is known.
+//     (Dataset.Dataset.Path). Its prompt and scorers are taken as the ones
+//     the file's cases are run with only when SpecDescribes is set: the
+//     workload's side of assay mismatch given the workload's SPEC. Without
+//     it the file's prompt and scorer are unknown (a benchmark file is not
+//     run with the workload's prompt).
 //
 // Name names the side in the profile (a run ID, a file's path).
 type profileSource struct {
-	Name    string
-	Run     *record.Run
-	View    *runview.View
-	Dataset *spec.Spec
+	Name          string
+	Run           *record.Run
+	View          *runview.View
+	Dataset       *spec.Spec
+	SpecDescribes bool
 }
 
 // profileOf builds the divergence rubric's profile of one side: its
@@ -102,10 +104,13 @@ func profileOf(ctx context.Context, src profileSource) (*difficulty.Profile, err
 		p.Inputs = inputs
 	case src.Dataset != nil:
 		sp := src.Dataset
-		if hasPrompt(sp) {
+		switch {
+		case src.SpecDescribes && hasPrompt(sp):
 			describeSpec(p, sp)
-		} else {
-			p.SpecWhy = fmt.Sprintf("the dataset file %s was read without a spec's prompt and scorers", sp.Dataset.Path)
+		case src.SpecDescribes:
+			p.SpecWhy = fmt.Sprintf("the spec given for the dataset file %s has no prompt", sp.Dataset.Path)
+		default:
+			p.SpecWhy = fmt.Sprintf("the dataset file %s holds cases, not the prompt and scorer they are run with", sp.Dataset.Path)
 		}
 		tpl := promptTemplate(sp)
 		inputs := []string{}

@@ -126,7 +126,10 @@ func TestProfileOfGSM8KRun(t *testing.T) {
 		Prompt:  spec.Prompt{System: "You are a careful tutor. Answer with a number.", User: "{{.question}}"},
 		Scorers: []spec.Scorer{{Name: "answer", Type: "number", Primary: true}},
 	}
-	work, err := profileOf(ctx, profileSource{Name: "gsm1k", Dataset: wsp})
+	if p, err := profileOf(ctx, profileSource{Name: "gsm1k", Dataset: wsp}); err != nil || p.Prompt != nil || p.ScorerType != "" || !strings.Contains(p.SpecWhy, "not the prompt and scorer") {
+		t.Fatalf("a dataset file whose spec is not said to describe it: prompt %v, scorer %q, why %q, err %v", p.Prompt, p.ScorerType, p.SpecWhy, err)
+	}
+	work, err := profileOf(ctx, profileSource{Name: "gsm1k", Dataset: wsp, SpecDescribes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +274,8 @@ func sortedCopy(s []string) []string {
 
 // A dataset file read with a spec that has no prompt: every field but the
 // ID, the expected value and the tags' fields is the input, the tags come
-// from the file, and the prompt and scorer are unknown, said why. A file
+// from the file, and the prompt and scorer are unknown, said why (even
+// when the spec is said to describe the file). A file
 // that cannot be read is an error.
 func TestProfileOfDatasetFileWithoutPrompt(t *testing.T) {
 	t.Parallel()
@@ -280,7 +284,7 @@ func TestProfileOfDatasetFileWithoutPrompt(t *testing.T) {
 	writeFile(t, path, `{"id":"w1","title":"Refund","body":"charged twice","answer":"billing","tier":"hard"}`+"\n"+
 		`{"id":"w2","title":"Export","body":"button broken","answer":"bug","tier":"easy"}`+"\n")
 	sp := &spec.Spec{Dataset: spec.Dataset{Path: path, Format: "jsonl", ID: "id", Expected: "answer", Tags: []spec.Tag{{Key: "level", Expr: "tier"}}}}
-	p, err := profileOf(context.Background(), profileSource{Name: path, Dataset: sp})
+	p, err := profileOf(context.Background(), profileSource{Name: path, Dataset: sp, SpecDescribes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +294,7 @@ func TestProfileOfDatasetFileWithoutPrompt(t *testing.T) {
 	if !slices.Equal(p.Tags["level"], []string{"hard", "easy"}) {
 		t.Errorf("tags %v", p.Tags)
 	}
-	if p.Prompt != nil || p.ScorerType != "" || !strings.Contains(p.SpecWhy, "without a spec's prompt") {
+	if p.Prompt != nil || p.ScorerType != "" || !strings.Contains(p.SpecWhy, "has no prompt") {
 		t.Errorf("prompt %v, scorer %q, why %q", p.Prompt, p.ScorerType, p.SpecWhy)
 	}
 	sp.Dataset.Path = filepath.Join(dir, "missing.jsonl")
