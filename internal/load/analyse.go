@@ -1,0 +1,358 @@
+package load
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/stats"
+)
+
+// minQuantileN is the fewest answers on which a step's p95 is bounded: a
+// 95th percentile of fewer rests on one or two values, and its bootstrap
+// interval does not hold its level.
+const minQuantileN = 20
+
+// Analyse turns a load test's stored steps and requests into findings:
+// every step's measures with intervals, and each target's knee against
+// the SLO. Targets and steps keep the order they were run in.
+func Analyse(steps []record.LoadStep, reqs []record.LoadRequest, o AnalyseOptions) (*Result, error) {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		return nil, fmt.Errorf("alpha %g: must be in (0, 1)", o.Alpha)
+	}
+	if o.Resamples == 0 {
+		o.Resamples = 2000
+	}
+	if o.Resamples < 100 {
+		return nil, fmt.Errorf("resamples %d: want at least 100", o.Resamples)
+	}
+	if len(steps) == 0 {
+		return nil, errors.New("the load test has no step")
+	}
+	type key struct {
+		target string
+		step   int
+	}
+	byStep := map[key][]record.LoadRequest{}
+	for _, r := range reqs {
+		k := key{r.Target, r.Step}
+		byStep[k] = append(byStep[k], r)
+	}
+	res := &Result{Mode: steps[0].Mode, SLO: o.SLO, Alpha: o.Alpha, Resamples: o.Resamples}
+	at := map[string]int{}
+	for _, st := range steps {
+		if st.Mode != res.Mode {
+			return nil, fmt.Errorf("target %s step %d: mode %s in a %s test", st.Target, st.Step, st.Mode, res.Mode)
+		}
+		i, ok := at[st.Target]
+		if !ok {
+			i = len(res.Targets)
+			at[st.Target] = i
+			res.Targets = append(res.Targets, TargetResult{Target: st.Target})
+		}
+		seed := stepSeed(o.Seed, i, st.Step)
+		sr := analyseStep(st, byStep[key{st.Target, st.Step}], o.Alpha, o.Resamples, seed)
+		res.Targets[i].Steps = append(res.Targets[i].Steps, sr)
+	}
+	for i := range res.Targets {
+		tr := &res.Targets[i]
+		slices.SortStableFunc(tr.Steps, func(a, b StepResult) int { return cmp.Compare(a.Step, b.Step) })
+		slo := o.SLO
+		streamed := slices.ContainsFunc(tr.Steps, func(s StepResult) bool { return s.TTFT95.N > 0 })
+		if slo.TTFT95 > 0 && !streamed {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("target %s streamed no answer: its time to first token was not measured, and the SLO's ttft95 is not checked for it", tr.Target))
+			slo.TTFT95 = 0
+		}
+		for j := range tr.Steps {
+			judge(&tr.Steps[j], slo)
+		}
+		k, warn := knee(tr, slo, o.RequestsPerMonth)
+		res.Knees = append(res.Knees, k)
+		res.Warnings = append(res.Warnings, warn...)
+	}
+	return res, nil
+}
+
+// analyseStep measures one step from its requests.
+func analyseStep(st record.LoadStep, reqs []record.LoadRequest, alpha float64, B int, seed uint64) StepResult {
+	sr := StepResult{
+		Step: st.Step, Mode: st.Mode, Level: st.Level, Started: st.Started,
+		DurationMS: Num(st.DurationMS), Sent: st.Sent, Done: st.Done,
+		ClientCPU: Num(st.ClientCPU), Cores: st.Cores, LatenessP95MS: Num(st.LatenessP95MS),
+		Skipped: st.Skipped,
+	}
+	sr.Saturated, sr.SaturatedWhy = saturated(st)
+	if st.Saturated && !sr.Saturated {
+		// Stored as saturated by a harness that judged it so.
+		sr.Saturated, sr.SaturatedWhy = true, "the harness was the bottleneck"
+	}
+	nan := Estimate{Value: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN())}
+	sr.P50, sr.P95, sr.P99, sr.TTFT50, sr.TTFT95 = nan, nan, nan, nan, nan
+	sr.Throughput, sr.OutputTokensPerSec, sr.InterTokenMS = Num(math.NaN()), Num(math.NaN()), Num(math.NaN())
+	sr.CostUSD, sr.CostPer1000 = 0, Num(math.NaN())
+	sr.Errors = ErrorRate{Rate: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN())}
+	if st.Skipped != "" {
+		return sr
+	}
+	var lat, ttft, itl []float64
+	kinds := map[string]int{}
+	inWindow, tokens := 0, 0
+	cost := 0.0
+	for _, r := range reqs {
+		cost += r.CostUSD
+		if r.ErrorKind != "" {
+			kinds[r.ErrorKind]++
+			continue
+		}
+		sr.OK++
+		lat = append(lat, r.LatencyMS)
+		if !math.IsNaN(r.FirstTokenMS) {
+			ttft = append(ttft, r.FirstTokenMS)
+		}
+		if !math.IsNaN(r.InterTokenMS) {
+			itl = append(itl, r.InterTokenMS)
+		}
+		if r.StartMS+r.LatencyMS <= st.DurationMS {
+			inWindow++
+			tokens += r.OutputTokens
+		}
+	}
+	n := len(reqs)
+	if st.DurationMS > 0 {
+		sec := st.DurationMS / 1000
+		sr.Throughput = Num(float64(inWindow) / sec)
+		sr.OutputTokensPerSec = Num(float64(tokens) / sec)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5ca1ab1e))
+	lq := quantiles(rng, lat, []float64{0.5, 0.95, 0.99}, alpha, B)
+	sr.P50, sr.P95, sr.P99 = lq[0], lq[1], lq[2]
+	tq := quantiles(rng, ttft, []float64{0.5, 0.95}, alpha, B)
+	sr.TTFT50, sr.TTFT95 = tq[0], tq[1]
+	if len(itl) > 0 {
+		sr.InterTokenMS = Num(mean(itl))
+	}
+	failed := 0
+	for kind, k := range kinds {
+		failed += k
+		sr.ByKind = append(sr.ByKind, errorRate(kind, k, n, alpha))
+	}
+	slices.SortFunc(sr.ByKind, func(a, b ErrorRate) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Kind, b.Kind))
+	})
+	sr.Errors = errorRate("", failed, n, alpha)
+	sr.CostUSD = Num(cost)
+	if n > 0 {
+		sr.CostPer1000 = Num(cost / float64(n) * 1000)
+	}
+	return sr
+}
+
+// quantiles estimates each q-quantile of xs (stats.Quantile's), with a
+// percentile bootstrap interval over the values (B resamples drawn from
+// rng; stats.RankQuantile counts each resample's values by rank). No
+// interval is given below minQuantileN values.
+func quantiles(rng *rand.Rand, xs []float64, qs []float64, alpha float64, B int) []Estimate {
+	out := make([]Estimate, len(qs))
+	for i, q := range qs {
+		out[i] = Estimate{Value: Num(stats.Quantile(slices.Clone(xs), q)), Lo: Num(math.NaN()), Hi: Num(math.NaN()), N: len(xs)}
+	}
+	if len(xs) < minQuantileN {
+		return out
+	}
+	cases := make([][]float64, len(xs))
+	for i := range xs {
+		cases[i] = xs[i : i+1]
+	}
+	rq := stats.NewRankQuantile(cases)
+	for i, q := range qs {
+		reps := stats.Bootstrap(rng, len(xs), B, func(idx []int) float64 { return rq.Of(idx, q) })
+		ci := stats.PercentileCI(reps, alpha)
+		out[i].Lo, out[i].Hi = Num(ci.Lo), Num(ci.Hi)
+	}
+	return out
+}
+
+func errorRate(kind string, k, n int, alpha float64) ErrorRate {
+	e := ErrorRate{Kind: kind, Count: k, N: n, Rate: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN())}
+	if n > 0 {
+		ci := stats.Wilson(k, n, alpha)
+		e.Rate, e.Lo, e.Hi = Num(float64(k)/float64(n)), Num(ci.Lo), Num(ci.Hi)
+	}
+	return e
+}
+
+// judge sets whether a step meets the SLO: every objective holds on its
+// measure's upper bound. A saturated or skipped step is no evidence.
+func judge(sr *StepResult, slo SLO) {
+	sr.MeetsSLO = false
+	switch {
+	case sr.Skipped != "":
+		sr.Why = sr.Skipped
+		return
+	case slo.IsZero():
+		sr.Why = "no SLO to judge against"
+		return
+	case sr.Saturated:
+		sr.Why = "not evidence: " + sr.SaturatedWhy
+		return
+	case sr.Errors.N == 0:
+		sr.Why = "no request was measured"
+		return
+	}
+	var broke, held []string
+	bound := func(name string, e Estimate, limit time.Duration) {
+		switch {
+		case e.N < minQuantileN:
+			broke = append(broke, fmt.Sprintf("%s rests on %d answers (at least %d needed to bound it)", name, e.N, minQuantileN))
+		case float64(e.Hi) > ms(limit):
+			broke = append(broke, fmt.Sprintf("%s %s, up to %s > %s", name, fmtMS(float64(e.Value)), fmtMS(float64(e.Hi)), fmtDur(limit)))
+		default:
+			held = append(held, fmt.Sprintf("%s %s, up to %s ≤ %s", name, fmtMS(float64(e.Value)), fmtMS(float64(e.Hi)), fmtDur(limit)))
+		}
+	}
+	if slo.P95 > 0 {
+		bound("p95", sr.P95, slo.P95)
+	}
+	if slo.TTFT95 > 0 {
+		bound("ttft95", sr.TTFT95, slo.TTFT95)
+	}
+	if slo.ErrorsSet {
+		e := sr.Errors
+		if float64(e.Hi) > slo.Errors {
+			broke = append(broke, fmt.Sprintf("errors %s of %d, up to %s > %s", pct(float64(e.Rate)), e.N, pct(float64(e.Hi)), pct(slo.Errors)))
+		} else {
+			held = append(held, fmt.Sprintf("errors %s of %d, up to %s ≤ %s", pct(float64(e.Rate)), e.N, pct(float64(e.Hi)), pct(slo.Errors)))
+		}
+	}
+	if len(broke) > 0 {
+		sr.Why = strings.Join(broke, "; ")
+		return
+	}
+	sr.MeetsSLO = true
+	sr.Why = strings.Join(held, "; ")
+}
+
+// knee finds a target's knee: the highest level met before the first
+// level that broke the SLO (saturated steps are passed over: they are
+// no evidence either way).
+func knee(tr *TargetResult, slo SLO, perMonth float64) (Knee, []string) {
+	k := Knee{Target: tr.Target, Step: -1, Throughput: Num(math.NaN()), P95Hi: Num(math.NaN()),
+		CostPer1000: Num(math.NaN()), CostPerMonth: Num(math.NaN()), VolumeRPS: Num(math.NaN()), RequestsPerMonth: perMonth}
+	if len(tr.Steps) > 0 {
+		k.Mode = tr.Steps[0].Mode
+	}
+	var warnings []string
+	if slo.IsZero() {
+		k.Why = "no SLO given (--slo, or the spec's load.slo): a knee is the highest level that meets one"
+		return k, nil
+	}
+	best, broke := -1, -1
+	var saturatedAt []string
+	for i, s := range tr.Steps {
+		switch {
+		case s.Skipped != "":
+			continue
+		case s.Saturated:
+			saturatedAt = append(saturatedAt, formatLevel(s.Mode, s.Level))
+		case s.MeetsSLO && broke < 0:
+			best = i
+		case s.MeetsSLO:
+			warnings = append(warnings, fmt.Sprintf("target %s meets the SLO again at %s after breaking it at %s: the knee is put below the first break",
+				tr.Target, formatLevel(s.Mode, s.Level), formatLevel(tr.Steps[broke].Mode, tr.Steps[broke].Level)))
+		case broke < 0:
+			broke = i
+		}
+	}
+	if len(saturatedAt) > 0 {
+		warnings = append(warnings, fmt.Sprintf("target %s: the harness was saturated at %s — those steps measured the harness, not the server, and are no evidence for the knee",
+			tr.Target, strings.Join(saturatedAt, ", ")))
+	}
+	if perMonth > 0 {
+		k.VolumeRPS = Num(perMonth / (30 * 24 * 3600))
+	}
+	if best < 0 {
+		if broke >= 0 {
+			s := tr.Steps[broke]
+			k.Why = fmt.Sprintf("no level met the SLO: at %s, %s", formatLevel(s.Mode, s.Level), s.Why)
+		} else {
+			k.Why = "no step is evidence (every step was skipped or saturated)"
+		}
+		return k, warnings
+	}
+	s := tr.Steps[best]
+	k.Found, k.Level, k.Step = true, s.Level, s.Step
+	k.Throughput, k.P95Hi, k.CostPer1000 = s.Throughput, s.P95.Hi, s.CostPer1000
+	k.Why = fmt.Sprintf("at %s: %s", formatLevel(s.Mode, s.Level), s.Why)
+	if broke >= 0 {
+		b := tr.Steps[broke]
+		k.Why += fmt.Sprintf("; at %s: %s", formatLevel(b.Mode, b.Level), b.Why)
+	} else {
+		k.Why += "; every level tried met it: the knee is at or above the highest"
+	}
+	if perMonth > 0 && !math.IsNaN(float64(s.CostPer1000)) {
+		k.CostPerMonth = Num(float64(s.CostPer1000) / 1000 * perMonth)
+	}
+	if perMonth > 0 {
+		rate := s.Level
+		if s.Mode == ModeConcurrency {
+			rate = float64(s.Throughput)
+		}
+		k.Covers = rate >= float64(k.VolumeRPS)
+	}
+	return k, warnings
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// formatLevel writes a level with its unit: "160 rps" or "16 concurrent".
+func formatLevel(mode string, level float64) string {
+	v := strconv.FormatFloat(level, 'g', -1, 64)
+	if mode == ModeConcurrency {
+		return v + " concurrent"
+	}
+	return v + " rps"
+}
+
+func pct(f float64) string {
+	if math.IsNaN(f) {
+		return "—"
+	}
+	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+}
+
+func fmtMS(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "—"
+	case v >= 1000:
+		return strconv.FormatFloat(v/1000, 'f', 2, 64) + " s"
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+}
+
+func fmtDur(d time.Duration) string { return d.String() }
+
+func joinAnd(parts []string) string {
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}

@@ -1,0 +1,623 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/stats"
+)
+
+// errDrained is the cause of a step's context when requests still in
+// flight after its drain were cancelled: they are recorded as time-outs.
+var errDrained = errors.New("still in flight after the step's drain")
+
+// normalise sets the defaults and checks the options.
+func (o Options) normalise(targets []Target) (Options, error) {
+	var problems []error
+	switch o.Mode {
+	case ModeRate, ModeConcurrency:
+	default:
+		problems = append(problems, fmt.Errorf("mode %q: want %s or %s", o.Mode, ModeRate, ModeConcurrency))
+	}
+	if len(o.Levels) == 0 {
+		problems = append(problems, errors.New("no levels to run"))
+	}
+	for _, l := range o.Levels {
+		if !(l > 0) || math.IsInf(l, 0) {
+			problems = append(problems, fmt.Errorf("level %g: must be above 0", l))
+		}
+		if o.Mode == ModeConcurrency && l != math.Trunc(l) {
+			problems = append(problems, fmt.Errorf("concurrency %g: must be a whole number", l))
+		}
+	}
+	if o.Duration <= 0 {
+		problems = append(problems, fmt.Errorf("duration %s: must be above 0", o.Duration))
+	}
+	if o.Warmup < 0 {
+		problems = append(problems, fmt.Errorf("warm-up %s: must not be negative", o.Warmup))
+	}
+	switch o.Arrivals {
+	case "":
+		o.Arrivals = ArrivalsPoisson
+	case ArrivalsPoisson, ArrivalsUniform:
+	default:
+		problems = append(problems, fmt.Errorf("arrivals %q: want %s or %s", o.Arrivals, ArrivalsPoisson, ArrivalsUniform))
+	}
+	if o.MaxRequests < 0 || o.MaxSpend < 0 || math.IsNaN(o.MaxSpend) {
+		problems = append(problems, errors.New("the caps must not be negative"))
+	}
+	if len(targets) == 0 {
+		problems = append(problems, errors.New("no target to load"))
+	}
+	for _, t := range targets {
+		if t.Provider == nil {
+			problems = append(problems, fmt.Errorf("target %s: no provider", t.Name))
+		}
+		if len(t.Requests) == 0 {
+			problems = append(problems, fmt.Errorf("target %s: no request to send", t.Name))
+		}
+		if t.CaseIDs != nil && len(t.CaseIDs) != len(t.Requests) {
+			problems = append(problems, fmt.Errorf("target %s: %d case IDs for %d requests", t.Name, len(t.CaseIDs), len(t.Requests)))
+		}
+	}
+	if o.Drain <= 0 {
+		o.Drain = max(o.Duration, 5*time.Second)
+	}
+	if o.Cores <= 0 {
+		o.Cores = min(runtime.GOMAXPROCS(0), runtime.NumCPU())
+	}
+	if o.Now == nil {
+		o.Now = wallNow
+	}
+	return o, errors.Join(problems...)
+}
+
+// Run runs a load test: each target in turn, its levels in the order
+// given, each a warm-up then a measured window, the step's requests and
+// then the step handed to the sink as each step ends. A target's later
+// steps are skipped (recorded with the reason) once it is clearly past its
+// knee; every later step once a cap would be exceeded. When stop closes,
+// requests in flight are cancelled at once, what was measured is kept, the
+// steps not run are recorded as skipped, and Run returns ErrInterrupted.
+func Run(ctx context.Context, targets []Target, o Options, sink Sink, stop <-chan struct{}) error {
+	o, err := o.normalise(targets)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if stop != nil {
+		go func() {
+			select {
+			case <-stop:
+				cancel(ErrInterrupted)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	r := &runner{o: o, budget: &budget{maxRequests: o.MaxRequests, maxSpend: o.MaxSpend}}
+	for ti, t := range targets {
+		skip := ""
+		next := 0
+		for si, level := range o.Levels {
+			if skip == "" {
+				skip = r.stopped(ctx)
+			}
+			if skip != "" {
+				st := record.LoadStep{RunID: o.RunID, Target: t.Name, Step: si, Mode: o.Mode, Level: level, Skipped: skip, Cores: o.Cores}
+				if err := sink.Steps([]record.LoadStep{st}); err != nil {
+					return fmt.Errorf("storing step %d of %s: %w", si, t.Name, err)
+				}
+				continue
+			}
+			st, reqs := r.step(ctx, t, stepSeed(o.Seed, ti, si), si, level, &next)
+			if err := sink.Requests(reqs); err != nil {
+				return fmt.Errorf("storing the requests of step %d of %s: %w", si, t.Name, err)
+			}
+			if err := sink.Steps([]record.LoadStep{st}); err != nil {
+				return fmt.Errorf("storing step %d of %s: %w", si, t.Name, err)
+			}
+			if o.Progress != nil {
+				o.Progress(st)
+			}
+			if ctx.Err() == nil {
+				skip = pastKnee(st, reqs, o.SLO)
+			}
+		}
+	}
+	if errors.Is(context.Cause(ctx), ErrInterrupted) {
+		return ErrInterrupted
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// stopped says why no more steps may run ("" when they may).
+func (r *runner) stopped(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), ErrInterrupted) {
+		return "interrupted before this step"
+	}
+	if ctx.Err() != nil {
+		return "cancelled before this step"
+	}
+	if why := r.budget.exhausted(); why != "" {
+		return "not run: " + why
+	}
+	return ""
+}
+
+// stepSeed is a step's arrival seed: distinct per target and step.
+func stepSeed(seed uint64, target, step int) uint64 {
+	x := seed ^ uint64(target)<<32 ^ uint64(step)
+	// splitmix64's finaliser.
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// pastKnee says why a target's later steps should not run after this one
+// ("" when they should): its error rate is at least half, or five times
+// the SLO's, or its p95's lower bound is above three times the SLO's.
+func pastKnee(st record.LoadStep, reqs []record.LoadRequest, slo SLO) string {
+	res := analyseStep(st, reqs, 0.05, 400, 1)
+	level := formatLevel(st.Mode, st.Level)
+	rate := float64(res.Errors.Rate)
+	switch {
+	case res.Errors.N > 0 && rate >= 0.5:
+		return fmt.Sprintf("skipped: past the knee at %s (errors %s of %d requests)", level, pct(rate), res.Errors.N)
+	case slo.ErrorsSet && slo.Errors > 0 && res.Errors.N >= 20 && rate >= 5*slo.Errors:
+		return fmt.Sprintf("skipped: past the knee at %s (errors %s, at least 5× the SLO's %s)", level, pct(rate), pct(slo.Errors))
+	case slo.P95 > 0 && !st.Saturated && float64(res.P95.Lo) > 3*ms(slo.P95):
+		return fmt.Sprintf("skipped: past the knee at %s (p95 at least %s, above 3× the SLO's %s)", level, fmtMS(float64(res.P95.Lo)), slo.P95)
+	}
+	return ""
+}
+
+// runner runs the steps of one load test.
+type runner struct {
+	o      Options
+	budget *budget
+}
+
+// collector gathers a step's measurements from its requests' goroutines.
+type collector struct {
+	mu       sync.Mutex
+	reqs     []record.LoadRequest
+	lateness []float64 // ms, open loop
+	sent     int
+}
+
+func (c *collector) add(r record.LoadRequest, lateMS float64, late bool) {
+	c.mu.Lock()
+	c.reqs = append(c.reqs, r)
+	if late {
+		c.lateness = append(c.lateness, lateMS)
+	}
+	c.mu.Unlock()
+}
+
+// meter measures the harness's CPU over the window.
+type meter struct {
+	wall time.Time
+	cpu  time.Duration
+	ok   bool
+}
+
+func startMeter() meter {
+	cpu, ok := processCPU()
+	return meter{wall: wallNow(), cpu: cpu, ok: ok}
+}
+
+// cores is the CPU used since the meter started, in cores (NaN when
+// unknown).
+func (m meter) cores() float64 {
+	cpu, ok := processCPU()
+	wall := since(m.wall)
+	if !ok || !m.ok || wall <= 0 {
+		return math.NaN()
+	}
+	return float64(cpu-m.cpu) / float64(wall)
+}
+
+// step runs one step of one target.
+func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level float64, next *int) (record.LoadStep, []record.LoadRequest) {
+	o := r.o
+	st := record.LoadStep{RunID: o.RunID, Target: t.Name, Step: si, Mode: o.Mode, Level: level, Cores: o.Cores}
+	stepCtx, cancelStep := context.WithCancelCause(ctx)
+	defer cancelStep(nil)
+	c := &collector{}
+	var wg sync.WaitGroup
+	t0 := wallNow()
+	winStart := t0.Add(o.Warmup)
+	winEnd := winStart.Add(o.Duration)
+	var m meter
+	started := false
+	startWindow := func() {
+		if !started {
+			sleepUntil(ctx, winStart)
+			st.Started = o.Now()
+			m = startMeter()
+			started = true
+		}
+	}
+	var probe *lateProbe
+	var end time.Time
+	var nextMu sync.Mutex
+	pick := func() (provider.Request, string) {
+		nextMu.Lock()
+		i := *next % len(t.Requests)
+		*next++
+		nextMu.Unlock()
+		id := t.Requests[i].CaseID
+		if t.CaseIDs != nil {
+			id = t.CaseIDs[i]
+		}
+		return t.Requests[i], id
+	}
+	first := firstEstimate(t)
+
+	switch o.Mode {
+	case ModeRate:
+		sched, _ := Schedule(o.Arrivals, level, o.Warmup+o.Duration, seed)
+		for _, at := range sched {
+			due := t0.Add(at)
+			measured := at >= o.Warmup
+			if measured {
+				startWindow()
+			}
+			if !sleepUntil(ctx, due) {
+				break
+			}
+			if !r.budget.take(first) {
+				break
+			}
+			if measured {
+				c.sent++
+			}
+			req, id := pick()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.call(ctx, stepCtx, t, req, id, due, winStart, measured, true, c)
+			}()
+		}
+		startWindow()
+		if ctx.Err() == nil && r.budget.exhausted() == "" {
+			sleepUntil(ctx, winEnd)
+		}
+		end = wallNow()
+	case ModeConcurrency:
+		halt := make(chan struct{})
+		var once sync.Once
+		stopIssuing := func() { once.Do(func() { close(halt) }) }
+		var sent atomic.Int64
+		for range int(level) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					now := wallNow()
+					select {
+					case <-halt:
+						return
+					case <-ctx.Done():
+						return
+					default:
+					}
+					if !now.Before(winEnd) {
+						return
+					}
+					if !r.budget.take(first) {
+						stopIssuing()
+						return
+					}
+					measured := !now.Before(winStart)
+					if measured {
+						sent.Add(1)
+					}
+					req, id := pick()
+					r.call(ctx, stepCtx, t, req, id, now, winStart, measured, false, c)
+				}
+			}()
+		}
+		startWindow()
+		probe = startProbe()
+		sleepUntilOr(ctx, winEnd, halt)
+		stopIssuing()
+		end = wallNow()
+		probe.stop()
+		c.mu.Lock()
+		c.sent = int(sent.Load())
+		c.mu.Unlock()
+	}
+	st.ClientCPU = m.cores()
+	st.DurationMS = max(0, msOf(end.Sub(winStart)))
+
+	// Drain: requests in flight may finish for a while, then are cancelled.
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	timer := time.NewTimer(o.Drain)
+	select {
+	case <-drained:
+	case <-timer.C:
+		cancelStep(errDrained)
+		<-drained
+	}
+	timer.Stop()
+
+	c.mu.Lock()
+	reqs := c.reqs
+	st.Sent = c.sent
+	lateness := c.lateness
+	c.mu.Unlock()
+	if probe != nil {
+		lateness = probe.samples()
+	}
+	slices.SortFunc(reqs, func(a, b record.LoadRequest) int {
+		if a.StartMS != b.StartMS {
+			if a.StartMS < b.StartMS {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	for i := range reqs {
+		reqs[i].Seq = i
+		reqs[i].Step = si
+		if reqs[i].ErrorKind != string(provider.KindTimeout) || reqs[i].Status != drainStatus {
+			st.Done++
+		} else {
+			reqs[i].Status = 0
+		}
+	}
+	if len(lateness) > 0 {
+		st.LatenessP95MS = stats.Quantile(lateness, 0.95)
+	}
+	st.Saturated, _ = saturated(st)
+	return st, reqs
+}
+
+// drainStatus marks, inside step, a request cancelled after the drain
+// (never stored: it is reset to 0).
+const drainStatus = -1
+
+// call makes one request and records it when it is measured: not during
+// the warm-up, and not cancelled by an interrupt (a measurement cut short
+// by the user is not one).
+func (r *runner) call(ctx, stepCtx context.Context, t Target, req provider.Request, caseID string, due, winStart time.Time, measured, scheduled bool, c *collector) {
+	start := wallNow()
+	resp, err := t.Provider.Complete(stepCtx, &req)
+	elapsed := since(start)
+	cost := 0.0
+	if err == nil && resp != nil && t.Price != nil {
+		cost = t.Price(resp.Usage.Input, resp.Usage.Output)
+	}
+	r.budget.done(cost)
+	if !measured || ctx.Err() != nil {
+		return
+	}
+	rec := record.LoadRequest{
+		RunID: r.o.RunID, Target: t.Name, CaseID: caseID,
+		StartMS: msOf(start.Sub(winStart)), LatencyMS: msOf(elapsed),
+		FirstTokenMS: math.NaN(), InterTokenMS: math.NaN(), CostUSD: cost,
+	}
+	switch {
+	case err != nil && errors.Is(context.Cause(stepCtx), errDrained):
+		rec.ErrorKind, rec.Status = string(provider.KindTimeout), drainStatus
+	case err != nil:
+		rec.ErrorKind = string(provider.KindOf(err))
+		var pe *provider.Error
+		if errors.As(err, &pe) {
+			rec.Status = pe.Status
+		}
+	case resp != nil:
+		rec.InputTokens, rec.OutputTokens = resp.Usage.Input, resp.Usage.Output
+		if resp.FirstToken > 0 {
+			rec.FirstTokenMS = msOf(resp.FirstToken)
+			// The mean gap between the first token and the last: what
+			// streaming spent per token after the first (vLLM's TPOT).
+			if resp.Usage.Output > 1 && elapsed > resp.FirstToken {
+				rec.InterTokenMS = msOf(elapsed-resp.FirstToken) / float64(resp.Usage.Output-1)
+			}
+		}
+	}
+	c.add(rec, msOf(start.Sub(due)), scheduled)
+}
+
+// saturated says whether the harness was the step's bottleneck, and why:
+// it used at least 90% of the cores it may use, or started requests late
+// by more than max(10 ms, 10% of the mean gap between arrivals) at the
+// 95th percentile.
+func saturated(st record.LoadStep) (bool, string) {
+	var why []string
+	if st.Cores > 0 && st.ClientCPU >= 0.9*float64(st.Cores) {
+		why = append(why, fmt.Sprintf("it used %.2f of its %d cores", st.ClientCPU, st.Cores))
+	}
+	limit := 10.0
+	if st.Mode == ModeRate && st.Level > 0 {
+		limit = max(limit, 0.1*1000/st.Level)
+	}
+	if st.LatenessP95MS > limit {
+		what := "started requests late"
+		if st.Mode == ModeConcurrency {
+			what = "its goroutines woke late"
+		}
+		why = append(why, fmt.Sprintf("%s by %s at the 95th percentile (limit %s)", what, fmtMS(st.LatenessP95MS), fmtMS(limit)))
+	}
+	if len(why) == 0 {
+		return false, ""
+	}
+	return true, "the harness was the bottleneck: " + joinAnd(why)
+}
+
+// firstEstimate is the cost a request is assumed to have before any has
+// been answered: the price of its prompt (about 4 characters a token) and
+// of max_tokens output (1,024 when unset).
+func firstEstimate(t Target) float64 {
+	if t.Price == nil {
+		return 0
+	}
+	in, out := 0, 0
+	for _, r := range t.Requests {
+		n := 0
+		for _, m := range r.Messages {
+			n += len(m.Content)/4 + 4
+		}
+		in = max(in, n)
+		o := 1024
+		if r.Params.MaxTokens != nil {
+			o = *r.Params.MaxTokens
+		}
+		out = max(out, o)
+	}
+	return t.Price(in, out)
+}
+
+// budget holds the test's caps across targets and steps.
+type budget struct {
+	mu          sync.Mutex
+	maxRequests int
+	maxSpend    float64
+	started     int
+	inFlight    int
+	spent       float64
+	dearest     float64
+	answered    bool
+	reason      string
+}
+
+// take reserves one request, or refuses when it could exceed a cap: the
+// requests started, or the spend — what was spent plus every request in
+// flight and this one at the dearest cost seen so far (first before any
+// answer).
+func (b *budget) take(first float64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.reason != "" {
+		return false
+	}
+	if b.maxRequests > 0 && b.started >= b.maxRequests {
+		b.reason = fmt.Sprintf("--max-requests %d reached", b.maxRequests)
+		return false
+	}
+	if b.maxSpend > 0 {
+		per := first
+		if b.answered {
+			per = b.dearest
+		}
+		if b.spent+float64(b.inFlight+1)*per > b.maxSpend {
+			b.reason = fmt.Sprintf("--max-spend $%g reached (spent $%.4f; one more request at up to $%.4f, with %d in flight, could exceed it)",
+				b.maxSpend, b.spent, per, b.inFlight)
+			return false
+		}
+	}
+	b.started++
+	b.inFlight++
+	return true
+}
+
+func (b *budget) done(cost float64) {
+	b.mu.Lock()
+	b.inFlight--
+	b.spent += cost
+	if cost > 0 {
+		b.answered = true
+		b.dearest = max(b.dearest, cost)
+	}
+	b.mu.Unlock()
+}
+
+func (b *budget) exhausted() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reason
+}
+
+// totals are the requests started and the spend so far.
+func (b *budget) totals() (int, float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.started, b.spent
+}
+
+// sleepUntil waits until t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	return sleepUntilOr(ctx, t, nil)
+}
+
+func sleepUntilOr(ctx context.Context, t time.Time, or <-chan struct{}) bool {
+	d := until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-or:
+		return false
+	}
+}
+
+// lateProbe measures how late the scheduler wakes a sleeping goroutine
+// (a closed loop has no schedule of its own to be late against).
+type lateProbe struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	late []float64
+}
+
+const probeEvery = 5 * time.Millisecond
+
+func startProbe() *lateProbe {
+	p := &lateProbe{done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		timer := time.NewTimer(probeEvery)
+		defer timer.Stop()
+		due := wallNow().Add(probeEvery)
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-timer.C:
+			}
+			now := wallNow()
+			p.mu.Lock()
+			p.late = append(p.late, max(0, msOf(now.Sub(due))))
+			p.mu.Unlock()
+			due = now.Add(probeEvery)
+			timer.Reset(probeEvery)
+		}
+	}()
+	return p
+}
+
+func (p *lateProbe) stop() { close(p.done); p.wg.Wait() }
+
+func (p *lateProbe) samples() []float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.late)
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func ms(d time.Duration) float64   { return msOf(d) }
