@@ -549,6 +549,7 @@ func (v *validator) check() {
 	v.checkLabels()
 	v.checkTraces()
 	v.checkDifficulty()
+	v.checkLoad()
 
 	if s.Run.Epochs < 1 {
 		v.at("run.epochs", "", "run.epochs must be at least 1, got %d", s.Run.Epochs)
