@@ -223,6 +223,18 @@ func TestGSM8KManyStepWorkload(t *testing.T) {
 			d.bOnly++
 		}
 	}
+	// Where the lead is made, per tier, from the counts.
+	for h, k := range tiers {
+		d := byTier[k]
+		c := pair.PerBin[h]
+		if c.N != d.n {
+			t.Errorf("tier %d: %d paired cases, want %d", k, c.N, d.n)
+		}
+		near(t, fmt.Sprintf("tier %d lead", k), c.Delta, float64(d.aOnly-d.bOnly)/float64(d.n), 1e-12)
+	}
+	if pair.PerBin[2].CI.Lo <= 0 {
+		t.Errorf("the two-step lead %+v: want an interval above 0", pair.PerBin[2])
+	}
 	post := func(share func(k int) float64) (delta, se float64) {
 		v := 0.0
 		for k, d := range byTier {

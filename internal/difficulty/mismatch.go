@@ -127,6 +127,12 @@ type Pair struct {
 	A, B            string
 	Raw, Reweighted Comparison
 	Changed         bool // the verdict differs
+	// PerBin is the paired difference A − B within each bin (in the bins'
+	// order): where a lead is made. Each is the plain mean of the per-case
+	// differences with a t interval on n − 1 degrees of freedom, P
+	// unadjusted and no verdict (a description, not a family of tests);
+	// not computable with fewer than two paired cases.
+	PerBin []Comparison
 }
 
 // Comparison is a paired difference A − B of case means on the cases both
@@ -1000,6 +1006,7 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 				p.Raw = Comparison{Why: "the two targets have no scored case in common"}
 				p.Reweighted = p.Raw
 			} else {
+				p.PerBin = perBinDeltas(st, o.Alpha)
 				p.Raw = compare(st, st.ownShares(), o.Alpha, singles, m.Bins)
 				if miss := st.missing(m.Bins); len(miss) > 0 {
 					p.Reweighted = Comparison{Why: notComputable(p.A+" and "+p.B, miss, m.Bins)}
@@ -1092,6 +1099,31 @@ func compare(st strata, W []float64, alpha float64, singles map[string]bool, bin
 		c.P = 0 // every case differs by the same amount
 	}
 	return c
+}
+
+// perBinDeltas describes the paired differences bin by bin.
+func perBinDeltas(st strata, alpha float64) []Comparison {
+	out := make([]Comparison, len(st))
+	for h, xs := range st {
+		if len(xs) < 2 {
+			out[h] = Comparison{N: len(xs), Why: fmt.Sprintf("%d paired %s in the bin: no interval", len(xs), plural(len(xs), "case", "cases"))}
+			continue
+		}
+		mean, v := meanVar(xs)
+		se := math.Sqrt(v / float64(len(xs)))
+		df := float64(len(xs) - 1)
+		q := tQuantile(alpha, df)
+		c := Comparison{Delta: mean, SE: se, DF: df, N: len(xs), Computable: true,
+			CI: stats.Interval{Lo: math.Max(-1, mean-q*se), Hi: math.Min(1, mean+q*se)}, P: 1}
+		if se > 0 {
+			c.P = tTwoSided(mean/se, df)
+		} else if mean != 0 {
+			c.P = 0
+		}
+		c.PAdjusted = c.P
+		out[h] = c
+	}
+	return out
 }
 
 // verdicts Holm-adjusts one family of comparisons (the not computable ones

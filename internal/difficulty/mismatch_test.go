@@ -50,6 +50,11 @@ type golden struct {
 		A, B       string
 		Raw        *goldenComparison `json:"raw"`
 		Reweighted *goldenComparison `json:"reweighted"`
+		PerBin     []struct {
+			N                 int
+			Delta, SE, Lo, Hi float64
+			P                 *float64
+		} `json:"per_bin"`
 	} `json:"pairs"`
 }
 
@@ -170,6 +175,27 @@ func TestCompareGolden(t *testing.T) {
 				}
 				checkComparison(t, p.A+"–"+p.B+" raw", p.Raw, gp.Raw)
 				checkComparison(t, p.A+"–"+p.B+" reweighted", p.Reweighted, gp.Reweighted)
+				if len(p.PerBin) != len(gp.PerBin) {
+					t.Fatalf("%d per-bin differences, want %d", len(p.PerBin), len(gp.PerBin))
+				}
+				for h, c := range p.PerBin {
+					w := gp.PerBin[h]
+					what := fmt.Sprintf("%s–%s bin %d", p.A, p.B, h)
+					if c.N != w.N || c.Computable != (w.N >= 2) {
+						t.Errorf("%s: n %d computable %v, want n %d", what, c.N, c.Computable, w.N)
+						continue
+					}
+					if !c.Computable {
+						continue
+					}
+					near(t, what+" delta", c.Delta, w.Delta, 1e-12)
+					near(t, what+" SE", c.SE, w.SE, 1e-12)
+					near(t, what+" CI lo", c.CI.Lo, w.Lo, 1e-9)
+					near(t, what+" CI hi", c.CI.Hi, w.Hi, 1e-9)
+					if w.P != nil {
+						near(t, what+" p", c.P, *w.P, 1e-9)
+					}
+				}
 				if gp.Raw != nil && gp.Reweighted != nil && gp.Raw.Verdict != gp.Reweighted.Verdict {
 					changed++
 				}

@@ -23,7 +23,9 @@
 #   means (cases both targets have), two-sided t p-value on the same
 #   degrees of freedom, Holm over
 #   the pairs from statsmodels.stats.multitest.multipletests, and the
-#   verdict rule of stats.Verdict written out again here.
+#   verdict rule of stats.Verdict written out again here; per bin, the
+#   paired differences' mean with scipy.stats.ttest_1samp's p-value and
+#   interval.
 #
 # Regenerate:
 #   /usr/bin/python3 internal/difficulty/testdata/mismatch.py > internal/difficulty/testdata/mismatch.json
@@ -31,7 +33,7 @@ import itertools
 import json
 
 import numpy as np
-from scipy.stats import ks_2samp, norm, permutation_test, wasserstein_distance
+from scipy.stats import ks_2samp, norm, permutation_test, ttest_1samp, wasserstein_distance
 from scipy.stats import t as student_t
 from statsmodels.stats.multitest import multipletests
 
@@ -166,7 +168,16 @@ def scenario(name, bench, bweights, work, wweights, targets, edges=None, discret
         d = means[a] - means[b]
         strata = [d[(bb == h) & ~np.isnan(d)] for h in range(nb)]
         own = np.array([len(s) for s in strata], float)
-        res = {"a": a, "b": b}
+        res = {"a": a, "b": b, "per_bin": []}
+        for s in strata:
+            if len(s) < 2:
+                res["per_bin"].append({"n": len(s)})
+                continue
+            r = ttest_1samp(s, 0)
+            ci = r.confidence_interval(1 - ALPHA)
+            res["per_bin"].append({"n": len(s), "delta": s.mean(), "se": s.std(ddof=1) / np.sqrt(len(s)),
+                                   "lo": max(-1.0, ci.low), "hi": min(1.0, ci.high),
+                                   "p": None if np.isnan(r.pvalue) else r.pvalue})
         for kind, W in (("raw", own / own.sum()), ("reweighted", wshare)):
             if any(W[h] > 0 and len(strata[h]) == 0 for h in range(nb)):
                 res[kind] = None
