@@ -44,6 +44,25 @@ func axisNum(x float64) string {
 	return s
 }
 
+// signed3 formats x with three decimals and a true minus.
+func signed3(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return units.Missing
+	}
+	return strings.Replace(strconv.FormatFloat(x, 'f', 3, 64), "-", "−", 1)
+}
+
+// visibleChart makes every outside text of a chart (names in labels,
+// tips, titles) visible: a control character or a direction override is
+// shown escaped, never drawn (and XML could not carry it).
+func visibleChart(c chart) chart {
+	c.Title, c.Caption = oneLine(c.Title), oneLine(c.Caption)
+	for i := range c.Marks {
+		c.Marks[i].Text, c.Marks[i].Tip = oneLine(c.Marks[i].Text), oneLine(c.Marks[i].Tip)
+	}
+	return c
+}
+
 // axisCI formats an interval on the axis: "[−1.13, −0.97]".
 func axisCI(lo, hi float64) string { return "[" + axisNum(lo) + ", " + axisNum(hi) + "]" }
 
@@ -178,7 +197,7 @@ func newDifficultyView(f *difficulty.Fitted) difficultyView {
 		}
 		v.Fit = []string{
 			fmt.Sprintf("%s after %s (largest last change %.2g)", conv, plural(fit.Iterations, "EM iteration"), fit.MaxChange),
-			fmt.Sprintf("marginal log-likelihood %.3f over %s of the ability grid; %s", fit.LogLik, plural(fit.Points, "point"), prior),
+			fmt.Sprintf("marginal log-likelihood %s over %s of the ability grid; %s", signed3(fit.LogLik), plural(fit.Points, "point"), prior),
 		}
 		if f.Dropped > 0 {
 			v.Fit = append(v.Fit, fmt.Sprintf("%s no target has a scored result on: left out", plural(f.Dropped, "case")))
@@ -500,6 +519,9 @@ func DifficultyPage(w io.Writer, f *difficulty.Fitted) error {
 				}
 				return difficulty.Rate{}, false
 			}))
+	}
+	for i := range v.Charts {
+		v.Charts[i] = visibleChart(v.Charts[i])
 	}
 	return renderWhole(w, pageTemplates(), "difficulty-page", v, "the difficulty page")
 }

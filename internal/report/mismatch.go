@@ -76,15 +76,20 @@ func sideKind(kind string) string {
 	return kind
 }
 
-// binLabel is a bin's name: its label, else its interval.
+// binLabel is a bin's name. // A value's bin (Lo == Hi) is named by its label, else its value; an
+// interval's by its ends, two decimals.
 func binLabel(b difficulty.Bin) string {
-	if b.Label != "" {
-		return b.Label
-	}
 	if b.Lo == b.Hi {
+		if b.Label != "" {
+			return b.Label
+		}
 		return units.Plain(b.Lo)
 	}
-	return "[" + axisNum(b.Lo) + ", " + axisNum(b.Hi) + ")"
+	end := ")"
+	if strings.HasSuffix(b.Label, "]") {
+		end = "]"
+	}
+	return "[" + axisNum(b.Lo) + ", " + axisNum(b.Hi) + end
 }
 
 func estimateCells(e difficulty.Estimate) (rate, ci string) {
@@ -419,6 +424,9 @@ func MismatchPage(w io.Writer, m *difficulty.Mismatch) error {
 				return difficulty.Rate{}, false
 			}))
 		v.Charts = append(v.Charts, scoresChart(m, v.Level))
+	}
+	for i := range v.Charts {
+		v.Charts[i] = visibleChart(v.Charts[i])
 	}
 	return renderWhole(w, pageTemplates(), "mismatch-page", v, "the mismatch page")
 }
