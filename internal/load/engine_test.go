@@ -359,4 +359,3 @@ func TestOptionsRefused(t *testing.T) {
 		t.Error("a call was made with refused options")
 	}
 }
-
