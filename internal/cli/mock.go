@@ -26,6 +26,9 @@ func (o *mockOptions) AddFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.Rate, "rate", 0, "requests per second accepted; above it 429 with Retry-After (0 = unlimited)")
 	f.IntVar(&o.Burst, "burst", 0, "burst allowed above --rate")
 	f.DurationVar(&o.RetryAfter, "retry-after", time.Second, "Retry-After sent with 429")
+	f.IntVar(&o.Capacity, "capacity", 0, "requests served at once; the rest wait in a FIFO queue, so past capacity/latency req/s latency rises (0 = unlimited)")
+	f.IntVar(&o.QueueLimit, "queue-limit", 0, "requests that may wait for a slot; beyond them 503 (0 = no limit, -1 = no queue; needs --capacity)")
+	f.Float64Var(&o.Slowdown, "slowdown", 0, "service time grows with busy slots: latency × (1 + slowdown × busy/capacity) (needs --capacity)")
 	f.Float64Var(&o.Fail, "fail", 0, "fraction of requests answered 500")
 	f.Float64Var(&o.Overload, "overload", 0, "fraction answered 529 overloaded")
 	f.Float64Var(&o.Hang, "hang", 0, "fraction that never answer (client time-out)")
@@ -47,13 +50,22 @@ func newMockCommand(g *Globals) *cobra.Command {
 		Long: `A local server speaking the OpenAI chat-completions (/v1/chat/completions) and
 Anthropic messages (/v1/messages) wire formats, plain and streamed, with
 deterministic replies and injectable faults. Point a target's base_url at it.
-It binds to 127.0.0.1 unless --addr says otherwise. Stops on Ctrl-C.`,
+It binds to 127.0.0.1 unless --addr says otherwise. Stops on Ctrl-C.
+
+--capacity N models a server's capacity for load tests (assay load): N
+requests are served at once and the rest wait their turn, so with
+--latency 50ms and --capacity 8 it completes at most 160 requests/s and
+latency grows with the queue past that; --queue-limit answers 503 beyond a
+queue length; --rate answers 429 above a rate. See docs/mock.md.`,
 		Args: exactArgs(0),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			for name, v := range map[string]float64{"fail": o.Fail, "overload": o.Overload, "hang": o.Hang, "truncate": o.Truncate, "malformed": o.Malformed, "malformed-args": o.MalformedArgs} {
 				if v < 0 || v > 1 {
 					return usageError{fmt.Errorf("--%s must be a fraction in [0,1] (got %g)", name, v)}
 				}
+			}
+			if err := o.Validate(); err != nil {
+				return usageError{err}
 			}
 			return nil
 		},
@@ -90,6 +102,10 @@ func runMock(ctx context.Context, g *Globals, o *mockOptions) error {
 		s.Requests, s.OK, s.RateLimit, s.Fail, s.Overload, s.Hang, s.Truncate, s.Malformed)
 	if o.MalformedArgs > 0 {
 		fmt.Fprintf(g.Stderr, ", %d tool calls with malformed arguments", s.MalformedArgs)
+	}
+	if o.Capacity > 0 {
+		fmt.Fprintf(g.Stderr, "; capacity %d: %d waited for a slot (%s in all, at most %d waiting), %d answered 503 for a full queue",
+			o.Capacity, s.Queued, s.QueueWait.Round(time.Millisecond), s.MaxWaiting, s.QueueFull)
 	}
 	fmt.Fprintln(g.Stderr)
 	return nil

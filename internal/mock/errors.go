@@ -26,6 +26,7 @@ const (
 	failRate
 	failServer
 	failOverloaded
+	failUnavailable // the capacity model's queue is full
 )
 
 func (f failure) status() int {
@@ -44,6 +45,8 @@ func (f failure) status() int {
 		return http.StatusInternalServerError
 	case failOverloaded:
 		return 529
+	case failUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadRequest
 }
@@ -65,6 +68,8 @@ func (f failure) openAIType() (typ, code string) {
 		return "server_error", ""
 	case failOverloaded:
 		return "overloaded_error", ""
+	case failUnavailable:
+		return "server_error", "service_unavailable"
 	}
 	return "invalid_request_error", ""
 }
@@ -82,7 +87,7 @@ func (f failure) anthropicType() string {
 		return "rate_limit_error"
 	case failServer:
 		return "api_error"
-	case failOverloaded:
+	case failOverloaded, failUnavailable:
 		return "overloaded_error"
 	}
 	return "invalid_request_error"
@@ -105,6 +110,8 @@ func (f failure) defaultMessage(w wire) string {
 		return "The server had an error while processing your request. Sorry about that!"
 	case failOverloaded:
 		return "Overloaded"
+	case failUnavailable:
+		return "The server is at capacity: every slot is busy and its queue is full (mock server). Please try again later."
 	}
 	return "Invalid request"
 }

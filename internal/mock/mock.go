@@ -28,6 +28,25 @@ type Options struct {
 	Burst      int
 	RetryAfter time.Duration
 
+	// Capacity, when > 0, is how many requests the server works on at
+	// once (its slots); a request past the rate limit and the checks of
+	// its body waits for a free slot in arrival order (FIFO), then takes
+	// its latency, jitter and streaming while holding it, so past
+	// Capacity/Latency requests per second queues grow and latency rises.
+	// A hung request holds its slot until its client gives up; a client
+	// that goes away frees its slot, or leaves the queue.
+	Capacity int
+	// QueueLimit is how many requests may wait for a slot; one arriving
+	// beyond it is answered 503. 0 is no limit; -1 is no queue (503 as
+	// soon as every slot is busy). It needs Capacity.
+	QueueLimit int
+	// Slowdown, when > 0, makes service time grow with the load the way a
+	// batching server's does: a request that takes a slot when busy slots
+	// (itself included) of Capacity are taken has its latency, jitter and
+	// token delay multiplied by 1 + Slowdown × busy/Capacity. It needs
+	// Capacity.
+	Slowdown float64
+
 	Fail      float64 // fraction answered 500
 	Overload  float64 // fraction answered 529 (overloaded)
 	Hang      float64 // fraction that never answer (the client's time-out fires)
@@ -113,4 +132,13 @@ type Stats struct {
 	Rejected int64
 	// InFlight is the number of requests being handled right now.
 	InFlight int64
+
+	// The capacity model (all 0 without Capacity). Busy is the slots taken
+	// now and Waiting the requests queued for one; MaxWaiting is the
+	// longest the queue has been. Queued counts the requests that had to
+	// wait, QueueWait the time they waited in total, QueueFull the 503s
+	// answered because the queue was full.
+	Busy, Waiting, MaxWaiting int64
+	Queued, QueueFull         int64
+	QueueWait                 time.Duration
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // answer is one successful reply about to be written.
@@ -14,8 +15,9 @@ type answer struct {
 	text    string // the reply after stop sequences and max_tokens
 	calls   []call // the tool calls it makes, in order
 	end     end
-	stop    string // the stop sequence that ended it
-	cut     bool   // the truncate fault: end the body or stream early
+	stop    string        // the stop sequence that ended it
+	cut     bool          // the truncate fault: end the body or stream early
+	delay   time.Duration // between streamed chunks (TokenDelay, slowed down)
 }
 
 // outputTokens is the reply's token count (at least 1, as a model always
@@ -60,7 +62,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, wf wire, a *
 	setRequestID(h, wf, a.id)
 	w.WriteHeader(http.StatusOK)
 	e := events{w: w, buf: bp}
-	if s.opts.TokenDelay > 0 {
+	if a.delay > 0 {
 		e.flusher, _ = w.(http.Flusher)
 	}
 	limit := -1
@@ -78,7 +80,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, wf wire, a *
 		if sent == limit {
 			return false
 		}
-		if sent > 0 && !s.wait(ctx, s.opts.TokenDelay) {
+		if sent > 0 && !s.wait(ctx, a.delay) {
 			e.err = ctx.Err()
 			return false
 		}

@@ -28,6 +28,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	limiter *rate.Limiter // nil: no rate limit
+	slots   *slots        // nil: no capacity limit
 
 	retryAfterSec string // header values for 429s
 	retryAfterMs  string
@@ -83,6 +84,9 @@ func New(opts Options) *Server {
 	if ra <= 0 {
 		ra = time.Second
 	}
+	if opts.Capacity > 0 {
+		s.slots = newSlots(opts.Capacity, opts.QueueLimit)
+	}
 	s.retryAfterSec = strconv.FormatInt(int64(math.Ceil(ra.Seconds())), 10)
 	s.retryAfterMs = strconv.FormatInt(ra.Milliseconds(), 10)
 	s.drawn = opts.Jitter > 0 || opts.Fail > 0 || opts.Overload > 0 || opts.Hang > 0 ||
@@ -126,6 +130,21 @@ func (o Options) Validate() error {
 	}
 	if o.Burst < 0 {
 		errs = append(errs, fmt.Errorf("mock: burst is %d; it must be >= 0 (0 = the rate rounded up)", o.Burst))
+	}
+	if o.Capacity < 0 {
+		errs = append(errs, fmt.Errorf("mock: capacity is %d; it must be a number of concurrent requests >= 0 (0 = unlimited)", o.Capacity))
+	}
+	if o.QueueLimit < -1 {
+		errs = append(errs, fmt.Errorf("mock: queue limit is %d; it must be >= 1 (requests that may wait), 0 (no limit) or -1 (no queue)", o.QueueLimit))
+	}
+	if o.Slowdown < 0 || math.IsNaN(o.Slowdown) || math.IsInf(o.Slowdown, 0) {
+		errs = append(errs, fmt.Errorf("mock: slowdown is %v; it must be a number >= 0 (0 = service time does not grow with load)", o.Slowdown))
+	}
+	if o.Capacity == 0 && o.QueueLimit != 0 {
+		errs = append(errs, fmt.Errorf("mock: queue limit is %d but capacity is not set; a queue forms only for a capacity (set capacity > 0)", o.QueueLimit))
+	}
+	if o.Capacity == 0 && o.Slowdown > 0 {
+		errs = append(errs, fmt.Errorf("mock: slowdown is %v but capacity is not set; it scales with busy slots of a capacity (set capacity > 0)", o.Slowdown))
 	}
 	for name, d := range map[string]time.Duration{"latency": o.Latency, "jitter": o.Jitter, "token delay": o.TokenDelay, "retry-after": o.RetryAfter} {
 		if d < 0 {
@@ -199,7 +218,7 @@ func (s *Server) Close() {
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Requests:      s.n.requests.Load(),
 		OK:            s.n.ok.Load(),
 		RateLimit:     s.n.rateLimit.Load(),
@@ -212,6 +231,10 @@ func (s *Server) Stats() Stats {
 		Rejected:      s.n.rejected.Load(),
 		InFlight:      s.n.inFlight.Load(),
 	}
+	if s.slots != nil {
+		s.slots.stats(&st)
+	}
+	return st
 }
 
 // Handler returns the HTTP handler serving both APIs. Routes match on the
@@ -331,6 +354,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 	f, jitter := s.draw()
 	ctx := r.Context()
+	slow := 1.0
+	if s.slots != nil {
+		busy, adm := s.slots.take(ctx, s.done)
+		switch adm {
+		case refused:
+			s.writeError(w, wf, failUnavailable, "", "", id)
+			return
+		case gone:
+			return
+		}
+		defer s.slots.release()
+		slow = s.slowdown(busy)
+	}
 	if f == faultHang {
 		s.n.hang.Add(1)
 		select {
@@ -340,7 +376,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if !s.wait(ctx, s.opts.Latency+jitter) {
+	if !s.wait(ctx, scale(s.opts.Latency+jitter, slow)) {
 		return
 	}
 	switch f {
@@ -370,7 +406,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.finishCalls(calls, prefix, &c)
 		why, stop = endTool, ""
 	}
-	a := answer{id: id, created: s.opts.Now().Unix(), c: &c, text: out, calls: calls, end: why, stop: stop, cut: f == faultTruncate}
+	a := answer{id: id, created: s.opts.Now().Unix(), c: &c, text: out, calls: calls, end: why, stop: stop, cut: f == faultTruncate, delay: scale(s.opts.TokenDelay, slow)}
 	var whole bool
 	if c.stream {
 		whole = s.stream(ctx, w, wf, &a, bp)
