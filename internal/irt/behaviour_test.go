@@ -338,3 +338,20 @@ func TestCoverageLong(t *testing.T) {
 		}
 	}
 }
+
+// TestReversedItemNamed: an item that stronger respondents get wrong more
+// often (a mislabeled expected answer, say) is named in a warning under 2PL.
+func TestReversedItemNamed(t *testing.T) {
+	a, b := itemParams(12, 12, false)
+	a[5], b[5] = 1.2, 0 // simulated with a = 1.2, then its answers flipped
+	d, _ := simulate(12, 800, 12, 1, a, b)
+	for p := range d.Persons {
+		k := p*12 + 5
+		d.Right[k] = d.Trials[k] - d.Right[k]
+	}
+	f := estimate(t, d, Options{Model: TwoPL, PriorSD: -1})
+	w := strings.Join(f.Warnings, "\n")
+	if !strings.Contains(w, `1 item(s) barely discriminate: "i5" (a = `) {
+		t.Errorf("warnings %q do not name the reversed item (its a %.3f)", w, f.Items[5].A)
+	}
+}

@@ -32,6 +32,9 @@ var (
 
 const maxB = 40.0
 
+// weakA is the discrimination below which a 2PL item is named in a warning.
+const weakA = 0.2
+
 // response is one observed person × item cell.
 type response struct {
 	item          int
@@ -154,6 +157,17 @@ func Estimate(d *Data, o Options) (*Fit, error) {
 	}
 	if bound > 0 {
 		fit.Warnings = append(fit.Warnings, fmt.Sprintf("%d item(s) held at a parameter bound (a in [0.01, 50], |b| ≤ 40): they barely discriminate, discriminate negatively, or are nearly extreme", bound))
+	}
+	if o.Model == TwoPL {
+		var weak []string
+		for i, it := range fit.Items {
+			if f.fitted[i] && it.A < weakA {
+				weak = append(weak, fmt.Sprintf("%q (a = %.2f)", it.ID, it.A))
+			}
+		}
+		if weak != nil {
+			fit.Warnings = append(fit.Warnings, fmt.Sprintf("%d item(s) barely discriminate: %s; stronger respondents do hardly better on them, or worse (2PL keeps a > 0): check their expected answers and scoring", len(weak), list(weak)))
+		}
 	}
 	if seNote != "" {
 		fit.Warnings = append(fit.Warnings, seNote)

@@ -29,7 +29,9 @@ func NewData(persons, items []string) *Data {
 	return &Data{Persons: persons, Items: items, Right: make([]int32, n), Trials: make([]int32, n)}
 }
 
-// Add adds right successes out of trials to person × item.
+// Add adds right successes out of trials to person × item (indices into
+// Persons and Items; out of range panics). Several calls for one cell add
+// up: each epoch may be added as it comes.
 func (d *Data) Add(person, item, right, trials int) {
 	k := person*len(d.Items) + item
 	d.Right[k] += int32(right)
@@ -40,7 +42,7 @@ func (d *Data) Add(person, item, right, trials int) {
 type Options struct {
 	Model   Model
 	Points  int     // quadrature points over N(0,1); 0 = 21
-	PriorSD float64 // SD of weak N(0,sd²) priors on b and on log a; 0 = none (plain MML, as ltm); <0 = default (2.0 on b, 0.5 on log a)
+	PriorSD float64 // SD of a weak N(0,sd²) prior on b, and N(0,(sd/4)²) on log a; 0 = none (plain MML, as ltm); <0 = DefaultPriorSD (2.0 on b, 0.5 on log a)
 	FixedA  float64 // Rasch only: >0 fixes the common discrimination (1 = textbook Rasch)
 	MaxIter int     // 0 = 500
 	Tol     float64 // 0 = 1e-6 on the largest parameter change
