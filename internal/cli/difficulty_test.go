@@ -452,3 +452,81 @@ func TestDifficultyMismatchBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Without a tag the axis is fitted: a workload that is the benchmark's own
+// run, read back from its baseline file, sits exactly on it — no gap, no
+// distance in the bins, and every re-weighted score equal to the raw one.
+func TestMismatchFittedScaleBaselineWorkload(t *testing.T) {
+	t.Parallel()
+	db, _ := gsm8kRun(t)
+	base := filepath.Join(t.TempDir(), "base.json")
+	if inv := runCLI(t, cliEnv{}, "baseline", "export", "latest", "--db", db, "-o", base); inv.code != 0 {
+		t.Fatalf("baseline export: %s", inv.stderr)
+	}
+	inv := runCLI(t, cliEnv{}, "mismatch", "--db", db, "--benchmark", "latest", "--workload", base, "--format", "json", "--replicates", "200")
+	if inv.code != 0 {
+		t.Fatalf("mismatch: exit %d\n%s", inv.code, inv.stderr)
+	}
+	var m difficulty.Mismatch
+	if err := json.Unmarshal([]byte(inv.stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Scale.Source != difficulty.SourceFitted || m.Workload.Kind != difficulty.KindBaseline || m.Workload.Cases != 1319 || m.Workload.Unknown != 0 {
+		t.Fatalf("scale %+v, workload %+v", m.Scale, m.Workload)
+	}
+	if m.UncoveredShare != 0 || m.LargestGap.Work != 0 {
+		t.Errorf("a gap between a run and itself: %+v, uncovered %v", m.LargestGap, m.UncoveredShare)
+	}
+	for _, s := range m.Scores {
+		if !s.Reweighted.Computable || math.Abs(s.Reweighted.Rate-s.Raw.Rate) > 1e-12 {
+			t.Errorf("%s: re-weighted %+v, raw %v: the same mix must give the same score", s.Target, s.Reweighted, s.Raw.Rate)
+		}
+	}
+	if m.RankingChanged || m.VerdictsChanged != 0 {
+		t.Errorf("the ranking or a verdict changed between a run and itself")
+	}
+}
+
+// One target and a tag: nothing to fit, the tag's tiers alone, each
+// tier's count the dataset's own.
+func TestDifficultyOneTargetTiersAlone(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "assay.db")
+	spec := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
+	if inv := runCLI(t, cliEnv{}, "run", spec, "--db", db, "--targets", "model-a"); inv.code != 0 {
+		t.Fatalf("run: %s", inv.stderr)
+	}
+	inv := runCLI(t, cliEnv{}, "difficulty", "--db", db, "--tag", "tier", "--levels", "easy,medium,hard", "--format", "json")
+	if inv.code != 0 {
+		t.Fatalf("difficulty: exit %d\n%s", inv.code, inv.stderr)
+	}
+	var f difficulty.Fitted
+	if err := json.Unmarshal([]byte(inv.stdout), &f); err != nil {
+		t.Fatal(err)
+	}
+	// The quickstart's cases: 8 easy, 9 medium, 9 hard.
+	want := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(readFileT(t, filepath.Join(filepath.Dir(spec), "cases.jsonl"))), "\n") {
+		var c struct{ Tier string }
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatal(err)
+		}
+		want[c.Tier]++
+	}
+	if f.Fit != nil || len(f.Tiers) != 3 {
+		t.Fatalf("fit %v, %d tiers", f.Fit != nil, len(f.Tiers))
+	}
+	for i, tier := range f.Tiers {
+		if tier.Label != []string{"easy", "medium", "hard"}[i] || tier.Cases != want[tier.Label] || len(tier.Rates) != 1 || tier.Rates[0].N != want[tier.Label] {
+			t.Errorf("tier %d: %+v, want %s with %d cases", i, tier, []string{"easy", "medium", "hard"}[i], want[tier.Label])
+		}
+	}
+	if !strings.Contains(strings.Join(f.Warnings, "; "), "nothing to fit") {
+		t.Errorf("warnings %q do not say there is nothing to fit", f.Warnings)
+	}
+	// Without the tag it cannot do anything, and says what would.
+	inv = runCLI(t, cliEnv{}, "difficulty", "--db", db)
+	if inv.code != ExitInvalid || !strings.Contains(inv.stderr, "only model-a has results") || !strings.Contains(inv.stderr, "give --tag") {
+		t.Errorf("no tag, one target: exit %d\n%s", inv.code, inv.stderr)
+	}
+}

@@ -210,10 +210,15 @@ func newDifficultyView(f *difficulty.Fitted) difficultyView {
 			v.Targets = append(v.Targets, difficultyTarget{Name: t.Target, Theta: axisNum(t.Theta), SE: axisNum(t.SE), CI: axisCI(t.Lo, t.Hi),
 				Right: units.Count(t.Right) + "/" + units.Count(t.Trials), Rate: rate})
 		}
-		if f.SeparatesFound {
+		whole := len(f.Curve) > 1 && f.Separates[0] <= f.Curve[0].Theta && f.Separates[1] >= f.Curve[len(f.Curve)-1].Theta
+		switch {
+		case f.SeparatesFound && whole:
+			v.Separate = fmt.Sprintf("This set tells targets apart across the whole range shown, θ = %s to %s: there an ability's standard error is below %s (two targets 1 SD of ability apart differ at the 5%% level).",
+				axisNum(f.Separates[0]), axisNum(f.Separates[1]), axisNum(f.SeparateSE))
+		case f.SeparatesFound:
 			v.Separate = fmt.Sprintf("This set tells targets apart between θ = %s and %s: there an ability's standard error is below %s (two targets 1 SD of ability apart differ at the 5%% level). Outside that range it cannot: a target placed there has a wide interval.",
 				axisNum(f.Separates[0]), axisNum(f.Separates[1]), axisNum(f.SeparateSE))
-		} else {
+		default:
 			v.Separate = fmt.Sprintf("Nowhere on the axis is an ability's standard error below %s: this set cannot reliably tell targets one SD of ability apart.", axisNum(f.SeparateSE))
 		}
 		for _, p := range f.Curve {
