@@ -119,7 +119,7 @@ func parseRule(r Rule) (rise, error) {
 	switch {
 	case strings.HasSuffix(s, "%"):
 		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
-		if err != nil || v < 0 || math.IsInf(v, 0) {
+		if err != nil || !(v >= 0) || math.IsInf(v, 0) {
 			problems = append(problems, fmt.Sprintf("max_rise %q: want a percentage of the base's value such as 20%%", r.MaxRise))
 		}
 		out = rise{rel: v / 100, isRel: true}
@@ -128,7 +128,7 @@ func parseRule(r Rule) (rise, error) {
 		switch {
 		case r.Metric != MetricErrors:
 			problems = append(problems, fmt.Sprintf("max_rise %q: points are for the errors metric; %s rises by a duration (300ms) or a percentage (20%%)", r.MaxRise, r.Metric))
-		case err != nil || v < 0 || v > 100:
+		case err != nil || !(v >= 0 && v <= 100):
 			problems = append(problems, fmt.Sprintf("max_rise %q: want percentage points such as 1pt", r.MaxRise))
 		}
 		out = rise{abs: v / 100}

@@ -69,7 +69,7 @@ func ParsePercent(s string) (float64, error) {
 		return 0, fmt.Errorf("want a percentage such as 1%% or 0.5%%")
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || v < 0 || v > 100 {
+	if err != nil || !(v >= 0 && v <= 100) {
 		return 0, fmt.Errorf("want a percentage between 0%% and 100%%")
 	}
 	return v / 100, nil
