@@ -546,13 +546,6 @@ func (b *budget) exhausted() string {
 	return b.reason
 }
 
-// totals are the requests started and the spend so far.
-func (b *budget) totals() (int, float64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.started, b.spent
-}
-
 // sleepUntil waits until t; false when ctx ended first.
 func sleepUntil(ctx context.Context, t time.Time) bool {
 	return sleepUntilOr(ctx, t, nil)
