@@ -64,7 +64,12 @@ type fitter struct {
 // the shared discrimination under Rasch). Cells with 0 trials are missing;
 // several trials of one cell are independent Bernoulli responses given the
 // ability (a binomial count), so a fit of counts equals the fit of the
-// expanded 0/1 table. It refuses bad input with every problem joined.
+// expanded 0/1 table, log-likelihood included (it has no binomial
+// coefficients). Abilities are EAP under N(0,1) at the fitted items;
+// ItemInfo and TestInfo are per response (one epoch). It refuses bad input
+// with every problem joined; what it fitted but doubts (extreme items, few
+// respondents, no convergence, weak items, approximate SEs) is in
+// Fit.Warnings.
 func Estimate(d *Data, o Options) (*Fit, error) {
 	o, err := checkOptions(o)
 	if err != nil {
