@@ -160,6 +160,9 @@ func runGate(ctx context.Context, g *Globals, o *gateOptions) error {
 		return err
 	}
 	defer st.Close()
+	if run.Kind == record.KindLoad {
+		return runLoadGate(ctx, g, st, run, o)
+	}
 	// Fail closed: a run stopped part way measured only some cases, and a
 	// gate on those would pass what it never saw.
 	candEv := evidence{Name: "the candidate", Run: run}

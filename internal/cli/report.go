@@ -98,6 +98,9 @@ func runReport(ctx context.Context, g *Globals, o *reportOptions) error {
 		return err
 	}
 	defer st.Close()
+	if run.Kind == record.KindLoad {
+		return reportLoad(ctx, g, st, run, o.Format, o.Output)
+	}
 	if err := requireScoring(ctx, st, "report", run, o.Scoring); err != nil {
 		return err
 	}

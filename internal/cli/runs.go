@@ -27,9 +27,9 @@ func newRunsCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List the stored runs, newest first (runs rm deletes runs)",
-		Long: `List the runs in the store, newest first: ID, spec, targets, status, cases,
-epochs, when it was created and how many scorings it has (1 plus each
-rescore). A run of assay score-traces shows the sample it scored after its
+		Long: `List the runs in the store, newest first: ID, kind (eval, or load for a
+load test of assay load), spec, targets, status, cases, epochs, when it was
+created and how many scorings it has (1 plus each rescore). A run of assay score-traces shows the sample it scored after its
 spec. --json prints them as a JSON array.
 
 ` + exitCodesHelp,
@@ -53,6 +53,7 @@ spec. --json prints them as a JSON array.
 // runListing is one run as `assay runs` shows it.
 type runListing struct {
 	ID         string    `json:"id"`
+	Kind       string    `json:"kind"` // eval, or load (assay load)
 	Spec       string    `json:"spec"`
 	SpecPath   string    `json:"spec_path"`
 	Experiment string    `json:"experiment,omitempty"`
@@ -92,7 +93,11 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		if err != nil {
 			return err
 		}
-		list = append(list, runListing{ID: r.ID, Spec: r.Spec, SpecPath: r.SpecPath, Experiment: r.Experiment,
+		kind := r.Kind
+		if kind == record.KindEval {
+			kind = "eval"
+		}
+		list = append(list, runListing{ID: r.ID, Kind: kind, Spec: r.Spec, SpecPath: r.SpecPath, Experiment: r.Experiment,
 			Sample: r.Sample, Targets: r.Targets, Status: r.Status, Cases: r.Cases, Epochs: r.Epochs,
 			Created: r.Started.UTC(), Ended: r.Ended.UTC(), Scorings: n})
 	}
@@ -107,13 +112,13 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(g.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSPEC\tTARGETS\tSTATUS\tCASES\tEPOCHS\tCREATED\tSCORINGS")
+	fmt.Fprintln(tw, "ID\tKIND\tSPEC\tTARGETS\tSTATUS\tCASES\tEPOCHS\tCREATED\tSCORINGS")
 	for _, r := range list {
 		spec := termSafe(r.Spec)
 		if r.Sample != "" {
 			spec += " (sample " + termSafe(r.Sample) + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", termSafe(r.ID), spec, termSafe(strings.Join(r.Targets, ",")),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", termSafe(r.ID), r.Kind, spec, termSafe(strings.Join(r.Targets, ",")),
 			r.Status, r.Cases, r.Epochs, r.Created.Format("2006-01-02 15:04:05Z"), r.Scorings)
 	}
 	return tw.Flush()

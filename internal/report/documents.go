@@ -62,6 +62,8 @@ type Registry struct {
 	Mismatch   *Document[*difficulty.Mismatch]
 	// Load is `assay load`, and `assay report` of a load run.
 	Load *Document[*LoadReport]
+	// LoadGate is `assay gate` of two load runs.
+	LoadGate *Document[*LoadGateReport]
 }
 
 // RunReport is what `assay report` renders: the analysis, and for the
@@ -135,6 +137,7 @@ func NewRegistry() *Registry {
 		Difficulty:  newDocument("difficulty", DifficultyFormats()...),
 		Mismatch:    newDocument("mismatch", MismatchFormats()...),
 		Load:        newDocument("load", LoadFormats()...),
+		LoadGate:    newDocument("gate-load", LoadGateFormats()...),
 	}
 }
 
@@ -161,6 +164,7 @@ func (r *Registry) names() map[string][]string {
 		r.Difficulty.Name:  r.Difficulty.Names(),
 		r.Mismatch.Name:    r.Mismatch.Names(),
 		r.Load.Name:        r.Load.Names(),
+		r.LoadGate.Name:    r.LoadGate.Names(),
 	}
 }
 
