@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/assay-eval/assay/internal/irt"
@@ -253,6 +254,12 @@ func TestFitRefusals(t *testing.T) {
 	b := simulate(rng, "run-b", "d", 1, 10, map[string]float64{"z": 0, "v": 1}, 1)
 	one := simulate(rng, "run-c", "c", 1, 10, map[string]float64{"x": 0}, 1)
 	unscored := simulate(rng, "run-d", "c", 1, 10, map[string]float64{"x": 0, "y": 1}, 0)
+	allRight := simulate(rng, "run-e", "c", 1, 3, map[string]float64{"x": 0, "y": 1}, 1)
+	for _, tr := range allRight.Targets {
+		for i := range tr.Right {
+			tr.Right[i] = tr.Trials[i]
+		}
+	}
 	for _, c := range []struct {
 		name string
 		sets []*Set
@@ -272,11 +279,57 @@ func TestFitRefusals(t *testing.T) {
 		{"model", []*Set{a}, FitOptions{Model: "3pl"}, `model "3pl": valid models are rasch, 2pl`},
 		{"level", []*Set{a}, FitOptions{Level: 95}, "level 95: must be strictly between 0 and 1 (0.95 for 95% intervals)"},
 		{"tag without values", []*Set{a}, FitOptions{Tag: "tier"}, `no fitted case has the tag "tier"`},
+		{"2pl without a prior", []*Set{a}, FitOptions{Model: "2pl", PriorSD: -1},
+			"2PL without a prior needs the results of at least 50 targets (these runs have 2): each case's discrimination rests on the targets' answers to it alone, " +
+				"and with so few the fit does not converge; keep the default weak prior, or fit rasch"},
+		{"all extreme without a prior", []*Set{allRight}, FitOptions{PriorSD: -1},
+			"no case is left to fit: every case is all right or all wrong, or has no scored result"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := Fit(c.sets, c.o); err == nil || err.Error() != c.want {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestFitWithoutPrior: plain marginal ML leaves out the cases every target
+// got right or wrong (their difficulty would be infinite) and says so.
+func TestFitWithoutPrior(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	s := simulate(rng, "run", "c", 1, 40, map[string]float64{"a": -1, "b": 0, "c": 1, "d": 2}, 3)
+	extreme := 0
+	for i := range s.Cases {
+		right, trials := int32(0), int32(0)
+		for _, tr := range s.Targets {
+			right += tr.Right[i]
+			trials += tr.Trials[i]
+		}
+		if right == 0 || right == trials {
+			extreme++
+		}
+	}
+	if extreme == 0 {
+		t.Fatal("the simulation has no extreme case to leave out")
+	}
+	f, err := Fit([]*Set{s}, FitOptions{PriorSD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Cases) != 40-extreme || f.Dropped != extreme {
+		t.Errorf("%d cases fitted, %d dropped; want %d and %d", len(f.Cases), f.Dropped, 40-extreme, extreme)
+	}
+	want := fmt.Sprintf("%d cases every target got right or every target got wrong are left out of the fit", extreme)
+	found := false
+	for _, w := range f.Warnings {
+		found = found || strings.HasPrefix(w, want)
+	}
+	if !found {
+		t.Errorf("warnings %q, want %q", f.Warnings, want)
+	}
+	for _, c := range f.Cases {
+		if math.IsInf(c.B, 0) || math.IsNaN(c.B) || c.Extreme {
+			t.Errorf("case %s: B %g extreme %v", c.ID, c.B, c.Extreme)
+		}
 	}
 }
