@@ -179,7 +179,8 @@ const (
 )
 
 // Compare places a benchmark and a workload on one difficulty axis: bins,
-// distances with bootstrap intervals, coverage gaps, each benchmark
+// distances with bootstrap intervals and permutation p-values, coverage
+// gaps, each benchmark
 // target's score post-stratified to the workload's mix, and every pair's
 // paired comparison raw and re-weighted. A bin the workload needs and the
 // benchmark lacks makes the re-weighted estimates not computable (never
