@@ -195,7 +195,7 @@ func checkOptions(o Options) (Options, error) {
 	if o.Points < 2 || o.Points > MaxPoints {
 		errs = append(errs, fmt.Errorf("irt: %d quadrature points: need 2 to %d", o.Points, MaxPoints))
 	}
-	if math.IsNaN(o.PriorSD) || math.IsInf(o.PriorSD, 1) {
+	if math.IsNaN(o.PriorSD) || math.IsInf(o.PriorSD, 0) {
 		errs = append(errs, fmt.Errorf("irt: prior SD %v: need a finite number (0 = no prior, negative = the default %v)", o.PriorSD, DefaultPriorSD))
 	} else if o.PriorSD < 0 {
 		o.PriorSD = DefaultPriorSD

@@ -58,7 +58,7 @@ func (f *Fit) Curve(lo, hi float64, n int) []InfoPoint {
 // errors come from each item's own block (said in Fit.Warnings). Variables
 // only so that a test can take each path on a small fit.
 var (
-	maxFullParams = 600  // a dense matrix of the parameters
+	maxFullParams = 2000 // a dense matrix of the parameters (32 MB)
 	maxLowRank    = 2500 // persons × nodes for the low-rank (Woodbury) form
 )
 
@@ -240,12 +240,24 @@ func (f *fitter) standardErrors() ([][2]float64, string) {
 	A := f.infoParts()
 	se := make([][2]float64, f.nI)
 	m := len(f.persons) * f.nQ
+	// Take the cheaper exact path: the dense inverse costs about n³ plus
+	// persons × nodes × (a person's parameters)², Woodbury m³ + n·m².
+	touched := 0
+	for _, rs := range f.persons {
+		touched += len(rs)
+	}
+	perPerson := 2 * float64(touched) / float64(len(f.persons))
+	n := float64(A.n)
+	denseCost := n*n*n + float64(m)*perPerson*perPerson
+	lowCost := float64(m)*float64(m)*float64(m) + n*float64(m)*float64(m)
+	denseOK := A.n <= maxFullParams
+	lowOK := m <= maxLowRank && A.n*m <= maxLowRankCells
 	var variance []float64
 	note := ""
 	switch {
-	case A.n <= maxFullParams:
+	case denseOK && (!lowOK || denseCost <= lowCost):
 		variance = f.fullVariance(A)
-	case m <= maxLowRank && A.n*m <= maxLowRankCells:
+	case lowOK:
 		variance = f.lowRankVariance(A, m)
 	default:
 		variance = f.blockVariance(A)
@@ -273,7 +285,7 @@ func (f *fitter) standardErrors() ([][2]float64, string) {
 
 // maxLowRankCells bounds W's cells (parameters × persons × nodes) for the
 // Woodbury path.
-var maxLowRankCells = 20_000_000
+var maxLowRankCells = 4_000_000 // three n × m matrices of 32 MB
 
 // personScores calls fn for each person with the touched parameter indices
 // and, per node, the complete-data score vector on them minus its posterior
