@@ -52,6 +52,7 @@ var formatValues = map[string][]string{
 	"assay import":              report.NewRegistry().BlindImport.Names(),
 	"assay difficulty":          report.NewRegistry().Difficulty.Names(),
 	"assay mismatch":            report.NewRegistry().Mismatch.Names(),
+	"assay load":                report.NewRegistry().Load.Names(),
 	"assay export":              export.Formats,
 	"assay run":                 jsonFormats,
 	"assay rescore":             jsonFormats,
