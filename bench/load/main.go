@@ -13,6 +13,8 @@
 // assay binary.
 //
 //	go build -o /tmp/assay ./cmd/assay && go run ./bench/load -assay /tmp/assay -rates 500,1000,2000,3000,4000 -duration 10s
+//
+// With -cpuprofile FILE it writes a CPU profile of the harness.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +64,18 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "each step's measured window")
 	warmup := flag.Duration("warmup", time.Second, "each step's warm-up")
 	stream := flag.Bool("stream", false, "stream the answers")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the harness to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	var rates []float64
 	for f := range strings.SplitSeq(*ratesFlag, ",") {
