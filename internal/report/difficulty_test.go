@@ -261,3 +261,50 @@ func TestDifficultyTiersAlone(t *testing.T) {
 	}
 	checkSVG(t, renderFitted(t, "html", f), 1)
 }
+
+// FuzzMismatchAndDifficultyPages renders both documents with arbitrary
+// outside text in every place it reaches (target names, bin and tier
+// labels, case IDs, the rubric's reasons, a side's name): every format
+// renders, the pages hold no element the text did not come from (no
+// script), and every chart stays well-formed SVG.
+func FuzzMismatchAndDifficultyPages(f *testing.F) {
+	f.Add(hostileLabel, "hard", "why <b>", "run-1")
+	f.Add("", "", "", "")
+	f.Add("]]><svg onload=x>", "\x00\u2028", "&amp;", "</title><script>")
+	f.Fuzz(func(t *testing.T, name, label, reason, side string) {
+		m := mismatchFixture()
+		m.Scores[1].Target, m.Pairs[0].B, m.Bins[2].Label = name, name, label
+		m.Rubric.Axes[0].Reasons = []string{reason}
+		m.Workload.Name = side
+		fx := fittedFixture()
+		fx.Targets[1].Target, fx.Tiers[0].Rates[1].Target, fx.Tiers[1].Label, fx.Cases[1].ID = name, name, label, reason
+		fx.Sources = []string{side}
+		for _, format := range []string{"text", "markdown", "json", "html"} {
+			for _, out := range []string{renderMismatch(t, format, m), renderFitted(t, format, fx)} {
+				if format != "html" {
+					continue
+				}
+				if strings.Contains(strings.ToLower(out), "<script") || strings.Contains(out, "<b>") {
+					t.Fatalf("outside text reached the page as markup")
+				}
+				for rest := out; strings.Contains(rest, "<svg "); {
+					start := strings.Index(rest, "<svg ")
+					end := strings.Index(rest, "</svg>") + len("</svg>")
+					d := xml.NewDecoder(strings.NewReader(rest[start:end]))
+					d.Strict = true
+					d.Entity = xml.HTMLEntity
+					for {
+						_, err := d.Token()
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							t.Fatalf("a chart is not well-formed: %v", err)
+						}
+					}
+					rest = rest[end:]
+				}
+			}
+		}
+	})
+}
