@@ -357,3 +357,27 @@ func TestCapacityValidate(t *testing.T) {
 		t.Errorf("queue limit without capacity: err %v", err)
 	}
 }
+
+// Close ends the requests in service and those waiting for a slot at once.
+func TestCapacityCloseEndsQueuedRequests(t *testing.T) {
+	s := New(Options{Capacity: 1, Latency: 10 * time.Second})
+	base, err := s.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(4)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { send(context.Background(), c, base+"/v1/chat/completions", chatBody) })
+	}
+	waitFor(t, func() bool { st := s.Stats(); return st.Busy == 1 && st.Waiting == 2 }, "one request served and two queued")
+	began := time.Now()
+	s.Close()
+	wg.Wait()
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("Close and the clients took %v; requests in service and queued must end at once", d)
+	}
+	if st := s.Stats(); st.Busy != 0 || st.Waiting != 0 || st.InFlight != 0 {
+		t.Errorf("after Close: %+v; want nothing busy, waiting or in flight", st)
+	}
+}
