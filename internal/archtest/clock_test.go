@@ -24,6 +24,7 @@ var realClock = map[string]string{
 	"internal/engine/engine.go":                               "the default when Engine.Now is nil",
 	"internal/cli/progress.go":                                "throttles the progress line's redraws (terminal time, nothing recorded)",
 	"internal/mock/server.go":                                 "Close waits up to 5 s of real time for requests in flight",
+	"internal/mock/capacity.go":                               "the time requests wait for a slot is real time the server spends (Stats.QueueWait), never recorded",
 	"internal/provider/limit.go":                              "token-bucket reservations (rate.Limiter) set real timers",
 	"internal/provider/retry.go":                              "a back-off is compared with the context's deadline, which is real time",
 	"internal/provider/httpcall/httpcall.go":                  "a Retry-After date becomes a real wait",
