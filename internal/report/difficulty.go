@@ -465,7 +465,7 @@ func DifficultyMarkdown(w io.Writer, f *difficulty.Fitted) error {
 		for _, r := range l.Rows {
 			cells := make([]string, len(r))
 			for i, c := range r {
-				cells[i] = mdText(c)
+				cells[i] = mdCell(c)
 			}
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 		}

@@ -325,6 +325,15 @@ func MismatchText(w io.Writer, m *difficulty.Mismatch) error {
 	return err
 }
 
+// mdCell is a table cell for Markdown: a number, a percentage or an
+// interval assay wrote as is; anything else escaped by mdText.
+func mdCell(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool { return !strings.ContainsRune("0123456789.,%−+[] —()", r) }) {
+		return s // inside a table cell a leading sign opens no list
+	}
+	return mdText(s)
+}
+
 // MismatchMarkdown renders the comparison as Markdown.
 func MismatchMarkdown(w io.Writer, m *difficulty.Mismatch) error {
 	v := newMismatchView(m)
@@ -343,7 +352,7 @@ func MismatchMarkdown(w io.Writer, m *difficulty.Mismatch) error {
 		cells := func(r []string) string {
 			out := make([]string, len(r))
 			for i, c := range r {
-				out[i] = mdText(c)
+				out[i] = mdCell(c)
 			}
 			return "| " + strings.Join(out, " | ") + " |\n"
 		}
