@@ -200,7 +200,7 @@ func newDifficultyView(f *difficulty.Fitted) difficultyView {
 			fmt.Sprintf("marginal log-likelihood %s over %s of the ability grid; %s", signed3(fit.LogLik), plural(fit.Points, "point"), prior),
 		}
 		if f.Dropped > 0 {
-			v.Fit = append(v.Fit, fmt.Sprintf("%s no target has a scored result on: left out", plural(f.Dropped, "case")))
+			v.Fit = append(v.Fit, fmt.Sprintf("%s left out of the fit (no scored result, or, without a prior, every target right or every one wrong)", plural(f.Dropped, "case")))
 		}
 		for _, t := range f.Targets {
 			rate := units.Missing
