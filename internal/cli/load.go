@@ -257,15 +257,15 @@ func runLoad(ctx context.Context, g *Globals, o *loadOptions) error {
 		// The spec's load.slo was checked as it loaded: this is --slo's.
 		return usageError{fmt.Errorf("--slo: %w", err)}
 	}
-	if slo.IsZero() {
-		fmt.Fprintln(g.Stderr, "warning: no SLO (--slo or the spec's load.slo): every step is measured, but no knee can be found")
-	}
 	names, err := selectTargets(sp, o.Targets)
 	if err != nil {
 		return err
 	}
 	if err := checkLoadTargets(g, sp, names, o.Own); err != nil {
 		return err
+	}
+	if slo.IsZero() {
+		fmt.Fprintln(g.Stderr, "warning: no SLO (--slo or the spec's load.slo): every step is measured, but no knee can be found")
 	}
 	// The targets as a load test calls them: no limits (the load is the
 	// levels), no retries, no cache.
@@ -382,7 +382,12 @@ func runLoad(ctx context.Context, g *Globals, o *loadOptions) error {
 	if runErr != nil && rec.Status == record.StatusFailed {
 		return fmt.Errorf("load test %s failed: %w", rec.ID, runErr)
 	}
-	doc, err := loadReport(wctx, st, rec)
+	// The report is of the run as stored, as assay report shows it later.
+	stored, err := st.GetRun(wctx, rec.ID)
+	if err != nil {
+		return err
+	}
+	doc, err := loadReport(wctx, st, stored)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,321 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assay-eval/assay/internal/mock"
+	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store/sqlite"
+)
+
+// loadTask writes a spec of n cases whose targets are given, with extra
+// YAML appended (a load: section, a volume).
+func loadTask(t *testing.T, dir string, n int, targets, extra string) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"id":"c%d","say":"word-%d"}`+"\n", i, i)
+	}
+	writeFile(t, filepath.Join(dir, "cases.jsonl"), b.String())
+	spec := `name: loadtest
+dataset: {path: cases.jsonl, id: id}
+prompt: {user: "{{.say}}"}
+targets:
+` + targets + `
+scorers:
+  - {name: short, type: max_length, max: 1000}
+run: {timeout: 5s, retries: 8}
+` + extra
+	path := filepath.Join(dir, "assay.yaml")
+	writeFile(t, path, spec)
+	return path
+}
+
+// loadJSONOut is the part of `assay load --format json` the tests read.
+type loadJSONOut struct {
+	Run struct {
+		ID      string   `json:"id"`
+		Kind    string   `json:"kind"`
+		Status  string   `json:"status"`
+		Targets []string `json:"targets"`
+	} `json:"run"`
+	Settings struct {
+		Mode   string    `json:"mode"`
+		Levels []float64 `json:"levels"`
+		Cases  int       `json:"cases"`
+		SLO    string    `json:"slo"`
+	} `json:"settings"`
+	Targets []struct {
+		Target string `json:"target"`
+		Steps  []struct {
+			Level    float64                          `json:"level"`
+			Sent     int                              `json:"sent"`
+			OK       int                              `json:"ok"`
+			P95      struct{ Value, Lo, Hi *float64 } `json:"p95_ms"`
+			MeetsSLO bool                             `json:"meets_slo"`
+			Skipped  string                           `json:"skipped"`
+		} `json:"steps"`
+	} `json:"targets"`
+	Knees []struct {
+		Target string  `json:"target"`
+		Found  bool    `json:"found"`
+		Level  float64 `json:"level"`
+	} `json:"knees"`
+}
+
+func decodeLoad(t *testing.T, inv invocation) loadJSONOut {
+	t.Helper()
+	var out loadJSONOut
+	if err := json.Unmarshal([]byte(inv.stdout), &out); err != nil {
+		t.Fatalf("exit %d, stdout not JSON (%v): %q\nstderr: %s", inv.code, err, inv.stdout, inv.stderr)
+	}
+	return out
+}
+
+// A load test against the mock's capacity model: 8 slots of 50 ms serve
+// at most 160 requests/s. At 40/s p95 stays near 50 ms (meets a 150 ms
+// SLO); at 320/s the queue grows through the step and p95 is far above
+// it. The test is stored as a run of kind load; assay report renders it
+// again from the store, the same numbers; assay runs lists its kind; the
+// server saw exactly the requests the test recorded (no retries).
+func TestLoadFindsTheKneeOfTheMock(t *testing.T) {
+	srv, url := startMock(t, mock.Options{Capacity: 8, Latency: 50 * time.Millisecond})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	path := loadTask(t, dir, 20, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1, price: {input_per_mtok: 1, output_per_mtok: 2}}`, url),
+		"volume: {requests_per_month: 1000000}\n")
+	inv := runCLI(t, cliEnv{}, "load", path, "--rate", "40,320", "--duration", "2s", "--cases", "10",
+		"--slo", "p95=150ms", "--format", "json", "--db", db)
+	if inv.code != 0 {
+		t.Fatalf("exit %d: %s", inv.code, inv.stderr)
+	}
+	out := decodeLoad(t, inv)
+	if out.Run.Kind != record.KindLoad || out.Run.Status != record.StatusComplete || out.Settings.Cases != 10 || out.Settings.SLO != "p95=150ms" {
+		t.Errorf("run %+v, settings %+v", out.Run, out.Settings)
+	}
+	if len(out.Targets) != 1 || len(out.Targets[0].Steps) != 2 {
+		t.Fatalf("targets %+v; want one with two steps", out.Targets)
+	}
+	low, high := out.Targets[0].Steps[0], out.Targets[0].Steps[1]
+	if !low.MeetsSLO || low.P95.Value == nil || *low.P95.Value > 100 {
+		t.Errorf("at 40/s: p95 %v, meets %v; want about 50 ms, meeting the SLO", deref(low.P95.Value), low.MeetsSLO)
+	}
+	if high.MeetsSLO || high.P95.Value == nil || *high.P95.Value < 300 {
+		t.Errorf("at 320/s (twice the capacity): p95 %v, meets %v; want far above 150 ms", deref(high.P95.Value), high.MeetsSLO)
+	}
+	if len(out.Knees) != 1 || !out.Knees[0].Found || out.Knees[0].Level != 40 {
+		t.Errorf("knees %+v; want local's at 40", out.Knees)
+	}
+	sent := low.Sent + high.Sent
+	if got := srv.Stats().Requests; got != int64(sent) {
+		t.Errorf("the mock received %d requests; the test recorded %d sent (a retry or a lost record)", got, sent)
+	}
+
+	// Stored: the report of the run is the same document.
+	rep := runCLI(t, cliEnv{}, "report", out.Run.ID, "--format", "json", "--db", db)
+	if rep.code != 0 || rep.stdout != inv.stdout {
+		t.Errorf("assay report of the load run differs from what assay load printed (exit %d)\n%s\n---\n%s", rep.code, rep.stdout, inv.stdout)
+	}
+	runs := runCLI(t, cliEnv{}, "runs", "--json", "--db", db)
+	var list []runListing
+	if err := json.Unmarshal([]byte(runs.stdout), &list); err != nil || len(list) != 1 || list[0].Kind != "load" {
+		t.Errorf("runs --json = %s (%v); want the load run of kind load", runs.stdout, err)
+	}
+	text := runCLI(t, cliEnv{}, "runs", "--db", db)
+	if lines := strings.Split(text.stdout, "\n"); !strings.HasPrefix(lines[0], "ID  ") || !strings.Contains(lines[0], "KIND") || !strings.Contains(lines[1], " load ") {
+		t.Errorf("runs:\n%s", text.stdout)
+	}
+
+	// Every format renders; the page has the plot with the SLO shaded.
+	page := filepath.Join(dir, "load.html")
+	if inv := runCLI(t, cliEnv{}, "report", "latest", "--format", "html", "-o", page, "--db", db); inv.code != 0 {
+		t.Fatalf("report html: %s", inv.stderr)
+	}
+	html := readFileT(t, page)
+	for _, want := range []string{`<svg id="throughput-p95"`, `class="slo-shade"`, `class="knee-ring"`, "Knees"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	md := runCLI(t, cliEnv{}, "report", "latest", "--format", "markdown", "--db", db)
+	if md.code != 0 || !strings.Contains(md.stdout, "## Knees") || !strings.Contains(md.stdout, "| local | 40 |") {
+		t.Errorf("markdown:\n%s", md.stdout)
+	}
+	if inv := runCLI(t, cliEnv{}, "report", "latest", "--format", "junit", "--db", db); inv.code != ExitUsage || !strings.Contains(inv.stderr, "is a load test, whose formats are text, markdown, json, html") {
+		t.Errorf("report --format junit of a load run: exit %d, %s", inv.code, inv.stderr)
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// A target whose base URL is not loopback is refused before anything is
+// stored or sent, naming both ways to allow it; listing it under
+// load.allow or --i-own-this-endpoint allows it.
+func TestLoadRefusesAnEndpointNotLoopback(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	path := loadTask(t, dir, 3, `  - {name: remote, provider: openai, model: m, base_url: "https://llm.example.com/v1", api_key_env: K}`, "")
+	inv := runCLI(t, cliEnv{env: map[string]string{"K": "sk-test"}}, "load", path, "--rate", "1", "--duration", "1s", "--db", db)
+	want := "assay: target remote: base URL https://llm.example.com/v1 is not loopback; a load test against it needs --i-own-this-endpoint, or the URL listed under the spec's load.allow\n"
+	if inv.code != ExitUsage || inv.stderr != want {
+		t.Errorf("exit %d, stderr %q; want exit 2 and %q", inv.code, inv.stderr, want)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused load test created the store")
+	}
+	// No base_url: the provider's public endpoint.
+	path = loadTask(t, dir, 3, `  - {name: public, provider: openai, model: m, api_key_env: K}`, "")
+	inv = runCLI(t, cliEnv{env: map[string]string{"K": "sk-test"}}, "load", path, "--rate", "1", "--db", db)
+	if inv.code != ExitUsage || !strings.Contains(inv.stderr, "target public has no base_url: it calls openai's public endpoint, which is not loopback; a load test needs --i-own-this-endpoint") {
+		t.Errorf("exit %d, stderr %q", inv.code, inv.stderr)
+	}
+
+	g := &Globals{}
+	for _, tc := range []struct {
+		name, base, allow string
+		own               bool
+		ok                bool
+	}{
+		{"loopback v4", "http://127.0.0.1:8089/v1", "", false, true},
+		{"loopback v6", "http://[::1]:8089/v1", "", false, true},
+		{"localhost", "http://localhost:8089/v1", "", false, true},
+		{"listed", "https://llm.example.com/v1", "https://llm.example.com/v1", false, true},
+		{"listed elsewhere", "https://llm.example.com/v1", "https://other.example.com/v1", false, false},
+		{"a lookalike host", "http://127.0.0.1.example.com/v1", "", false, false},
+		{"owned", "https://llm.example.com/v1", "", true, true},
+	} {
+		sp := specWithTarget(t, tc.base, tc.allow)
+		err := checkLoadTargets(g, sp, []string{"t"}, tc.own)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %s: err %v, want allowed %v", tc.name, tc.base, err, tc.ok)
+		}
+	}
+}
+
+// A load test stopped by Ctrl-C stops at once: the step in flight ends,
+// what it measured is stored, the rest are recorded as skipped, the run is
+// interrupted (exit 130) and its report renders.
+func TestLoadInterrupted(t *testing.T) {
+	_, url := startMock(t, mock.Options{Latency: 20 * time.Millisecond})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	path := loadTask(t, dir, 5, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1}`, url), "")
+	intr := make(chan os.Signal, 2)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		intr <- os.Interrupt
+	}()
+	start := time.Now()
+	inv := runCLI(t, cliEnv{interrupts: intr}, "load", path, "--rate", "20,40", "--duration", "30s", "--format", "json", "--db", db)
+	took := time.Since(start)
+	if inv.code != ExitInterrupted {
+		t.Fatalf("exit %d, want 130: %s", inv.code, inv.stderr)
+	}
+	if took > 8*time.Second {
+		t.Errorf("the interrupted load test took %s to stop; a step was 30s", took)
+	}
+	out := decodeLoad(t, inv)
+	if out.Run.Status != record.StatusInterrupted || len(out.Targets) != 1 || len(out.Targets[0].Steps) != 2 {
+		t.Fatalf("run %+v, targets %+v", out.Run, out.Targets)
+	}
+	first, second := out.Targets[0].Steps[0], out.Targets[0].Steps[1]
+	if first.Skipped != "" || first.Sent < 10 || second.Skipped == "" {
+		t.Errorf("steps %+v; want the first measured for about 1.5 s and the second skipped", out.Targets[0].Steps)
+	}
+	if !strings.Contains(inv.stderr, "interrupt: stopping the load test") || !strings.Contains(inv.stderr, "assay report "+out.Run.ID) {
+		t.Errorf("stderr: %s", inv.stderr)
+	}
+	st, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	if err := st.LoadRequests(context.Background(), out.Run.ID, func(record.LoadRequest) error { n++; return nil }); err != nil || n != first.Sent {
+		t.Errorf("stored %d requests (%v); the step sent %d", n, err, first.Sent)
+	}
+}
+
+// The caps bound the whole test: with --max-requests 30, no more than 30
+// requests are made, and the steps not run say why.
+func TestLoadCaps(t *testing.T) {
+	srv, url := startMock(t, mock.Options{})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	path := loadTask(t, dir, 5, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1}`, url), "")
+	inv := runCLI(t, cliEnv{}, "load", path, "--rate", "20,40,80", "--duration", "1s", "--max-requests", "30", "--format", "json", "--db", db)
+	if inv.code != 0 {
+		t.Fatalf("exit %d: %s", inv.code, inv.stderr)
+	}
+	out := decodeLoad(t, inv)
+	sent, skipped := 0, 0
+	for _, s := range out.Targets[0].Steps {
+		sent += s.Sent
+		if s.Skipped != "" {
+			skipped++
+		}
+	}
+	if got := srv.Stats().Requests; got > 30 || int64(sent) != got {
+		t.Errorf("the mock received %d requests, the test recorded %d; the cap is 30", got, sent)
+	}
+	if skipped == 0 {
+		t.Errorf("no step was skipped under a cap of 30 requests: %+v", out.Targets[0].Steps)
+	}
+}
+
+// Flags are checked before the spec is read: each mistake exits 2 naming
+// the flag.
+func TestLoadUsage(t *testing.T) {
+	dir := t.TempDir()
+	path := loadTask(t, dir, 3, `  - {name: local, provider: openai, model: m, base_url: "http://127.0.0.1:1/v1"}`, "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "assay: give the steps: --rate 1,2,5,10 (requests per second, open loop) or --concurrency 1,4,16 (requests in flight, closed loop)\n"},
+		{[]string{"--rate", "1", "--concurrency", "2"}, "assay: --rate and --concurrency are two kinds of test: give one\n"},
+		{[]string{"--rate", "5,2"}, "assay: --rate: the steps go up: 2 after 5\n"},
+		{[]string{"--rate", "1,x"}, `assay: --rate: "x" is not a positive number (give a comma-separated list such as 1,4,16)` + "\n"},
+		{[]string{"--concurrency", "1.5"}, `assay: --concurrency: "1.5" is not a whole number of requests in flight` + "\n"},
+		{[]string{"--concurrency", "0"}, `assay: --concurrency: "0" is not a positive whole number (give a comma-separated list such as 1,4,16)` + "\n"},
+		{[]string{"--rate", "1", "--slo", "p95=fast"}, `assay: --slo: slo "p95=fast": p95=fast: want a positive duration such as 2s or 500ms` + "\n"},
+		{[]string{"--rate", "1", "--arrivals", "bursty"}, `assay: --arrivals "bursty": give poisson or uniform` + "\n"},
+		{[]string{"--rate", "1", "--max-spend", "0"}, "assay: --max-spend 0: give a positive amount of USD such as 5\n"},
+		{[]string{"--rate", "1", "--duration", "0s"}, "assay: --duration 0s: give a positive duration such as 60s\n"},
+		{[]string{"--rate", "1", "--format", "junit"}, `assay: --format "junit": formats are text, markdown, json, html` + "\n"},
+	} {
+		inv := runCLI(t, cliEnv{}, append([]string{"load", path, "--db", filepath.Join(dir, "db")}, tc.args...)...)
+		if inv.code != ExitUsage || inv.stderr != tc.want {
+			t.Errorf("load %v: exit %d, stderr %q; want exit 2, %q", tc.args, inv.code, inv.stderr, tc.want)
+		}
+	}
+	// A spec problem is exit 4, located.
+	bad := loadTask(t, dir, 3, `  - {name: local, provider: openai, model: m, base_url: "http://127.0.0.1:1/v1"}`, "load: {slo: {p95: soon}}\n")
+	inv := runCLI(t, cliEnv{}, "load", bad, "--rate", "1", "--db", filepath.Join(dir, "db"))
+	if inv.code != ExitInvalid || !strings.Contains(inv.stderr, `assay.yaml:9:19: load.slo.p95 "soon" is not a duration`) {
+		t.Errorf("exit %d, stderr %s", inv.code, inv.stderr)
+	}
+}
+
+func specWithTarget(t *testing.T, base, allow string) *spec.Spec {
+	t.Helper()
+	sp := &spec.Spec{Targets: []spec.Target{{Name: "t", Provider: "openai", BaseURL: base}}}
+	if allow != "" {
+		sp.Load = &spec.LoadTest{Allow: []string{allow}}
+	}
+	return sp
+}
