@@ -516,7 +516,7 @@ func DifficultyPage(w io.Writer, f *difficulty.Fitted) error {
 			cats[i], ns[i] = tierLabel(t), t.Cases
 		}
 		v.Charts = append(v.Charts, ratesChart("tier-rates", "Pass rate per tier of "+strconv.Quote(f.Scale.Tag)+", with "+v.Level+" intervals",
-			f.Scale.Tag, cats, ns, v.TierHead, func(i int, name string) (difficulty.Rate, bool) {
+			f.Scale.Tag, cats, ns, nil, v.TierHead, func(i int, name string) (difficulty.Rate, bool) {
 				for _, r := range f.Tiers[i].Rates {
 					if r.Target == name && r.N > 0 {
 						return r, true
@@ -741,7 +741,9 @@ func valuesHistogram(id, title string, xs []float64) chart {
 
 // ratesChart draws per category (a tier, a bin) each series' pass rate as
 // a point with its interval; cats are the categories, ns their cases.
-func ratesChart(id, title, key string, cats []string, ns []int, names []string, rate func(i int, name string) (difficulty.Rate, bool)) chart {
+// A category whose gaps entry is true (a bin the workload needs and the
+// benchmark lacks) is shaded and says so.
+func ratesChart(id, title, key string, cats []string, ns []int, gaps []bool, names []string, rate func(i int, name string) (difficulty.Rate, bool)) chart {
 	nt := len(names)
 	need := math.Max(34, float64(nt)*11+18)
 	for _, v := range cats {
@@ -755,6 +757,13 @@ func ratesChart(id, title, key string, cats []string, ns []int, names []string, 
 	a := plotArea{X0: left, Y0: y + 6, X1: left + plotW, Y1: y + 6 + 220}
 	c.H = a.Y1 + 56
 	ys := scale{D0: 0, D1: 1, R0: a.Y1, R1: a.Y0}
+	for i, gap := range gaps {
+		if gap {
+			x := a.X0 + band*float64(i)
+			c.rect("gap-shade", x, a.Y0, band, a.Y1-a.Y0, cats[i]+": "+unmeasurable+", no benchmark case to measure")
+			c.text("gap-label", x+band/2, a.Y0+12, "middle", "gap")
+		}
+	}
 	c.yAxis(a, ys, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}, units.PctTick, "pass rate")
 	step := math.Min(11, (band-14)/math.Max(1, float64(nt)))
 	maxChars := fitChars(band - 6)

@@ -412,8 +412,9 @@ func MismatchPage(w io.Writer, m *difficulty.Mismatch) error {
 	if len(m.Scores) > 0 {
 		cats := make([]string, len(m.Bins))
 		ns := make([]int, len(m.Bins))
+		gaps := make([]bool, len(m.Bins))
 		for i, b := range m.Bins {
-			cats[i], ns[i] = binLabel(b), b.Bench
+			cats[i], ns[i], gaps[i] = binLabel(b), b.Bench, b.Gap
 		}
 		names := make([]string, len(m.Scores))
 		for i, s := range m.Scores {
@@ -423,7 +424,7 @@ func MismatchPage(w io.Writer, m *difficulty.Mismatch) error {
 		if m.Scale.Tag != "" {
 			key = m.Scale.Tag
 		}
-		v.Charts = append(v.Charts, ratesChart("bin-rates", "Benchmark pass rate per bin, with "+v.Level+" intervals", key, cats, ns, names,
+		v.Charts = append(v.Charts, ratesChart("bin-rates", "Benchmark pass rate per bin, with "+v.Level+" intervals", key, cats, ns, gaps, names,
 			func(i int, name string) (difficulty.Rate, bool) {
 				for _, s := range m.Scores {
 					if s.Target == name && i < len(s.PerBin) && s.PerBin[i].N > 0 {
