@@ -123,7 +123,7 @@ func newLoadView(r *LoadReport) loadView {
 		}
 	}
 	if sat > 0 {
-		v.Warnings = append(v.Warnings, fmt.Sprintf("%d %s marked %s: assay itself was the bottleneck there (its CPU or its lateness against the schedule), so those steps measure this machine, not the server, and never count as a knee. Run from a machine with more cores, or lower the rate.", sat, plural(sat, "step"), clientSaturated))
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s marked %s: assay itself was the bottleneck there (its CPU or its lateness against the schedule), so those steps measure this machine, not the server, and never count as a knee. Run from a machine with more cores, or lower the rate.", plural(sat, "step"), clientSaturated))
 	}
 	level := "concurrency"
 	if res.Mode == load.ModeRate {
