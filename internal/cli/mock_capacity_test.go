@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"strings"
 	"testing"
 )
@@ -22,5 +23,18 @@ func TestMockCapacityFlags(t *testing.T) {
 		if inv.code != 2 || !strings.Contains(inv.stderr, c.want) {
 			t.Errorf("mock %v: exit %d, stderr %q; want exit 2 saying %q", c.args, inv.code, inv.stderr, c.want)
 		}
+	}
+}
+
+// assay mock listens on loopback unless --addr says otherwise: a load
+// test's target is local by default.
+func TestMockListensOnLoopbackByDefault(t *testing.T) {
+	def := newMockCommand(&Globals{}).Flags().Lookup("addr").DefValue
+	host, _, err := net.SplitHostPort(def)
+	if err != nil {
+		t.Fatalf("--addr default %q: %v", def, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		t.Errorf("--addr defaults to %q; want a loopback address", def)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -379,5 +380,17 @@ func TestCapacityCloseEndsQueuedRequests(t *testing.T) {
 	}
 	if st := s.Stats(); st.Busy != 0 || st.Waiting != 0 || st.InFlight != 0 {
 		t.Errorf("after Close: %+v; want nothing busy, waiting or in flight", st)
+	}
+}
+
+// Without an address the mock listens on loopback only.
+func TestListensOnLoopbackByDefault(t *testing.T) {
+	_, base := start(t, Options{Capacity: 1})
+	host, _, err := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		t.Errorf("listening on %s; want a loopback address", base)
 	}
 }
