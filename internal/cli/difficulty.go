@@ -23,6 +23,7 @@ import (
 
 type difficultyOptions struct {
 	Runs    []string
+	Spec    string
 	Model   string
 	Tag     string
 	Levels  []string
@@ -43,6 +44,7 @@ func (o *difficultyOptions) AddFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.Level, "level", 0.95, "confidence level of every interval")
 	f.StringVar(&o.Format, "format", "text", "output format: "+strings.Join(report.NewRegistry().Difficulty.Names(), "|"))
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to FILE, whole or not at all")
+	addSpecSelectFlag(cmd, &o.Spec)
 }
 
 func newDifficultyCommand(g *Globals) *cobra.Command {
@@ -75,8 +77,9 @@ difficulty: where a target's lead comes from. A non-numeric tag needs its
 order (--levels easy,medium,hard or difficulty.levels). With fewer than two
 targets there is nothing to fit: the tag's tiers are shown alone.
 
-RUN is a run ID, an ID prefix or latest (the default); a path to a baseline
-file (assay baseline export) is read as that run. Several runs are fitted
+RUN is a run ID, an ID prefix or latest (the default; with --spec, the
+newest run of that spec, whose difficulty: section then gives the tag); a
+path to a baseline file (assay baseline export) is read as that run. Several runs are fitted
 together: the same case ID is the same case, the same target name the same
 target. Runs that share neither cannot be put on one scale and are refused,
 naming the groups.
@@ -158,6 +161,8 @@ type runSource struct {
 	g    *Globals
 	what string
 	st   store.Store
+	// spec, when set, is the name of the spec whose newest run latest is.
+	spec string
 }
 
 func (s *runSource) Close() {
@@ -206,7 +211,11 @@ func (s *runSource) view(ctx context.Context, ref string) (*runview.View, *recor
 		}
 		s.st = st
 	}
-	run, err := getRun(ctx, s.st, s.what, ref)
+	id, err := latestOf(ctx, s.st, ref, s.spec)
+	if err != nil {
+		return nil, nil, invalid(fmt.Errorf("%s: %w", s.what, err))
+	}
+	run, err := getRun(ctx, s.st, s.what, id)
 	if err != nil {
 		if errors.Is(err, record.ErrNotFound) {
 			return nil, nil, invalid(err)
@@ -239,6 +248,19 @@ func runDifficulty(ctx context.Context, g *Globals, o *difficultyOptions) error 
 	var views []*runview.View
 	var sources []string
 	tag, levels := o.Tag, o.Levels
+	if o.Spec != "" {
+		sp, err := spec.LoadWith(o.Spec, specOptions(g, nil))
+		if err != nil {
+			return err // spec problems exit 4
+		}
+		src.spec = sp.Name
+		if d := sp.Difficulty; d != nil && (tag == "" || tag == d.Tag) {
+			tag = d.Tag
+			if levels == nil {
+				levels = d.Levels
+			}
+		}
+	}
 	for _, ref := range o.Runs {
 		v, run, err := src.view(ctx, ref)
 		if err != nil {

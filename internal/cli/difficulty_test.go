@@ -148,6 +148,13 @@ func TestDifficultyGSM8KTiers(t *testing.T) {
 			}
 		}
 	}
+	// --spec: latest is the newest run of that spec, and its difficulty:
+	// section names the tag.
+	bySpec := runCLI(t, cliEnv{}, "difficulty", "--spec", gsm8kMismatchSpec(t), "--db", db, "--format", "json")
+	var fs difficulty.Fitted
+	if bySpec.code != 0 || json.Unmarshal([]byte(bySpec.stdout), &fs) != nil || fs.Scale.Tag != "tier" || len(fs.Tiers) != 9 {
+		t.Errorf("difficulty --spec: exit %d, tag %q, %d tiers\n%s", bySpec.code, fs.Scale.Tag, len(fs.Tiers), bySpec.stderr)
+	}
 	// Where the lead comes from, in the text report: the row of 4-step
 	// problems shows 6B verification behind 175B finetuning there.
 	text := runCLI(t, cliEnv{}, "difficulty", "latest", "--db", db, "--tag", "tier")
@@ -423,6 +430,7 @@ func TestDifficultyMismatchBadInput(t *testing.T) {
 		{[]string{"difficulty", notBaseline}, []string{notBaseline}},
 		{[]string{"difficulty", filepath.Join(dir, "absent.json")}, []string{"absent.json: no such file (give a run ID, latest, or a baseline file)"}},
 		{[]string{"difficulty", "latest", "--tag", "steps"}, []string{`no case has the tag "steps"`, `"tier"`}},
+		{[]string{"difficulty", "--spec", filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")}, []string{`latest run of spec "ticket-triage": not found`}},
 		{[]string{"mismatch", "--benchmark", "0123abcd", "--workload", noField, "--tag", "tier"}, []string{"mismatch: --benchmark: ", "0123abcd"}},
 		{[]string{"mismatch", "--benchmark", "latest", "--workload", noField, "--tag", "tier"}, []string{"mismatch: --workload: ", `no case has a value of the tag "tier"`}},
 		{[]string{"mismatch", "--benchmark", "latest", "--workload", noField}, []string{"mismatch: --workload: ", "no results to fit a difficulty from", "--tag"}},
