@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -13,20 +14,45 @@ import (
 	"github.com/assay-eval/assay/internal/provider"
 )
 
+// unsaturated runs a load test whose knee a test checks: once more when
+// the harness flagged a step saturated (the shared machine was too busy to
+// keep the schedule: such a step is no evidence), and skips the test when
+// it was flagged both times.
+func unsaturated(t *testing.T, slo SLO, load func() (*memSink, error)) (*memSink, *Result) {
+	t.Helper()
+	var why []string
+	for range 2 {
+		sink, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		why = why[:0]
+		for _, st := range sink.steps {
+			if ok, w := saturated(st); ok && st.Skipped == "" {
+				why = append(why, fmt.Sprintf("%s at %g: %s", st.Target, st.Level, w))
+			}
+		}
+		if len(why) == 0 {
+			return sink, analyse(t, sink, slo)
+		}
+		t.Logf("the harness flagged itself saturated: %s", strings.Join(why, "; "))
+	}
+	t.Skipf("the harness was saturated in both attempts (the machine is too busy to drive this load): %s", strings.Join(why, "; "))
+	return nil, nil
+}
+
 // Past a server's capacity (8 slots × 40 ms = 200 requests/s) an open loop
 // queues: the knee lands within 15% below the capacity and p95 rises
 // sharply past it.
 func TestKneeAtServerCapacity(t *testing.T) {
 	f := &fakeServer{Slots: 8, Service: 40 * time.Millisecond, Tokens: 20}
 	slo := SLO{P95: 150 * time.Millisecond, Errors: 0.05, ErrorsSet: true}
-	sink, err := run(t, []Target{target("fake", f, nil)}, Options{
-		Mode: ModeRate, Levels: []float64{100, 170, 200, 240}, Duration: 2 * time.Second,
-		Warmup: 300 * time.Millisecond, Seed: 3, SLO: slo,
+	_, res := unsaturated(t, slo, func() (*memSink, error) {
+		return run(t, []Target{target("fake", f, nil)}, Options{
+			Mode: ModeRate, Levels: []float64{100, 170, 200, 240}, Duration: 2 * time.Second,
+			Warmup: 300 * time.Millisecond, Seed: 3, SLO: slo,
+		})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := analyse(t, sink, slo)
 	k := res.Knees[0]
 	if !k.Found || k.Level < 170 || k.Level > 230 {
 		t.Fatalf("knee %+v; want 170–230 requests/s (capacity 200)", k)
@@ -60,16 +86,15 @@ func TestKneeAtServerCapacity(t *testing.T) {
 func TestKneeAtRateLimit(t *testing.T) {
 	f := &fakeServer{Slots: 200, Service: 5 * time.Millisecond, Rate: 100}
 	slo := SLO{P95: time.Second, Errors: 0.05, ErrorsSet: true}
-	sink, err := run(t, []Target{target("limited", f, nil)}, Options{
-		Mode: ModeRate, Levels: []float64{60, 90, 130, 170}, Duration: 2 * time.Second, Seed: 5, SLO: slo,
+	sink, res := unsaturated(t, slo, func() (*memSink, error) {
+		f.calls.Store(0)
+		return run(t, []Target{target("limited", f, nil)}, Options{
+			Mode: ModeRate, Levels: []float64{60, 90, 130, 170}, Duration: 2 * time.Second, Seed: 5, SLO: slo,
+		})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := f.calls.Load(); got != int64(len(sink.reqs)) {
 		t.Errorf("the server saw %d calls for %d requests made: a retry or an unrecorded call", got, len(sink.reqs))
 	}
-	res := analyse(t, sink, slo)
 	if k := res.Knees[0]; !k.Found || k.Level != 90 {
 		t.Fatalf("knee %+v; want 90 (limit 100)", k)
 	}
