@@ -433,7 +433,8 @@ func TestDifficultyMismatchBadInput(t *testing.T) {
 		{[]string{"difficulty", "--spec", filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")}, []string{`latest run of spec "ticket-triage": not found`}},
 		{[]string{"mismatch", "--benchmark", "0123abcd", "--workload", noField, "--tag", "tier"}, []string{"mismatch: --benchmark: ", "0123abcd"}},
 		{[]string{"mismatch", "--benchmark", "latest", "--workload", noField, "--tag", "tier"}, []string{"mismatch: --workload: ", `no case has a value of the tag "tier"`}},
-		{[]string{"mismatch", "--benchmark", "latest", "--workload", noField}, []string{"mismatch: --workload: ", "no results to fit a difficulty from", "--tag"}},
+		{[]string{"mismatch", "--benchmark", "latest", "--workload", noField}, []string{"mismatch: --workload: ", "take a fitted difficulty by case ID", "--id", "--tag"}},
+		{[]string{"mismatch", "--benchmark", "latest", "--workload", noField, "--id", "question"}, []string{`none of the 1 cases of ` + noField + ` is a case of the fitted runs (its IDs are like "a")`}},
 		{[]string{"mismatch", "--benchmark", badLevel, "--workload", badLevel, "--tag", "tier", "--levels", "easy,hard"}, []string{"mismatch: --benchmark: ", `case "2" has "brutal"`, `"easy", "hard"`}},
 		{[]string{"mismatch", "--benchmark", notBaseline, "--workload", noField, "--tag", "tier"}, []string{"mismatch: --benchmark: ", notBaseline}},
 	} {
@@ -536,5 +537,64 @@ func TestDifficultyOneTargetTiersAlone(t *testing.T) {
 	inv = runCLI(t, cliEnv{}, "difficulty", "--db", db)
 	if inv.code != ExitInvalid || !strings.Contains(inv.stderr, "only model-a has results") || !strings.Contains(inv.stderr, "give --tag") {
 		t.Errorf("no tag, one target: exit %d\n%s", inv.code, inv.stderr)
+	}
+}
+
+// A workload dataset file on a fitted scale: its cases take the fitted
+// difficulty of the benchmark's case with the same ID (--id names the
+// field), so its bin counts are the fit's difficulties of those cases,
+// binned here.
+func TestMismatchFittedDatasetWorkloadByID(t *testing.T) {
+	t.Parallel()
+	db, _ := gsm8kRun(t)
+	truth := readGSM8KTruth(t)
+	var b strings.Builder
+	var lines []string
+	for i, tr := range truth.tier {
+		if tr >= 5 {
+			id := strconv.Itoa(i + 1) // the run's case ID: the line number
+			lines = append(lines, id)
+			row, _ := json.Marshal(map[string]string{"n": id, "question": truth.question[i]})
+			b.Write(row)
+			b.WriteString("\n")
+		}
+	}
+	work := filepath.Join(t.TempDir(), "work.jsonl")
+	writeFile(t, work, b.String())
+	inv := runCLI(t, cliEnv{}, "mismatch", "--db", db, "--benchmark", "latest", "--workload", work, "--id", "n", "--format", "json", "--replicates", "100")
+	if inv.code != 0 {
+		t.Fatalf("mismatch: exit %d\n%s", inv.code, inv.stderr)
+	}
+	var m difficulty.Mismatch
+	if err := json.Unmarshal([]byte(inv.stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	fit := runCLI(t, cliEnv{}, "difficulty", "--db", db, "--format", "json")
+	var f difficulty.Fitted
+	if fit.code != 0 || json.Unmarshal([]byte(fit.stdout), &f) != nil {
+		t.Fatalf("difficulty: exit %d\n%s", fit.code, fit.stderr)
+	}
+	bOf := map[string]float64{}
+	for _, c := range f.Cases {
+		bOf[c.ID] = c.B
+	}
+	if m.Scale.Source != difficulty.SourceFitted || m.Workload.Unknown != 0 || m.Workload.Cases != len(lines) || len(m.Bins) == 0 {
+		t.Fatalf("scale %+v workload %+v, %d bins", m.Scale, m.Workload, len(m.Bins))
+	}
+	counts := make([]int, len(m.Bins))
+	for _, id := range lines {
+		x := bOf[id]
+		for k, bin := range m.Bins {
+			last := k == len(m.Bins)-1
+			if x >= bin.Lo && (x < bin.Hi || last && x <= bin.Hi) {
+				counts[k]++
+				break
+			}
+		}
+	}
+	for k, bin := range m.Bins {
+		if bin.Work != counts[k] {
+			t.Errorf("bin %s: %d workload cases, the fit's difficulties of those cases put %d there", bin.Label, bin.Work, counts[k])
+		}
 	}
 }

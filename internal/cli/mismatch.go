@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/assay-eval/assay/internal/report"
 	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 type mismatchOptions struct {
@@ -290,14 +292,16 @@ func isDatasetFile(ref string) bool {
 	return false
 }
 
-// datasetSide reads a dataset file's cases and their tag values: the
-// spec's dataset settings (its id and tags) when a spec was given, the
-// file's format from its extension. A side without results has only a
-// mix: it needs a tag.
+// datasetSide reads a dataset file's cases: on a tag scale, their tag
+// values (the field of that name, or the SPEC's dataset.tags expression for
+// it); on a fitted scale, only their IDs, which take the fitted difficulty
+// of the same case. Case IDs are --id's field, else (on a fitted scale,
+// where they must match the runs') the SPEC's dataset.id, else line
+// numbers. The SPEC's expected value and weight are not read (a workload
+// file has no answers), and of its other tags only plain fields are kept
+// (the rubric compares them; an expression could fail on another file's
+// lines).
 func datasetSide(ctx context.Context, user *spec.Spec, path, idField string, sc difficulty.Scale) (*mismatchSide, error) {
-	if sc.Source != difficulty.SourceTag {
-		return nil, fmt.Errorf("%s is a dataset file, which has no results to fit a difficulty from: give the tag (or field) holding its cases' difficulty with --tag or difficulty.tag", path)
-	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: no such file (give a run ID, latest, a baseline file or a dataset file)", path)
@@ -319,15 +323,25 @@ func datasetSide(ctx context.Context, user *spec.Spec, path, idField string, sc 
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
 		ds.Format = "csv"
 	}
+	tagged := sc.Source == difficulty.SourceTag
 	if user != nil {
-		ds.ID = user.Dataset.ID
-		ds.Tags = user.Dataset.Tags
+		if !tagged {
+			ds.ID = user.Dataset.ID
+		}
+		for _, t := range user.Dataset.Tags {
+			if t.Key == sc.Tag || plainField.MatchString(t.Expr) {
+				ds.Tags = append(ds.Tags, t)
+			}
+		}
 	}
 	if idField != "" {
 		ds.ID = idField
 	}
-	if !hasTagKey(ds.Tags, sc.Tag) {
-		ds.Tags = append(append([]spec.Tag(nil), ds.Tags...), spec.Tag{Key: sc.Tag, Expr: sc.Tag})
+	if !tagged && ds.ID == spec.DefaultID {
+		return nil, fmt.Errorf("%s is a dataset file, whose cases take a fitted difficulty by case ID: name the field holding the IDs the runs' cases have with --id (line numbers of another file are not those IDs), or give the tag holding a difficulty with --tag", path)
+	}
+	if tagged && !hasTagKey(ds.Tags, sc.Tag) {
+		ds.Tags = append(ds.Tags, spec.Tag{Key: sc.Tag, Expr: sc.Tag})
 	}
 	sp.Dataset = ds
 	var ids, values []string
@@ -346,12 +360,27 @@ func datasetSide(ctx context.Context, user *spec.Spec, path, idField string, sc 
 		}
 		return nil, fmt.Errorf("reading the dataset %s: %w", path, err)
 	}
+	src := profileSource{Name: path, Dataset: sp}
+	if !tagged {
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("%s has no cases", path)
+		}
+		set := &difficulty.Set{Name: path, Kind: difficulty.KindDataset, Scale: sc, Cases: ids, Values: make([]float64, len(ids))}
+		for i := range set.Values {
+			set.Values[i] = math.NaN()
+		}
+		return &mismatchSide{set: set, source: src}, nil
+	}
 	set, err := difficulty.FromTags(path, difficulty.KindDataset, ids, values, has, sc)
 	if err != nil {
 		return nil, err
 	}
-	return &mismatchSide{set: set, source: profileSource{Name: path, Dataset: sp}}, nil
+	return &mismatchSide{set: set, source: src}, nil
 }
+
+// plainField is a tag expression that names a field (not a CEL
+// expression).
+var plainField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func hasTagKey(tags []spec.Tag, key string) bool {
 	for _, t := range tags {
@@ -385,12 +414,17 @@ func fitSides(bench, work *difficulty.Set, model string) error {
 	}
 	for _, s := range []*difficulty.Set{bench, work} {
 		s.Scale = f.Scale
+		matched := 0
 		for i, id := range s.Cases {
 			if x, ok := b[id]; ok {
 				s.Values[i] = x
+				matched++
 			} else {
 				s.Values[i] = math.NaN()
 			}
+		}
+		if matched == 0 {
+			return invalid(fmt.Errorf("mismatch: none of the %s cases of %s is a case of the fitted runs (its IDs are like %q): a fitted difficulty is matched by case ID", units.Count(len(s.Cases)), s.Name, s.Cases[0]))
 		}
 	}
 	return nil
