@@ -46,7 +46,7 @@ func (o *mismatchOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Workload, "workload", "", "your workload: a run, a baseline file or a dataset file (.jsonl, .csv) (required)")
 	f.StringVar(&o.Tag, "tag", "", "the case tag (or a dataset file's field) holding a difficulty (default: the spec's difficulty.tag; none: fitted from the targets' results)")
 	f.StringSliceVar(&o.Levels, "levels", nil, "the order of a non-numeric tag's values, easiest first: easy,medium,hard (default: the spec's difficulty.levels)")
-	f.StringVar(&o.ID, "id", "", "the field holding a dataset file's case IDs (default: the spec's dataset.id, else the line number)")
+	f.StringVar(&o.ID, "id", "", "the field holding a dataset file's case IDs, which a fitted difficulty is matched by (default: the spec's dataset.id; on a tag scale the line number)")
 	f.StringVar(&o.Model, "model", "rasch", "the item-response model when the difficulty is fitted: rasch or 2pl")
 	f.IntVar(&o.Bins, "bins", 0, "equal-width bins over the pooled range of a continuous difficulty (0: 8; a tag with at most 12 values gets one bin per value)")
 	f.Float64SliceVar(&o.Edges, "edges", nil, "explicit bin edges, increasing: 0,2,4,8 (instead of --bins)")
