@@ -319,3 +319,29 @@ func specWithTarget(t *testing.T, base, allow string) *spec.Spec {
 	}
 	return sp
 }
+
+// FuzzLoadLevels: any --rate or --concurrency text is a list of
+// increasing positive levels or a usage error naming the flag.
+func FuzzLoadLevels(f *testing.F) {
+	for _, s := range []string{"1,2,5", "1, 4 ,16", "5,2", "0", "1e309", "NaN", "1,,2", "-1", "0x10", "1.5"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, whole bool) {
+		ls, err := parseLevels("--rate", s, whole)
+		if err != nil {
+			if ExitCode(err) != ExitUsage || !strings.HasPrefix(err.Error(), "--rate: ") {
+				t.Fatalf("%q: %v is not a usage error naming the flag", s, err)
+			}
+			return
+		}
+		if len(ls) == 0 || len(ls) > maxLoadLevels {
+			t.Fatalf("%q: %d levels", s, len(ls))
+		}
+		for i, l := range ls {
+			if !(l > 0) || math.IsInf(l, 0) || whole && l != math.Trunc(l) || i > 0 && l <= ls[i-1] {
+				t.Fatalf("%q: levels %v", s, ls)
+			}
+		}
+	})
+}
