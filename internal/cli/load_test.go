@@ -345,3 +345,47 @@ func FuzzLoadLevels(f *testing.F) {
 		}
 	})
 }
+
+// assay gate of two load runs holds the candidate to the baseline's
+// load.gate rules: the same server again passes (or is inconclusive:
+// exit 0); a server four times slower fails (exit 3), naming the check.
+func TestLoadGate(t *testing.T) {
+	_, fast := startMock(t, mock.Options{Latency: 20 * time.Millisecond})
+	_, slow := startMock(t, mock.Options{Latency: 80 * time.Millisecond})
+	db := filepath.Join(t.TempDir(), "assay.db")
+	rules := "load: {gate: [{metric: p95, at: 25, max_rise: 20%}, {metric: errors, at: 25, max_rise: 5pt}]}\n"
+	run := func(url string) string {
+		t.Helper()
+		dir := t.TempDir()
+		path := loadTask(t, dir, 10, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1}`, url), rules)
+		inv := runCLI(t, cliEnv{}, "load", path, "--rate", "25", "--duration", "2s", "--format", "json", "--db", db)
+		if inv.code != 0 {
+			t.Fatalf("load: exit %d: %s", inv.code, inv.stderr)
+		}
+		return decodeLoad(t, inv).Run.ID
+	}
+	base, same, slower := run(fast), run(fast), run(slow)
+
+	inv := runCLI(t, cliEnv{}, "gate", same, "--baseline", base, "--db", db, "--format", "json")
+	var res struct {
+		Verdict string `json:"verdict"`
+		Checks  []struct {
+			Target  string `json:"target"`
+			Verdict string `json:"verdict"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(inv.stdout), &res); err != nil || inv.code != 0 || res.Verdict == "fail" || len(res.Checks) != 2 {
+		t.Errorf("the same server again: exit %d, %+v (%v)\n%s", inv.code, res, err, inv.stderr)
+	}
+	inv = runCLI(t, cliEnv{}, "gate", slower, "--baseline", base, "--db", db)
+	if inv.code != ExitFailed || !strings.Contains(inv.stdout, "FAIL") || !strings.Contains(inv.stderr, "gate failed: local p95 at 25 (fail)") {
+		t.Errorf("a slower server: exit %d\n%s\n%s", inv.code, inv.stdout, inv.stderr)
+	}
+	// A load run is gated only against a load run, by load.gate rules.
+	if inv := runCLI(t, cliEnv{}, "gate", slower, "--baseline", base, "--db", db, "--rule", "primary max_drop=5%"); inv.code != ExitUsage || !strings.Contains(inv.stderr, "takes its rules from the spec's load.gate") {
+		t.Errorf("--rule on load runs: exit %d, %s", inv.code, inv.stderr)
+	}
+	if inv := runCLI(t, cliEnv{}, "gate", slower, "--baseline", base, "--db", db, "--format", "junit"); inv.code != ExitUsage || !strings.Contains(inv.stderr, "a gate of load tests renders as text, markdown, json") {
+		t.Errorf("--format junit on load runs: exit %d, %s", inv.code, inv.stderr)
+	}
+}
