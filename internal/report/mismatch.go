@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -94,7 +95,7 @@ func binLabel(b difficulty.Bin) string {
 
 func estimateCells(e difficulty.Estimate) (rate, ci string) {
 	if !e.Computable {
-		return "cannot be computed", e.Why
+		return "cannot be computed", units.Missing
 	}
 	return units.Pct(e.Rate), units.PctCI([2]float64{e.CI.Lo, e.CI.Hi})
 }
@@ -181,11 +182,17 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 			se = strings.TrimPrefix(se, "+")
 		}
 		cov, covCI := estimateCells(s.Covered)
-		covered := cov + " " + covCI
+		covered := cov
 		if s.Covered.Computable {
-			covered += " over " + units.Pct(s.CoveredShare) + " of the mix"
+			covered += " " + covCI + " over " + units.Pct(s.CoveredShare) + " of the mix"
 		}
-		v.Scores = append(v.Scores, []string{s.Target, raw, rawCI, rw, rwCI, se, kish, covered})
+		var why []string
+		for _, e := range []difficulty.Estimate{s.Raw, s.Reweighted, s.Covered} {
+			if !e.Computable && e.Why != "" && !slices.Contains(why, e.Why) {
+				why = append(why, e.Why)
+			}
+		}
+		v.Scores = append(v.Scores, []string{s.Target, raw, rawCI, rw, rwCI, se, kish, covered, strings.Join(why, "; ")})
 	}
 	if len(m.Scores) == 0 {
 		v.ScoresNote = "The benchmark side has no results (a dataset file): distances and gaps only, no scores to re-weight."
@@ -292,7 +299,7 @@ func MismatchText(w io.Writer, m *difficulty.Mismatch) error {
 	if err := table("Distances ("+v.Level+" bootstrap intervals)", []string{"distance", "value", "interval", "replicates"}, v.Distances); err != nil {
 		return err
 	}
-	if err := table("Scores: raw (the benchmark's mix) and re-weighted (the workload's mix)", []string{"target", "raw", v.Level + " CI", "re-weighted", v.Level + " CI", "SE (pts)", "n_eff", "covered bins only"}, v.Scores); err != nil {
+	if err := table("Scores: raw (the benchmark's mix) and re-weighted (the workload's mix)", []string{"target", "raw", v.Level + " CI", "re-weighted", v.Level + " CI", "SE (pts)", "n_eff", "covered bins only", "why not"}, v.Scores); err != nil {
 		return err
 	}
 	if v.ScoresNote != "" {
@@ -371,7 +378,7 @@ func MismatchMarkdown(w io.Writer, m *difficulty.Mismatch) error {
 	}
 	b.WriteString("\n")
 	table("Distances ("+v.Level+" bootstrap intervals)", []string{"distance", "value", "interval", "replicates"}, v.Distances)
-	table("Scores: raw and re-weighted to the workload's mix", []string{"target", "raw", v.Level + " CI", "re-weighted", v.Level + " CI", "SE (pts)", "n_eff", "covered bins only"}, v.Scores)
+	table("Scores: raw and re-weighted to the workload's mix", []string{"target", "raw", v.Level + " CI", "re-weighted", v.Level + " CI", "SE (pts)", "n_eff", "covered bins only", "why not"}, v.Scores)
 	if v.ScoresNote != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdText(v.ScoresNote))
 	}
@@ -522,7 +529,7 @@ func scoresChart(m *difficulty.Mismatch, level string) chart {
 			c.line(seriesClass(i)+" whisker", xs.at(e.CI.Lo), y+5, xs.at(e.CI.Hi), y+5, tip)
 			c.marker(i, "", xs.at(e.Rate), y+5, 4, tip)
 		} else {
-			c.text("note unmeasurable", xs.at(0.5), y+9, "middle", "re-weighted: cannot be computed ("+clip(e.Why, 60)+")")
+			c.Marks = append(c.Marks, mark{Kind: "text", Class: "gap-label", X: a.X1, Y: y + 9, Anchor: "end", Text: "re-weighted: cannot be computed", Tip: e.Why})
 		}
 	}
 	return c
@@ -557,7 +564,7 @@ const mismatchTemplates = `
 {{end}}</tbody></table>
 {{- if .Scores}}
 <h2>Scores: raw and re-weighted to the workload's mix</h2>
-<div class="scroll"><table class="scores"><thead><tr><th>target</th><th class="num">raw</th><th class="num">{{.Level}} CI</th><th class="num">re-weighted</th><th class="num">{{.Level}} CI</th><th class="num">SE (pts)</th><th class="num">n_eff</th><th>covered bins only</th></tr></thead>
+<div class="scroll"><table class="scores"><thead><tr><th>target</th><th class="num">raw</th><th class="num">{{.Level}} CI</th><th class="num">re-weighted</th><th class="num">{{.Level}} CI</th><th class="num">SE (pts)</th><th class="num">n_eff</th><th>covered bins only</th><th>why not</th></tr></thead>
 <tbody>{{range .Scores}}<tr>{{range $j, $c := .}}<td{{if and $j (lt $j 7)}} class="num"{{end}}>{{vis $c}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
 {{- end}}
