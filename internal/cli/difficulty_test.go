@@ -598,3 +598,37 @@ func TestMismatchFittedDatasetWorkloadByID(t *testing.T) {
 		}
 	}
 }
+
+// Without a SPEC, the questionnaire's answers come from the workload
+// run's recorded spec (its difficulty: section, here from an overlay), and
+// its tag and levels too.
+func TestMismatchAnswersFromWorkloadRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	spec := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
+	overlay := filepath.Join(dir, "difficulty.yaml")
+	writeFile(t, overlay, `difficulty:
+  tag: tier
+  levels: [easy, medium, hard]
+  rubric:
+    stakes: {rating: high, why: "tickets route refunds without review"}
+`)
+	if inv := runCLI(t, cliEnv{}, "run", spec, "-f", overlay, "--db", db); inv.code != 0 {
+		t.Fatalf("run: %s", inv.stderr)
+	}
+	inv := runCLI(t, cliEnv{}, "mismatch", "--db", db, "--benchmark", "latest", "--workload", "latest", "--format", "json", "--replicates", "50")
+	if inv.code != 0 {
+		t.Fatalf("mismatch: exit %d\n%s", inv.code, inv.stderr)
+	}
+	var m difficulty.Mismatch
+	if err := json.Unmarshal([]byte(inv.stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Scale.Tag != "tier" || len(m.Bins) != 3 || m.Bins[2].Label != "hard" {
+		t.Errorf("scale %+v, bins %+v", m.Scale, m.Bins)
+	}
+	if m.Rubric == nil || m.Rubric.Verdict != "shortlist_only" || !strings.Contains(inv.stdout, "tickets route refunds without review") {
+		t.Errorf("the recorded stakes answer was not used: %+v", m.Rubric)
+	}
+}

@@ -97,8 +97,8 @@ The report gives:
   - the divergence rubric: data distribution, prompt format, scoring rubric
     and decision stakes, each rated low or high with its reasons, from
     computed signals and SPEC's difficulty.rubric questionnaire (stakes,
-    domain). Any axis rated high: the benchmark may shortlist but not
-    select.
+    domain; without a SPEC, the workload run's recorded spec's). Any axis
+    rated high: the benchmark may shortlist but not select.
 
 The rubric's verdict is in the report, not in the exit code: 0 means the
 report was written, whatever it says (gate-like exit codes are assay
@@ -225,6 +225,13 @@ func runMismatch(ctx context.Context, g *Globals, o *mismatchOptions) error {
 					levels = d.Levels
 				}
 			}
+		}
+	}
+	// The questionnaire is about the workload: without a SPEC, the
+	// workload run's recorded spec may hold the answers.
+	if answers == nil {
+		if d := storedDifficulty(refs[1].run); d != nil {
+			answers = d.Rubric
 		}
 	}
 	sc := difficulty.Scale{Source: difficulty.SourceFitted, Model: o.Model}
