@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/load"
+	"github.com/assay-eval/assay/internal/load/harness"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/openai"
 	"github.com/assay-eval/assay/internal/record"
@@ -116,13 +117,13 @@ func main() {
 		reqs = append(reqs, provider.Request{Model: "mock-1", CaseID: fmt.Sprint(i),
 			Messages: []provider.Message{{Role: "user", Content: fmt.Sprintf("Question %d: what is the capital of France? Answer in one word.", i)}}})
 	}
-	target := load.Target{Name: "mock", Provider: p, Requests: reqs}
+	target := harness.Target{Name: "mock", Provider: p, Requests: reqs}
 
 	fmt.Printf("| offered rps | started rps | achieved rps | errors | p50 | harness CPU (cores) | CPU / request | lateness p95 | saturated |\n|---|---|---|---|---|---|---|---|---|\n")
 	best := 0.0
 	for i, rate := range rates {
 		s := &sink{}
-		err := load.Run(context.Background(), []load.Target{target}, load.Options{
+		err := harness.Run(context.Background(), []harness.Target{target}, harness.Options{
 			Mode: load.ModeRate, Levels: []float64{rate}, Duration: *duration, Warmup: *warmup, Seed: uint64(i + 1),
 		}, s, nil)
 		if err != nil {

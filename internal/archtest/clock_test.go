@@ -31,7 +31,7 @@ var realClock = map[string]string{
 	"internal/provider/providertest/providertest.go":          "the conformance suite times real calls",
 	"internal/provider/httpcall/httpcalltest/httpcalltest.go": "the HTTP providers' suite times real calls",
 	"internal/provider/httpcall/httpcalltest/bounded.go":      "the HTTP providers' suite times real calls",
-	"internal/load/clock.go":                                  "a load test keeps its schedule with real timers and measures real latencies",
+	"internal/load/harness/clock.go":                          "a load test keeps its schedule with real timers and measures real latencies",
 	"internal/store/storetest/lease.go":                       "the lease race's holders are callers stamping their own leases",
 }
 

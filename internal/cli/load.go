@@ -22,6 +22,7 @@ import (
 	"github.com/assay-eval/assay/internal/gate"
 	"github.com/assay-eval/assay/internal/httpguard"
 	"github.com/assay-eval/assay/internal/load"
+	"github.com/assay-eval/assay/internal/load/harness"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/registry"
 	"github.com/assay-eval/assay/internal/record"
@@ -284,11 +285,11 @@ func runLoad(ctx context.Context, g *Globals, o *loadOptions) error {
 	if err != nil {
 		return err
 	}
-	var targets []load.Target
+	var targets []harness.Target
 	offer := runner.OfferOf(lsp)
 	for k, name := range names {
 		ts := &lsp.Targets[slices.IndexFunc(lsp.Targets, func(x spec.Target) bool { return x.Name == name })]
-		lt := load.Target{Name: name, Provider: provs[k]}
+		lt := harness.Target{Name: name, Provider: provs[k]}
 		price := ts.Price
 		if price != (spec.Price{}) {
 			lt.Price = func(in, out int) float64 { return price.Cost(in, out, 0) }
@@ -360,7 +361,7 @@ func runLoad(ctx context.Context, g *Globals, o *loadOptions) error {
 	wctx := context.WithoutCancel(ctx)
 	sink := storeSink{ctx: wctx, st: st}
 	runCtx, stop, unwatch := watchLoadInterrupts(ctx, g)
-	runErr := load.Run(runCtx, targets, load.Options{
+	runErr := harness.Run(runCtx, targets, harness.Options{
 		Mode: o.mode, Levels: o.levels, Duration: o.Duration, Warmup: o.Warmup,
 		Arrivals: o.Arrivals, Seed: o.Seed, MaxRequests: o.MaxRequests, MaxSpend: o.MaxSpend,
 		SLO: slo, RunID: rec.ID, Now: g.Now,
@@ -370,7 +371,7 @@ func runLoad(ctx context.Context, g *Globals, o *loadOptions) error {
 	switch {
 	case runErr == nil:
 		rec.Status = record.StatusComplete
-	case errors.Is(runErr, load.ErrInterrupted):
+	case errors.Is(runErr, harness.ErrInterrupted):
 		rec.Status = record.StatusInterrupted
 	default:
 		rec.Status = record.StatusFailed

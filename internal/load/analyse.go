@@ -91,7 +91,7 @@ func analyseStep(st record.LoadStep, reqs []record.LoadRequest, alpha float64, B
 		ClientCPU: Num(st.ClientCPU), Cores: st.Cores, LatenessP95MS: Num(st.LatenessP95MS),
 		Skipped: st.Skipped,
 	}
-	sr.Saturated, sr.SaturatedWhy = saturated(st)
+	sr.Saturated, sr.SaturatedWhy = Saturated(st)
 	if st.Saturated && !sr.Saturated {
 		// Stored as saturated by a harness that judged it so.
 		sr.Saturated, sr.SaturatedWhy = true, "the harness was the bottleneck"
@@ -355,4 +355,62 @@ func joinAnd(parts []string) string {
 		return strings.Join(parts, "")
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// PastKnee says why a target's later steps should not run after this one
+// ("" when they should): the harness skips them: its error rate is at least half, or five times
+// the SLO's, or its p95's lower bound is above three times the SLO's.
+func PastKnee(st record.LoadStep, reqs []record.LoadRequest, slo SLO) string {
+	res := analyseStep(st, reqs, 0.05, 400, 1)
+	level := formatLevel(st.Mode, st.Level)
+	rate := float64(res.Errors.Rate)
+	switch {
+	case res.Errors.N > 0 && rate >= 0.5:
+		return fmt.Sprintf("skipped: past the knee at %s (errors %s of %d requests)", level, pct(rate), res.Errors.N)
+	case slo.ErrorsSet && slo.Errors > 0 && res.Errors.N >= 20 && rate >= 5*slo.Errors:
+		return fmt.Sprintf("skipped: past the knee at %s (errors %s, at least 5× the SLO's %s)", level, pct(rate), pct(slo.Errors))
+	case slo.P95 > 0 && !st.Saturated && float64(res.P95.Lo) > 3*ms(slo.P95):
+		return fmt.Sprintf("skipped: past the knee at %s (p95 at least %s, above 3× the SLO's %s)", level, fmtMS(float64(res.P95.Lo)), slo.P95)
+	}
+	return ""
+}
+
+// Saturated says whether the harness was the step's bottleneck, and why:
+// it used at least 90% of the cores it may use, or started requests late
+// by more than max(10 ms, 10% of the mean gap between arrivals) at the
+// 95th percentile.
+func Saturated(st record.LoadStep) (bool, string) {
+	var why []string
+	if st.Cores > 0 && st.ClientCPU >= 0.9*float64(st.Cores) {
+		why = append(why, fmt.Sprintf("it used %.2f of its %d cores", st.ClientCPU, st.Cores))
+	}
+	limit := 10.0
+	if st.Mode == ModeRate && st.Level > 0 {
+		limit = max(limit, 0.1*1000/st.Level)
+	}
+	if st.LatenessP95MS > limit {
+		what := "started requests late"
+		if st.Mode == ModeConcurrency {
+			what = "its goroutines woke late"
+		}
+		why = append(why, fmt.Sprintf("%s by %s at the 95th percentile (limit %s)", what, fmtMS(st.LatenessP95MS), fmtMS(limit)))
+	}
+	if len(why) == 0 {
+		return false, ""
+	}
+	return true, "the harness was the bottleneck: " + joinAnd(why)
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func ms(d time.Duration) float64   { return msOf(d) }
+
+// stepSeed seeds a step's (or a check's) bootstrap: distinct per target
+// and step.
+func stepSeed(seed uint64, target, step int) uint64 {
+	x := seed ^ uint64(target)<<32 ^ uint64(step)
+	// splitmix64's finaliser.
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/record"
 )
 
 // Modes of a load test.
@@ -21,38 +18,6 @@ const (
 	ArrivalsUniform = "uniform" // evenly spaced
 )
 
-// Options configure a load test.
-type Options struct {
-	// Mode is ModeRate or ModeConcurrency; Levels the requests per second
-	// or concurrent requests of each step, run in the order given.
-	Mode   string
-	Levels []float64
-	// Duration is each step's measured window; Warmup is run before it at
-	// the same level and not measured (nor recorded).
-	Duration, Warmup time.Duration
-	// Drain is how long requests still in flight at the window's end may
-	// take before they are cancelled and recorded as time-outs (default:
-	// Duration, at least 5s).
-	Drain    time.Duration
-	Arrivals string // ArrivalsPoisson (default) or ArrivalsUniform
-	Seed     uint64
-	// MaxRequests caps the requests of the whole test (warm-up included),
-	// MaxSpend its cost in USD: the test stops before either would be
-	// exceeded (0 is no cap).
-	MaxRequests int
-	MaxSpend    float64
-	SLO         SLO
-	// RunID is written on every record.
-	RunID string
-	// Cores is the cores the harness may use (default GOMAXPROCS, at most
-	// the machine's): a step using 90% of them is flagged saturated.
-	Cores int
-	// Now is the wall clock for the steps' start times (default time.Now).
-	Now func() time.Time
-	// Progress, when set, is told of each step as it ends.
-	Progress func(record.LoadStep)
-}
-
 // SLO is a service-level objective a step must meet; a zero field is not set.
 type SLO struct {
 	P95    time.Duration `json:"p95,omitempty"`
@@ -64,30 +29,6 @@ type SLO struct {
 
 // IsZero reports whether no objective is set.
 func (s SLO) IsZero() bool { return s.P95 == 0 && s.TTFT95 == 0 && !s.ErrorsSet }
-
-// Target is one endpoint under test.
-type Target struct {
-	Name string
-	// Provider is built without retries or cache.
-	Provider provider.Provider
-	// Requests are the rendered prompts, sent in order and cycled (the
-	// caller samples them, seeded); CaseIDs name them (same length, or nil).
-	Requests []provider.Request
-	CaseIDs  []string
-	// Price gives a call's cost in USD from its tokens; nil is free.
-	Price func(in, out int) float64
-}
-
-// Sink receives what a load test measured, one step at a time: the step's
-// requests first, then the step. The store, through the caller.
-type Sink interface {
-	Steps([]record.LoadStep) error
-	Requests([]record.LoadRequest) error
-}
-
-// ErrInterrupted is returned by Run when the stop channel closed: what
-// was measured until then has been given to the sink.
-var ErrInterrupted = fmt.Errorf("load test interrupted")
 
 // Num is a number written as null in JSON when it is undefined (NaN).
 type Num float64

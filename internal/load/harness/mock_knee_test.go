@@ -1,4 +1,4 @@
-package load_test
+package harness_test
 
 // The issue's must-show tests, end to end: the harness against `assay
 // mock` (in-process, over loopback HTTP) through the openai provider as
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/load"
+	"github.com/assay-eval/assay/internal/load/harness"
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/builtin"
@@ -60,7 +61,7 @@ func startMock(t *testing.T, o mock.Options) (*mock.Server, string) {
 // mockTarget is an openai target on the mock, built as `assay load` builds
 // one: through the provider registry with no retries and no cache, and a
 // concurrency limit far above what the test puts in flight.
-func mockTarget(t *testing.T, url string) load.Target {
+func mockTarget(t *testing.T, url string) harness.Target {
 	t.Helper()
 	sp := &spec.Spec{Targets: []spec.Target{{
 		Name: "mock", Provider: "openai", Model: "m", BaseURL: url + "/v1",
@@ -83,7 +84,7 @@ func mockTarget(t *testing.T, url string) load.Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := load.Target{Name: "mock", Provider: p}
+	tg := harness.Target{Name: "mock", Provider: p}
 	for i := range 5 {
 		id := fmt.Sprintf("c%d", i)
 		tg.Requests = append(tg.Requests, provider.Request{
@@ -96,11 +97,11 @@ func mockTarget(t *testing.T, url string) load.Target {
 }
 
 // runAgainst runs a load test of one target and analyses it.
-func runAgainst(t *testing.T, tg load.Target, o load.Options) (*mockSink, *load.Result) {
+func runAgainst(t *testing.T, tg harness.Target, o harness.Options) (*mockSink, *load.Result) {
 	t.Helper()
 	sink := &mockSink{}
-	if err := load.Run(context.Background(), []load.Target{tg}, o, sink, nil); err != nil {
-		t.Fatalf("load.Run: %v", err)
+	if err := harness.Run(context.Background(), []harness.Target{tg}, o, sink, nil); err != nil {
+		t.Fatalf("harness.Run: %v", err)
 	}
 	res, err := load.Analyse(sink.steps, sink.reqs, load.AnalyseOptions{SLO: o.SLO, Seed: 1})
 	if err != nil {
@@ -204,7 +205,7 @@ func TestMustShowKneeAtMockCapacity(t *testing.T) {
 		var url string
 		srv, url = startMock(t, mock.Options{Capacity: 8, Latency: 50 * time.Millisecond, Default: "four"})
 		var res *load.Result
-		sink, res = runAgainst(t, mockTarget(t, url), load.Options{
+		sink, res = runAgainst(t, mockTarget(t, url), harness.Options{
 			Mode: load.ModeRate, Levels: []float64{145, 180, 220}, Duration: 2 * time.Second,
 			Warmup: 500 * time.Millisecond, Drain: 5 * time.Second, Seed: 20, SLO: slo,
 		})
@@ -273,7 +274,7 @@ func TestMustShowKneeAtMockRateLimit(t *testing.T) {
 		// No warm-up: every request the harness sends is recorded, so the
 		// mock's count can be held to the records.
 		var res *load.Result
-		sink, res = runAgainst(t, mockTarget(t, url), load.Options{
+		sink, res = runAgainst(t, mockTarget(t, url), harness.Options{
 			Mode: load.ModeRate, Levels: []float64{50, 90, 110, 140}, Duration: 2 * time.Second, Seed: 20, SLO: slo,
 		})
 		return res

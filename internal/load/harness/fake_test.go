@@ -1,4 +1,4 @@
-package load
+package harness
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/load"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 )
@@ -118,9 +119,9 @@ func run(t *testing.T, targets []Target, o Options) (*memSink, error) {
 	return sink, err
 }
 
-func analyse(t *testing.T, sink *memSink, slo SLO) *Result {
+func analyse(t *testing.T, sink *memSink, slo load.SLO) *load.Result {
 	t.Helper()
-	res, err := Analyse(sink.steps, sink.reqs, AnalyseOptions{SLO: slo, Seed: 1})
+	res, err := load.Analyse(sink.steps, sink.reqs, load.AnalyseOptions{SLO: slo, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package load
+package harness
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/load"
 	"github.com/assay-eval/assay/internal/provider"
 )
 
@@ -18,17 +19,17 @@ import (
 // the harness flagged a step saturated (the shared machine was too busy to
 // keep the schedule: such a step is no evidence), and skips the test when
 // it was flagged both times.
-func unsaturated(t *testing.T, slo SLO, load func() (*memSink, error)) (*memSink, *Result) {
+func unsaturated(t *testing.T, slo load.SLO, runIt func() (*memSink, error)) (*memSink, *load.Result) {
 	t.Helper()
 	var why []string
 	for range 2 {
-		sink, err := load()
+		sink, err := runIt()
 		if err != nil {
 			t.Fatal(err)
 		}
 		why = why[:0]
 		for _, st := range sink.steps {
-			if ok, w := saturated(st); ok && st.Skipped == "" {
+			if ok, w := load.Saturated(st); ok && st.Skipped == "" {
 				why = append(why, fmt.Sprintf("%s at %g: %s", st.Target, st.Level, w))
 			}
 		}
@@ -46,10 +47,10 @@ func unsaturated(t *testing.T, slo SLO, load func() (*memSink, error)) (*memSink
 // sharply past it.
 func TestKneeAtServerCapacity(t *testing.T) {
 	f := &fakeServer{Slots: 8, Service: 40 * time.Millisecond, Tokens: 20}
-	slo := SLO{P95: 150 * time.Millisecond, Errors: 0.05, ErrorsSet: true}
+	slo := load.SLO{P95: 150 * time.Millisecond, Errors: 0.05, ErrorsSet: true}
 	_, res := unsaturated(t, slo, func() (*memSink, error) {
 		return run(t, []Target{target("fake", f, nil)}, Options{
-			Mode: ModeRate, Levels: []float64{100, 170, 200, 240}, Duration: 2 * time.Second,
+			Mode: load.ModeRate, Levels: []float64{100, 170, 200, 240}, Duration: 2 * time.Second,
 			Warmup: 300 * time.Millisecond, Seed: 3, SLO: slo,
 		})
 	})
@@ -85,11 +86,11 @@ func TestKneeAtServerCapacity(t *testing.T) {
 // recorded request (no retry was made).
 func TestKneeAtRateLimit(t *testing.T) {
 	f := &fakeServer{Slots: 200, Service: 5 * time.Millisecond, Rate: 100}
-	slo := SLO{P95: time.Second, Errors: 0.05, ErrorsSet: true}
+	slo := load.SLO{P95: time.Second, Errors: 0.05, ErrorsSet: true}
 	sink, res := unsaturated(t, slo, func() (*memSink, error) {
 		f.calls.Store(0)
 		return run(t, []Target{target("limited", f, nil)}, Options{
-			Mode: ModeRate, Levels: []float64{60, 90, 130, 170}, Duration: 2 * time.Second, Seed: 5, SLO: slo,
+			Mode: load.ModeRate, Levels: []float64{60, 90, 130, 170}, Duration: 2 * time.Second, Seed: 5, SLO: slo,
 		})
 	})
 	if got := f.calls.Load(); got != int64(len(sink.reqs)) {
@@ -115,12 +116,12 @@ func TestKneeAtRateLimit(t *testing.T) {
 func TestClosedLoop(t *testing.T) {
 	f := &fakeServer{Slots: 8, Service: 20 * time.Millisecond}
 	sink, err := run(t, []Target{target("fake", f, nil)}, Options{
-		Mode: ModeConcurrency, Levels: []float64{2, 16}, Duration: 1500 * time.Millisecond, Warmup: 200 * time.Millisecond,
+		Mode: load.ModeConcurrency, Levels: []float64{2, 16}, Duration: 1500 * time.Millisecond, Warmup: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := analyse(t, sink, SLO{})
+	res := analyse(t, sink, load.SLO{})
 	low, high := res.Targets[0].Steps[0], res.Targets[0].Steps[1]
 	if tp := float64(low.Throughput); tp < 0.85*100 || tp > 1.05*100 {
 		t.Errorf("2 in flight × 20 ms: throughput %g; want ~100", tp)
@@ -155,7 +156,7 @@ func TestOpenLoopDoesNotWait(t *testing.T) {
 		}
 	}()
 	sink, err := run(t, []Target{target("slow", f, nil)}, Options{
-		Mode: ModeRate, Levels: []float64{40}, Duration: 1500 * time.Millisecond, Arrivals: ArrivalsUniform,
+		Mode: load.ModeRate, Levels: []float64{40}, Duration: 1500 * time.Millisecond, Arrivals: load.ArrivalsUniform,
 	})
 	close(done)
 	if err != nil {
@@ -178,7 +179,7 @@ func TestOpenLoopDoesNotWait(t *testing.T) {
 func TestMaxRequests(t *testing.T) {
 	f := &fakeServer{Slots: 100, Service: 2 * time.Millisecond}
 	sink, err := run(t, []Target{target("a", f, nil), target("b", f, nil)}, Options{
-		Mode: ModeRate, Levels: []float64{100, 100}, Duration: time.Second, Warmup: 200 * time.Millisecond, MaxRequests: 40,
+		Mode: load.ModeRate, Levels: []float64{100, 100}, Duration: time.Second, Warmup: 200 * time.Millisecond, MaxRequests: 40,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +206,7 @@ func TestMaxSpend(t *testing.T) {
 	f := &fakeServer{Slots: 100, Service: 30 * time.Millisecond}
 	price := func(in, out int) float64 { return 0.01 }
 	sink, err := run(t, []Target{target("a", f, price)}, Options{
-		Mode: ModeRate, Levels: []float64{200}, Duration: time.Second, MaxSpend: 0.255,
+		Mode: load.ModeRate, Levels: []float64{200}, Duration: time.Second, MaxSpend: 0.255,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +236,7 @@ func TestStopAtOnce(t *testing.T) {
 		close(stop)
 	}()
 	err := Run(context.Background(), []Target{target("a", f, nil), target("b", f, nil)}, Options{
-		Mode: ModeRate, Levels: []float64{50, 100}, Duration: 10 * time.Second,
+		Mode: load.ModeRate, Levels: []float64{50, 100}, Duration: 10 * time.Second,
 	}, sink, stop)
 	took := time.Since(stopped)
 	if !errors.Is(err, ErrInterrupted) {
@@ -277,8 +278,8 @@ func TestEarlyStop(t *testing.T) {
 	bad := &fakeServer{Fail: true}
 	good := &fakeServer{Slots: 10, Service: time.Millisecond}
 	sink, err := run(t, []Target{target("bad", bad, nil), target("good", good, nil)}, Options{
-		Mode: ModeRate, Levels: []float64{20, 40, 80}, Duration: 500 * time.Millisecond,
-		SLO: SLO{P95: time.Second},
+		Mode: load.ModeRate, Levels: []float64{20, 40, 80}, Duration: 500 * time.Millisecond,
+		SLO: load.SLO{P95: time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -310,8 +311,8 @@ func TestEarlyStop(t *testing.T) {
 // evidence; the same load with the CPU free is not flagged.
 func TestSaturatedClientFlagged(t *testing.T) {
 	f := &fakeServer{Slots: 1000, Service: time.Millisecond}
-	slo := SLO{P95: 5 * time.Second}
-	o := Options{Mode: ModeRate, Levels: []float64{200}, Duration: 1500 * time.Millisecond, SLO: slo, Seed: 9}
+	slo := load.SLO{P95: 5 * time.Second}
+	o := Options{Mode: load.ModeRate, Levels: []float64{200}, Duration: 1500 * time.Millisecond, SLO: slo, Seed: 9}
 
 	free, err := run(t, []Target{target("fake", f, nil)}, o)
 	if err != nil {
@@ -376,7 +377,7 @@ func TestOptionsRefused(t *testing.T) {
 	if got := err.Error(); got != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
-	err = Run(context.Background(), []Target{target("x", f, nil)}, Options{Mode: ModeConcurrency, Levels: []float64{2.5}, Duration: time.Second}, &memSink{}, nil)
+	err = Run(context.Background(), []Target{target("x", f, nil)}, Options{Mode: load.ModeConcurrency, Levels: []float64{2.5}, Duration: time.Second}, &memSink{}, nil)
 	if err == nil || err.Error() != "concurrency 2.5: must be a whole number" {
 		t.Errorf("err %v", err)
 	}

@@ -1,4 +1,4 @@
-package load
+package harness
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/assay-eval/assay/internal/load"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
@@ -24,9 +25,9 @@ var errDrained = errors.New("still in flight after the step's drain")
 func (o Options) normalise(targets []Target) (Options, error) {
 	var problems []error
 	switch o.Mode {
-	case ModeRate, ModeConcurrency:
+	case load.ModeRate, load.ModeConcurrency:
 	default:
-		problems = append(problems, fmt.Errorf("mode %q: want %s or %s", o.Mode, ModeRate, ModeConcurrency))
+		problems = append(problems, fmt.Errorf("mode %q: want %s or %s", o.Mode, load.ModeRate, load.ModeConcurrency))
 	}
 	if len(o.Levels) == 0 {
 		problems = append(problems, errors.New("no levels to run"))
@@ -35,7 +36,7 @@ func (o Options) normalise(targets []Target) (Options, error) {
 		if !(l > 0) || math.IsInf(l, 0) {
 			problems = append(problems, fmt.Errorf("level %g: must be above 0", l))
 		}
-		if o.Mode == ModeConcurrency && l != math.Trunc(l) {
+		if o.Mode == load.ModeConcurrency && l != math.Trunc(l) {
 			problems = append(problems, fmt.Errorf("concurrency %g: must be a whole number", l))
 		}
 	}
@@ -47,10 +48,10 @@ func (o Options) normalise(targets []Target) (Options, error) {
 	}
 	switch o.Arrivals {
 	case "":
-		o.Arrivals = ArrivalsPoisson
-	case ArrivalsPoisson, ArrivalsUniform:
+		o.Arrivals = load.ArrivalsPoisson
+	case load.ArrivalsPoisson, load.ArrivalsUniform:
 	default:
-		problems = append(problems, fmt.Errorf("arrivals %q: want %s or %s", o.Arrivals, ArrivalsPoisson, ArrivalsUniform))
+		problems = append(problems, fmt.Errorf("arrivals %q: want %s or %s", o.Arrivals, load.ArrivalsPoisson, load.ArrivalsUniform))
 	}
 	if o.MaxRequests < 0 || o.MaxSpend < 0 || math.IsNaN(o.MaxSpend) {
 		problems = append(problems, errors.New("the caps must not be negative"))
@@ -119,7 +120,7 @@ func Run(ctx context.Context, targets []Target, o Options, sink Sink, stop <-cha
 				}
 				continue
 			}
-			st, reqs := r.step(ctx, t, stepSeed(o.Seed, ti, si), si, level, &next)
+			st, reqs := r.step(ctx, t, seedOf(o.Seed, ti, si), si, level, &next)
 			if err := sink.Requests(reqs); err != nil {
 				return fmt.Errorf("storing the requests of step %d of %s: %w", si, t.Name, err)
 			}
@@ -130,7 +131,7 @@ func Run(ctx context.Context, targets []Target, o Options, sink Sink, stop <-cha
 				o.Progress(st)
 			}
 			if ctx.Err() == nil {
-				skip = pastKnee(st, reqs, o.SLO)
+				skip = load.PastKnee(st, reqs, o.SLO)
 			}
 		}
 	}
@@ -157,32 +158,14 @@ func (r *runner) stopped(ctx context.Context) string {
 	return ""
 }
 
-// stepSeed is a step's arrival seed: distinct per target and step.
-func stepSeed(seed uint64, target, step int) uint64 {
+// seedOf is a step's arrival seed: distinct per target and step.
+func seedOf(seed uint64, target, step int) uint64 {
 	x := seed ^ uint64(target)<<32 ^ uint64(step)
 	// splitmix64's finaliser.
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
-}
-
-// pastKnee says why a target's later steps should not run after this one
-// ("" when they should): its error rate is at least half, or five times
-// the SLO's, or its p95's lower bound is above three times the SLO's.
-func pastKnee(st record.LoadStep, reqs []record.LoadRequest, slo SLO) string {
-	res := analyseStep(st, reqs, 0.05, 400, 1)
-	level := formatLevel(st.Mode, st.Level)
-	rate := float64(res.Errors.Rate)
-	switch {
-	case res.Errors.N > 0 && rate >= 0.5:
-		return fmt.Sprintf("skipped: past the knee at %s (errors %s of %d requests)", level, pct(rate), res.Errors.N)
-	case slo.ErrorsSet && slo.Errors > 0 && res.Errors.N >= 20 && rate >= 5*slo.Errors:
-		return fmt.Sprintf("skipped: past the knee at %s (errors %s, at least 5× the SLO's %s)", level, pct(rate), pct(slo.Errors))
-	case slo.P95 > 0 && !st.Saturated && float64(res.P95.Lo) > 3*ms(slo.P95):
-		return fmt.Sprintf("skipped: past the knee at %s (p95 at least %s, above 3× the SLO's %s)", level, fmtMS(float64(res.P95.Lo)), slo.P95)
-	}
-	return ""
 }
 
 // runner runs the steps of one load test.
@@ -269,7 +252,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 	first := firstEstimate(t)
 
 	switch o.Mode {
-	case ModeRate:
+	case load.ModeRate:
 		sched, _ := Schedule(o.Arrivals, level, o.Warmup+o.Duration, seed)
 		// Each request runs on an idle goroutine of the step when there is
 		// one, or a new one: a request never waits for a worker (the loop
@@ -316,7 +299,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 			sleepUntil(ctx, winEnd)
 		}
 		end = wallNow()
-	case ModeConcurrency:
+	case load.ModeConcurrency:
 		halt := make(chan struct{})
 		var once sync.Once
 		stopIssuing := func() { once.Do(func() { close(halt) }) }
@@ -404,7 +387,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 	if len(lateness) > 0 {
 		st.LatenessP95MS = stats.Quantile(lateness, 0.95)
 	}
-	st.Saturated, _ = saturated(st)
+	st.Saturated, _ = load.Saturated(st)
 	return st, reqs
 }
 
@@ -453,32 +436,6 @@ func (r *runner) call(ctx, stepCtx context.Context, t Target, req provider.Reque
 		}
 	}
 	c.add(rec, msOf(start.Sub(due)), scheduled)
-}
-
-// saturated says whether the harness was the step's bottleneck, and why:
-// it used at least 90% of the cores it may use, or started requests late
-// by more than max(10 ms, 10% of the mean gap between arrivals) at the
-// 95th percentile.
-func saturated(st record.LoadStep) (bool, string) {
-	var why []string
-	if st.Cores > 0 && st.ClientCPU >= 0.9*float64(st.Cores) {
-		why = append(why, fmt.Sprintf("it used %.2f of its %d cores", st.ClientCPU, st.Cores))
-	}
-	limit := 10.0
-	if st.Mode == ModeRate && st.Level > 0 {
-		limit = max(limit, 0.1*1000/st.Level)
-	}
-	if st.LatenessP95MS > limit {
-		what := "started requests late"
-		if st.Mode == ModeConcurrency {
-			what = "its goroutines woke late"
-		}
-		why = append(why, fmt.Sprintf("%s by %s at the 95th percentile (limit %s)", what, fmtMS(st.LatenessP95MS), fmtMS(limit)))
-	}
-	if len(why) == 0 {
-		return false, ""
-	}
-	return true, "the harness was the bottleneck: " + joinAnd(why)
 }
 
 // firstEstimate is the cost a request is assumed to have before any has
@@ -647,4 +604,3 @@ func (p *lateProbe) samples() []float64 {
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-func ms(d time.Duration) float64   { return msOf(d) }

@@ -1,10 +1,11 @@
-package load
+package harness
 
 import (
 	"math"
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/load"
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/openai"
@@ -38,7 +39,7 @@ func TestOverHTTPAgainstMock(t *testing.T) {
 	srv, p := startMock(t, mock.Options{Latency: 20 * time.Millisecond, TokenDelay: 2 * time.Millisecond, Rate: 30, Burst: 1,
 		Default: "one two three four five six seven eight nine ten"}, true)
 	sink, err := run(t, []Target{target("mock", p, func(in, out int) float64 { return float64(in+out) * 1e-6 })}, Options{
-		Mode: ModeRate, Levels: []float64{60}, Duration: 1500 * time.Millisecond, Seed: 2,
+		Mode: load.ModeRate, Levels: []float64{60}, Duration: 1500 * time.Millisecond, Seed: 2,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package load
+package harness
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/assay-eval/assay/internal/load"
 )
 
 // Poisson arrivals: gaps with the rate's mean and a coefficient of
@@ -15,7 +17,7 @@ import (
 func TestPoissonSchedule(t *testing.T) {
 	const rate = 100.0
 	span := 300 * time.Second
-	s, err := Schedule(ArrivalsPoisson, rate, span, 42)
+	s, err := Schedule(load.ArrivalsPoisson, rate, span, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,15 +64,15 @@ func TestPoissonSchedule(t *testing.T) {
 	if disp := csd * csd / cm; math.Abs(disp-1) > 4*math.Sqrt(2.0/299) {
 		t.Errorf("counts per second: variance/mean %g; want 1 (Poisson)", disp)
 	}
-	again, _ := Schedule(ArrivalsPoisson, rate, span, 42)
-	other, _ := Schedule(ArrivalsPoisson, rate, span, 43)
+	again, _ := Schedule(load.ArrivalsPoisson, rate, span, 42)
+	other, _ := Schedule(load.ArrivalsPoisson, rate, span, 43)
 	if !slices.Equal(s, again) || slices.Equal(s[:100], other[:100]) {
 		t.Error("the schedule is not a function of its seed")
 	}
 }
 
 func TestUniformSchedule(t *testing.T) {
-	s, err := Schedule(ArrivalsUniform, 40, 1500*time.Millisecond, 1)
+	s, err := Schedule(load.ArrivalsUniform, 40, 1500*time.Millisecond, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,13 +87,17 @@ func TestUniformSchedule(t *testing.T) {
 	if _, err := Schedule("bursty", 1, time.Second, 1); err == nil || err.Error() != `arrivals "bursty": want poisson or uniform` {
 		t.Errorf("err %v", err)
 	}
-	if _, err := Schedule(ArrivalsPoisson, 0, time.Second, 1); err == nil || err.Error() != "rate 0: must be above 0" {
+	if _, err := Schedule(load.ArrivalsPoisson, 0, time.Second, 1); err == nil || err.Error() != "rate 0: must be above 0" {
 		t.Errorf("err %v", err)
 	}
 }
 
 func meanSD(xs []float64) (float64, float64) {
-	m := mean(xs)
+	m := 0.0
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
 	ss := 0.0
 	for _, x := range xs {
 		ss += (x - m) * (x - m)
@@ -104,11 +110,11 @@ func meanSD(xs []float64) (float64, float64) {
 // scheduling, never early).
 func TestPoissonArrivalsAsSent(t *testing.T) {
 	f := &fakeServer{Slots: 1000, Service: 2 * time.Millisecond}
-	sink, err := run(t, []Target{target("fake", f, nil)}, Options{Mode: ModeRate, Levels: []float64{200}, Duration: 2 * time.Second, Seed: 8})
+	sink, err := run(t, []Target{target("fake", f, nil)}, Options{Mode: load.ModeRate, Levels: []float64{200}, Duration: 2 * time.Second, Seed: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched, err := Schedule(ArrivalsPoisson, 200, 2*time.Second, stepSeed(8, 0, 0))
+	sched, err := Schedule(load.ArrivalsPoisson, 200, 2*time.Second, seedOf(8, 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
