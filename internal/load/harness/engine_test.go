@@ -13,6 +13,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/load"
 	"github.com/assay-eval/assay/internal/provider"
+	"github.com/assay-eval/assay/internal/record"
 )
 
 // unsaturated runs a load test whose knee a test checks: once more when
@@ -306,25 +307,13 @@ func TestEarlyStop(t *testing.T) {
 	}
 }
 
-// A harness starved of CPU on purpose (one core for Go code, taken by
-// busy goroutines) is flagged saturated, and its step is not a knee's
-// evidence; the same load with the CPU free is not flagged.
-func TestSaturatedClientFlagged(t *testing.T) {
-	f := &fakeServer{Slots: 1000, Service: time.Millisecond}
-	slo := load.SLO{P95: 5 * time.Second}
-	o := Options{Mode: load.ModeRate, Levels: []float64{200}, Duration: 1500 * time.Millisecond, SLO: slo, Seed: 9}
-
-	free, err := run(t, []Target{target("fake", f, nil)}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := free.steps[0]; st.Saturated {
-		t.Errorf("an idle harness flagged saturated: cpu %.2f of %d, lateness p95 %.1f ms", st.ClientCPU, st.Cores, st.LatenessP95MS)
-	}
-
+// starved runs fn with the harness starved of CPU on purpose: one core
+// for Go code (GOMAXPROCS 1), taken by three busy goroutines.
+func starved(fn func()) {
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
 	stop := make(chan struct{})
+	defer close(stop)
 	for range 3 {
 		go func() {
 			x := 0
@@ -340,24 +329,82 @@ func TestSaturatedClientFlagged(t *testing.T) {
 			}
 		}()
 	}
-	starved, err := run(t, []Target{target("fake", f, nil)}, o)
-	close(stop)
+	fn()
+}
+
+// A harness starved of CPU is flagged saturated, in an open loop (it
+// starts requests late against the schedule) and in a closed one (its
+// goroutines wake late), and such a step is not a knee's evidence; the
+// same load with the CPU free is not flagged (in one of two tries: the
+// shared machine may be busy).
+func TestSaturatedClientFlagged(t *testing.T) {
+	f := &fakeServer{Slots: 1000, Service: time.Millisecond}
+	slo := load.SLO{P95: 5 * time.Second}
+	for _, o := range []Options{
+		{Mode: load.ModeRate, Levels: []float64{200}, Duration: 1500 * time.Millisecond, SLO: slo, Seed: 9},
+		{Mode: load.ModeConcurrency, Levels: []float64{4}, Duration: 1500 * time.Millisecond, SLO: slo},
+	} {
+		t.Run(o.Mode, func(t *testing.T) {
+			var free record.LoadStep
+			for range 2 {
+				sink, err := run(t, []Target{target("fake", f, nil)}, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if free = sink.steps[0]; !free.Saturated {
+					break
+				}
+			}
+			if free.Saturated {
+				t.Errorf("an idle harness flagged saturated twice: cpu %.2f of %d, lateness p95 %.1f ms", free.ClientCPU, free.Cores, free.LatenessP95MS)
+			}
+
+			var sink *memSink
+			var err error
+			starved(func() { sink, err = run(t, []Target{target("fake", f, nil)}, o) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := sink.steps[0]
+			t.Logf("free: cpu %.2f of %d cores, lateness p95 %.1f ms; starved: cpu %.2f of %d, lateness p95 %.1f ms",
+				free.ClientCPU, free.Cores, free.LatenessP95MS, st.ClientCPU, st.Cores, st.LatenessP95MS)
+			if !st.Saturated || st.Cores != 1 {
+				t.Fatalf("a starved harness not flagged: cpu %.2f of %d cores, lateness p95 %.1f ms", st.ClientCPU, st.Cores, st.LatenessP95MS)
+			}
+			res := analyse(t, sink, slo)
+			s := res.Targets[0].Steps[0]
+			if s.MeetsSLO || !strings.Contains(s.Why, "not evidence: the harness was the bottleneck") || res.Knees[0].Found {
+				t.Errorf("a saturated step judged as evidence: %q, knee %+v", s.Why, res.Knees[0])
+			}
+			if !strings.Contains(strings.Join(res.Warnings, "\n"), "the harness was saturated at "+map[string]string{load.ModeRate: "200 rps", load.ModeConcurrency: "4 concurrent"}[o.Mode]) {
+				t.Errorf("warnings %q", res.Warnings)
+			}
+		})
+	}
+}
+
+// Requests still in flight when the drain ends are cancelled and recorded
+// as time-outs (they did not answer within the step): not as done.
+func TestDrainCancelsAsTimeouts(t *testing.T) {
+	f := &fakeServer{Slots: 1000, Service: 2 * time.Second}
+	start := time.Now()
+	sink, err := run(t, []Target{target("hang", f, nil)}, Options{
+		Mode: load.ModeRate, Levels: []float64{20}, Duration: 500 * time.Millisecond, Drain: 300 * time.Millisecond, Arrivals: load.ArrivalsUniform,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := starved.steps[0]
-	t.Logf("free: cpu %.2f of %d cores, lateness p95 %.1f ms; starved: cpu %.2f of %d, lateness p95 %.1f ms",
-		free.steps[0].ClientCPU, free.steps[0].Cores, free.steps[0].LatenessP95MS, st.ClientCPU, st.Cores, st.LatenessP95MS)
-	if !st.Saturated || st.Cores != 1 {
-		t.Fatalf("a starved harness not flagged: cpu %.2f of %d cores, lateness p95 %.1f ms", st.ClientCPU, st.Cores, st.LatenessP95MS)
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("the step took %s: the drain did not cut it", took)
 	}
-	res := analyse(t, starved, slo)
-	s := res.Targets[0].Steps[0]
-	if s.MeetsSLO || !strings.Contains(s.Why, "not evidence: the harness was the bottleneck") || res.Knees[0].Found {
-		t.Errorf("a saturated step judged as evidence: %q, knee %+v", s.Why, res.Knees[0])
+	st := sink.steps[0]
+	if st.Sent != 10 || st.Done != 0 || len(sink.reqs) != 10 {
+		t.Fatalf("sent %d, done %d, recorded %d; want 10, 0, 10", st.Sent, st.Done, len(sink.reqs))
 	}
-	if !strings.Contains(strings.Join(res.Warnings, "\n"), "the harness was saturated at 200 rps") {
-		t.Errorf("warnings %q", res.Warnings)
+	for _, r := range sink.reqs {
+		if r.ErrorKind != string(provider.KindTimeout) || r.Status != 0 || r.LatencyMS < 300 {
+			t.Fatalf("a request cut by the drain recorded as %+v", r)
+		}
 	}
 }
 
