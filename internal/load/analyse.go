@@ -64,6 +64,19 @@ func Analyse(steps []record.LoadStep, reqs []record.LoadRequest, o AnalyseOption
 		sr := analyseStep(st, byStep[key{st.Target, st.Step}], o.Alpha, o.Resamples, seed)
 		res.Targets[i].Steps = append(res.Targets[i].Steps, sr)
 	}
+	seen := map[string]bool{}
+	for _, st := range steps {
+		why := st.Skipped
+		if seen[why] || !(strings.HasPrefix(why, "not run: ") || why == "interrupted before this step" || why == "cancelled before this step") {
+			continue
+		}
+		seen[why] = true
+		n := 0
+		for _, o := range steps {
+			n += b2i(o.Skipped == why)
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d steps were not run: %s", n, strings.TrimPrefix(why, "not run: ")))
+	}
 	for i := range res.Targets {
 		tr := &res.Targets[i]
 		slices.SortStableFunc(tr.Steps, func(a, b StepResult) int { return cmp.Compare(a.Step, b.Step) })
@@ -413,4 +426,11 @@ func stepSeed(seed uint64, target, step int) uint64 {
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -308,4 +309,35 @@ func FuzzRuleCheck(f *testing.F) {
 			t.Fatalf("%+v allows %g", r, a)
 		}
 	})
+}
+
+// A test cut short by a cap or an interrupt says so once, with the count.
+func TestWarnsOfStepsNotRun(t *testing.T) {
+	b := &built{}
+	b.add(stepOf("t", 0, 10, 100, 50, 100))
+	for i, target := range []string{"t", "u", "u"} {
+		b.add(record.LoadStep{Target: target, Step: 1 + i, Mode: ModeRate, Level: 20, Skipped: "not run: --max-requests 40 reached"}, nil)
+	}
+	b.add(record.LoadStep{Target: "v", Step: 0, Mode: ModeRate, Level: 10, Skipped: "skipped: past the knee at 10 rps (errors 100.0% of 10 requests)"}, nil)
+	res := analyseBuilt(t, b, AnalyseOptions{SLO: slo150})
+	if len(res.Warnings) != 1 || res.Warnings[0] != "3 steps were not run: --max-requests 40 reached" {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// An SLO is written in JSON in milliseconds and as --slo reads it, and
+// read back.
+func TestSLOJSON(t *testing.T) {
+	slo, _ := ParseSLO("p95=1.5s,errors=0.5%")
+	b, err := json.Marshal(slo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"p95_ms":1500,"errors":0.005,"text":"p95=1.5s,errors=0.5%"}` {
+		t.Errorf("%s", b)
+	}
+	var back SLO
+	if err := json.Unmarshal(b, &back); err != nil || back != slo {
+		t.Errorf("read back %+v, %v", back, err)
+	}
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -88,4 +89,46 @@ func (s SLO) String() string {
 		parts = append(parts, "errors="+strconv.FormatFloat(s.Errors*100, 'g', -1, 64)+"%")
 	}
 	return strings.Join(parts, ",")
+}
+
+// sloJSON is how an SLO is written in JSON: milliseconds as every other
+// duration of a load report, the error rate as a fraction, and the SLO as
+// ParseSLO reads it.
+type sloJSON struct {
+	P95MS    *float64 `json:"p95_ms,omitempty"`
+	TTFT95MS *float64 `json:"ttft95_ms,omitempty"`
+	Errors   *float64 `json:"errors,omitempty"`
+	Text     string   `json:"text"`
+}
+
+func (s SLO) MarshalJSON() ([]byte, error) {
+	var j sloJSON
+	if s.P95 > 0 {
+		v := ms(s.P95)
+		j.P95MS = &v
+	}
+	if s.TTFT95 > 0 {
+		v := ms(s.TTFT95)
+		j.TTFT95MS = &v
+	}
+	if s.ErrorsSet {
+		v := s.Errors
+		j.Errors = &v
+	}
+	j.Text = s.String()
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (from its text).
+func (s *SLO) UnmarshalJSON(b []byte) error {
+	var j sloJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	v, err := ParseSLO(j.Text)
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
 }

@@ -19,12 +19,13 @@ const (
 )
 
 // SLO is a service-level objective a step must meet; a zero field is not set.
+// In JSON it is {"p95_ms", "ttft95_ms", "errors", "text"} (MarshalJSON).
 type SLO struct {
-	P95    time.Duration `json:"p95,omitempty"`
-	TTFT95 time.Duration `json:"ttft95,omitempty"`
-	Errors float64       `json:"errors,omitempty"` // a fraction: 0.01 is 1%
+	P95    time.Duration
+	TTFT95 time.Duration
+	Errors float64 // a fraction: 0.01 is 1%
 	// ErrorsSet says Errors was given (0% is a valid objective).
-	ErrorsSet bool `json:"errors_set,omitempty"`
+	ErrorsSet bool
 }
 
 // IsZero reports whether no objective is set.
