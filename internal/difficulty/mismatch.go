@@ -30,6 +30,23 @@ type Mismatch struct {
 	RankingRaw, RankingReweighted []string
 	RankingChanged                bool
 	VerdictsChanged               int
+	// Comparable is true when the whole workload mix could be compared:
+	// every target's re-weighted score and every pair's re-weighted
+	// comparison is computable. When false (a gap), RankingChanged and
+	// VerdictsChanged say nothing (they are false and 0): the comparison
+	// was not made; the covered-only fields below say what changes over
+	// the measurable part of the mix.
+	Comparable bool
+	// CoveredShare is the workload's mix in bins where the benchmark has
+	// scored cases (1 − UncoveredShare when every target has results).
+	CoveredShare float64
+	// RankingCovered orders the targets by their covered-only score (the
+	// workload's mix restricted to the measurable bins, renormalised);
+	// RankingCoveredChanged and VerdictsChangedCovered compare it and
+	// the pairs' covered-only verdicts with the raw ones.
+	RankingCovered         []string
+	RankingCoveredChanged  bool
+	VerdictsChangedCovered int
 	Rubric                        *Rubric // the divergence rubric (assay mismatch sets it; nil when not rated)
 	Warnings                      []string
 	// Discrete is true when the bins are the tag's values (one bin each).
@@ -127,6 +144,15 @@ type Pair struct {
 	A, B            string
 	Raw, Reweighted Comparison
 	Changed         bool // the verdict differs
+	// Covered is the paired comparison under the workload's weights
+	// restricted to the bins where both have paired cases, renormalised
+	// (the same machinery; Holm over the pairs' covered comparisons);
+	// CoveredShare is the workload's mix those bins hold, and
+	// CoveredChanged says its verdict differs from the raw one. With no
+	// gap it equals Reweighted.
+	Covered        Comparison
+	CoveredShare   float64
+	CoveredChanged bool
 	// PerBin is the paired difference A − B within each bin (in the bins'
 	// order): where a lead is made. Each is the plain mean of the per-case
 	// differences with a t interval on n − 1 degrees of freedom, P
@@ -1005,7 +1031,7 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 			p := Pair{A: bench.Targets[ti].Name, B: bench.Targets[tj].Name}
 			if len(slices.Concat(st...)) == 0 {
 				p.Raw = Comparison{Why: "the two targets have no scored case in common"}
-				p.Reweighted = p.Raw
+				p.Reweighted, p.Covered = p.Raw, p.Raw
 			} else {
 				p.PerBin = perBinDeltas(st, o.Alpha)
 				p.Raw = compare(st, st.ownShares(), o.Alpha, singles, m.Bins)
@@ -1014,24 +1040,49 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 				} else {
 					p.Reweighted = compare(st, workShares(m.Bins), o.Alpha, singles, m.Bins)
 				}
+				W, share := st.covered(m.Bins)
+				p.CoveredShare = share
+				if share > 0 {
+					p.Covered = compare(st, W, o.Alpha, singles, m.Bins)
+				} else {
+					p.Covered = Comparison{Why: "the two targets have no paired case in any bin the workload needs"}
+				}
 			}
 			m.Pairs = append(m.Pairs, p)
 		}
 	}
 	verdicts(m.Pairs, func(p *Pair) *Comparison { return &p.Raw }, o)
 	verdicts(m.Pairs, func(p *Pair) *Comparison { return &p.Reweighted }, o)
+	verdicts(m.Pairs, func(p *Pair) *Comparison { return &p.Covered }, o)
+	m.Comparable = true
+	for _, s := range m.Scores {
+		if !s.Reweighted.Computable {
+			m.Comparable = false
+		}
+		m.CoveredShare = max(m.CoveredShare, s.CoveredShare)
+	}
 	for i := range m.Pairs {
 		p := &m.Pairs[i]
+		if !p.Reweighted.Computable && p.Raw.Computable {
+			m.Comparable = false
+		}
 		p.Changed = p.Raw.Computable && p.Reweighted.Computable && p.Raw.Verdict != p.Reweighted.Verdict
 		if p.Changed {
 			m.VerdictsChanged++
 		}
+		p.CoveredChanged = p.Raw.Computable && p.Covered.Computable && p.Raw.Verdict != p.Covered.Verdict
+		if p.CoveredChanged {
+			m.VerdictsChangedCovered++
+		}
 	}
 	m.RankingRaw = ranking(m.Scores, func(s Score) Estimate { return s.Raw })
 	m.RankingReweighted = ranking(m.Scores, func(s Score) Estimate { return s.Reweighted })
-	m.RankingChanged = len(m.RankingReweighted) > 1 && !slices.Equal(
-		slices.DeleteFunc(slices.Clone(m.RankingRaw), func(n string) bool { return !slices.Contains(m.RankingReweighted, n) }),
-		m.RankingReweighted)
+	m.RankingCovered = ranking(m.Scores, func(s Score) Estimate { return s.Covered })
+	m.RankingChanged = m.Comparable && rankingChanged(m.RankingRaw, m.RankingReweighted)
+	m.RankingCoveredChanged = rankingChanged(m.RankingRaw, m.RankingCovered)
+	if !m.Comparable {
+		m.VerdictsChanged = 0
+	}
 	if len(singles) > 0 {
 		labels := make([]string, 0, len(singles))
 		for l := range singles {
@@ -1147,6 +1198,13 @@ func verdicts(pairs []Pair, get func(*Pair) *Comparison, o MismatchOptions) {
 		c.PAdjusted = adj[i]
 		c.Verdict = stats.Verdict(c.Delta, c.CI, c.PAdjusted, o.Alpha, o.Margin)
 	}
+}
+
+// rankingChanged says whether the targets of after, in the order raw
+// gives them, are in another order.
+func rankingChanged(raw, after []string) bool {
+	return len(after) > 1 && !slices.Equal(
+		slices.DeleteFunc(slices.Clone(raw), func(n string) bool { return !slices.Contains(after, n) }), after)
 }
 
 // ranking orders the targets with a computable estimate by rate, highest

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,10 +47,17 @@ type golden struct {
 		CoveredShare float64                   `json:"covered_share"`
 		PerBin       []struct{ Passed, N int } `json:"per_bin"`
 	} `json:"scores"`
-	Pairs []struct {
-		A, B       string
-		Raw        *goldenComparison `json:"raw"`
-		Reweighted *goldenComparison `json:"reweighted"`
+	Comparable             bool     `json:"comparable"`
+	RankingRaw             []string `json:"ranking_raw"`
+	RankingCovered         []string `json:"ranking_covered"`
+	RankingCoveredChanged  bool     `json:"ranking_covered_changed"`
+	VerdictsChangedCovered int      `json:"verdicts_changed_covered"`
+	Pairs                  []struct {
+		A, B         string
+		Raw          *goldenComparison `json:"raw"`
+		Reweighted   *goldenComparison `json:"reweighted"`
+		Covered      *goldenComparison `json:"covered"`
+		CoveredShare float64           `json:"covered_share"`
 		PerBin     []struct {
 			N                 int
 			Delta, SE, Lo, Hi float64
@@ -175,6 +183,11 @@ func TestCompareGolden(t *testing.T) {
 				}
 				checkComparison(t, p.A+"–"+p.B+" raw", p.Raw, gp.Raw)
 				checkComparison(t, p.A+"–"+p.B+" reweighted", p.Reweighted, gp.Reweighted)
+				checkComparison(t, p.A+"–"+p.B+" covered", p.Covered, gp.Covered)
+				near(t, p.A+"–"+p.B+" covered share", p.CoveredShare, gp.CoveredShare, 1e-12)
+				if want := gp.Raw != nil && gp.Covered != nil && gp.Raw.Verdict != gp.Covered.Verdict; p.CoveredChanged != want {
+					t.Errorf("%s–%s: covered verdict changed %v, want %v", p.A, p.B, p.CoveredChanged, want)
+				}
 				if len(p.PerBin) != len(gp.PerBin) {
 					t.Fatalf("%d per-bin differences, want %d", len(p.PerBin), len(gp.PerBin))
 				}
@@ -202,6 +215,19 @@ func TestCompareGolden(t *testing.T) {
 			}
 			if m.VerdictsChanged != changed {
 				t.Errorf("%d verdicts changed, want %d", m.VerdictsChanged, changed)
+			}
+			if m.Comparable != g.Comparable || (!m.Comparable && (m.RankingChanged || m.VerdictsChanged != 0)) {
+				t.Errorf("comparable %v (ranking changed %v, %d verdicts changed), want %v: an incomparable mix claims no change",
+					m.Comparable, m.RankingChanged, m.VerdictsChanged, g.Comparable)
+			}
+			if len(g.RankingRaw) > 0 {
+				if !slices.Equal(m.RankingRaw, g.RankingRaw) || !slices.Equal(m.RankingCovered, g.RankingCovered) {
+					t.Errorf("rankings raw %v covered %v, want %v and %v", m.RankingRaw, m.RankingCovered, g.RankingRaw, g.RankingCovered)
+				}
+				if m.RankingCoveredChanged != g.RankingCoveredChanged || m.VerdictsChangedCovered != g.VerdictsChangedCovered {
+					t.Errorf("covered: ranking changed %v, %d verdicts changed; want %v, %d",
+						m.RankingCoveredChanged, m.VerdictsChangedCovered, g.RankingCoveredChanged, g.VerdictsChangedCovered)
+				}
 			}
 		})
 	}

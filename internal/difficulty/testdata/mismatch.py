@@ -178,7 +178,11 @@ def scenario(name, bench, bweights, work, wweights, targets, edges=None, discret
             res["per_bin"].append({"n": len(s), "delta": s.mean(), "se": s.std(ddof=1) / np.sqrt(len(s)),
                                    "lo": max(-1.0, ci.low), "hi": min(1.0, ci.high),
                                    "p": None if np.isnan(r.pvalue) else r.pvalue})
-        for kind, W in (("raw", own / own.sum()), ("reweighted", wshare)):
+        # Covered: the workload's shares over the bins where the pair has
+        # paired cases, renormalised (the measurable part of the mix).
+        cov_w = np.array([wshare[h] if len(strata[h]) else 0.0 for h in range(nb)])
+        res["covered_share"] = float(cov_w.sum())
+        for kind, W in (("raw", own / own.sum()), ("reweighted", wshare), ("covered", cov_w / cov_w.sum())):
             if any(W[h] > 0 and len(strata[h]) == 0 for h in range(nb)):
                 res[kind] = None
                 continue
@@ -187,7 +191,7 @@ def scenario(name, bench, bweights, work, wweights, targets, edges=None, discret
             p = 2 * student_t.sf(abs(est) / se, df)
             res[kind] = {"delta": est, "se": se, "df": df, "lo": max(-1.0, est - q * se), "hi": min(1.0, est + q * se), "p": p, "n": n}
         pairs.append(res)
-    for kind in ("raw", "reweighted"):
+    for kind in ("raw", "reweighted", "covered"):
         idx = [k for k, p in enumerate(pairs) if p[kind] is not None]
         if not idx:
             continue
@@ -198,6 +202,17 @@ def scenario(name, bench, bweights, work, wweights, targets, edges=None, discret
             c["padj"] = float(a)
             c["verdict"] = verdict(c["delta"], c["lo"], c["hi"], a)
     out["pairs"] = pairs
+    # Rankings (highest rate first, ties by name) and what changes against
+    # the raw ones; the whole mix is comparable only without a gap.
+    def rank(kind):
+        xs = [(-s[kind][0], s["target"]) for s in scores if s[kind] is not None]
+        return [t for _, t in sorted(xs)]
+    out["comparable"] = bool(scores) and all(s["reweighted"] is not None for s in scores) and \
+        all(p["reweighted"] is not None for p in pairs)
+    out["ranking_raw"], out["ranking_covered"] = rank("raw"), rank("covered")
+    out["ranking_covered_changed"] = len(out["ranking_covered"]) > 1 and out["ranking_raw"] != out["ranking_covered"]
+    out["verdicts_changed_covered"] = sum(1 for p in pairs if p["raw"] is not None and p["covered"] is not None
+                                          and p["raw"]["verdict"] != p["covered"]["verdict"])
     return out
 
 
