@@ -179,7 +179,9 @@ type collector struct {
 	mu       sync.Mutex
 	reqs     []record.LoadRequest
 	lateness []float64 // ms, open loop
-	sent     int
+	// sent counts the window's requests started and not cancelled by an
+	// interrupt (those were not measured).
+	sent atomic.Int64
 }
 
 func (c *collector) add(r record.LoadRequest, lateMS float64, late bool) {
@@ -278,7 +280,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 				break
 			}
 			if measured {
-				c.sent++
+				c.sent.Add(1)
 			}
 			req, id := pick()
 			wg.Add(1)
@@ -303,7 +305,6 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 		halt := make(chan struct{})
 		var once sync.Once
 		stopIssuing := func() { once.Do(func() { close(halt) }) }
-		var sent atomic.Int64
 		for range int(level) {
 			wg.Add(1)
 			go func() {
@@ -326,7 +327,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 					}
 					measured := !now.Before(winStart)
 					if measured {
-						sent.Add(1)
+						c.sent.Add(1)
 					}
 					req, id := pick()
 					r.call(ctx, stepCtx, t, req, id, now, winStart, measured, false, c)
@@ -339,9 +340,6 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 		stopIssuing()
 		end = wallNow()
 		probe.stop()
-		c.mu.Lock()
-		c.sent = int(sent.Load())
-		c.mu.Unlock()
 	}
 	st.ClientCPU = m.cores()
 	st.DurationMS = max(0, msOf(end.Sub(winStart)))
@@ -360,7 +358,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 
 	c.mu.Lock()
 	reqs := c.reqs
-	st.Sent = c.sent
+	st.Sent = int(c.sent.Load())
 	lateness := c.lateness
 	c.mu.Unlock()
 	if probe != nil {
@@ -407,7 +405,11 @@ func (r *runner) call(ctx, stepCtx context.Context, t Target, req provider.Reque
 		cost = t.Price(resp.Usage.Input, resp.Usage.Output)
 	}
 	r.budget.done(cost)
-	if !measured || ctx.Err() != nil {
+	if !measured {
+		return
+	}
+	if ctx.Err() != nil {
+		c.sent.Add(-1)
 		return
 	}
 	rec := record.LoadRequest{
