@@ -111,7 +111,7 @@ func newLoadView(r *LoadReport) loadView {
 		v.Lede = append(v.Lede, "No SLO was given: every step is measured, no knee is judged.")
 	}
 	if run.Status == record.StatusInterrupted {
-		v.Warnings = append(v.Warnings, "The load test was interrupted: the steps after the interrupt were not run.")
+		v.Warnings = append(v.Warnings, "The load test was interrupted (Ctrl-C): the steps measured before it are shown; the rest were not run.")
 	}
 	v.Warnings = append(v.Warnings, res.Warnings...)
 	sat := 0
