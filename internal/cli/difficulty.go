@@ -337,7 +337,7 @@ func runDifficulty(ctx context.Context, g *Globals, o *difficultyOptions) error 
 // storedDifficultyOfView is the difficulty: section of the stored run a
 // view was read from (nil for a baseline file).
 func storedDifficultyOfView(ctx context.Context, src *runSource, v *runview.View) *spec.Difficulty {
-	if src.st == nil || v.Source != v.Run.ID {
+	if src.st == nil || v.Source != "run "+v.Run.ID { // a store view's Source reads "run ID"; a baseline's is its path
 		return nil
 	}
 	run, err := src.st.GetRun(ctx, v.Run.ID)

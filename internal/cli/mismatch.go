@@ -245,6 +245,13 @@ func runMismatch(ctx context.Context, g *Globals, o *mismatchOptions) error {
 		var err error
 		if r.view == nil {
 			s, err = datasetSide(ctx, sp, r.ref, o.ID, sc)
+			// The SPEC describes the workload: its prompt and scorers are
+			// the ones a workload file's cases are run with (never a
+			// benchmark file's: the rubric would compare the workload's
+			// prompt with itself).
+			if err == nil && i == 1 && sp != nil {
+				s.source.SpecDescribes = true
+			}
 		} else {
 			var set *difficulty.Set
 			set, err = difficulty.FromView(r.view, sc)
@@ -304,8 +311,9 @@ func isDatasetFile(ref string) bool {
 // it); on a fitted scale, only their IDs, which take the fitted difficulty
 // of the same case. Case IDs are --id's field, else (on a fitted scale,
 // where they must match the runs') the SPEC's dataset.id, else line
-// numbers. The SPEC's expected value and weight are not read (a workload
-// file has no answers), and of its other tags only plain fields are kept
+// numbers. The SPEC's expected field is named (so the rubric does not count
+// the answer as input text) but its expected_extract and weight are not
+// read (a workload file may have no answers), and of its other tags only plain fields are kept
 // (the rubric compares them; an expression could fail on another file's
 // lines).
 func datasetSide(ctx context.Context, user *spec.Spec, path, idField string, sc difficulty.Scale) (*mismatchSide, error) {
@@ -335,6 +343,7 @@ func datasetSide(ctx context.Context, user *spec.Spec, path, idField string, sc 
 		if !tagged {
 			ds.ID = user.Dataset.ID
 		}
+		ds.Expected = user.Dataset.Expected
 		for _, t := range user.Dataset.Tags {
 			if t.Key == sc.Tag || plainField.MatchString(t.Expr) {
 				ds.Tags = append(ds.Tags, t)
