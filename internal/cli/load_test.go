@@ -389,3 +389,32 @@ func TestLoadGate(t *testing.T) {
 		t.Errorf("--format junit on load runs: exit %d, %s", inv.code, inv.stderr)
 	}
 }
+
+// A load run is read by report and gate only: a command that analyses
+// results refuses it (exit 2), naming what reads it, and writes nothing.
+func TestLoadRunRefusedByEvaluationCommands(t *testing.T) {
+	_, url := startMock(t, mock.Options{})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	path := loadTask(t, dir, 3, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1}`, url), "")
+	inv := runCLI(t, cliEnv{}, "load", path, "--rate", "10", "--duration", "500ms", "--format", "json", "--db", db)
+	if inv.code != 0 {
+		t.Fatalf("load: %s", inv.stderr)
+	}
+	id := decodeLoad(t, inv).Run.ID
+	for _, args := range [][]string{
+		{"rescore", id}, {"compare", id, id}, {"diff", id, id}, {"drift", id, id}, {"plan", id},
+		{"baseline", "export", id, "-o", filepath.Join(dir, "b.json")}, {"export", id, "-o", filepath.Join(dir, "x.jsonl")},
+	} {
+		inv := runCLI(t, cliEnv{}, append(args, "--db", db)...)
+		want := fmt.Sprintf("run %s is a load test (assay load), not an evaluation: assay report %s renders it", id, id)
+		if inv.code != ExitUsage || !strings.Contains(inv.stderr, want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 saying %q", args, inv.code, inv.stderr, want)
+		}
+	}
+	for _, f := range []string{"b.json", "x.jsonl"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("%s was written for a load run", f)
+		}
+	}
+}

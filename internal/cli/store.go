@@ -70,6 +70,11 @@ func getRun(ctx context.Context, st store.Store, what, ref string) (*record.Run,
 		return nil, fmt.Errorf("%s: run %s has %d results whose cases were never recorded (the run was stopped while storing its cases); record them with: assay run %s --resume %s",
 			what, run.ID, n, run.SpecPath, run.ID)
 	}
+	// A load test has no results to analyse: report and gate read it
+	// (load.go), nothing else.
+	if run.Kind == record.KindLoad && what != "report" && !strings.HasPrefix(what, "gate: ") {
+		return nil, usageError{fmt.Errorf("%s: run %s is a load test (assay load), not an evaluation: assay report %s renders it, assay gate holds it against another load test", what, run.ID, run.ID)}
+	}
 	return run, nil
 }
 
