@@ -137,6 +137,9 @@ type Estimate struct {
 	Kish       float64
 	Computable bool
 	Why        string
+	// Missing names the bins the workload needs where the estimate has no
+	// scored case (why it is not computable); nil otherwise.
+	Missing []string
 }
 
 // Pair is the paired comparison of two targets.
@@ -177,6 +180,9 @@ type Comparison struct {
 	N            int
 	Computable   bool
 	Why          string
+	// Missing names the bins the workload needs where the two have no
+	// paired case (why it is not computable); nil otherwise.
+	Missing []string
 }
 
 // MismatchOptions configures Compare. Zero values take the defaults:
@@ -1005,7 +1011,7 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 		}
 		sc.Raw = rateEstimate(st, st.ownShares(), o.Alpha, singles, m.Bins)
 		if miss := st.missing(m.Bins); len(miss) > 0 {
-			sc.Reweighted = Estimate{Why: notComputable(t.Name, miss, m.Bins)}
+			sc.Reweighted = Estimate{Why: notComputable(t.Name, miss, m.Bins), Missing: miss}
 		} else {
 			sc.Reweighted = rateEstimate(st, workShares(m.Bins), o.Alpha, singles, m.Bins)
 		}
@@ -1036,7 +1042,7 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 				p.PerBin = perBinDeltas(st, o.Alpha)
 				p.Raw = compare(st, st.ownShares(), o.Alpha, singles, m.Bins)
 				if miss := st.missing(m.Bins); len(miss) > 0 {
-					p.Reweighted = Comparison{Why: notComputable(p.A+" and "+p.B, miss, m.Bins)}
+					p.Reweighted = Comparison{Why: notComputable(p.A+" and "+p.B, miss, m.Bins), Missing: miss}
 				} else {
 					p.Reweighted = compare(st, workShares(m.Bins), o.Alpha, singles, m.Bins)
 				}

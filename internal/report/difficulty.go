@@ -390,7 +390,7 @@ func DifficultyText(w io.Writer, f *difficulty.Fitted) error {
 		fmt.Fprintf(&b, "%s\n", extremeNote)
 	}
 	fmt.Fprintf(&b, "\n%s.\n", v.Method)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
 }
 

@@ -24,7 +24,8 @@ const hostileLabel = "<script>alert(1)</script>|x\x1b[31m\u202e"
 // and rubric reason.
 func mismatchFixture() *difficulty.Mismatch {
 	ci := func(lo, hi float64) stats.Interval { return stats.Interval{Lo: lo, Hi: hi} }
-	notComputable := difficulty.Estimate{Why: "the workload needs bin hard, which has no benchmark case"}
+	why := "not computable: the workload puts 40.0% of its mix in bin hard, where the benchmark has no scored case (not extrapolated)"
+	notComputable := difficulty.Estimate{Why: why, Missing: []string{"hard"}}
 	return &difficulty.Mismatch{
 		Scale:     difficulty.Scale{Source: difficulty.SourceTag, Tag: "tier", Levels: []string{"easy", hostileLabel, "hard"}},
 		Benchmark: difficulty.SetSummary{Name: "bench-run", Kind: difficulty.KindRun, Cases: 40, Min: 0, Max: 1, Mean: 0.5, Median: 0.5, Targets: 2},
@@ -51,9 +52,12 @@ func mismatchFixture() *difficulty.Mismatch {
 				PerBin: []difficulty.Rate{{Target: "b", Passed: 10, N: 20, Rate: 0.5, CI: ci(0.3, 0.7)}, {Target: "b", Passed: 10, N: 20, Rate: 0.5, CI: ci(0.3, 0.7)}, {}}},
 		},
 		Pairs: []difficulty.Pair{{A: hostileLabel, B: "b",
-			Raw:        difficulty.Comparison{Delta: 0.25, SE: 0.1, CI: ci(0.05, 0.45), P: 0.01, PAdjusted: 0.01, Verdict: stats.VerdictABetter, N: 40, Computable: true},
-			Reweighted: difficulty.Comparison{Why: "the workload needs bin hard, which has no benchmark case"}, Changed: true}},
-		RankingRaw: []string{hostileLabel, "b"}, VerdictsChanged: 1,
+			Raw:          difficulty.Comparison{Delta: 0.25, SE: 0.1, CI: ci(0.05, 0.45), P: 0.01, PAdjusted: 0.01, Verdict: stats.VerdictABetter, N: 40, Computable: true},
+			Reweighted:   difficulty.Comparison{Why: why, Missing: []string{"hard"}},
+			Covered:      difficulty.Comparison{Delta: 0.25, SE: 0.12, DF: 37.5, CI: ci(0.01, 0.49), P: 0.04, PAdjusted: 0.04, Verdict: stats.VerdictABetter, N: 40, Computable: true},
+			CoveredShare: 0.6}},
+		RankingRaw: []string{hostileLabel, "b"}, RankingCovered: []string{hostileLabel, "b"},
+		CoveredShare: 0.6,
 		Rubric: &difficulty.Rubric{Verdict: "shortlist_only", Rule: "Any axis rated high: the benchmark may shortlist but not select.",
 			Axes: []difficulty.AxisRating{{Axis: "data_distribution", Rating: "high", Reasons: []string{"tag " + hostileLabel + ": total variation 0.4"}},
 				{Axis: "decision_stakes", Rating: "unrated", Reasons: []string{"the stakes are not answered"}}}},
@@ -81,10 +85,27 @@ func TestMismatchFormatsSayTheGap(t *testing.T) {
 	t.Parallel()
 	for _, format := range []string{"text", "markdown", "html"} {
 		out := readable(format, renderMismatch(t, format, mismatchFixture()))
-		for _, want := range []string{"UNMEASURABLE", "cannot be computed", "the workload needs bin hard, which has no benchmark case",
-			"70.0% [54.0, 86.0] over 60.0% of the mix", "Any axis rated high: the benchmark may shortlist but not select.", "shortlist only", "verdict changes"} {
+		for _, want := range []string{"UNMEASURABLE", "cannot be computed: gap at bin hard",
+			"the workload puts 40.0% of its mix in bin hard, where the benchmark has no case",
+			"covered (60.0% of the mix)", "70.0%", "[54.0, 86.0]",
+			"re-weighted: cannot be compared on the whole mix (40.0% of it falls in bins with no benchmark case)",
+			"on the covered 60.0% of the workload's mix: ",
+			"the ranking does not change against raw; no pair's verdict changes",
+			"Any axis rated high: the benchmark may shortlist but not select.", "shortlist only"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s lacks %q:\n%s", format, want, out)
+			}
+		}
+		// The whole mix was not compared: nothing may claim it did not change.
+		for _, bad := range []string{"the ranking does not change;", "changess", "0 pair", "a normal"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s says %q:\n%s", format, bad, out)
+			}
+		}
+		// The reason is stated once, under the table, not in every row.
+		if format != "html" {
+			if n := strings.Count(out, "where the benchmark has no"); n != 1 {
+				t.Errorf("%s states the reason %d times:\n%s", format, n, out)
 			}
 		}
 	}
@@ -109,9 +130,10 @@ func TestMismatchEscapes(t *testing.T) {
 	}
 	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "| ") && strings.Contains(line, "script") {
-			// The pairs table has 10 cells; the scores 9; per bin 4.
+			// The pairs table has 14 cells (raw, re-weighted, covered); the
+			// scores 10; per bin 4.
 			n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") - 1
-			if n != 10 && n != 9 && n != 4 && n != 6 {
+			if n != 14 && n != 10 && n != 4 && n != 6 {
 				t.Errorf("a row with %d cells: %q", n, line)
 			}
 		}

@@ -40,8 +40,12 @@ type mismatchView struct {
 	Distances  [][]string // name, value, CI
 	Level      string
 	Coverage   []string
-	Scores     [][]string // target, raw, raw CI, reweighted, CI, SE, Kish n, covered
+	ScoresHead []string
+	Scores     [][]string // target, raw, raw CI, reweighted, CI, SE, df, Kish n[, covered, covered CI]
 	ScoresNote string
+	// WhyNot states once why scores or pairs cannot be computed.
+	WhyNot     []string
+	PairsHead  []string
 	PerBinHead []string
 	PerBin     [][]string // per target: rates per bin
 	Pairs      [][]string
@@ -93,11 +97,48 @@ func binLabel(b difficulty.Bin) string {
 	return "[" + axisNum(b.Lo) + ", " + axisNum(b.Hi) + end
 }
 
-func estimateCells(e difficulty.Estimate) (rate, ci string) {
+func estimateCells(e difficulty.Estimate, gaps map[string]bool) (rate, ci string) {
 	if !e.Computable {
-		return "cannot be computed", units.Missing
+		return notComputableCell(e.Missing, gaps), units.Missing
 	}
 	return units.Pct(e.Rate), units.PctCI([2]float64{e.CI.Lo, e.CI.Hi})
+}
+
+// notComputableCell is a short table cell for an estimate that cannot be
+// computed: the bins it lacks (gaps of the benchmark, or bins where the
+// target has no scored case); the reason in full is stated once under the
+// table.
+func notComputableCell(missing []string, gaps map[string]bool) string {
+	if len(missing) == 0 {
+		return "cannot be computed"
+	}
+	allGaps := true
+	for _, l := range missing {
+		allGaps = allGaps && gaps[l]
+	}
+	what := "no scored case in"
+	if allGaps {
+		what = "gap at"
+	}
+	return "cannot be computed: " + what + " " + pluralWord(len(missing), "bin") + " " + strings.Join(missing, ", ")
+}
+
+func pluralWord(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// verdictChanges says how many pairs' verdicts change.
+func verdictChanges(n int) string {
+	switch n {
+	case 0:
+		return "no pair's verdict changes"
+	case 1:
+		return "1 pair's verdict changes"
+	}
+	return units.Count(n) + " pairs' verdicts change"
 }
 
 // dist3 formats a distance with three decimals.
@@ -120,11 +161,19 @@ func verdictWord(v string) string {
 	return v
 }
 
-func comparisonCells(c difficulty.Comparison) []string {
+func comparisonCells(c difficulty.Comparison, gaps map[string]bool) []string {
 	if !c.Computable {
-		return []string{"cannot be computed", c.Why, "", ""}
+		return []string{notComputableCell(c.Missing, gaps), "", "", ""}
 	}
 	return []string{units.Delta(c.Delta), units.DeltaCI([2]float64{c.CI.Lo, c.CI.Hi}), units.PValueCell(c.PAdjusted), verdictWord(c.Verdict)}
+}
+
+// dfCell is a Satterthwaite df (0: no variance, the normal's).
+func dfCell(df float64) string {
+	if df == 0 {
+		return "∞"
+	}
+	return units.Num(math.Round(df*10) / 10)
 }
 
 func newMismatchView(m *difficulty.Mismatch) mismatchView {
@@ -164,7 +213,7 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 		if name == "" {
 			name = d.Name
 		}
-		v.Distances = append(v.Distances, []string{name, dist3(d.Value), "[" + dist3(d.CI.Lo) + ", " + dist3(d.CI.Hi) + "]", units.Count(d.Replicates)})
+		v.Distances = append(v.Distances, []string{name, dist3(d.Value), "[" + dist3(d.CI.Lo) + ", " + dist3(d.CI.Hi) + "]", units.Count(d.Replicates), units.PValueCell(d.P)})
 	}
 	if g := m.LargestGap; g.Work > 0 {
 		v.Coverage = append(v.Coverage, fmt.Sprintf("largest gap: [%s, %s] (width %s) holds %s (%s of the workload) and no benchmark case",
@@ -173,26 +222,72 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 		v.Coverage = append(v.Coverage, "no gap: every stretch of the workload's range holds benchmark cases")
 	}
 	v.Coverage = append(v.Coverage, fmt.Sprintf("%s of the workload's mix falls in bins with no benchmark case (unmeasurable)", units.Pct(m.UncoveredShare)))
+	gaps := map[string]bool{}
+	for _, b := range m.Bins {
+		if b.Gap {
+			gaps[b.Label] = true
+		}
+	}
+	// The covered-only columns appear when a gap (or a target's missing
+	// bin) stops the whole-mix comparison.
+	showCovered := !m.Comparable && len(m.RankingCovered) > 0
+	coveredWhat := "covered (" + units.Pct(m.CoveredShare) + " of the mix)"
+	v.ScoresHead = []string{"target", "raw", v.Level + " CI", "re-weighted", v.Level + " CI", "SE (pts)", "df", "n_eff"}
+	if showCovered {
+		v.ScoresHead = append(v.ScoresHead, coveredWhat, v.Level+" CI")
+	}
+	whyNot := func(why string, missing []string) {
+		if why == "" {
+			return
+		}
+		allGaps := len(missing) > 0
+		for _, l := range missing {
+			allGaps = allGaps && gaps[l]
+		}
+		if allGaps {
+			share := 0.0
+			for _, b := range m.Bins {
+				if b.Gap {
+					share += b.WorkShare
+				}
+			}
+			var labels []string
+			for _, b := range m.Bins {
+				if b.Gap {
+					labels = append(labels, b.Label)
+				}
+			}
+			why = fmt.Sprintf("Re-weighted scores and comparisons cannot be computed: the workload puts %s of its mix in %s %s, where the benchmark has no case (%s; never extrapolated)",
+				units.Pct(share), pluralWord(len(labels), "bin"), strings.Join(labels, ", "), unmeasurable)
+			if showCovered {
+				why += fmt.Sprintf("; the covered columns weigh the workload's mix over the other %s, renormalised", units.Pct(m.CoveredShare))
+			}
+		} else {
+			why = strings.ToUpper(why[:1]) + why[1:]
+		}
+		if !slices.Contains(v.WhyNot, why) {
+			v.WhyNot = append(v.WhyNot, why)
+		}
+	}
 	for _, s := range m.Scores {
-		raw, rawCI := estimateCells(s.Raw)
-		rw, rwCI := estimateCells(s.Reweighted)
-		se, kish := units.Missing, units.Missing
-		if s.Reweighted.Computable {
-			se, kish = units.Delta(s.Reweighted.SE), units.Num(math.Round(s.Reweighted.Kish))
-			se = strings.TrimPrefix(se, "+")
+		raw, rawCI := estimateCells(s.Raw, gaps)
+		rw, rwCI := estimateCells(s.Reweighted, gaps)
+		se, df, kish := units.Missing, units.Missing, units.Missing
+		if e := s.Reweighted; e.Computable {
+			se, kish = strings.TrimPrefix(units.Delta(e.SE), "+"), units.Num(math.Round(e.Kish))
+			df = dfCell(e.DF)
 		}
-		cov, covCI := estimateCells(s.Covered)
-		covered := cov
-		if s.Covered.Computable {
-			covered += " " + covCI + " over " + units.Pct(s.CoveredShare) + " of the mix"
+		row := []string{s.Target, raw, rawCI, rw, rwCI, se, df, kish}
+		if showCovered {
+			cov, covCI := estimateCells(s.Covered, gaps)
+			row = append(row, cov, covCI)
 		}
-		var why []string
 		for _, e := range []difficulty.Estimate{s.Raw, s.Reweighted, s.Covered} {
-			if !e.Computable && e.Why != "" && !slices.Contains(why, e.Why) {
-				why = append(why, e.Why)
+			if !e.Computable {
+				whyNot(e.Why, e.Missing)
 			}
 		}
-		v.Scores = append(v.Scores, []string{s.Target, raw, rawCI, rw, rwCI, se, kish, covered, strings.Join(why, "; ")})
+		v.Scores = append(v.Scores, row)
 	}
 	if len(m.Scores) == 0 {
 		v.ScoresNote = "The benchmark side has no results (a dataset file): distances and gaps only, no scores to re-weight."
@@ -214,28 +309,53 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 			v.PerBin = append(v.PerBin, row)
 		}
 	}
+	v.PairsHead = []string{"pair", "raw Δ", "CI", "p", "verdict", "re-weighted Δ", "CI", "p", "verdict"}
+	if showCovered {
+		v.PairsHead = append(v.PairsHead, "covered Δ", "CI", "p", "verdict")
+	}
+	v.PairsHead = append(v.PairsHead, "")
 	for _, p := range m.Pairs {
-		row := append([]string{p.A + " vs " + p.B}, comparisonCells(p.Raw)...)
-		row = append(row, comparisonCells(p.Reweighted)...)
+		row := append([]string{p.A + " vs " + p.B}, comparisonCells(p.Raw, gaps)...)
+		row = append(row, comparisonCells(p.Reweighted, gaps)...)
+		for _, c := range []difficulty.Comparison{p.Raw, p.Reweighted, p.Covered} {
+			if !c.Computable {
+				whyNot(c.Why, c.Missing)
+			}
+		}
 		mark := ""
 		if p.Changed {
 			mark = "verdict changes"
 		}
+		if showCovered {
+			row = append(row, comparisonCells(p.Covered, gaps)...)
+			if p.CoveredChanged {
+				mark = "covered verdict changes"
+			}
+		}
 		v.Pairs = append(v.Pairs, append(row, mark))
-		v.PairChange = append(v.PairChange, p.Changed)
+		v.PairChange = append(v.PairChange, p.Changed || (showCovered && p.CoveredChanged))
 	}
 	if len(m.RankingRaw) > 0 {
 		v.Ranking = append(v.Ranking, "raw: "+strings.Join(m.RankingRaw, " > "))
-		if len(m.RankingReweighted) > 0 {
+		if m.Comparable {
 			v.Ranking = append(v.Ranking, "re-weighted: "+strings.Join(m.RankingReweighted, " > "))
+			changed := "the ranking does not change"
+			if m.RankingChanged {
+				changed = "THE RANKING CHANGES under the workload's mix"
+			}
+			v.Ranking = append(v.Ranking, fmt.Sprintf("%s; %s", changed, verdictChanges(m.VerdictsChanged)))
 		} else {
-			v.Ranking = append(v.Ranking, "re-weighted: cannot be ranked (the re-weighted scores cannot be computed)")
+			v.Ranking = append(v.Ranking, fmt.Sprintf("re-weighted: cannot be compared on the whole mix (%s of it falls in bins with no benchmark case)", units.Pct(m.UncoveredShare)))
+			if len(m.RankingCovered) > 0 {
+				cover := "on the covered " + units.Pct(m.CoveredShare) + " of the workload's mix"
+				v.Ranking = append(v.Ranking, cover+": "+strings.Join(m.RankingCovered, " > "))
+				changed := "the ranking does not change"
+				if m.RankingCoveredChanged {
+					changed = "THE RANKING CHANGES"
+				}
+				v.Ranking = append(v.Ranking, fmt.Sprintf("%s: %s against raw; %s", cover, changed, verdictChanges(m.VerdictsChangedCovered)))
+			}
 		}
-		changed := "the ranking does not change"
-		if m.RankingChanged {
-			changed = "THE RANKING CHANGES under the workload's mix"
-		}
-		v.Ranking = append(v.Ranking, fmt.Sprintf("%s; %s", changed, plural(m.VerdictsChanged, "pair's verdict changes")))
 	}
 	if r := m.Rubric; r != nil {
 		rv := &rubricView{Rule: r.Rule, Kind: r.Verdict}
@@ -255,9 +375,9 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 		v.Rubric = rv
 	}
 	v.Method = fmt.Sprintf("Re-weighted: Σ W_h p̂_h, W_h the workload's share of bin h and p̂_h the target's rate on the benchmark's cases in it (case means over epochs), "+
-		"SE from the stratified variance, a normal %s interval, n_eff Kish's on the per-case weights. A bin the workload needs and the benchmark lacks is %s: the re-weighted score cannot be computed there (never extrapolated); "+
-		"covered: the same over the measurable bins only, renormalised. Pairs: A − B on the cases both have (paired differences of case means, a normal test), Holm-adjusted over the pairs, raw and under the workload's weights; "+
-		"verdicts at α %s. Distances: %s bootstrap replicates, each side resampled, percentile intervals (seed %d). docs/difficulty.md explains every number",
+		"SE from the stratified variance, a %s t interval on Satterthwaite's degrees of freedom (df), n_eff Kish's on the per-case weights. A bin the workload needs and the benchmark lacks is %s: the re-weighted score cannot be computed there (never extrapolated); "+
+		"covered: the same over the measurable bins only, renormalised. Pairs: A − B on the cases both have (paired differences of case means, post-stratified the same way, a t test on Satterthwaite's df), Holm-adjusted over the pairs, raw, under the workload's weights and over the covered bins; "+
+		"verdicts at α %s. Distances: %s bootstrap replicates, each side resampled, percentile intervals (seed %d); p: a permutation test of both sets drawn from one distribution. docs/difficulty.md explains every number",
 		v.Level, unmeasurable, units.Plain(units.RoundSig(m.Alpha)), units.Count(m.Replicates), m.Seed)
 	return v
 }
@@ -296,11 +416,14 @@ func MismatchText(w io.Writer, m *difficulty.Mismatch) error {
 	for _, c := range v.Coverage {
 		fmt.Fprintf(&b, "  %s\n", c)
 	}
-	if err := table("Distances ("+v.Level+" bootstrap intervals)", []string{"distance", "value", "interval", "replicates"}, v.Distances); err != nil {
+	if err := table("Distances ("+v.Level+" bootstrap intervals, permutation p)", distanceHead, v.Distances); err != nil {
 		return err
 	}
-	if err := table("Scores: raw (the benchmark's mix) and re-weighted (the workload's mix)", []string{"target", "raw", v.Level + " CI", "re-weighted", v.Level + " CI", "SE (pts)", "n_eff", "covered bins only", "why not"}, v.Scores); err != nil {
+	if err := table("Scores: raw (the benchmark's mix) and re-weighted (the workload's mix)", v.ScoresHead, v.Scores); err != nil {
 		return err
+	}
+	for _, why := range v.WhyNot {
+		fmt.Fprintf(&b, "%s.\n", oneLine(why))
 	}
 	if v.ScoresNote != "" {
 		fmt.Fprintf(&b, "\n%s\n", v.ScoresNote)
@@ -308,7 +431,7 @@ func MismatchText(w io.Writer, m *difficulty.Mismatch) error {
 	if err := table("Pass rate per bin on the benchmark ("+v.Level+" intervals)", append([]string{"target"}, v.PerBinHead...), v.PerBin); err != nil {
 		return err
 	}
-	if err := table("Pairs: A − B, raw and re-weighted (Holm-adjusted p)", []string{"pair", "raw Δ", "CI", "p", "verdict", "re-weighted Δ", "CI", "p", "verdict", ""}, v.Pairs); err != nil {
+	if err := table("Pairs: A − B, raw and re-weighted (Holm-adjusted p)", v.PairsHead, v.Pairs); err != nil {
 		return err
 	}
 	if len(v.Ranking) > 0 {
@@ -328,8 +451,20 @@ func MismatchText(w io.Writer, m *difficulty.Mismatch) error {
 		fmt.Fprintf(&b, "verdict: %s\nrule: %s\n", oneLine(r.Verdict), oneLine(r.Rule))
 	}
 	fmt.Fprintf(&b, "\n%s.\n", v.Method)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
+}
+
+// distanceHead heads the distances' table.
+var distanceHead = []string{"distance", "value", "interval", "replicates", "p"}
+
+// trimLines drops the spaces a table's padding leaves at the ends of lines.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // mdCell is a table cell for Markdown: a number, a percentage or an
@@ -377,13 +512,16 @@ func MismatchMarkdown(w io.Writer, m *difficulty.Mismatch) error {
 		fmt.Fprintf(&b, "- %s\n", mdText(c))
 	}
 	b.WriteString("\n")
-	table("Distances ("+v.Level+" bootstrap intervals)", []string{"distance", "value", "interval", "replicates"}, v.Distances)
-	table("Scores: raw and re-weighted to the workload's mix", []string{"target", "raw", v.Level + " CI", "re-weighted", v.Level + " CI", "SE (pts)", "n_eff", "covered bins only", "why not"}, v.Scores)
+	table("Distances ("+v.Level+" bootstrap intervals, permutation p)", distanceHead, v.Distances)
+	table("Scores: raw and re-weighted to the workload's mix", v.ScoresHead, v.Scores)
+	for _, why := range v.WhyNot {
+		fmt.Fprintf(&b, "%s.\n\n", mdText(why))
+	}
 	if v.ScoresNote != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdText(v.ScoresNote))
 	}
 	table("Pass rate per bin on the benchmark ("+v.Level+" intervals)", append([]string{"target"}, v.PerBinHead...), v.PerBin)
-	table("Pairs: A − B, raw and re-weighted (Holm-adjusted p)", []string{"pair", "raw Δ", "CI", "p", "verdict", "re-weighted Δ", "CI", "p", "verdict", ""}, v.Pairs)
+	table("Pairs: A − B, raw and re-weighted (Holm-adjusted p)", v.PairsHead, v.Pairs)
 	if len(v.Ranking) > 0 {
 		b.WriteString("## Ranking\n\n")
 		for _, r := range v.Ranking {
@@ -510,7 +648,12 @@ func scoresChart(m *difficulty.Mismatch, level string) chart {
 	for _, s := range m.Scores {
 		left = math.Max(left, math.Min(textWidth(s.Target), 28*charWidth)+16)
 	}
-	c := chart{ID: "scores", Class: "chart chart-scores", Title: "Scores: raw (hollow, the benchmark's mix) beside re-weighted (filled, the workload's mix), with " + level + " intervals", W: left + 560}
+	title := "Scores: raw (hollow, the benchmark's mix) beside re-weighted (filled, the workload's mix), with " + level + " intervals"
+	if !m.Comparable {
+		title = "Scores: raw (hollow, the benchmark's mix) beside covered (filled: the workload's mix over the " + units.Pct(m.CoveredShare) +
+			" the benchmark measures; the whole mix cannot be computed), with " + level + " intervals"
+	}
+	c := chart{ID: "scores", Class: "chart chart-scores", Title: title, W: left + 560}
 	rowH := 30.0
 	a := plotArea{X0: left, Y0: 12, X1: c.W - 20, Y1: 12 + rowH*float64(len(m.Scores))}
 	c.H = a.Y1 + 46
@@ -528,8 +671,20 @@ func scoresChart(m *difficulty.Mismatch, level string) chart {
 			tip := fmt.Sprintf("%s re-weighted: %s %s, n_eff %s", s.Target, units.Pct(e.Rate), units.PctCI([2]float64{e.CI.Lo, e.CI.Hi}), units.Num(math.Round(e.Kish)))
 			c.line(seriesClass(i)+" whisker", xs.at(e.CI.Lo), y+5, xs.at(e.CI.Hi), y+5, tip)
 			c.marker(i, "", xs.at(e.Rate), y+5, 4, tip)
+		} else if e := s.Covered; e.Computable {
+			// The covered-only score stands in, labelled so, beside its
+			// interval on the side with room.
+			tip := fmt.Sprintf("%s covered (re-weighted over the %s of the workload's mix the benchmark measures; the whole mix cannot be computed): %s %s",
+				s.Target, units.Pct(s.CoveredShare), units.Pct(e.Rate), units.PctCI([2]float64{e.CI.Lo, e.CI.Hi}))
+			c.line(seriesClass(i)+" whisker", xs.at(e.CI.Lo), y+5, xs.at(e.CI.Hi), y+5, tip)
+			c.marker(i, "", xs.at(e.Rate), y+5, 4, tip)
+			if hi := xs.at(e.CI.Hi); hi+60 < a.X1 {
+				c.Marks = append(c.Marks, mark{Kind: "text", Class: "gap-label", X: hi + 5, Y: y + 9, Anchor: "start", Text: "covered", Tip: tip})
+			} else {
+				c.Marks = append(c.Marks, mark{Kind: "text", Class: "gap-label", X: xs.at(e.CI.Lo) - 5, Y: y + 9, Anchor: "end", Text: "covered", Tip: tip})
+			}
 		} else {
-			c.Marks = append(c.Marks, mark{Kind: "text", Class: "gap-label", X: a.X1, Y: y + 9, Anchor: "end", Text: "re-weighted: cannot be computed", Tip: e.Why})
+			c.Marks = append(c.Marks, mark{Kind: "text", Class: "gap-label", X: a.X1, Y: y + 9, Anchor: "end", Text: "cannot be computed", Tip: e.Why})
 		}
 	}
 	return c
@@ -558,15 +713,16 @@ const mismatchTemplates = `
 {{end}}</tbody></table>
 <h2>Coverage</h2>
 <ul class="coverage">{{range .Coverage}}<li>{{.}}</li>{{end}}</ul>
-<h2>Distances ({{.Level}} bootstrap intervals)</h2>
-<table class="distances"><thead><tr><th>distance</th><th class="num">value</th><th class="num">interval</th><th class="num">replicates</th></tr></thead>
+<h2>Distances ({{.Level}} bootstrap intervals, permutation p)</h2>
+<table class="distances"><thead><tr><th>distance</th><th class="num">value</th><th class="num">interval</th><th class="num">replicates</th><th class="num">p</th></tr></thead>
 <tbody>{{range .Distances}}<tr>{{range $j, $c := .}}<td{{if $j}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 {{- if .Scores}}
 <h2>Scores: raw and re-weighted to the workload's mix</h2>
-<div class="scroll"><table class="scores"><thead><tr><th>target</th><th class="num">raw</th><th class="num">{{.Level}} CI</th><th class="num">re-weighted</th><th class="num">{{.Level}} CI</th><th class="num">SE (pts)</th><th class="num">n_eff</th><th>covered bins only</th><th>why not</th></tr></thead>
-<tbody>{{range .Scores}}<tr>{{range $j, $c := .}}<td{{if and $j (lt $j 7)}} class="num"{{end}}>{{vis $c}}</td>{{end}}</tr>
+<div class="scroll"><table class="scores"><thead><tr>{{range $j, $h := .ScoresHead}}<th{{if $j}} class="num"{{end}}>{{vis $h}}</th>{{end}}</tr></thead>
+<tbody>{{range .Scores}}<tr>{{range $j, $c := .}}<td{{if $j}} class="num"{{end}}>{{vis $c}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
+{{- range .WhyNot}}<p class="note why-not">{{vis .}}.</p>{{end}}
 {{- end}}
 {{- if .ScoresNote}}<p class="note">{{.ScoresNote}}</p>{{end}}
 {{- if .PerBin}}
@@ -577,7 +733,7 @@ const mismatchTemplates = `
 {{- end}}
 {{- if .Pairs}}
 <h2>Pairs: A − B, raw and re-weighted (Holm-adjusted p)</h2>
-<div class="scroll"><table class="pairs"><thead><tr><th>pair</th><th class="num">raw Δ</th><th class="num">CI</th><th class="num">p</th><th>verdict</th><th class="num">re-weighted Δ</th><th class="num">CI</th><th class="num">p</th><th>verdict</th><th></th></tr></thead>
+<div class="scroll"><table class="pairs"><thead><tr>{{range .PairsHead}}<th>{{vis .}}</th>{{end}}</tr></thead>
 <tbody>{{range $i, $r := .Pairs}}<tr{{if index $.PairChange $i}} class="changed"{{end}}>{{range $r}}<td>{{vis .}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
 {{- end}}
