@@ -15,6 +15,7 @@ import (
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store/sqlite"
+	"github.com/assay-eval/assay/internal/store/storetest"
 )
 
 // loadTask writes a spec of n cases whose targets are given, with extra
@@ -416,5 +417,10 @@ func TestLoadRunRefusedByEvaluationCommands(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
 			t.Errorf("%s was written for a load run", f)
 		}
+	}
+	// report reads a load run from a read-only store.
+	ro := filepath.Join(storetest.ReadOnly(t, dir), "assay.db")
+	if inv := runCLI(t, cliEnv{}, "report", id, "--format", "markdown", "--db", ro); inv.code != 0 || !strings.Contains(inv.stdout, "# Load test "+id) {
+		t.Errorf("report of a load run on a read-only store: exit %d, %s", inv.code, inv.stderr)
 	}
 }
