@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/internal/load"
+	"github.com/assay-eval/assay/internal/longtest"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/record"
 )
@@ -47,6 +48,7 @@ func unsaturated(t *testing.T, slo load.SLO, runIt func() (*memSink, error)) (*m
 // queues: the knee lands within 15% below the capacity and p95 rises
 // sharply past it.
 func TestKneeAtServerCapacity(t *testing.T) {
+	longtest.Skip(t) // seconds of real-time load steps: CI runs it
 	f := &fakeServer{Slots: 8, Service: 40 * time.Millisecond, Tokens: 20}
 	slo := load.SLO{P95: 150 * time.Millisecond, Errors: 0.05, ErrorsSet: true}
 	_, res := unsaturated(t, slo, func() (*memSink, error) {
@@ -86,6 +88,7 @@ func TestKneeAtServerCapacity(t *testing.T) {
 // errors past it are rate_limited with status 429, and every call is a
 // recorded request (no retry was made).
 func TestKneeAtRateLimit(t *testing.T) {
+	longtest.Skip(t) // seconds of real-time load steps: CI runs it
 	f := &fakeServer{Slots: 200, Service: 5 * time.Millisecond, Rate: 100}
 	slo := load.SLO{P95: time.Second, Errors: 0.05, ErrorsSet: true}
 	sink, res := unsaturated(t, slo, func() (*memSink, error) {
