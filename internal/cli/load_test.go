@@ -424,3 +424,82 @@ func TestLoadRunRefusedByEvaluationCommands(t *testing.T) {
 		t.Errorf("report of a load run on a read-only store: exit %d, %s", inv.code, inv.stderr)
 	}
 }
+
+// A closed loop through the flags: 4 requests in flight get about four
+// times the throughput of 1 from a server of fixed latency, and a streamed
+// target's time to first token is measured.
+func TestLoadClosedLoopStreamed(t *testing.T) {
+	_, url := startMock(t, mock.Options{Latency: 40 * time.Millisecond})
+	dir := t.TempDir()
+	path := loadTask(t, dir, 5, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1, stream: true}`, url), "")
+	inv := runCLI(t, cliEnv{}, "load", path, "--concurrency", "1,4", "--duration", "2s", "--slo", "ttft95=1s", "--format", "json", "--db", filepath.Join(dir, "db"))
+	if inv.code != 0 {
+		t.Fatalf("exit %d: %s", inv.code, inv.stderr)
+	}
+	var out struct {
+		Settings struct {
+			Mode     string `json:"mode"`
+			Arrivals string `json:"arrivals"`
+		} `json:"settings"`
+		Targets []struct {
+			Steps []struct {
+				Level      float64 `json:"level"`
+				Throughput float64 `json:"throughput_rps"`
+				TTFT50     struct {
+					Value *float64 `json:"value"`
+				} `json:"ttft50_ms"`
+			} `json:"steps"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(inv.stdout), &out); err != nil || len(out.Targets) != 1 || len(out.Targets[0].Steps) != 2 {
+		t.Fatalf("%v\n%s", err, inv.stdout)
+	}
+	if out.Settings.Mode != "concurrency" || out.Settings.Arrivals != "" {
+		t.Errorf("settings %+v", out.Settings)
+	}
+	one, four := out.Targets[0].Steps[0], out.Targets[0].Steps[1]
+	if r := four.Throughput / one.Throughput; !(r > 2.5 && r < 4.6) {
+		t.Errorf("throughput %.1f/s at 4 in flight, %.1f/s at 1: ratio %.2f, want about 4", four.Throughput, one.Throughput, r)
+	}
+	if one.TTFT50.Value == nil || *one.TTFT50.Value < 30 {
+		t.Errorf("a streamed target's TTFT p50 = %v; want about the mock's 40 ms latency", deref(one.TTFT50.Value))
+	}
+}
+
+// --max-spend caps the whole test at the targets' price: the steps that
+// would exceed it are not run.
+func TestLoadMaxSpend(t *testing.T) {
+	srv, url := startMock(t, mock.Options{})
+	dir := t.TempDir()
+	// About 10 input and a few output tokens a request at $1,000 per
+	// million each: about a cent a request, so $0.10 is a handful.
+	path := loadTask(t, dir, 5, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1, price: {input_per_mtok: 1000, output_per_mtok: 1000}}`, url), "")
+	inv := runCLI(t, cliEnv{}, "load", path, "--rate", "20,40", "--duration", "1s", "--max-spend", "0.1", "--format", "json", "--db", filepath.Join(dir, "db"))
+	if inv.code != 0 {
+		t.Fatalf("exit %d: %s", inv.code, inv.stderr)
+	}
+	var out struct {
+		Targets []struct {
+			Steps []struct {
+				CostUSD *float64 `json:"cost_usd"`
+				Skipped string   `json:"skipped"`
+			} `json:"steps"`
+		} `json:"targets"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(inv.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	spent, skipped := 0.0, 0
+	for _, s := range out.Targets[0].Steps {
+		if s.CostUSD != nil {
+			spent += *s.CostUSD
+		}
+		if s.Skipped != "" {
+			skipped++
+		}
+	}
+	if spent > 0.1 || skipped == 0 || srv.Stats().Requests >= 60 {
+		t.Errorf("spent $%.4f with %d steps skipped and %d requests made; the cap is $0.10\n%s", spent, skipped, srv.Stats().Requests, inv.stdout)
+	}
+}
