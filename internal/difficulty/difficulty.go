@@ -36,10 +36,10 @@ const (
 
 // Scale says where difficulties come from.
 type Scale struct {
-	Source string   // "tag" or "fitted"
-	Tag    string   // the tag's name (Source "tag")
-	Levels []string // ordered tiers of a non-numeric tag, easiest first
-	Model  string   // "rasch" or "2pl" (Source "fitted")
+	Source string   `json:"source"` // "tag" or "fitted"
+	Tag    string   `json:"tag"`    // the tag's name (Source "tag")
+	Levels []string `json:"levels"` // ordered tiers of a non-numeric tag, easiest first
+	Model  string   `json:"model"`  // "rasch" or "2pl" (Source "fitted")
 }
 
 // TargetResults is one target's results on a set: per case, right and

@@ -13,58 +13,65 @@ import (
 
 // Fitted is `assay difficulty`'s result.
 type Fitted struct {
-	Scale      Scale
-	Sources    []string // run IDs / files read
-	Fit        *irt.Fit
-	Cases      []CaseDifficulty // sorted hardest first
-	Targets    []Ability
-	Curve      []irt.InfoPoint // test information over the ability axis
-	Separates  [2]float64      // the θ range where the test SE is below SeparateSE
-	SeparateSE float64
-	Tiers      []Tier // when a tag is also given: per tier the fitted mean difficulty and per-target rates
-	Warnings   []string
+	Scale      Scale            `json:"scale"`
+	Sources    []string         `json:"sources"` // run IDs / files read
+	Fit        *irt.Fit         `json:"fit"`
+	Cases      []CaseDifficulty `json:"cases"` // sorted hardest first
+	Targets    []Ability        `json:"targets"`
+	Curve      []irt.InfoPoint  `json:"curve"`     // test information over the ability axis
+	Separates  [2]float64       `json:"separates"` // the θ range where the test SE is below SeparateSE
+	SeparateSE float64          `json:"separate_se"`
+	Tiers      []Tier           `json:"tiers"` // when a tag is also given: per tier the fitted mean difficulty and per-target rates
+	Warnings   []string         `json:"warnings"`
 	// SeparatesFound is false when the test SE is above SeparateSE
 	// everywhere on the curve (Separates is then zero).
-	SeparatesFound bool
+	SeparatesFound bool `json:"separates_found"`
 	// Dropped counts the cases no target has a scored result on (left out
 	// of the fit).
-	Dropped int
+	Dropped int `json:"dropped"`
 }
 
 // CaseDifficulty is one case's fitted difficulty.
 type CaseDifficulty struct {
-	ID            string
-	B, SE         float64
-	A             float64
-	Right, Trials int
-	Extreme       bool
-	Tag           string
+	ID      string  `json:"id"`
+	B       float64 `json:"b"`
+	SE      float64 `json:"se"`
+	A       float64 `json:"a"`
+	Right   int     `json:"right"`
+	Trials  int     `json:"trials"`
+	Extreme bool    `json:"extreme"`
+	Tag     string  `json:"tag"`
 }
 
 // Ability is one target's fitted ability.
 type Ability struct {
-	Target            string
-	Theta, SE, Lo, Hi float64
-	Right, Trials     int
+	Target string  `json:"target"`
+	Theta  float64 `json:"theta"`
+	SE     float64 `json:"se"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	Right  int     `json:"right"`
+	Trials int     `json:"trials"`
 }
 
 // Tier is one value of the difficulty tag: its cases' fitted mean
 // difficulty and each target's rate on them.
 type Tier struct {
-	Label string
-	Value float64
-	Cases int
-	MeanB float64
-	Rates []Rate
+	Label string  `json:"label"`
+	Value float64 `json:"value"`
+	Cases int     `json:"cases"`
+	MeanB float64 `json:"mean_b"`
+	Rates []Rate  `json:"rates"`
 }
 
 // Rate is one target's pass rate on some cases, over their scored trials
 // (epochs included), with its Wilson interval.
 type Rate struct {
-	Target    string
-	Passed, N int
-	Rate      float64
-	CI        stats.Interval
+	Target string         `json:"target"`
+	Passed int            `json:"passed"`
+	N      int            `json:"n"`
+	Rate   float64        `json:"rate"`
+	CI     stats.Interval `json:"ci"`
 }
 
 // FitOptions configures Fit. Model "" is Rasch. PriorSD 0 takes irt's

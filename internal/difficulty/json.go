@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // MarshalJSON writes the result as encoding/json would, fields in order,
@@ -21,6 +22,21 @@ func (f *Fitted) MarshalJSON() ([]byte, error) { return finiteJSON(reflect.Value
 func (m *Mismatch) MarshalJSON() ([]byte, error) { return finiteJSON(reflect.ValueOf(*m)) }
 
 var marshalerType = reflect.TypeFor[json.Marshaler]()
+
+// snakeCase is a Go field name as assay's JSON keys read: RankingRaw →
+// ranking_raw, PAdjusted → p_adjusted, Lo → lo.
+func snakeCase(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	for i, r := range rs {
+		upper := unicode.IsUpper(r)
+		if upper && i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
 
 func finiteJSON(v reflect.Value) ([]byte, error) {
 	var b bytes.Buffer
@@ -73,7 +89,7 @@ func writeFinite(b *bytes.Buffer, v reflect.Value) error {
 				continue
 			}
 			if name == "" {
-				name = sf.Name
+				name = snakeCase(sf.Name) // an untagged field (stats.Interval's Lo, Hi) as assay's JSON names keys
 			}
 			fv := v.Field(i)
 			if strings.Contains(opts, "omitempty") && fv.IsZero() {

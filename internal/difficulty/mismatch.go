@@ -18,54 +18,61 @@ import (
 // quantity that cannot be computed is zero with Computable false and a
 // Why, so the JSON report never holds a NaN.
 type Mismatch struct {
-	Scale                         Scale
-	Benchmark                     SetSummary
-	Workload                      SetSummary
-	Bins                          []Bin
-	Distances                     []Distance // "wasserstein1", "ks", "tv"
-	LargestGap                    Gap        // the largest interval of the axis, within the workload's range, holding no benchmark item
-	UncoveredShare                float64    // workload mass in bins with no benchmark item
-	Scores                        []Score    // one per target with results on the benchmark
-	Pairs                         []Pair     // every two targets, paired on the benchmark's shared cases
-	RankingRaw, RankingReweighted []string
-	RankingChanged                bool
-	VerdictsChanged               int
+	Scale             Scale      `json:"scale"`
+	Benchmark         SetSummary `json:"benchmark"`
+	Workload          SetSummary `json:"workload"`
+	Bins              []Bin      `json:"bins"`
+	Distances         []Distance `json:"distances"`       // "wasserstein1", "ks", "tv"
+	LargestGap        Gap        `json:"largest_gap"`     // the largest interval of the axis, within the workload's range, holding no benchmark item
+	UncoveredShare    float64    `json:"uncovered_share"` // workload mass in bins with no benchmark item
+	Scores            []Score    `json:"scores"`          // one per target with results on the benchmark
+	Pairs             []Pair     `json:"pairs"`           // every two targets, paired on the benchmark's shared cases
+	RankingRaw        []string   `json:"ranking_raw"`
+	RankingReweighted []string   `json:"ranking_reweighted"`
+	RankingChanged    bool       `json:"ranking_changed"`
+	VerdictsChanged   int        `json:"verdicts_changed"`
 	// Comparable is true when the whole workload mix could be compared:
 	// every target's re-weighted score and every pair's re-weighted
 	// comparison is computable. When false (a gap), RankingChanged and
 	// VerdictsChanged say nothing (they are false and 0): the comparison
 	// was not made; the covered-only fields below say what changes over
 	// the measurable part of the mix.
-	Comparable bool
+	Comparable bool `json:"comparable"`
 	// CoveredShare is the workload's mix in bins where the benchmark has
 	// scored cases (1 − UncoveredShare when every target has results).
-	CoveredShare float64
+	CoveredShare float64 `json:"covered_share"`
 	// RankingCovered orders the targets by their covered-only score (the
 	// workload's mix restricted to the measurable bins, renormalised);
 	// RankingCoveredChanged and VerdictsChangedCovered compare it and
 	// the pairs' covered-only verdicts with the raw ones.
-	RankingCovered         []string
-	RankingCoveredChanged  bool
-	VerdictsChangedCovered int
-	Rubric                        *Rubric // the divergence rubric (assay mismatch sets it; nil when not rated)
-	Warnings                      []string
+	RankingCovered         []string `json:"ranking_covered"`
+	RankingCoveredChanged  bool     `json:"ranking_covered_changed"`
+	VerdictsChangedCovered int      `json:"verdicts_changed_covered"`
+	Rubric                 *Rubric  `json:"rubric"` // the divergence rubric (assay mismatch sets it; nil when not rated)
+	Warnings               []string `json:"warnings"`
 	// Discrete is true when the bins are the tag's values (one bin each).
-	Discrete bool
+	Discrete bool `json:"discrete"`
 	// Alpha, Margin, Replicates and Seed are the settings the result was
 	// computed with (defaults filled in).
-	Alpha, Margin float64
-	Replicates    int
-	Seed          uint64
+	Alpha      float64 `json:"alpha"`
+	Margin     float64 `json:"margin"`
+	Replicates int     `json:"replicates"`
+	Seed       uint64  `json:"seed"`
 }
 
 // SetSummary describes one side's difficulties, over its cases with a known
 // difficulty (unweighted).
 type SetSummary struct {
-	Name, Kind             string
-	Cases, Unknown         int
-	Min, Max, Mean, Median float64
+	Name    string  `json:"name"`
+	Kind    string  `json:"kind"`
+	Cases   int     `json:"cases"`
+	Unknown int     `json:"unknown"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Mean    float64 `json:"mean"`
+	Median  float64 `json:"median"`
 	// Targets counts the targets with results on the set.
-	Targets int
+	Targets int `json:"targets"`
 }
 
 // Bin is one interval of the axis: [Lo, Hi) (the last one closed), or one
@@ -73,11 +80,14 @@ type SetSummary struct {
 // shares are of each side's mix (the workload's weights when it has them).
 // Gap: the workload has cases in the bin and the benchmark none.
 type Bin struct {
-	Lo, Hi                float64
-	Label                 string
-	Bench, Work           int
-	BenchShare, WorkShare float64
-	Gap                   bool
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Label      string  `json:"label"`
+	Bench      int     `json:"bench"`
+	Work       int     `json:"work"`
+	BenchShare float64 `json:"bench_share"`
+	WorkShare  float64 `json:"work_share"`
+	Gap        bool    `json:"gap"`
 }
 
 // Distance is a distance between the two sets' difficulties with a
@@ -87,14 +97,14 @@ type Bin struct {
 // lies above the value: read it as how far noise moves the distance, and
 // P as whether the two sets differ at all.
 type Distance struct {
-	Name       string
-	Value      float64
-	CI         stats.Interval
-	Replicates int
+	Name       string         `json:"name"`
+	Value      float64        `json:"value"`
+	CI         stats.Interval `json:"ci"`
+	Replicates int            `json:"replicates"`
 	// P is the permutation p-value of "both sets are drawn from one
 	// distribution": the share of relabellings of the pooled cases (as
 	// many as Replicates) at least as far apart as the two sets.
-	P float64
+	P float64 `json:"p"`
 }
 
 // Names of the distances.
@@ -109,19 +119,21 @@ const (
 // workload cases and no benchmark item; Work and WorkShare are the
 // workload's cases in it. Zero when there is none (Work 0).
 type Gap struct {
-	Lo, Hi, Width float64
-	Work          int
-	WorkShare     float64
+	Lo        float64 `json:"lo"`
+	Hi        float64 `json:"hi"`
+	Width     float64 `json:"width"`
+	Work      int     `json:"work"`
+	WorkShare float64 `json:"work_share"`
 }
 
 // Score is one target's benchmark score, raw and under the workload's mix.
 type Score struct {
-	Target       string
-	Raw          Estimate // the benchmark's own mix
-	Reweighted   Estimate // the workload's mix; Computable false when a needed bin has no benchmark item
-	Covered      Estimate // the workload's mix restricted to measurable bins (renormalised), with CoveredShare
-	CoveredShare float64
-	PerBin       []Rate // per bin (Label = bin label)
+	Target       string   `json:"target"`
+	Raw          Estimate `json:"raw"`        // the benchmark's own mix
+	Reweighted   Estimate `json:"reweighted"` // the workload's mix; Computable false when a needed bin has no benchmark item
+	Covered      Estimate `json:"covered"`    // the workload's mix restricted to measurable bins (renormalised), with CoveredShare
+	CoveredShare float64  `json:"covered_share"`
+	PerBin       []Rate   `json:"per_bin"` // per bin (Label = bin label)
 }
 
 // Estimate is a rate (the mean of case means over epochs, post-stratified)
@@ -130,38 +142,41 @@ type Score struct {
 // sample size of their weights. When Computable is
 // false every number is zero and Why says what is missing.
 type Estimate struct {
-	Rate, SE   float64
-	DF         float64 // Satterthwaite degrees of freedom of the t interval (0: no variance, the normal's)
-	CI         stats.Interval
-	N          int
-	Kish       float64
-	Computable bool
-	Why        string
+	Rate       float64        `json:"rate"`
+	SE         float64        `json:"se"`
+	DF         float64        `json:"df"` // Satterthwaite degrees of freedom of the t interval (0: no variance, the normal's)
+	CI         stats.Interval `json:"ci"`
+	N          int            `json:"n"`
+	Kish       float64        `json:"kish"`
+	Computable bool           `json:"computable"`
+	Why        string         `json:"why"`
 	// Missing names the bins the workload needs where the estimate has no
 	// scored case (why it is not computable); nil otherwise.
-	Missing []string
+	Missing []string `json:"missing,omitempty"`
 }
 
 // Pair is the paired comparison of two targets.
 type Pair struct {
-	A, B            string
-	Raw, Reweighted Comparison
-	Changed         bool // the verdict differs
+	A          string     `json:"a"`
+	B          string     `json:"b"`
+	Raw        Comparison `json:"raw"`
+	Reweighted Comparison `json:"reweighted"`
+	Changed    bool       `json:"changed"` // the verdict differs
 	// Covered is the paired comparison under the workload's weights
 	// restricted to the bins where both have paired cases, renormalised
 	// (the same machinery; Holm over the pairs' covered comparisons);
 	// CoveredShare is the workload's mix those bins hold, and
 	// CoveredChanged says its verdict differs from the raw one. With no
 	// gap it equals Reweighted.
-	Covered        Comparison
-	CoveredShare   float64
-	CoveredChanged bool
+	Covered        Comparison `json:"covered"`
+	CoveredShare   float64    `json:"covered_share"`
+	CoveredChanged bool       `json:"covered_changed"`
 	// PerBin is the paired difference A − B within each bin (in the bins'
 	// order): where a lead is made. Each is the plain mean of the per-case
 	// differences with a t interval on n − 1 degrees of freedom, P
 	// unadjusted and no verdict (a description, not a family of tests);
 	// not computable with fewer than two paired cases.
-	PerBin []Comparison
+	PerBin []Comparison `json:"per_bin"`
 }
 
 // Comparison is a paired difference A − B of case means on the cases both
@@ -172,17 +187,19 @@ type Pair struct {
 // pairs; Verdict by stats.Verdict. When Computable is false every number
 // is zero, Verdict is "" and Why says what is missing.
 type Comparison struct {
-	Delta, SE    float64
-	DF           float64 // Satterthwaite degrees of freedom of the t test and interval (0: no variance)
-	CI           stats.Interval
-	P, PAdjusted float64
-	Verdict      string
-	N            int
-	Computable   bool
-	Why          string
+	Delta      float64        `json:"delta"`
+	SE         float64        `json:"se"`
+	DF         float64        `json:"df"` // Satterthwaite degrees of freedom of the t test and interval (0: no variance)
+	CI         stats.Interval `json:"ci"`
+	P          float64        `json:"p"`
+	PAdjusted  float64        `json:"p_adjusted"`
+	Verdict    string         `json:"verdict"`
+	N          int            `json:"n"`
+	Computable bool           `json:"computable"`
+	Why        string         `json:"why"`
 	// Missing names the bins the workload needs where the two have no
 	// paired case (why it is not computable); nil otherwise.
-	Missing []string
+	Missing []string `json:"missing,omitempty"`
 }
 
 // MismatchOptions configures Compare. Zero values take the defaults:

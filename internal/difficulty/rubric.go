@@ -126,29 +126,29 @@ type PromptFeatures struct {
 // Signal is one computed comparison: its value on the two sides (as text),
 // its value and threshold, and the sentence saying what it found.
 type Signal struct {
-	Name      string
-	Bench     string
-	Work      string
-	Value     float64
-	Threshold float64
-	High      bool
-	Why       string
+	Name      string  `json:"name"`
+	Bench     string  `json:"bench"`
+	Work      string  `json:"work"`
+	Value     float64 `json:"value"`
+	Threshold float64 `json:"threshold"`
+	High      bool    `json:"high"`
+	Why       string  `json:"why"`
 }
 
 // AxisRating is one axis's rating with its reasons (every signal's
 // sentence, the questionnaire's answer, and what could not be computed).
 type AxisRating struct {
-	Axis    string
-	Rating  string
-	Reasons []string
-	Signals []Signal
+	Axis    string   `json:"axis"`
+	Rating  string   `json:"rating"`
+	Reasons []string `json:"reasons"`
+	Signals []Signal `json:"signals"`
 }
 
 // Rubric is the rubric's result.
 type Rubric struct {
-	Axes    []AxisRating
-	Verdict string
-	Rule    string
+	Axes    []AxisRating `json:"axes"`
+	Verdict string       `json:"verdict"`
+	Rule    string       `json:"rule"`
 }
 
 // AxisTitle is an axis's name in a sentence ("data distribution").

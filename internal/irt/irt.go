@@ -52,34 +52,44 @@ type Options struct {
 // Item is one item's estimate. IRT parametrisation:
 // P(right | θ) = 1 / (1 + exp(−A(θ − B))).
 type Item struct {
-	ID            string
-	A, B          float64
-	SEA, SEB      float64 // from the observed information of the marginal likelihood; SEA is 0 when A is fixed
-	Right, Trials int
-	Extreme       bool // all right or all wrong: finite only through the prior (or ±Inf without one)
+	ID      string  `json:"id"`
+	A       float64 `json:"a"`
+	B       float64 `json:"b"`
+	SEA     float64 `json:"se_a"`
+	SEB     float64 `json:"se_b"` // from the observed information of the marginal likelihood; SEA is 0 when A is fixed
+	Right   int     `json:"right"`
+	Trials  int     `json:"trials"`
+	Extreme bool    `json:"extreme"` // all right or all wrong: finite only through the prior (or ±Inf without one)
 }
 
 // Person is one respondent's ability.
 type Person struct {
-	ID            string
-	Theta, SE     float64 // EAP and posterior SD
-	Lo, Hi        float64 // interval at Options.Level
-	Right, Trials int
+	ID     string  `json:"id"`
+	Theta  float64 `json:"theta"`
+	SE     float64 `json:"se"` // EAP and posterior SD
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"` // interval at Options.Level
+	Right  int     `json:"right"`
+	Trials int     `json:"trials"`
 }
 
 // InfoPoint is the test information at one ability.
-type InfoPoint struct{ Theta, Info, SE float64 } // SE = 1/sqrt(Info)
+type InfoPoint struct { // SE = 1/sqrt(Info)
+	Theta float64 `json:"theta"`
+	Info  float64 `json:"info"`
+	SE    float64 `json:"se"`
+}
 
 // Fit is Estimate's result.
 type Fit struct {
-	Model      Model
-	Items      []Item
-	Persons    []Person
-	LogLik     float64 // marginal log-likelihood at the estimate, prior excluded
-	Iterations int
-	Converged  bool
-	MaxChange  float64 // the last iteration's largest parameter change
-	Points     int
-	PriorSD    float64
-	Warnings   []string // e.g. few respondents, extreme items, not converged
+	Model      Model    `json:"model"`
+	Items      []Item   `json:"items"`
+	Persons    []Person `json:"persons"`
+	LogLik     float64  `json:"log_lik"` // marginal log-likelihood at the estimate, prior excluded
+	Iterations int      `json:"iterations"`
+	Converged  bool     `json:"converged"`
+	MaxChange  float64  `json:"max_change"` // the last iteration's largest parameter change
+	Points     int      `json:"points"`
+	PriorSD    float64  `json:"prior_sd"`
+	Warnings   []string `json:"warnings"` // e.g. few respondents, extreme items, not converged
 }
