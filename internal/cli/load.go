@@ -268,6 +268,9 @@ func runLoad(ctx context.Context, g *Globals, o *loadOptions) error {
 	if slo.IsZero() {
 		fmt.Fprintln(g.Stderr, "warning: no SLO (--slo or the spec's load.slo): every step is measured, but no knee can be found")
 	}
+	if sp.Agent != nil {
+		fmt.Fprintln(g.Stderr, "warning: the spec's agent: loop is not run under load: each request is a case's first model call, its tool calls unanswered")
+	}
 	// The targets as a load test calls them: no limits (the load is the
 	// levels), no retries, no cache.
 	lsp := loadSpec(sp, o)
