@@ -349,7 +349,8 @@ func FuzzLoadLevels(f *testing.F) {
 
 // assay gate of two load runs holds the candidate to the baseline's
 // load.gate rules: the same server again passes (or is inconclusive:
-// exit 0); a server four times slower fails (exit 3), naming the check.
+// exit 0); a server four times slower fails (exit 3), naming the check,
+// in JUnit too.
 func TestLoadGate(t *testing.T) {
 	_, fast := startMock(t, mock.Options{Latency: 20 * time.Millisecond})
 	_, slow := startMock(t, mock.Options{Latency: 80 * time.Millisecond})
@@ -386,8 +387,9 @@ func TestLoadGate(t *testing.T) {
 	if inv := runCLI(t, cliEnv{}, "gate", slower, "--baseline", base, "--db", db, "--rule", "primary max_drop=5%"); inv.code != ExitUsage || !strings.Contains(inv.stderr, "takes its rules from the spec's load.gate") {
 		t.Errorf("--rule on load runs: exit %d, %s", inv.code, inv.stderr)
 	}
-	if inv := runCLI(t, cliEnv{}, "gate", slower, "--baseline", base, "--db", db, "--format", "junit"); inv.code != ExitUsage || !strings.Contains(inv.stderr, "a gate of load tests renders as text, markdown, json") {
-		t.Errorf("--format junit on load runs: exit %d, %s", inv.code, inv.stderr)
+	if inv := runCLI(t, cliEnv{}, "gate", slower, "--baseline", base, "--db", db, "--format", "junit"); inv.code != ExitFailed ||
+		!strings.Contains(inv.stdout, `<testcase name="p95 at 25 max_rise 20%" classname="assay.gate.load.local">`) || !strings.Contains(inv.stdout, "<failure ") {
+		t.Errorf("--format junit on load runs: exit %d\n%s\n%s", inv.code, inv.stdout, inv.stderr)
 	}
 }
 

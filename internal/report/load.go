@@ -653,7 +653,60 @@ func LoadGateFormats() []Format[*LoadGateReport] {
 		{Name: "text", Aliases: []string{""}, Render: LoadGateText},
 		{Name: "markdown", Aliases: []string{"md"}, Render: LoadGateMarkdown},
 		{Name: "json", Render: LoadGateJSON},
+		{Name: "junit", Render: LoadGateJUnit},
 	}
+}
+
+// LoadGateJUnit renders a gate of load tests as JUnit XML: one suite per
+// target, one test case per rule; a failed check is a failure, an
+// inconclusive one skipped (a failure under --strict).
+func LoadGateJUnit(w io.Writer, r *LoadGateReport) error {
+	skipped := 0
+	doc := junitSuites{Name: "assay gate (load)", Skipped: &skipped}
+	id := func(run *record.Run) string {
+		if run == nil {
+			return ""
+		}
+		return oneLine(run.ID)
+	}
+	props := []junitProperty{{Name: "candidate", Value: id(r.Cand)}, {Name: "baseline", Value: id(r.Base)},
+		{Name: "rules_from", Value: r.RulesFrom}, {Name: "strict", Value: fmt.Sprint(r.Strict)}, {Name: "decision", Value: r.Verdict()}}
+	var order []string
+	byTarget := map[string]*junitSuite{}
+	if r.Result != nil {
+		for _, c := range r.Result.Checks {
+			s, ok := byTarget[c.Target]
+			if !ok {
+				s = &junitSuite{Name: "gate: " + oneLine(c.Target), Properties: props}
+				byTarget[c.Target] = s
+				order = append(order, c.Target)
+			}
+			rule := fmt.Sprintf("%s at %s max_rise %s", c.Rule.Metric, fmtLevel(c.Rule.At), c.Rule.MaxRise)
+			jc := junitCase{Name: rule, Classname: "assay.gate.load." + oneLine(c.Target), SystemOut: oneLine(c.Why)}
+			switch {
+			case c.Verdict == load.Fail || r.Strict && c.Verdict == load.Inconclusive:
+				jc.Failure = &junitFailure{Message: oneLine(c.Why), Type: "regression", Body: oneLine(c.Why)}
+			case c.Verdict == load.Inconclusive:
+				jc.Skipped = &junitSkipped{Message: "inconclusive: " + oneLine(c.Why)}
+			}
+			s.Cases = append(s.Cases, jc)
+			s.Tests++
+			if jc.Failure != nil {
+				s.Failures++
+			}
+			if jc.Skipped != nil {
+				s.Skipped++
+			}
+		}
+	}
+	for _, t := range order {
+		s := byTarget[t]
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		skipped += s.Skipped
+		doc.Suites = append(doc.Suites, *s)
+	}
+	return writeJUnit(w, doc)
 }
 
 // loadGateRows are the checks as table rows: target, rule, base, candidate,

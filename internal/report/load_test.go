@@ -219,3 +219,23 @@ func TestLoadGateVerdict(t *testing.T) {
 		t.Errorf("gate json: %+v %v", j, err)
 	}
 }
+
+func TestLoadGateJUnit(t *testing.T) {
+	res := &load.GateResult{Verdict: load.Fail, Checks: []load.Check{
+		{Rule: load.Rule{Metric: "p95", At: 20, MaxRise: "20%"}, Target: "a", Verdict: load.Fail, Why: "p95 rose 300% " + loadHostile},
+		{Rule: load.Rule{Metric: "errors", At: 20, MaxRise: "2pt"}, Target: "a", Verdict: load.Inconclusive, Why: "too few"},
+		{Rule: load.Rule{Metric: "p95", At: 20, MaxRise: "20%"}, Target: "b", Verdict: load.Pass},
+	}}
+	r := &LoadGateReport{Base: &record.Run{ID: "base"}, Cand: &record.Run{ID: "cand"}, RulesFrom: "baseline", Result: res}
+	out := renderLoad(t, func(w *bytes.Buffer) error { return LoadGateJUnit(w, r) })
+	for _, want := range []string{`<testsuites name="assay gate (load)" tests="3" failures="1" errors="0" skipped="1">`,
+		`<testsuite name="gate: a" tests="2" failures="1" errors="0" skipped="1">`, `<testcase name="p95 at 20 max_rise 20%" classname="assay.gate.load.a">`,
+		`<failure message="p95 rose 300% &lt;script&gt;`, `<skipped message="inconclusive: too few">`, `<property name="decision" value="fail">`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("junit lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("junit carries a terminal escape")
+	}
+}
