@@ -49,12 +49,36 @@ type mismatchView struct {
 	PerBinHead []string
 	PerBin     [][]string // per target: rates per bin
 	Pairs      [][]string
+	PairCells  [][]spanCell // Pairs for HTML: a comparison that cannot be computed is one cell over its four columns
 	PairChange []bool
 	Ranking    []string
 	Rubric     *rubricView
 	Warnings   []string
 	Method     string
 	Charts     []chart
+}
+
+// spanCell is a table cell spanning Span columns.
+type spanCell struct {
+	Text string
+	Span int
+}
+
+// spanCells joins each "cannot be computed" cell with the empty cells
+// that follow it.
+func spanCells(row []string) []spanCell {
+	var out []spanCell
+	for i := 0; i < len(row); i++ {
+		c := spanCell{Text: row[i], Span: 1}
+		if strings.HasPrefix(row[i], "cannot be computed") {
+			for i+1 < len(row)-1 && row[i+1] == "" {
+				c.Span++
+				i++
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 type rubricView struct {
@@ -333,6 +357,7 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 			}
 		}
 		v.Pairs = append(v.Pairs, append(row, mark))
+		v.PairCells = append(v.PairCells, spanCells(v.Pairs[len(v.Pairs)-1]))
 		v.PairChange = append(v.PairChange, p.Changed || (showCovered && p.CoveredChanged))
 	}
 	if len(m.RankingRaw) > 0 {
@@ -734,7 +759,7 @@ const mismatchTemplates = `
 {{- if .Pairs}}
 <h2>Pairs: A − B, raw and re-weighted (Holm-adjusted p)</h2>
 <div class="scroll"><table class="pairs"><thead><tr>{{range .PairsHead}}<th>{{vis .}}</th>{{end}}</tr></thead>
-<tbody>{{range $i, $r := .Pairs}}<tr{{if index $.PairChange $i}} class="changed"{{end}}>{{range $r}}<td>{{vis .}}</td>{{end}}</tr>
+<tbody>{{range $i, $r := .PairCells}}<tr{{if index $.PairChange $i}} class="changed"{{end}}>{{range $r}}<td{{if gt .Span 1}} colspan="{{.Span}}"{{end}}>{{vis .Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
 {{- end}}
 {{- if .Ranking}}

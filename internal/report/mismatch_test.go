@@ -94,3 +94,13 @@ func TestMismatchScoresChartDrawsCovered(t *testing.T) {
 		t.Errorf("the chart's title does not say the filled marks are covered scores:\n%s", svg)
 	}
 }
+
+// In the page, a pair's comparison that cannot be computed is one short
+// cell across its four columns (not a long reason in each row).
+func TestMismatchPagePairsSpanGap(t *testing.T) {
+	t.Parallel()
+	page := renderMismatch(t, "html", mismatchFixture())
+	if !strings.Contains(page, `<td colspan="4">cannot be computed: gap at bin hard</td>`) {
+		t.Errorf("no spanning cell for the re-weighted comparison:\n%s", page)
+	}
+}
