@@ -26,6 +26,12 @@
 #   verdict rule of stats.Verdict written out again here; per bin, the
 #   paired differences' mean with scipy.stats.ttest_1samp's p-value and
 #   interval.
+# - Covered-only: the same estimators (scores and pairs) under the
+#   workload's shares restricted to the bins where the target (or pair)
+#   has cases, renormalised to sum 1; Holm over the pairs' covered
+#   comparisons as a family of its own; the covered ranking (rate, then
+#   name) and how many covered verdicts differ from the raw ones;
+#   "comparable" only when no re-weighted score or comparison is missing.
 #
 # Regenerate:
 #   /usr/bin/python3 internal/difficulty/testdata/mismatch.py > internal/difficulty/testdata/mismatch.json
