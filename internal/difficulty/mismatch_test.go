@@ -58,7 +58,7 @@ type golden struct {
 		Reweighted   *goldenComparison `json:"reweighted"`
 		Covered      *goldenComparison `json:"covered"`
 		CoveredShare float64           `json:"covered_share"`
-		PerBin     []struct {
+		PerBin       []struct {
 			N                 int
 			Delta, SE, Lo, Hi float64
 			P                 *float64
