@@ -67,8 +67,8 @@ func newMismatchCommand(g *Globals) *cobra.Command {
 what the benchmark's scores mean for your workload. It reads the store only
 (a read-only store will do) and calls no model.
 
-Each side is a run (its ID, a prefix or latest), a baseline file (assay
-baseline export), or a dataset file (.jsonl or .csv: its cases, no scores;
+Each side is a run (its ID, a prefix or latest — with SPEC, the newest run
+of that spec), a baseline file (assay baseline export), or a dataset file (.jsonl or .csv: its cases, no scores;
 a workload needs only its mix of difficulties). The axis is a difficulty tag
 (--tag, or difficulty.tag in SPEC or the benchmark run's spec: a tier, an
 expert's rating, a count such as reasoning steps; a non-numeric tag needs
@@ -184,6 +184,10 @@ func runMismatch(ctx context.Context, g *Globals, o *mismatchOptions) error {
 		}
 	}
 	src := &runSource{g: g, what: "mismatch"}
+	if sp != nil {
+		// As everywhere with a spec at hand, latest is its newest run.
+		src.spec = sp.Name
+	}
 	defer src.Close()
 
 	// The scale: --tag, else the spec's difficulty.tag, else the benchmark

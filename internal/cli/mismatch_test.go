@@ -95,3 +95,40 @@ func TestMismatchDatasetSideLeavesOutExpected(t *testing.T) {
 		}
 	}
 }
+
+// Given a SPEC, --benchmark latest is the newest run of that spec, not the
+// newest run in the store (another spec's, with no such tag), as latest is
+// for every command with a spec at hand.
+func TestMismatchLatestIsTheSpecs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	sp := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
+	inv := runCLI(t, cliEnv{}, "run", sp, "--db", db, "--targets", "model-a", "--json")
+	if inv.code != 0 {
+		t.Fatalf("run: %s", inv.stderr)
+	}
+	var first runSummary
+	if err := json.Unmarshal([]byte(inv.stdout), &first); err != nil {
+		t.Fatal(err)
+	}
+	other := echoTask(t, dir, 3, `  - {name: e, provider: exec, command: ["cat"]}`)
+	runCLI(t, cliEnv{}, "run", other, "--db", db) // newer, of another spec (its calls fail: stored all the same)
+	cases := filepath.Join(filepath.Dir(sp), "cases.jsonl")
+	args := []string{"mismatch", "--db", db, "--benchmark", "latest", "--workload", cases,
+		"--tag", "tier", "--levels", "easy,medium,hard", "--format", "json", "--replicates", "50"}
+	if inv := runCLI(t, cliEnv{}, args...); inv.code != 4 || !strings.Contains(inv.stderr, `no case has the tag "tier"`) {
+		t.Errorf("without a SPEC, latest is the store's newest run (the other spec's, no tier tag): exit %d\n%s", inv.code, inv.stderr)
+	}
+	inv = runCLI(t, cliEnv{}, append([]string{"mismatch", sp}, args[1:]...)...)
+	if inv.code != 0 {
+		t.Fatalf("mismatch SPEC --benchmark latest: exit %d\n%s", inv.code, inv.stderr)
+	}
+	var m difficulty.Mismatch
+	if err := json.Unmarshal([]byte(inv.stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.Benchmark.Name, first.RunID) {
+		t.Errorf("the benchmark is %q, want the quickstart's run %s", m.Benchmark.Name, first.RunID)
+	}
+}

@@ -159,6 +159,25 @@ func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
 			t.Errorf("the production-traffic block's output lacks %q:\n%s", want, got)
 		}
 	}
+
+	// The difficulty block runs last, when the newest run is the traffic
+	// sample's: its commands find the quickstart's run through its spec.
+	choosing := sectionBlocks(t, root, "Choosing from a benchmark: difficulty and mismatch")
+	if len(choosing) == 0 {
+		t.Fatal("'Choosing from a benchmark' has no command block")
+	}
+	cmd = exec.Command("bash", "-euo", "pipefail", "-c", choosing[0])
+	cmd.Dir = dst
+	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9")
+	got, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's difficulty block failed: %v\n%s", err, got)
+	}
+	for _, want := range []string{"rasch fit, 26 cases × 2 targets", "Pass rate per tier", "re-weighted", "Any axis rated high: the benchmark may shortlist but not select."} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the difficulty block's output lacks %q:\n%s", want, got)
+		}
+	}
 }
 
 // The README and docs/ are all a user has: they never send the reader to
