@@ -356,8 +356,8 @@ func runLoad(ctx context.Context, g *Globals, o *loadOptions) error {
 	if err := st.CreateRun(ctx, rec); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.Stderr, "load test %s: %d targets × %d steps of %s (%s), %d cases\n",
-		rec.ID, len(names), len(o.levels), o.Duration, levelsText(o.mode, o.levels), len(cases))
+	fmt.Fprintf(g.Stderr, "load test %s: %s × %s of %s (%s), %s\n",
+		rec.ID, plural(len(names), "target"), plural(len(o.levels), "step"), o.Duration, levelsText(o.mode, o.levels), plural(len(cases), "case"))
 
 	// Writes use a context an interrupt does not cancel: what was measured
 	// is kept.

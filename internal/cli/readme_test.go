@@ -178,6 +178,24 @@ func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
 			t.Errorf("the difficulty block's output lacks %q:\n%s", want, got)
 		}
 	}
+
+	// The load block: a mock with a capacity, three steps, a knee.
+	loads := sectionBlocks(t, root, "Latency and cost under load")
+	if len(loads) == 0 {
+		t.Fatal("'Latency and cost under load' has no command block")
+	}
+	cmd = exec.Command("bash", "-euo", "pipefail", "-c", loads[0])
+	cmd.Dir = dst
+	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1")
+	got, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's load block failed: %v\n%s", err, got)
+	}
+	for _, want := range []string{"Knees", "local-8b", "complete: assay report"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the load block's output lacks %q:\n%s", want, got)
+		}
+	}
 }
 
 // The README and docs/ are all a user has: they never send the reader to
