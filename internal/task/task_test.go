@@ -20,7 +20,7 @@ var badCases = []struct {
 	want []string
 }{
 	{"bad/unknown_top_key.yaml", []string{
-		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: agent, calibration, candidates, combine, dataset, error_costs, experiment, gate, labels, name, output, prompt, refusal, response_format, run, scorers, targets, tool_choice, tools, traces, volume)`,
+		`bad/unknown_top_key.yaml:9:1: unknown key "volum" (did you mean "volume"? valid keys are: agent, calibration, candidates, combine, dataset, difficulty, error_costs, experiment, gate, labels, load, name, output, prompt, refusal, response_format, run, scorers, targets, tool_choice, tools, traces, volume)`,
 	}},
 	{"bad/bad_candidates.yaml", []string{
 		`bad/bad_candidates.yaml:8:21: candidates: no target named "gradr" (did you mean "grader"? defined targets: model, grader)`,
