@@ -87,7 +87,7 @@ func Analyse(steps []record.LoadStep, reqs []record.LoadRequest, o AnalyseOption
 			slo.TTFT95 = 0
 		}
 		for j := range tr.Steps {
-			judge(&tr.Steps[j], slo)
+			judge(&tr.Steps[j], slo, o.Alpha)
 		}
 		k, warn := knee(tr, slo, o.RequestsPerMonth)
 		res.Knees = append(res.Knees, k)
@@ -204,9 +204,35 @@ func errorRate(kind string, k, n int, alpha float64) ErrorRate {
 	return e
 }
 
+// requestsToShow is the fewest requests whose Wilson upper bound, with not
+// one error among them, is within an error objective of p: a step with
+// fewer cannot meet it however well the server does (errors=1% needs ~380
+// at 95%). 0 when p is 0 or more than a million would be needed.
+func requestsToShow(p, alpha float64) int {
+	if !(p > 0) {
+		return 0
+	}
+	lo, hi := 1, 1
+	for float64(stats.Wilson(0, hi, alpha).Hi) > p {
+		if hi > 1_000_000 {
+			return 0
+		}
+		lo, hi = hi, hi*2
+	}
+	for lo < hi { // the first n in (lo, hi] whose bound is within p
+		mid := (lo + hi) / 2
+		if float64(stats.Wilson(0, mid, alpha).Hi) > p {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
 // judge sets whether a step meets the SLO: every objective holds on its
 // measure's upper bound. A saturated or skipped step is no evidence.
-func judge(sr *StepResult, slo SLO) {
+func judge(sr *StepResult, slo SLO, alpha float64) {
 	sr.MeetsSLO = false
 	switch {
 	case sr.Skipped != "":
@@ -242,7 +268,15 @@ func judge(sr *StepResult, slo SLO) {
 	if slo.ErrorsSet {
 		e := sr.Errors
 		if float64(e.Hi) > slo.Errors {
-			broke = append(broke, fmt.Sprintf("errors %s of %d, up to %s > %s", pct(float64(e.Rate)), e.N, pct(float64(e.Hi)), pct(slo.Errors)))
+			msg := fmt.Sprintf("errors %s of %d, up to %s > %s", pct(float64(e.Rate)), e.N, pct(float64(e.Hi)), pct(slo.Errors))
+			if float64(e.Rate) <= slo.Errors {
+				// The rate is within the objective, the data too few to
+				// show it: say how many requests could.
+				if need := requestsToShow(slo.Errors, alpha); need > e.N {
+					msg += fmt.Sprintf(" (too few requests to show it: even with no error a step needs at least %d; lengthen --duration)", need)
+				}
+			}
+			broke = append(broke, msg)
 		} else {
 			held = append(held, fmt.Sprintf("errors %s of %d, up to %s ≤ %s", pct(float64(e.Rate)), e.N, pct(float64(e.Hi)), pct(slo.Errors)))
 		}

@@ -341,3 +341,29 @@ func TestSLOJSON(t *testing.T) {
 		t.Errorf("read back %+v, %v", back, err)
 	}
 }
+
+// An error objective the data are too few to show says how many requests
+// a step needs: the fewest whose Wilson upper bound at 0 errors is within
+// it, as statsmodels' proportion_confint(0, n, alpha=0.05,
+// method="wilson") first falls to 1%, 2% and 5% at n = 381, 189 and 73.
+func TestErrorObjectiveNeedsRequests(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want int
+	}{{0.01, 381}, {0.02, 189}, {0.05, 73}} {
+		if got := requestsToShow(c.p, 0.05); got != c.want {
+			t.Errorf("requestsToShow(%g) = %d, want %d", c.p, got, c.want)
+		}
+	}
+	st, reqs := stepOf("t", 0, 10, 63, 50, 60) // 63 answers, no error
+	res := analyseBuilt(t, (&built{}).add(st, reqs), AnalyseOptions{SLO: SLO{Errors: 0.02, ErrorsSet: true}})
+	s := res.Targets[0].Steps[0]
+	if s.MeetsSLO || !strings.Contains(s.Why, "even with no error a step needs at least 189") {
+		t.Errorf("met %v: %q", s.MeetsSLO, s.Why)
+	}
+	st, reqs = stepOf("t", 0, 10, 63, 50, 60, "server_error", "server_error", "server_error", "server_error")
+	res = analyseBuilt(t, (&built{}).add(st, reqs), AnalyseOptions{SLO: SLO{Errors: 0.02, ErrorsSet: true}})
+	if s := res.Targets[0].Steps[0]; strings.Contains(s.Why, "too few") {
+		t.Errorf("a rate above the objective is not a matter of volume: %q", s.Why)
+	}
+}

@@ -90,15 +90,15 @@ func newLoadView(r *LoadReport) loadView {
 	}
 	v.Lede = append(v.Lede, fmt.Sprintf("Status %s; started %s; targets %s.", status, run.Started.UTC().Format(time.RFC3339), strings.Join(run.Targets, ", ")))
 	if s := r.Settings; s != nil {
-		what := "open loop at " + joinLevels(s.Levels) + " requests/s (" + s.Arrivals + " arrivals)"
+		what := "An open loop at " + joinLevels(s.Levels) + " requests/s (" + s.Arrivals + " arrivals)"
 		if s.Mode == load.ModeConcurrency {
-			what = "closed loop at " + joinLevels(s.Levels) + " requests in flight"
+			what = "A closed loop at " + joinLevels(s.Levels) + " requests in flight"
 		}
 		warm := ""
 		if s.Warmup != "" && s.Warmup != "0s" {
 			warm = " after a " + s.Warmup + " warm-up"
 		}
-		v.Lede = append(v.Lede, fmt.Sprintf("An %s; each step measured for %s%s; %d cases sampled with seed %d; caps %d requests and $%s.",
+		v.Lede = append(v.Lede, fmt.Sprintf("%s; each step measured for %s%s; %d cases sampled with seed %d; caps %d requests and $%s.",
 			what, s.Duration, warm, s.Cases, s.Seed, s.MaxRequests, strconv.FormatFloat(s.MaxSpend, 'f', -1, 64)))
 	}
 	res := r.Result
@@ -448,7 +448,7 @@ func LoadPage(w io.Writer, r *LoadReport) error {
 // step has a p95.
 func loadChart(res *load.Result) (chart, bool) {
 	c := chart{ID: "throughput-p95", Class: "chart chart-load", Title: "Achieved throughput against p95 latency, step by step",
-		Caption: "One line per target, one point per step, with the p95's interval. Shaded: above the SLO's p95. Hollow: " + clientSaturated + " (the harness was the bottleneck; never a knee). Ringed: the knee.",
+		Caption: "One line per target, one point per step, with the p95's interval. Shaded: above the SLO's p95. Hollow: " + clientSaturated + " (the harness was the bottleneck; never a knee). Ringed: the knee. Crossed: errors above the SLO's (the answers' latency may look fine).",
 		W:       860}
 	names := make([]string, len(res.Targets))
 	for i, t := range res.Targets {
@@ -541,6 +541,12 @@ func loadChart(res *load.Result) (chart, bool) {
 				tip += " — " + clientSaturated
 			}
 			c.marker(i, class, px, py, 4.5, tip)
+			if res.SLO.ErrorsSet && float64(s.Errors.Hi) > res.SLO.Errors {
+				// Its answers may be fast; its failures break the SLO.
+				d := 7.0
+				c.line("err-cross", px-d, py-d, px+d, py+d, fmt.Sprintf("%s at %s: errors %s, above the SLO's %s", t.Target, fmtLevel(s.Level), errCI(s.Errors), strconv.FormatFloat(res.SLO.Errors*100, 'g', -1, 64)+"%"))
+				c.line("err-cross", px-d, py+d, px+d, py-d, "")
+			}
 			if k, ok := knee[t.Target]; ok && k == s.Step {
 				c.path("knee-ring", ringPath(px, py, 9), t.Target+" knee at "+fmtLevel(s.Level))
 			}
@@ -577,6 +583,7 @@ svg .series-line { fill: none; stroke-width: 2; }
 svg .series-line.s0 { stroke: var(--s0); } svg .series-line.s1 { stroke: var(--s1); } svg .series-line.s2 { stroke: var(--s2); }
 svg .series-line.s3 { stroke: var(--s3); } svg .series-line.s4 { stroke: var(--s4); } svg .series-line.s5 { stroke: var(--s5); }
 svg .knee-ring { fill: none; stroke: #1d232a; stroke-width: 1.6; }
+svg .err-cross { stroke: #c0392b; stroke-width: 2.2; }
 tr.saturated td { background: #fff3d6; }
 tr.skipped td { color: #7b8590; }
 td.meets { color: #00734f; font-weight: 600; }

@@ -239,3 +239,31 @@ func TestLoadGateJUnit(t *testing.T) {
 		t.Errorf("junit carries a terminal escape")
 	}
 }
+
+// A step whose errors break the SLO's objective is crossed on the chart
+// (its answers' p95 may sit low): the fixture's steps all have 1 error in
+// 100, up to 5%; under an objective of 2% every drawn step is crossed,
+// under 10% none.
+func TestLoadChartCrossesErrors(t *testing.T) {
+	r := fixtureLoad()
+	crosses := func(objective float64) int {
+		r.Result.SLO = load.SLO{P95: 200 * time.Millisecond, Errors: objective, ErrorsSet: true}
+		c, ok := loadChart(r.Result)
+		if !ok {
+			t.Fatal("no chart")
+		}
+		n := 0
+		for _, m := range c.Marks {
+			if strings.Contains(" "+m.Class+" ", " err-cross ") && m.Tip != "" {
+				n++
+			}
+		}
+		return n
+	}
+	if got := crosses(0.02); got != 4 {
+		t.Errorf("%d crossed steps under errors ≤ 2%%, want the 4 drawn", got)
+	}
+	if got := crosses(0.10); got != 0 {
+		t.Errorf("%d crossed steps under errors ≤ 10%%, want none", got)
+	}
+}
