@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/longtest"
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
@@ -89,6 +90,8 @@ func decodeLoad(t *testing.T, inv invocation) loadJSONOut {
 // again from the store, the same numbers; assay runs lists its kind; the
 // server saw exactly the requests the test recorded (no retries).
 func TestLoadFindsTheKneeOfTheMock(t *testing.T) {
+	// Sequential: real-time load steps measured beside no other test.
+	longtest.Skip(t) // seconds of them; the README test runs assay load against the mock in every run
 	srv, url := startMock(t, mock.Options{Capacity: 8, Latency: 50 * time.Millisecond})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -167,6 +170,7 @@ func deref(p *float64) float64 {
 // stored or sent, naming both ways to allow it; listing it under
 // load.allow or --i-own-this-endpoint allows it.
 func TestLoadRefusesAnEndpointNotLoopback(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
 	path := loadTask(t, dir, 3, `  - {name: remote, provider: openai, model: m, base_url: "https://llm.example.com/v1", api_key_env: K}`, "")
@@ -211,6 +215,7 @@ func TestLoadRefusesAnEndpointNotLoopback(t *testing.T) {
 // what it measured is stored, the rest are recorded as skipped, the run is
 // interrupted (exit 130) and its report renders.
 func TestLoadInterrupted(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{Latency: 20 * time.Millisecond})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -254,6 +259,7 @@ func TestLoadInterrupted(t *testing.T) {
 // The caps bound the whole test: with --max-requests 30, no more than 30
 // requests are made, and the steps not run say why.
 func TestLoadCaps(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -281,6 +287,7 @@ func TestLoadCaps(t *testing.T) {
 // Flags are checked before the spec is read: each mistake exits 2 naming
 // the flag.
 func TestLoadUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := loadTask(t, dir, 3, `  - {name: local, provider: openai, model: m, base_url: "http://127.0.0.1:1/v1"}`, "")
 	for _, tc := range []struct {
@@ -352,6 +359,8 @@ func FuzzLoadLevels(f *testing.F) {
 // exit 0); a server four times slower fails (exit 3), naming the check,
 // in JUnit too.
 func TestLoadGate(t *testing.T) {
+	// Sequential: real-time load steps measured beside no other test.
+	longtest.Skip(t) // seconds of them; the README test runs assay load against the mock in every run
 	_, fast := startMock(t, mock.Options{Latency: 20 * time.Millisecond})
 	_, slow := startMock(t, mock.Options{Latency: 80 * time.Millisecond})
 	db := filepath.Join(t.TempDir(), "assay.db")
@@ -396,6 +405,7 @@ func TestLoadGate(t *testing.T) {
 // A load run is read by report and gate only: a command that analyses
 // results refuses it (exit 2), naming what reads it, and writes nothing.
 func TestLoadRunRefusedByEvaluationCommands(t *testing.T) {
+	t.Parallel()
 	_, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "assay.db")
@@ -431,6 +441,8 @@ func TestLoadRunRefusedByEvaluationCommands(t *testing.T) {
 // times the throughput of 1 from a server of fixed latency, and a streamed
 // target's time to first token is measured.
 func TestLoadClosedLoopStreamed(t *testing.T) {
+	// Sequential: real-time load steps measured beside no other test.
+	longtest.Skip(t) // seconds of them; the README test runs assay load against the mock in every run
 	_, url := startMock(t, mock.Options{Latency: 40 * time.Millisecond})
 	dir := t.TempDir()
 	path := loadTask(t, dir, 5, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1, stream: true}`, url), "")
@@ -471,6 +483,7 @@ func TestLoadClosedLoopStreamed(t *testing.T) {
 // --max-spend caps the whole test at the targets' price: the steps that
 // would exceed it are not run.
 func TestLoadMaxSpend(t *testing.T) {
+	t.Parallel()
 	srv, url := startMock(t, mock.Options{})
 	dir := t.TempDir()
 	// About 10 input and a few output tokens a request at $1,000 per
