@@ -452,3 +452,24 @@ func TestDuplicateKey(t *testing.T) {
 		}
 	}
 }
+
+// A tag naming a field no case has is a problem in the spec, unless it is
+// the spec's difficulty tag: a rating people give in assay serve, which no
+// case has before the first rating (the cases then have no such tag).
+func TestUnratedDifficultyTagIsNoProblem(t *testing.T) {
+	data := "{\"id\": \"a\", \"q\": 1}\n{\"id\": \"b\", \"q\": 2}\n"
+	tags := "  id: id\n  tags: {tier: tier}\n"
+	sp := specFor(t, "d.jsonl", data, tags)
+	if ps := problems(t, sp); len(ps) != 1 || !strings.Contains(ps[0], `tag "tier" names field "tier" that the dataset lacks`) {
+		t.Errorf("problems = %v, want the tag's missing field", ps)
+	}
+	sp = specFor(t, "d.jsonl", data, tags+"difficulty: {tag: tier, levels: [easy, hard]}\n")
+	if ps := problems(t, sp); len(ps) != 0 {
+		t.Errorf("problems = %v, want none: the difficulty tag is rated later", ps)
+	}
+	for _, c := range collect(t, sp) {
+		if v, ok := c.Tags["tier"]; ok {
+			t.Errorf("case %s has tier %q before any rating", c.ID, v)
+		}
+	}
+}

@@ -655,7 +655,12 @@ func (r *Reader) scan(info *Info, probs spec.Problems) (*Info, error) {
 			fieldProblem("dataset.weight", ds.Weight, "dataset.weight")
 		}
 		for _, t := range r.tags {
-			if t.field != "" && !hasField(info, t.field) {
+			// The spec's difficulty tag may be a rating people have yet
+			// to give (assay serve writes it into each case's line): a
+			// workload none of whose cases is rated yet is where rating
+			// starts, not a mistake.
+			rated := sp.Difficulty != nil && sp.Difficulty.Tag == t.key
+			if t.field != "" && !hasField(info, t.field) && !rated {
 				fieldProblem("dataset.tags."+t.key, t.field, "tag "+strconv.Quote(t.key))
 			}
 		}
