@@ -365,21 +365,7 @@ func LoadMarkdown(w io.Writer, r *LoadReport) error {
 	for _, wn := range v.Warnings {
 		fmt.Fprintf(&b, "> warning: %s\n\n", mdText(wn))
 	}
-	table := func(head []string, rows [][]string) {
-		cells := func(r []string) string {
-			out := make([]string, len(r))
-			for i, c := range r {
-				out[i] = mdText(c)
-			}
-			return "| " + strings.Join(out, " | ") + " |\n"
-		}
-		b.WriteString(cells(head))
-		b.WriteString("|" + strings.Repeat("---|", len(head)) + "\n")
-		for _, r := range rows {
-			b.WriteString(cells(r))
-		}
-		b.WriteString("\n")
-	}
+	table := func(head []string, rows [][]string) { mdTable(&b, head, rows, mdText) }
 	if len(v.Knees) > 0 {
 		b.WriteString("## Knees\n\n")
 		table(v.KneeHead, v.Knees)
@@ -777,19 +763,8 @@ func LoadGateMarkdown(w io.Writer, r *LoadGateReport) error {
 	var b strings.Builder
 	b.WriteString("## " + mdText(loadGateLede(r)) + "\n\n")
 	head, rows := loadGateRows(r)
-	cells := func(row []string) string {
-		out := make([]string, len(row))
-		for i, c := range row {
-			out[i] = mdText(c)
-		}
-		return "| " + strings.Join(out, " | ") + " |\n"
-	}
-	b.WriteString(cells(head))
-	b.WriteString("|" + strings.Repeat("---|", len(head)) + "\n")
-	for _, row := range rows {
-		b.WriteString(cells(row))
-	}
-	_, err := io.WriteString(w, b.String())
+	mdTable(&b, head, rows, mdText)
+	_, err := io.WriteString(w, strings.TrimSuffix(b.String(), "\n"))
 	return err
 }
 

@@ -496,3 +496,22 @@ func mdFirstToken(b *strings.Builder, rep *analysis.Report) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdText(t.Name), units.MS(ft.P50), units.MS(ft.P95), units.MS(ft.P99))
 	}
 }
+
+// mdTable writes a Markdown table: the head, the separator and the rows,
+// each cell through cell (mdText, or mdCell for numbers), then a blank
+// line.
+func mdTable(b *strings.Builder, head []string, rows [][]string, cell func(string) string) {
+	line := func(r []string) {
+		out := make([]string, len(r))
+		for i, c := range r {
+			out[i] = cell(c)
+		}
+		b.WriteString("| " + strings.Join(out, " | ") + " |\n")
+	}
+	line(head)
+	b.WriteString("|" + strings.Repeat("---|", len(head)) + "\n")
+	for _, r := range rows {
+		line(r)
+	}
+	b.WriteString("\n")
+}

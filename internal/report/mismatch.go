@@ -516,19 +516,7 @@ func MismatchMarkdown(w io.Writer, m *difficulty.Mismatch) error {
 		if title != "" {
 			fmt.Fprintf(&b, "## %s\n\n", mdText(title))
 		}
-		cells := func(r []string) string {
-			out := make([]string, len(r))
-			for i, c := range r {
-				out[i] = mdCell(c)
-			}
-			return "| " + strings.Join(out, " | ") + " |\n"
-		}
-		b.WriteString(cells(head))
-		b.WriteString("|" + strings.Repeat("---|", len(head)) + "\n")
-		for _, r := range rows {
-			b.WriteString(cells(r))
-		}
-		b.WriteString("\n")
+		mdTable(&b, head, rows, mdCell)
 	}
 	table("", v.Sides[0], v.Sides[1:])
 	table("Both sets on one axis", []string{"bin", "benchmark", "share", "workload", "share", ""}, v.Bins)
