@@ -122,80 +122,39 @@ func TestReadmeQuickstartRunsOnFreshClone(t *testing.T) {
 		}
 	}
 
-	// The integrity block runs after the Quickstart, in the same checkout,
-	// and every command in it succeeds (set -e).
-	honest := sectionBlocks(t, root, "Keeping the choice honest")
-	if len(honest) == 0 {
-		t.Fatal("'Keeping the choice honest' has no command block")
-	}
-	cmd = exec.Command("bash", "-euo", "pipefail", "-c", honest[0])
-	cmd.Dir = dst
-	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9")
-	got, err = cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the README's integrity block failed: %v\n%s", err, got)
-	}
-	for _, want := range []string{"dataset health", "sound", "PASS"} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("the integrity block's output lacks %q:\n%s", want, got)
+	// The other blocks run after the Quickstart, in the same checkout and
+	// in this order, and every command in each succeeds (set -e). Any
+	// attempt to reach the network through a proxy-aware client fails; the
+	// load block's mock is on loopback.
+	block := func(section, what string, wants ...string) {
+		t.Helper()
+		blocks := sectionBlocks(t, root, section)
+		if len(blocks) == 0 {
+			t.Fatalf("'%s' has no command block", section)
+		}
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", blocks[0])
+		cmd.Dir = dst
+		cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1")
+		got, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the README's %s block failed: %v\n%s", what, err, got)
+		}
+		for _, want := range wants {
+			if !strings.Contains(string(got), want) {
+				t.Errorf("the %s block's output lacks %q:\n%s", what, want, got)
+			}
 		}
 	}
-
-	// The production-traffic block runs after both, on the bundled log: its
-	// planted drop is flagged and its failures would become cases.
-	traffic := sectionBlocks(t, root, "Production traffic in the loop")
-	if len(traffic) == 0 {
-		t.Fatal("'Production traffic in the loop' has no command block")
-	}
-	cmd = exec.Command("bash", "-euo", "pipefail", "-c", traffic[0])
-	cmd.Dir = dst
-	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9")
-	got, err = cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the README's production-traffic block failed: %v\n%s", err, got)
-	}
-	for _, want := range []string{"560", "weighted", "drop flagged: bot-b 2026-W48", "would add"} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("the production-traffic block's output lacks %q:\n%s", want, got)
-		}
-	}
-
-	// The difficulty block runs last, when the newest run is the traffic
-	// sample's: its commands find the quickstart's run through its spec.
-	choosing := sectionBlocks(t, root, "Choosing from a benchmark: difficulty and mismatch")
-	if len(choosing) == 0 {
-		t.Fatal("'Choosing from a benchmark' has no command block")
-	}
-	cmd = exec.Command("bash", "-euo", "pipefail", "-c", choosing[0])
-	cmd.Dir = dst
-	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9")
-	got, err = cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the README's difficulty block failed: %v\n%s", err, got)
-	}
-	for _, want := range []string{"rasch fit, 26 cases × 2 targets", "Pass rate per tier", "re-weighted", "Any axis rated high: the benchmark may shortlist but not select."} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("the difficulty block's output lacks %q:\n%s", want, got)
-		}
-	}
-
-	// The load block: a mock with a capacity, three steps, a knee.
-	loads := sectionBlocks(t, root, "Latency and cost under load")
-	if len(loads) == 0 {
-		t.Fatal("'Latency and cost under load' has no command block")
-	}
-	cmd = exec.Command("bash", "-euo", "pipefail", "-c", loads[0])
-	cmd.Dir = dst
-	cmd.Env = append(env, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1")
-	got, err = cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the README's load block failed: %v\n%s", err, got)
-	}
-	for _, want := range []string{"Knees", "local-8b", "complete: assay report"} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("the load block's output lacks %q:\n%s", want, got)
-		}
-	}
+	block("Keeping the choice honest", "integrity", "dataset health", "sound", "PASS")
+	// On the bundled log: its planted drop is flagged and its failures
+	// would become cases.
+	block("Production traffic in the loop", "production-traffic", "560", "weighted", "drop flagged: bot-b 2026-W48", "would add")
+	// When the newest run is the traffic sample's: its commands find the
+	// quickstart's run through its spec.
+	block("Choosing from a benchmark: difficulty and mismatch", "difficulty",
+		"rasch fit, 26 cases × 2 targets", "Pass rate per tier", "re-weighted", "Any axis rated high: the benchmark may shortlist but not select.")
+	// A mock with a capacity, three steps, a knee.
+	block("Latency and cost under load", "load", "Knees", "local-8b", "complete: assay report")
 }
 
 // The README and docs/ are all a user has: they never send the reader to
