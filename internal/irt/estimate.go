@@ -152,7 +152,11 @@ func Estimate(d *Data, o Options) (*Fit, error) {
 		fit.Warnings = append(fit.Warnings, fmt.Sprintf("%d item(s) all right or all wrong (%s%s): %s", extremes, strings.Join(extremeNames, ", "), more, how))
 	}
 	if n := len(d.Persons); n < 30 {
-		fit.Warnings = append(fit.Warnings, fmt.Sprintf("only %d respondents: item parameters rest heavily on the N(0,1) ability assumption%s; abilities compare these respondents only", n, map[bool]string{true: " and the prior", false: ""}[f.sdB > 0]))
+		andPrior := ""
+		if f.sdB > 0 {
+			andPrior = " and the prior"
+		}
+		fit.Warnings = append(fit.Warnings, fmt.Sprintf("only %d respondents: item parameters rest heavily on the N(0,1) ability assumption%s; abilities compare these respondents only", n, andPrior))
 	}
 	bound := 0
 	for i := range f.nI {
@@ -536,22 +540,19 @@ func (f *fitter) mstep() float64 {
 	return change
 }
 
-// logPrior is the log prior density of (alpha, b) up to a constant, with its
-// gradient and (diagonal) Hessian; zero without a prior.
-func (f *fitter) priorB(b float64) (v, g, h float64) {
-	if f.sdB == 0 {
-		return 0, 0, 0
-	}
-	s2 := f.sdB * f.sdB
-	return -b * b / (2 * s2), -b / s2, -1 / s2
-}
+// priorB and priorA are the log prior densities of b and of alpha = log a
+// up to a constant, with their first two derivatives; zero without a prior.
+func (f *fitter) priorB(b float64) (v, g, h float64)     { return normalPrior(b, f.sdB) }
+func (f *fitter) priorA(alpha float64) (v, g, h float64) { return normalPrior(alpha, f.sdA) }
 
-func (f *fitter) priorA(alpha float64) (v, g, h float64) {
-	if f.sdA == 0 {
+// normalPrior is log N(x; 0, sd²) up to a constant with its first two
+// derivatives; zero for sd 0 (no prior).
+func normalPrior(x, sd float64) (v, g, h float64) {
+	if sd == 0 {
 		return 0, 0, 0
 	}
-	s2 := f.sdA * f.sdA
-	return -alpha * alpha / (2 * s2), -alpha / s2, -1 / s2
+	s2 := sd * sd
+	return -x * x / (2 * s2), -x / s2, -1 / s2
 }
 
 // termsWithPrior is itemTerms plus the log prior, with both Hessians:
@@ -682,16 +683,15 @@ func (f *fitter) newtonCommon(alpha float64) float64 {
 		}
 		da := clamp(-g/h, -1, 1)
 		var na, nv, ng, nh float64
-		t := 1.0
-		for range 30 {
+		ok := false
+		for t := 1.0; t > 1e-9; t /= 2 {
 			na = clamp(alpha+t*da, minAlpha, maxAlpha)
 			nv, ng, nh = obj(na)
-			if nv >= cur-1e-12*math.Abs(cur) {
+			if ok = accept(nv, cur); ok {
 				break
 			}
-			t /= 2
 		}
-		if nv < cur-1e-12*math.Abs(cur) {
+		if !ok {
 			break
 		}
 		moved := math.Abs(na - alpha)
