@@ -124,21 +124,13 @@ func tierLeads(tiers []difficulty.Tier, names []string) *difficultyLeads {
 	for _, t := range tiers {
 		total += t.Cases
 	}
-	rateOf := func(t difficulty.Tier, name string) (float64, bool) {
-		for _, r := range t.Rates {
-			if r.Target == name && r.N > 0 {
-				return r.Rate, true
-			}
-		}
-		return 0, false
-	}
 	// Overall rate per target: the tiers' rates weighted by their cases
 	// (the contributions below then add up to the difference exactly).
 	overall := map[string]float64{}
 	for _, n := range names {
 		for _, t := range tiers {
-			r, _ := rateOf(t, n)
-			overall[n] += float64(t.Cases) / float64(total) * r
+			r, _ := tierRate(t, n)
+			overall[n] += float64(t.Cases) / float64(total) * r.Rate
 		}
 	}
 	order := slices.Clone(names)
@@ -160,13 +152,14 @@ func tierLeads(tiers []difficulty.Tier, names []string) *difficultyLeads {
 		share := float64(t.Cases) / float64(total)
 		row := []string{tierLabel(t), units.Pct(share)}
 		for i := 0; i+1 < len(order); i++ {
-			a, okA := rateOf(t, order[i])
-			b, okB := rateOf(t, order[i+1])
+			a, okA := tierRate(t, order[i])
+			b, okB := tierRate(t, order[i+1])
 			if !okA || !okB {
 				row = append(row, units.Missing)
 				continue
 			}
-			row = append(row, units.Delta(a-b)+" ("+units.Delta(share*(a-b))+")")
+			d := a.Rate - b.Rate
+			row = append(row, units.Delta(d)+" ("+units.Delta(share*d)+")")
 		}
 		l.Rows = append(l.Rows, row)
 	}
@@ -253,19 +246,18 @@ func newDifficultyView(f *difficulty.Fitted) difficultyView {
 			}
 			best, bestRate := "", -1.0
 			for _, name := range v.TierHead {
-				cell := units.Missing
-				for _, r := range t.Rates {
-					if r.Target == name && r.N > 0 {
-						cell = units.Pct(r.Rate) + " " + units.PctCI([2]float64{r.CI.Lo, r.CI.Hi})
-						switch {
-						case r.Rate > bestRate:
-							best, bestRate = name, r.Rate
-						case r.Rate == bestRate:
-							best += ", " + name
-						}
-					}
+				r, ok := tierRate(t, name)
+				if !ok {
+					row.Rates = append(row.Rates, units.Missing)
+					continue
 				}
-				row.Rates = append(row.Rates, cell)
+				row.Rates = append(row.Rates, units.Pct(r.Rate)+" "+units.PctCI([2]float64{r.CI.Lo, r.CI.Hi}))
+				switch {
+				case r.Rate > bestRate:
+					best, bestRate = name, r.Rate
+				case r.Rate == bestRate:
+					best += ", " + name
+				}
 			}
 			row.Leader = best
 			v.Tiers = append(v.Tiers, row)
@@ -287,6 +279,17 @@ func newDifficultyCase(c difficulty.CaseDifficulty) difficultyCase {
 		b += "*"
 	}
 	return difficultyCase{ID: c.ID, B: b, SE: axisNum(c.SE), A: axisNum(c.A), Right: units.Count(c.Right) + "/" + units.Count(c.Trials), Tag: c.Tag}
+}
+
+// tierRate is name's rate on the tier; false when it has no scored
+// result there.
+func tierRate(t difficulty.Tier, name string) (difficulty.Rate, bool) {
+	for _, r := range t.Rates {
+		if r.Target == name && r.N > 0 {
+			return r, true
+		}
+	}
+	return difficulty.Rate{}, false
 }
 
 // tierLabel is a tier's name: its label, else its value.
@@ -516,14 +519,7 @@ func DifficultyPage(w io.Writer, f *difficulty.Fitted) error {
 			cats[i], ns[i] = tierLabel(t), t.Cases
 		}
 		v.Charts = append(v.Charts, ratesChart("tier-rates", "Pass rate per tier of "+strconv.Quote(f.Scale.Tag)+", with "+v.Level+" intervals",
-			f.Scale.Tag, cats, ns, nil, v.TierHead, func(i int, name string) (difficulty.Rate, bool) {
-				for _, r := range f.Tiers[i].Rates {
-					if r.Target == name && r.N > 0 {
-						return r, true
-					}
-				}
-				return difficulty.Rate{}, false
-			}))
+			f.Scale.Tag, cats, ns, nil, v.TierHead, func(i int, name string) (difficulty.Rate, bool) { return tierRate(f.Tiers[i], name) }))
 	}
 	for i := range v.Charts {
 		v.Charts[i] = visibleChart(v.Charts[i])
