@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/stats"
 )
 
 // The divergence rubric (issue 17, deliverable 4): how far a benchmark is
@@ -371,7 +372,7 @@ func ratePrompt(bench, work *Profile) AxisRating {
 		High:  ratio >= TemplateRatioHigh && hi-lo >= TemplateDiffHigh,
 		Bench: fmt.Sprintf("%d characters", pb.Chars), Work: fmt.Sprintf("%d characters", pw.Chars)}
 	s.Why = fmt.Sprintf("prompt template length: %d vs %d characters (benchmark vs workload), ratio %.2f — high at %.0f× and %d characters apart: %s",
-		pb.Chars, pw.Chars, ratio, TemplateRatioHigh, TemplateDiffHigh, map[bool]string{true: "high", false: "low"}[s.High])
+		pb.Chars, pw.Chars, ratio, TemplateRatioHigh, TemplateDiffHigh, rubricLevel(s.High))
 	b.signal(s)
 
 	b.signal(rubricPresence("few_shot", "worked examples (few-shot)", pb.FewShot > 0, pw.FewShot > 0,
@@ -477,40 +478,25 @@ func rubricLengths(texts []string) []float64 {
 }
 
 // rubricKS is the two-sample Kolmogorov–Smirnov statistic: the largest
-// distance between the two empirical distribution functions.
+// distance between the two empirical distribution functions (the mismatch's
+// cdfDistances, every case weighing 1).
 func rubricKS(a, b []float64) float64 {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	var d float64
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		x := min(a[i], b[j])
-		for i < len(a) && a[i] <= x {
-			i++
-		}
-		for j < len(b) && b[j] <= x {
-			j++
-		}
-		d = max(d, math.Abs(float64(i)/float64(len(a))-float64(j)/float64(len(b))))
-	}
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	_, d := cdfDistances(a, unitWeights(len(a)), b, unitWeights(len(b)))
 	return d
 }
 
-// rubricMedian is the sample median (the mean of the middle two for an even
-// count); NaN for none.
-func rubricMedian(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
+func unitWeights(n int) []float64 {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return w
 }
+
+// rubricMedian is the sample median (the mean of the middle two for an even
+// count; stats.Quantile's, on a copy); NaN for none.
+func rubricMedian(xs []float64) float64 { return stats.Quantile(slices.Clone(xs), 0.5) }
 
 // rubricThin keeps k of texts, evenly spaced (the i-th kept is texts[i·n/k]),
 // or all of them when there are no more than k.
@@ -611,6 +597,13 @@ func rubricCmp(high bool) string {
 		return "≥"
 	}
 	return "<"
+}
+
+func rubricLevel(high bool) string {
+	if high {
+		return RatingHigh
+	}
+	return RatingLow
 }
 
 func rubricYesNo(b bool) string {
