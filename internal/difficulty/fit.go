@@ -1,6 +1,7 @@
 package difficulty
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -225,13 +226,7 @@ func Fit(sets []*Set, o FitOptions) (*Fitted, error) {
 			Right: it.Right, Trials: it.Trials, Extreme: it.Extreme, Tag: tagOf[it.ID]})
 	}
 	slices.SortStableFunc(out.Cases, func(a, b CaseDifficulty) int {
-		switch {
-		case a.B > b.B:
-			return -1
-		case a.B < b.B:
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
+		return cmp.Or(cmp.Compare(b.B, a.B), strings.Compare(a.ID, b.ID))
 	})
 	lo, hi := -4.0, 4.0
 	for _, p := range f.Persons {
@@ -447,15 +442,7 @@ func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alp
 			trials[v][p] += int(d.Trials[p*ni+i])
 		}
 	}
-	slices.SortFunc(tiers, func(a, b *Tier) int {
-		switch {
-		case a.Value < b.Value:
-			return -1
-		case a.Value > b.Value:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(tiers, func(a, b *Tier) int { return cmp.Compare(a.Value, b.Value) })
 	out := make([]Tier, len(tiers))
 	for k, t := range tiers {
 		if bN[t.Value] > 0 {

@@ -1,6 +1,7 @@
 package difficulty
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -41,7 +42,7 @@ func TestFitGSM8K(t *testing.T) {
 		}
 	}
 	abilities := slices.Clone(f.Targets)
-	slices.SortFunc(abilities, func(a, b Ability) int { return cmpFloat(b.Theta, a.Theta) })
+	slices.SortFunc(abilities, func(a, b Ability) int { return cmp.Compare(b.Theta, a.Theta) })
 	for k := 1; k < len(abilities); k++ {
 		if solved[abilities[k-1].Target] <= solved[abilities[k].Target] {
 			t.Errorf("ability order %v does not follow the solved counts %v", abilities, solved)

@@ -1,6 +1,7 @@
 package difficulty
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -577,15 +578,7 @@ func (ax *axis) side(s *Set) (values, weights []float64, bins []int) {
 			order = append(order, i)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case s.Values[a] < s.Values[b]:
-			return -1
-		case s.Values[a] > s.Values[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(s.Values[a], s.Values[b]) })
 	for _, i := range order {
 		values = append(values, s.Values[i])
 		weights = append(weights, s.weight(i))
@@ -728,7 +721,7 @@ func permutationP(obs [3]float64, bv, bw []float64, bb []int, wv, ww []float64, 
 	for i := range wv {
 		pool = append(pool, item{wv[i], ww[i], wb[i]})
 	}
-	slices.SortStableFunc(pool, func(a, b item) int { return cmpFloat(a.v, b.v) })
+	slices.SortStableFunc(pool, func(a, b item) int { return cmp.Compare(a.v, b.v) })
 	// A relabelling draws the smaller side's positions (a partial
 	// Fisher–Yates shuffle); the rest are the other side's.
 	small, benchSmall := len(bv), true
@@ -780,16 +773,6 @@ func permutationP(obs [3]float64, bv, bw []float64, bb []int, wv, ww []float64, 
 		out[d] = float64(1+k[d]) / float64(1+done)
 	}
 	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // resample is one side's bootstrap resample: w[i] is case i's weight times
@@ -1240,14 +1223,7 @@ func ranking(scores []Score, get func(Score) Estimate) []string {
 		}
 	}
 	slices.SortStableFunc(s, func(a, b Score) int {
-		ra, rb := get(a).Rate, get(b).Rate
-		switch {
-		case ra > rb:
-			return -1
-		case ra < rb:
-			return 1
-		}
-		return strings.Compare(a.Target, b.Target)
+		return cmp.Or(cmp.Compare(get(b).Rate, get(a).Rate), strings.Compare(a.Target, b.Target))
 	})
 	out := make([]string, len(s))
 	for i, x := range s {
