@@ -66,15 +66,7 @@ type Set struct {
 }
 
 // Unknown counts the cases whose difficulty is unknown.
-func (s *Set) Unknown() int {
-	n := 0
-	for _, v := range s.Values {
-		if math.IsNaN(v) {
-			n++
-		}
-	}
-	return n
-}
+func (s *Set) Unknown() int { return countNaN(s.Values) }
 
 // weight returns case i's weight in the set's mix.
 func (s *Set) weight(i int) float64 {

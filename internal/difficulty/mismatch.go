@@ -440,7 +440,7 @@ func (s *Set) check(what string) error {
 }
 
 func summarize(s *Set) SetSummary {
-	sum := SetSummary{Name: s.Name, Kind: s.Kind, Cases: len(s.Cases), Unknown: s.Unknown(), Targets: len(s.Targets)}
+	out := SetSummary{Name: s.Name, Kind: s.Kind, Cases: len(s.Cases), Unknown: s.Unknown(), Targets: len(s.Targets)}
 	var xs []float64
 	for _, v := range s.Values {
 		if !math.IsNaN(v) {
@@ -448,16 +448,12 @@ func summarize(s *Set) SetSummary {
 		}
 	}
 	if len(xs) == 0 {
-		return sum
+		return out
 	}
-	sum.Min, sum.Max = slices.Min(xs), slices.Max(xs)
-	total := 0.0
-	for _, x := range xs {
-		total += x
-	}
-	sum.Mean = total / float64(len(xs))
-	sum.Median = stats.Quantile(xs, 0.5)
-	return sum
+	out.Min, out.Max = slices.Min(xs), slices.Max(xs)
+	out.Mean = sum(xs) / float64(len(xs))
+	out.Median = stats.Quantile(xs, 0.5)
+	return out
 }
 
 // axis is the bins both sides are counted in.
@@ -917,6 +913,11 @@ func meanVar(xs []float64) (mean, variance float64) {
 	return mean, variance / float64(len(xs)-1)
 }
 
+// empty says whether no stratum holds a value.
+func (st strata) empty() bool {
+	return !slices.ContainsFunc(st, func(xs []float64) bool { return len(xs) > 0 })
+}
+
 // ownShares are the strata's shares of their own values: the raw
 // (benchmark's own) mix.
 func (st strata) ownShares() []float64 {
@@ -1002,7 +1003,7 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 				sc.PerBin[h].Rate = float64(passed[h]) / float64(trials[h])
 			}
 		}
-		if len(slices.Concat(st...)) == 0 {
+		if st.empty() {
 			why := "no scored result on a case with a difficulty"
 			sc.Raw = Estimate{Why: why}
 			sc.Reweighted, sc.Covered = sc.Raw, sc.Raw
@@ -1035,7 +1036,7 @@ func scoreTargets(m *Mismatch, bench *Set, ax *axis, o MismatchOptions) {
 				st[binOf[i]] = append(st[binOf[i]], a-b)
 			}
 			p := Pair{A: bench.Targets[ti].Name, B: bench.Targets[tj].Name}
-			if len(slices.Concat(st...)) == 0 {
+			if st.empty() {
 				p.Raw = Comparison{Why: "the two targets have no scored case in common"}
 				p.Reweighted, p.Covered = p.Raw, p.Raw
 			} else {
@@ -1146,17 +1147,21 @@ func compare(st strata, W []float64, alpha float64, singles map[string]bool, bin
 	d, se, df, _, n := st.estimate(W)
 	noteSingles(st, W, bins, singles)
 	q := tQuantile(alpha, df)
-	c := Comparison{Delta: d, SE: se, DF: finiteDF(df), N: n, Computable: true,
+	return Comparison{Delta: d, SE: se, DF: finiteDF(df), N: n, Computable: true, P: deltaP(d, se, df),
 		CI: stats.Interval{Lo: math.Max(-1, d-q*se), Hi: math.Min(1, d+q*se)}}
+}
+
+// deltaP is the two-sided p-value of a difference d with standard error se
+// on df degrees of freedom: 1 for no difference at all, 0 when every case
+// differs by the same amount (se 0).
+func deltaP(d, se, df float64) float64 {
 	switch {
 	case se > 0:
-		c.P = tTwoSided(d/se, df)
+		return tTwoSided(d/se, df)
 	case d == 0:
-		c.P = 1
-	default:
-		c.P = 0 // every case differs by the same amount
+		return 1
 	}
-	return c
+	return 0
 }
 
 // perBinDeltas describes the paired differences bin by bin.
@@ -1171,15 +1176,9 @@ func perBinDeltas(st strata, alpha float64) []Comparison {
 		se := math.Sqrt(v / float64(len(xs)))
 		df := float64(len(xs) - 1)
 		q := tQuantile(alpha, df)
-		c := Comparison{Delta: mean, SE: se, DF: df, N: len(xs), Computable: true,
-			CI: stats.Interval{Lo: math.Max(-1, mean-q*se), Hi: math.Min(1, mean+q*se)}, P: 1}
-		if se > 0 {
-			c.P = tTwoSided(mean/se, df)
-		} else if mean != 0 {
-			c.P = 0
-		}
-		c.PAdjusted = c.P
-		out[h] = c
+		p := deltaP(mean, se, df)
+		out[h] = Comparison{Delta: mean, SE: se, DF: df, N: len(xs), Computable: true, P: p, PAdjusted: p,
+			CI: stats.Interval{Lo: math.Max(-1, mean-q*se), Hi: math.Min(1, mean+q*se)}}
 	}
 	return out
 }
