@@ -363,7 +363,8 @@ func runLoad(ctx context.Context, g *Globals, o *loadOptions) error {
 	// is kept.
 	wctx := context.WithoutCancel(ctx)
 	sink := storeSink{ctx: wctx, st: st}
-	runCtx, stop, unwatch := watchLoadInterrupts(ctx, g)
+	runCtx, stop, unwatch := watchInterruptsSaying(ctx, g,
+		"interrupt: stopping the load test; requests in flight are cancelled, what was measured is kept", "")
 	runErr := harness.Run(runCtx, targets, harness.Options{
 		Mode: o.mode, Levels: o.levels, Duration: o.Duration, Warmup: o.Warmup,
 		Arrivals: o.Arrivals, Seed: o.Seed, MaxRequests: o.MaxRequests, MaxSpend: o.MaxSpend,
@@ -542,35 +543,6 @@ type storeSink struct {
 func (s storeSink) Steps(steps []record.LoadStep) error { return s.st.PutLoadSteps(s.ctx, steps) }
 func (s storeSink) Requests(reqs []record.LoadRequest) error {
 	return s.st.PutLoadRequests(s.ctx, reqs)
-}
-
-// watchLoadInterrupts watches g.Interrupts until unwatch is called: the
-// first interrupt closes stop (the load test cancels its requests in
-// flight and keeps what it measured), a second cancels runCtx.
-func watchLoadInterrupts(ctx context.Context, g *Globals) (runCtx context.Context, stop <-chan struct{}, unwatch func()) {
-	runCtx, cancel := context.WithCancel(ctx)
-	stopC, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		if g.Interrupts == nil {
-			return
-		}
-		select {
-		case <-g.Interrupts:
-			fmt.Fprintln(g.Stderr, "\ninterrupt: stopping the load test; requests in flight are cancelled, what was measured is kept")
-			close(stopC)
-		case <-done:
-			return
-		}
-		select {
-		case <-g.Interrupts:
-			cancel()
-		case <-done:
-		}
-	}()
-	return runCtx, stopC, func() {
-		close(done)
-		cancel()
-	}
 }
 
 // loadReport reads a load run's steps and requests and analyses them with

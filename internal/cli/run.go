@@ -288,9 +288,17 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 // second cancels runCtx (abort the calls in flight). unwatch also cancels
 // runCtx.
 func watchInterrupts(ctx context.Context, g *Globals) (runCtx context.Context, stop <-chan struct{}, unwatch func()) {
+	return watchInterruptsSaying(ctx, g,
+		"interrupt: no new calls; waiting for the ones in flight (Ctrl-C again to exit at once)",
+		"interrupt: exiting now; calls in flight are dropped and will be redone on resume")
+}
+
+// watchInterruptsSaying is watchInterrupts saying first on stderr as it
+// closes stop and second (unless "") as it cancels runCtx.
+func watchInterruptsSaying(ctx context.Context, g *Globals, first, second string) (runCtx context.Context, stop <-chan struct{}, unwatch func()) {
 	runCtx, cancel := context.WithCancel(ctx)
 	stopC, done := make(chan struct{}), make(chan struct{})
-	go relayInterrupts(g, stopC, cancel, done)
+	go relayInterrupts(g, first, second, stopC, cancel, done)
 	return runCtx, stopC, func() {
 		close(done)
 		cancel()
@@ -298,21 +306,23 @@ func watchInterrupts(ctx context.Context, g *Globals) (runCtx context.Context, s
 }
 
 // relayInterrupts closes stop on the first interrupt and cancels on the
-// second.
-func relayInterrupts(g *Globals, stop chan struct{}, cancel context.CancelFunc, done <-chan struct{}) {
+// second, saying first and second.
+func relayInterrupts(g *Globals, first, second string, stop chan struct{}, cancel context.CancelFunc, done <-chan struct{}) {
 	if g.Interrupts == nil {
 		return
 	}
 	select {
 	case <-g.Interrupts:
-		fmt.Fprintln(g.Stderr, "\ninterrupt: no new calls; waiting for the ones in flight (Ctrl-C again to exit at once)")
+		fmt.Fprintln(g.Stderr, "\n"+first)
 		close(stop)
 	case <-done:
 		return
 	}
 	select {
 	case <-g.Interrupts:
-		fmt.Fprintln(g.Stderr, "\ninterrupt: exiting now; calls in flight are dropped and will be redone on resume")
+		if second != "" {
+			fmt.Fprintln(g.Stderr, "\n"+second)
+		}
 		cancel()
 	case <-done:
 	}
