@@ -132,10 +132,7 @@ func runBlindExport(ctx context.Context, g *Globals, e *exportOptions, args []st
 func blindMessages(msgs []provider.Message) []record.Message {
 	out := make([]record.Message, len(msgs))
 	for i, m := range msgs {
-		out[i] = record.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
-		for _, c := range m.ToolCalls {
-			out[i].ToolCalls = append(out[i].ToolCalls, record.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-		}
+		out[i] = record.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: runner.ToolCalls(m.ToolCalls)}
 	}
 	return out
 }
