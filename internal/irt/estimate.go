@@ -81,14 +81,10 @@ func Estimate(d *Data, o Options) (*Fit, error) {
 	f := newFitter(d, o)
 	fit := &Fit{Model: o.Model, Points: o.Points, PriorSD: f.sdB}
 	itemRight, itemTrials := f.totals()
-	extremes := 0
-	var extremeNames []string
+	var extremes []string
 	for i := range f.nI {
 		if itemRight[i] == 0 || itemRight[i] == itemTrials[i] {
-			extremes++
-			if len(extremeNames) < 5 {
-				extremeNames = append(extremeNames, fmt.Sprintf("%q", d.Items[i]))
-			}
+			extremes = append(extremes, fmt.Sprintf("%q", d.Items[i]))
 			if f.sdB == 0 {
 				f.fitted[i] = false
 			}
@@ -140,16 +136,12 @@ func Estimate(d *Data, o Options) (*Fit, error) {
 	if !fit.Converged {
 		fit.Warnings = append(fit.Warnings, fmt.Sprintf("not converged: after %d iterations the largest parameter change was %.3g (tolerance %.3g)", it, maxChange, o.Tol))
 	}
-	if extremes > 0 {
-		more := ""
-		if extremes > len(extremeNames) {
-			more = fmt.Sprintf(" and %d more", extremes-len(extremeNames))
-		}
+	if len(extremes) > 0 {
 		how := "finite only through the prior"
 		if f.sdB == 0 {
 			how = "left out of the fit, difficulty ±Inf (no prior)"
 		}
-		fit.Warnings = append(fit.Warnings, fmt.Sprintf("%d item(s) all right or all wrong (%s%s): %s", extremes, strings.Join(extremeNames, ", "), more, how))
+		fit.Warnings = append(fit.Warnings, fmt.Sprintf("%d item(s) all right or all wrong (%s): %s", len(extremes), list(extremes), how))
 	}
 	if n := len(d.Persons); n < 30 {
 		andPrior := ""
