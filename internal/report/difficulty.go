@@ -338,38 +338,17 @@ func DifficultyText(w io.Writer, f *difficulty.Fitted) error {
 	}
 	if len(v.Tiers) > 0 {
 		fmt.Fprintf(&b, "\nPass rate per tier of %s (%s intervals)\n", strconv.Quote(oneLine(v.TagName)), v.Level)
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "tier\tcases\tmean b")
-		for _, n := range v.TierHead {
-			fmt.Fprintf(tw, "\t%s", oneLine(n))
-		}
-		fmt.Fprintf(tw, "\tleads\t\n")
+		head := append(append([]string{"tier", "cases", "mean b"}, v.TierHead...), "leads")
+		var rows [][]string
 		for _, t := range v.Tiers {
-			fmt.Fprintf(tw, "%s\t%s\t%s", oneLine(t.Label), t.Cases, t.MeanB)
-			for _, r := range t.Rates {
-				fmt.Fprintf(tw, "\t%s", r)
-			}
-			fmt.Fprintf(tw, "\t%s\t\n", oneLine(t.Leader))
+			rows = append(rows, append(append([]string{t.Label, t.Cases, t.MeanB}, t.Rates...), t.Leader))
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		textTable(&b, head, rows)
 	}
 	if l := v.Leads; l != nil {
 		b.WriteString("\nWhere the leads come from\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "tier\tshare")
-		for _, p := range l.Pairs {
-			fmt.Fprintf(tw, "\t%s", oneLine(p))
-		}
-		fmt.Fprintf(tw, "\t\n")
-		for _, r := range l.Rows {
-			fmt.Fprintf(tw, "%s\t\n", strings.Join(visibleAll(r), "\t"))
-		}
-		fmt.Fprintf(tw, "overall\t100%%\t%s\t\n", strings.Join(l.Overall, "\t"))
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		rows := append(slices.Clone(l.Rows), append([]string{"overall", "100%"}, l.Overall...))
+		textTable(&b, append([]string{"tier", "share"}, l.Pairs...), rows)
 		fmt.Fprintf(&b, "(%s)\n", leadsNote)
 	}
 	for _, part := range []struct {
@@ -380,14 +359,11 @@ func DifficultyText(w io.Writer, f *difficulty.Fitted) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s (of %s)\n", part.title, units.Count(v.NCases))
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "case\tb\tSE\ta\tright\ttag\t\n")
+		var rows [][]string
 		for _, c := range part.cases {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", oneLine(clip(c.ID, 40)), c.B, c.SE, c.A, c.Right, oneLine(clip(c.Tag, 24)))
+			rows = append(rows, []string{clip(c.ID, 40), c.B, c.SE, c.A, c.Right, clip(c.Tag, 24)})
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		textTable(&b, []string{"case", "b", "SE", "a", "right", "tag"}, rows)
 	}
 	if hasExtreme(v) {
 		fmt.Fprintf(&b, "%s\n", extremeNote)
@@ -395,14 +371,6 @@ func DifficultyText(w io.Writer, f *difficulty.Fitted) error {
 	fmt.Fprintf(&b, "\n%s.\n", v.Method)
 	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
-}
-
-func visibleAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = oneLine(s)
-	}
-	return out
 }
 
 func hasExtreme(v difficultyView) bool {

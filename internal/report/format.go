@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strings"
+	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/analysis"
@@ -121,4 +122,27 @@ func needsVisible(r rune) bool {
 // isolate controls (and the marks), which reorder how text is displayed.
 func isBidiControl(r rune) bool {
 	return r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// textTable writes a plain-text table, its columns aligned left two spaces
+// apart: the head (none when nil), then the rows, every cell made visible
+// by oneLine. Writing to a strings.Builder cannot fail.
+func textTable(b *strings.Builder, head []string, rows [][]string) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	if head != nil {
+		fmt.Fprintln(tw, strings.Join(visibleAll(head), "\t"))
+	}
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(visibleAll(r), "\t"))
+	}
+	tw.Flush()
+}
+
+// visibleAll is oneLine of each of ss.
+func visibleAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = oneLine(s)
+	}
+	return out
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/assay-eval/assay/internal/load"
@@ -314,28 +313,16 @@ func LoadText(w io.Writer, r *LoadReport) error {
 	for _, wn := range v.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", oneLine(wn))
 	}
-	table := func(head []string, rows [][]string) {
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(head, "\t"))
-		for _, row := range rows {
-			cells := make([]string, len(row))
-			for i, c := range row {
-				cells[i] = oneLine(c)
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		}
-		tw.Flush()
-	}
 	if len(v.Knees) > 0 {
 		b.WriteString("\nKnees\n")
-		table(v.KneeHead[:len(v.KneeHead)-1], cutLast(v.Knees))
+		textTable(&b, v.KneeHead[:len(v.KneeHead)-1], cutLast(v.Knees))
 		for _, k := range v.Knees {
 			fmt.Fprintf(&b, "  %s: %s\n", oneLine(k[0]), oneLine(k[len(k)-1]))
 		}
 	}
 	for _, t := range v.Targets {
 		fmt.Fprintf(&b, "\n%s\n", oneLine(t.Name))
-		table(t.Head, t.Rows)
+		textTable(&b, t.Head, t.Rows)
 		for _, n := range t.Notes {
 			fmt.Fprintf(&b, "  %s\n", oneLine(n))
 		}
@@ -740,16 +727,7 @@ func LoadGateText(w io.Writer, r *LoadGateReport) error {
 	var b strings.Builder
 	b.WriteString(oneLine(loadGateLede(r)) + "\n\n")
 	head, rows := loadGateRows(r)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(head[:len(head)-1], "\t"))
-	for _, row := range rows {
-		cells := make([]string, len(row)-1)
-		for i := range cells {
-			cells[i] = oneLine(row[i])
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	tw.Flush()
+	textTable(&b, head[:len(head)-1], cutLast(rows))
 	for _, row := range rows {
 		fmt.Fprintf(&b, "  %s %s: %s\n", oneLine(row[0]), oneLine(row[1]), oneLine(row[len(row)-1]))
 	}

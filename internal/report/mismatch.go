@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/assay-eval/assay/internal/difficulty"
 	"github.com/assay-eval/assay/internal/stats"
@@ -415,50 +414,31 @@ func MismatchText(w io.Writer, m *difficulty.Mismatch) error {
 	for _, wn := range v.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", oneLine(wn))
 	}
-	table := func(title string, head []string, rows [][]string) error {
+	table := func(title string, head []string, rows [][]string) {
 		if len(rows) == 0 {
-			return nil
+			return
 		}
 		if title != "" {
 			fmt.Fprintf(&b, "\n%s\n", title)
 		}
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		if head != nil {
-			fmt.Fprintf(tw, "%s\t\n", strings.Join(visibleAll(head), "\t"))
-		}
-		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t\n", strings.Join(visibleAll(r), "\t"))
-		}
-		return tw.Flush()
+		textTable(&b, head, rows)
 	}
-	if err := table("", nil, v.Sides); err != nil {
-		return err
-	}
-	if err := table("Both sets on one axis", []string{"bin", "benchmark", "share", "workload", "share", ""}, v.Bins); err != nil {
-		return err
-	}
+	table("", nil, v.Sides)
+	table("Both sets on one axis", []string{"bin", "benchmark", "share", "workload", "share", ""}, v.Bins)
 	b.WriteString("\nCoverage\n")
 	for _, c := range v.Coverage {
 		fmt.Fprintf(&b, "  %s\n", c)
 	}
-	if err := table("Distances ("+v.Level+" bootstrap intervals, permutation p)", distanceHead, v.Distances); err != nil {
-		return err
-	}
-	if err := table("Scores: raw (the benchmark's mix) and re-weighted (the workload's mix)", v.ScoresHead, v.Scores); err != nil {
-		return err
-	}
+	table("Distances ("+v.Level+" bootstrap intervals, permutation p)", distanceHead, v.Distances)
+	table("Scores: raw (the benchmark's mix) and re-weighted (the workload's mix)", v.ScoresHead, v.Scores)
 	for _, why := range v.WhyNot {
 		fmt.Fprintf(&b, "%s.\n", oneLine(why))
 	}
 	if v.ScoresNote != "" {
 		fmt.Fprintf(&b, "\n%s\n", v.ScoresNote)
 	}
-	if err := table("Pass rate per bin on the benchmark ("+v.Level+" intervals)", append([]string{"target"}, v.PerBinHead...), v.PerBin); err != nil {
-		return err
-	}
-	if err := table("Pairs: A − B, raw and re-weighted (Holm-adjusted p)", v.PairsHead, v.Pairs); err != nil {
-		return err
-	}
+	table("Pass rate per bin on the benchmark ("+v.Level+" intervals)", append([]string{"target"}, v.PerBinHead...), v.PerBin)
+	table("Pairs: A − B, raw and re-weighted (Holm-adjusted p)", v.PairsHead, v.Pairs)
 	if len(v.Ranking) > 0 {
 		b.WriteString("\nRanking\n")
 		for _, r := range v.Ranking {
