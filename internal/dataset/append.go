@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -87,7 +86,7 @@ func Append(path string, a Addition) (*Appended, error) {
 // of the file, synced (cut back off on failure: the file holds every new
 // line or none). It returns what became of each addition, in order.
 func AppendAll(path string, as []Addition) ([]Appended, error) {
-	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+	if isCSV(path) {
 		return nil, fmt.Errorf("cannot add a case to %s: %w (a CSV row has no room for new fields such as %s and its values lose their types); set labels.add_to in the spec to a .jsonl file", path, ErrNotJSONL, ReasonField)
 	}
 	type prepared struct {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -29,35 +28,23 @@ func (e notJSONL) Error() string { return e.msg }
 func (e notJSONL) Unwrap() error { return ErrNotJSONL }
 
 // ExpectedSet says what SetExpected wrote.
-type ExpectedSet struct {
-	Path string `json:"path"`
-	// Line is the case's 1-based line.
-	Line int `json:"line"`
-	// Record is the case's line as written (without its line end).
-	Record string `json:"record"`
-}
+type ExpectedSet = FieldSet
 
 // SetExpected writes an expected value into one case of the JSONL dataset
-// at path: the case whose idField holds caseID (idField "" or "line": the
-// case on line caseID) gets field set to value, added as the object's last
-// member. Only that line changes: the value is inserted before the line's
-// closing brace and every other byte of the file is kept, written through
-// atomicfile (the file is whole before or after, never half-written).
+// at path, as SetField writes a field (that line only, every other byte
+// kept, through atomicfile), with the labeler's text as the value: a JSON
+// string, unless the trimmed text is one JSON number, boolean, object or
+// array and another line of the file holds a value of that same kind in
+// field: then that JSON (compacted) is written, so "42" stays a number in
+// a dataset of numbers and a string in a dataset of strings.
 //
-// The value is the labeler's text as a JSON string, unless the trimmed text
-// is one JSON number, boolean, object or array and another line of the file
-// holds a value of that same kind in field: then that JSON (compacted) is
-// written, so "42" stays a number in a dataset of numbers and a string in a
-// dataset of strings.
-//
-// Refused, with nothing written: a CSV file or one with a line that is not
-// a JSON object (ErrNotJSONL, FILE:LINE:COL), no such case (ErrNoCase), the
-// ID on two lines (ErrDuplicateID), a case that already has field, even
-// null (ErrHasExpected: an expected value is never overwritten), and an
-// empty value. SetExpected does not lock the file against another process:
+// Refused, with nothing written: SetField's refusals (ErrNotJSONL,
+// ErrNoCase, ErrDuplicateID), a case that already has field, even null
+// (ErrHasExpected: an expected value is never overwritten), and an empty
+// value. SetExpected does not lock the file against another process:
 // callers in one process serialize it with Append.
 func SetExpected(path, idField, caseID, field, value string) (*ExpectedSet, error) {
-	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+	if isCSV(path) {
 		return nil, notJSONL{fmt.Sprintf("cannot set an expected value in %s: it is CSV, and only a JSONL file's case is written to (edit a CSV file by hand)", path)}
 	}
 	if field == "" {
@@ -66,47 +53,21 @@ func SetExpected(path, idField, caseID, field, value string) (*ExpectedSet, erro
 	if strings.TrimSpace(value) == "" {
 		return nil, fmt.Errorf("cannot set an expected value in %s: the value is empty", path)
 	}
-	f, st, hit, kinds, err := findCase(path, idField, caseID, field, anExpectedValue)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if v, ok := hit.fields[field]; ok {
-		return nil, fmt.Errorf("%s:%d: case %q already has %q = %s: %w, never overwritten; edit the file to change it", path, hit.line, caseID, field, shortJSON(v), ErrHasExpected)
-	}
-	ins, err := expectedMember(field, value, kinds, len(hit.fields) == 0)
-	if err != nil {
-		return nil, fmt.Errorf("setting an expected value in %s: %w", path, err)
-	}
-	rec, err := insertMember(path, f, st.Size(), hit, ins)
-	if err != nil {
-		return nil, err
-	}
-	return &ExpectedSet{Path: path, Line: hit.line, Record: rec}, nil
+	return setMember(path, idField, caseID, field, anExpectedValue, ErrHasExpected, func(kinds map[string]bool) []byte {
+		if raw, ok := typedValue(value, kinds); ok {
+			return raw
+		}
+		return jsonString(value)
+	})
 }
 
-// expectedMember is `,"field":value` (no comma when the object is empty).
-func expectedMember(field, value string, kinds map[string]bool, empty bool) ([]byte, error) {
+// jsonString is s as a JSON string, with <, > and & unescaped.
+func jsonString(s string) []byte {
 	var b bytes.Buffer
-	if !empty {
-		b.WriteByte(',')
-	}
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(field); err != nil {
-		return nil, err
-	}
-	b.Truncate(b.Len() - 1) // Encode's newline
-	b.WriteByte(':')
-	if raw, ok := typedValue(value, kinds); ok {
-		b.Write(raw)
-		return b.Bytes(), nil
-	}
-	if err := enc.Encode(value); err != nil {
-		return nil, err
-	}
-	b.Truncate(b.Len() - 1)
-	return b.Bytes(), nil
+	_ = enc.Encode(s) // a string always encodes (invalid UTF-8 as U+FFFD)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // typedValue is the trimmed text as compact JSON when it is one JSON
@@ -256,20 +217,4 @@ func findCase(path, idField, caseID, field, what string) (f *os.File, st os.File
 		return fail(fmt.Errorf("%s has no case %q (by %s): %w", path, caseID, by, ErrNoCase))
 	}
 	return f, st, hit, kinds, nil
-}
-
-// HasField says whether the case's line in the JSONL dataset at path has
-// field (SetExpected refuses then). Errors are SetExpected's: no such case,
-// the ID twice, a file that is not JSONL.
-func HasField(path, idField, caseID, field string) (bool, error) {
-	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
-		return false, notJSONL{path + " is CSV"}
-	}
-	f, _, hit, _, err := findCase(path, idField, caseID, field, anExpectedValue)
-	if err != nil {
-		return false, err
-	}
-	f.Close()
-	_, ok := hit.fields[field]
-	return ok, nil
 }

@@ -41,6 +41,20 @@ func onlyLineChanged(t *testing.T, before, after []byte, no int, want string) {
 	}
 }
 
+// oneInsertion checks that after is before with bytes inserted at one
+// offset (what SetExpected and SetField may change of a file).
+func oneInsertion(t *testing.T, before string, after []byte) {
+	t.Helper()
+	n := len(after) - len(before)
+	i := 0
+	for i < len(before) && before[i] == after[i] {
+		i++
+	}
+	if n <= 0 || before[i:] != string(after[i+n:]) {
+		t.Fatalf("more than one insertion:\n%q\n%q", before, after)
+	}
+}
+
 func TestSetExpectedOnlyThatLine(t *testing.T) {
 	// A BOM, CRLF line ends, odd spacing, a blank line and no final newline:
 	// all kept byte for byte.
@@ -169,14 +183,7 @@ func FuzzSetExpected(f *testing.F) {
 		}
 		// Exactly one insertion at one offset, and the line reads back as
 		// an object holding the value.
-		n := len(after) - len(content)
-		i := 0
-		for i < len(content) && content[i] == after[i] {
-			i++
-		}
-		if n <= 0 || content[i:] != string(after[i+n:]) {
-			t.Fatalf("more than one insertion:\n%q\n%q", content, after)
-		}
+		oneInsertion(t, content, after)
 		rec, err := decodeObject([]byte(got.Record))
 		if err != nil {
 			t.Fatalf("line %q does not read: %v", got.Record, err)
@@ -195,15 +202,17 @@ func FuzzSetExpected(f *testing.F) {
 	})
 }
 
-func TestHasField(t *testing.T) {
+// FieldOf's ok says whether SetExpected would refuse the case (the
+// expected-value form is offered only when it would not).
+func TestFieldOfSaysWhetherTheCaseHasTheField(t *testing.T) {
 	p := writeSet(t, "d.jsonl", "{\"id\":\"a\",\"e\":1}\n{\"id\":\"b\"}\n")
 	for id, want := range map[string]bool{"a": true, "b": false} {
-		got, err := HasField(p, "id", id, "e")
+		_, got, err := FieldOf(p, "id", id, "e")
 		if err != nil || got != want {
-			t.Errorf("HasField(%s) = %v, %v; want %v", id, got, err, want)
+			t.Errorf("FieldOf(%s) has = %v, %v; want %v", id, got, err, want)
 		}
 	}
-	if _, err := HasField(p, "id", "z", "e"); !errors.Is(err, ErrNoCase) {
+	if _, _, err := FieldOf(p, "id", "z", "e"); !errors.Is(err, ErrNoCase) {
 		t.Errorf("missing case: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // field: a value is never overwritten.
 var ErrHasField = errors.New("the case already has the field")
 
-// FieldSet says what SetField wrote.
+// FieldSet says what SetField (or SetExpected) wrote.
 type FieldSet struct {
 	Path string `json:"path"`
 	// Line is the case's 1-based line.
@@ -30,9 +30,8 @@ type FieldSet struct {
 }
 
 // SetField writes one JSON value into one case of the JSONL dataset at
-// path, as SetExpected writes an expected value: the case whose idField
-// holds caseID (idField "" or "line": the case on line caseID) gets field
-// set to value (exactly one JSON value, written compacted), added as the
+// path: the case whose idField holds caseID (idField "" or "line": the
+// case on line caseID) gets field set to value (exactly one JSON value, written compacted), added as the
 // object's last member. Only that line changes: the member is inserted
 // before the line's closing brace, every other byte of the file is kept,
 // and the file is written through atomicfile (synced, whole before or
@@ -48,7 +47,7 @@ type FieldSet struct {
 // Append and SetExpected.
 func SetField(path, idField, caseID, field string, value json.RawMessage) (*FieldSet, error) {
 	what := "field " + strconv.Quote(field)
-	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+	if isCSV(path) {
 		return nil, notJSONL{fmt.Sprintf("cannot set %s in %s: it is CSV, and only a JSONL file's case is written to (edit a CSV file by hand)", what, path)}
 	}
 	if field == "" {
@@ -64,31 +63,41 @@ func SetField(path, idField, caseID, field string, value json.RawMessage) (*Fiel
 	if err := json.Compact(&compact, value); err != nil {
 		return nil, fmt.Errorf("cannot set %s in %s: the value is not one JSON value (%v)", what, path, err)
 	}
-	f, st, hit, _, err := findCase(path, idField, caseID, field, what)
+	return setMember(path, idField, caseID, field, what, ErrHasField, func(map[string]bool) []byte { return compact.Bytes() })
+}
+
+// setMember is SetField's and SetExpected's one mechanism: it finds the
+// case's line, refuses one that has field (has, for errors.Is), and writes
+// `"field":value` as the object's last member. value makes the member's
+// JSON from the kinds of field's values on the file's other lines; what
+// names what is set, for messages.
+func setMember(path, idField, caseID, field, what string, has error, value func(kinds map[string]bool) []byte) (*FieldSet, error) {
+	f, st, hit, kinds, err := findCase(path, idField, caseID, field, what)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	if v, ok := hit.fields[field]; ok {
-		return nil, fmt.Errorf("%s:%d: case %q already has %q = %s: %w, never overwritten; edit the file to change it", path, hit.line, caseID, field, shortJSON(v), ErrHasField)
+		return nil, fmt.Errorf("%s:%d: case %q already has %q = %s: %w, never overwritten; edit the file to change it", path, hit.line, caseID, field, shortJSON(v), has)
 	}
 	var ins bytes.Buffer
 	if len(hit.fields) > 0 {
 		ins.WriteByte(',')
 	}
-	enc := json.NewEncoder(&ins) // the name as SetExpected writes it: <, > and & unescaped
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(field); err != nil {
-		return nil, err
-	}
-	ins.Truncate(ins.Len() - 1) // Encode's newline
+	ins.Write(jsonString(field))
 	ins.WriteByte(':')
-	ins.Write(compact.Bytes())
+	ins.Write(value(kinds))
 	rec, err := insertMember(path, f, st.Size(), hit, ins.Bytes())
 	if err != nil {
 		return nil, err
 	}
 	return &FieldSet{Path: path, Line: hit.line, Record: rec}, nil
+}
+
+// isCSV says whether the dataset at path is CSV (or TSV) by its name.
+func isCSV(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".csv" || ext == ".tsv"
 }
 
 // insertMember writes the file at path (open as f, size bytes) with ins
@@ -119,7 +128,7 @@ func insertMember(path string, f *os.File, size int64, hit *found, ins []byte) (
 // JSONL.
 func FieldOf(path, idField, caseID, field string) (value string, ok bool, err error) {
 	what := "field " + strconv.Quote(field)
-	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+	if isCSV(path) {
 		return "", false, notJSONL{fmt.Sprintf("cannot read %s of a case in %s: it is CSV", what, path)}
 	}
 	f, _, hit, _, err := findCase(path, idField, caseID, field, what)
@@ -138,7 +147,7 @@ func FieldOf(path, idField, caseID, field string) (value string, ok bool, err er
 // case, the ID twice, a file that is not JSONL.
 func CaseFields(path, idField, caseID, field string) (map[string]any, int, error) {
 	what := "field " + strconv.Quote(field)
-	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+	if isCSV(path) {
 		return nil, 0, notJSONL{fmt.Sprintf("cannot read a case of %s: it is CSV", path)}
 	}
 	f, _, hit, _, err := findCase(path, idField, caseID, field, what)
@@ -170,7 +179,7 @@ type FieldValues struct {
 // is on two lines keeps the first). A CSV file or a line that is not one
 // JSON object is refused (ErrNotJSONL, FILE:LINE:COL).
 func FieldValuesOf(path, idField, field string) (*FieldValues, error) {
-	if ext := strings.ToLower(filepath.Ext(path)); ext == ".csv" || ext == ".tsv" {
+	if isCSV(path) {
 		return nil, notJSONL{fmt.Sprintf("cannot read field %q of %s: it is CSV", field, path)}
 	}
 	if idField == spec.DefaultID {

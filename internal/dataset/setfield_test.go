@@ -145,14 +145,7 @@ func FuzzSetField(f *testing.F) {
 		}
 		// Exactly one insertion at one offset, and the line reads back as
 		// an object holding the value as given.
-		n := len(after) - len(content)
-		i := 0
-		for i < len(content) && content[i] == after[i] {
-			i++
-		}
-		if n <= 0 || content[i:] != string(after[i+n:]) {
-			t.Fatalf("more than one insertion:\n%q\n%q", content, after)
-		}
+		oneInsertion(t, content, after)
 		rec, err := decodeObject([]byte(got.Record))
 		if err != nil {
 			t.Fatalf("line %q does not read: %v", got.Record, err)

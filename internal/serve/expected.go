@@ -37,7 +37,7 @@ func (s *Server) expectedMissing(run *record.Run, caseID string, c *record.Case)
 	}
 	// Read only for a case the run recorded without an expected value:
 	// the file as it is now (another person may have written the value).
-	has, err := dataset.HasField(sp.Resolve(sp.Dataset.Path), sp.Dataset.ID, caseID, sp.Dataset.Expected)
+	_, has, err := dataset.FieldOf(sp.Resolve(sp.Dataset.Path), sp.Dataset.ID, caseID, sp.Dataset.Expected)
 	if err != nil || has {
 		return ""
 	}
