@@ -410,12 +410,15 @@ func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alp
 	if n := countNaN(values); n > 0 {
 		warn(fmt.Sprintf("%d of the %d fitted cases have no value of the tag %q and are in no tier", n, len(values), o.Tag))
 	}
-	byValue := map[float64]*Tier{}
-	var tiers []*Tier
-	passed := map[float64][]int{}
-	trials := map[float64][]int{}
-	bSum := map[float64]float64{}
-	bN := map[float64]int{}
+	// One tier per value, with what its rates and mean difficulty sum.
+	type tally struct {
+		t              Tier
+		passed, trials []int // per target
+		bSum           float64
+		bN             int
+	}
+	byValue := map[float64]*tally{}
+	var tiers []*tally
 	ni := len(d.Items)
 	fitted := map[string]float64{}
 	for _, it := range f.Items {
@@ -427,36 +430,35 @@ func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alp
 		}
 		t := byValue[v]
 		if t == nil {
-			t = &Tier{Label: valueLabel(v, o.Levels), Value: v}
+			t = &tally{t: Tier{Label: valueLabel(v, o.Levels), Value: v},
+				passed: make([]int, len(d.Persons)), trials: make([]int, len(d.Persons))}
 			byValue[v] = t
 			tiers = append(tiers, t)
-			passed[v], trials[v] = make([]int, len(d.Persons)), make([]int, len(d.Persons))
 		}
-		t.Cases++
+		t.t.Cases++
 		if b, ok := fitted[d.Items[i]]; ok && !math.IsNaN(b) && !math.IsInf(b, 0) {
-			bSum[v] += b
-			bN[v]++
+			t.bSum += b
+			t.bN++
 		}
 		for p := range d.Persons {
-			passed[v][p] += int(d.Right[p*ni+i])
-			trials[v][p] += int(d.Trials[p*ni+i])
+			t.passed[p] += int(d.Right[p*ni+i])
+			t.trials[p] += int(d.Trials[p*ni+i])
 		}
 	}
-	slices.SortFunc(tiers, func(a, b *Tier) int { return cmp.Compare(a.Value, b.Value) })
+	slices.SortFunc(tiers, func(a, b *tally) int { return cmp.Compare(a.t.Value, b.t.Value) })
 	out := make([]Tier, len(tiers))
 	for k, t := range tiers {
-		if bN[t.Value] > 0 {
-			t.MeanB = bSum[t.Value] / float64(bN[t.Value])
+		if t.bN > 0 {
+			t.t.MeanB = t.bSum / float64(t.bN)
 		}
 		for p, name := range d.Persons {
-			r := Rate{Target: name, Passed: passed[t.Value][p], N: trials[t.Value][p],
-				CI: stats.Wilson(passed[t.Value][p], trials[t.Value][p], alpha)}
+			r := Rate{Target: name, Passed: t.passed[p], N: t.trials[p], CI: stats.Wilson(t.passed[p], t.trials[p], alpha)}
 			if r.N > 0 {
 				r.Rate = float64(r.Passed) / float64(r.N)
 			}
-			t.Rates = append(t.Rates, r)
+			t.t.Rates = append(t.t.Rates, r)
 		}
-		out[k] = *t
+		out[k] = t.t
 	}
 	return out, nil
 }
