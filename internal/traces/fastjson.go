@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -19,26 +20,20 @@ func fastMessages(raw []byte) ([]typedMessage, bool) {
 	ms := []typedMessage{}
 	ok := r.list(func() bool {
 		var m typedMessage
-		var seen uint8
-		if !r.object(func(key []byte) bool {
-			var bit uint8
-			var ok bool
+		if !r.object(func(key []byte) (uint8, bool) {
 			switch string(key) {
 			case "role":
-				bit, ok = 1, r.str(&m.Role)
+				return 1, r.str(&m.Role)
 			case "name":
-				bit, ok = 2, r.str(&m.Name)
+				return 2, r.str(&m.Name)
 			case "finish_reason":
-				bit, ok = 4, r.str(&m.FinishReason)
+				return 4, r.str(&m.FinishReason)
 			case "parts":
-				bit = 8
+				var ok bool
 				m.Parts, ok = r.parts()
+				return 8, ok
 			}
-			if !ok || seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return true
+			return 0, false
 		}) {
 			return false
 		}
@@ -108,9 +103,12 @@ func (r *fastReader) list(elem func() bool) bool {
 	}
 }
 
-// object reads {"key": value, ...}, field reading each value. A key
-// with an escape is not one of ours as it is written: it gives up.
-func (r *fastReader) object(field func(key []byte) bool) bool {
+// object reads {"key": value, ...}, field reading each value and
+// returning the key's bit (one per known key) and whether the value read.
+// It gives up on an unknown key (ok false), a key seen twice, and a key
+// with an escape (not one of ours as it is written).
+func (r *fastReader) object(field func(key []byte) (bit uint8, ok bool)) bool {
+	var seen uint8
 	if !r.is('{') {
 		return false
 	}
@@ -123,9 +121,14 @@ func (r *fastReader) object(field func(key []byte) bool) bool {
 			return false
 		}
 		key := r.b[start+1 : r.i-1]
-		if !r.is(':') || !field(key) {
+		if !r.is(':') {
 			return false
 		}
+		bit, ok := field(key)
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
 		if r.is('}') {
 			return true
 		}
@@ -184,31 +187,24 @@ func (r *fastReader) parts() ([]typedPart, bool) {
 	ps := []typedPart{}
 	ok := r.list(func() bool {
 		var p typedPart
-		var seen uint8
-		if !r.object(func(key []byte) bool {
-			var bit uint8
-			var ok bool
+		if !r.object(func(key []byte) (uint8, bool) {
 			switch string(key) {
 			case "type":
-				bit, ok = 1, r.str(&p.Type)
+				return 1, r.str(&p.Type)
 			case "content":
-				bit, ok = 2, r.str(&p.Content)
+				return 2, r.str(&p.Content)
 			case "id":
-				bit, ok = 4, r.str(&p.ID)
+				return 4, r.str(&p.ID)
 			case "name":
-				bit, ok = 8, r.str(&p.Name)
+				return 8, r.str(&p.Name)
 			case "arguments":
-				bit, ok = 16, r.raw(&p.Arguments)
+				return 16, r.raw(&p.Arguments)
 			case "response":
-				bit, ok = 32, r.raw(&p.Response)
+				return 32, r.raw(&p.Response)
 			case "result":
-				bit, ok = 64, r.raw(&p.Result)
+				return 64, r.raw(&p.Result)
 			}
-			if !ok || seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return true
+			return 0, false
 		}) {
 			return false
 		}
@@ -253,17 +249,10 @@ scan:
 			r.i++
 		}
 	}
-	val := trimSpace(r.b[start:r.i])
+	val := bytes.TrimRight(r.b[start:r.i], " \t\n\r")
 	if len(val) == 0 || string(val) == "null" || !json.Valid(val) {
 		return false
 	}
 	*v = val
 	return true
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
