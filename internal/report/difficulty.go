@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/assay-eval/assay/internal/difficulty"
@@ -496,13 +497,16 @@ func DifficultyPage(w io.Writer, f *difficulty.Fitted) error {
 }
 
 // pageTemplates are the difficulty and mismatch pages with the report's
-// chart templates and stylesheet.
-func pageTemplates() *template.Template {
-	t := template.Must(template.New("pages").Funcs(template.FuncMap{
-		"num": num,
-		"vis": func(s string) string { return visible(s, false) },
-	}).ParseFS(htmlTemplates, "templates/chart.tmpl", "templates/style.tmpl"))
-	return template.Must(template.Must(t.Parse(difficultyTemplates)).Parse(mismatchTemplates))
+// chart templates and stylesheet, parsed once, when first rendered.
+var pageTemplates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.Must(chartTemplates("pages").Parse(difficultyTemplates)).Parse(mismatchTemplates))
+})
+
+// chartTemplates are the report's chart and stylesheet templates with
+// the functions they call, for a page of its own to add its templates to.
+func chartTemplates(name string) *template.Template {
+	return template.Must(template.New(name).Funcs(template.FuncMap{"num": num, "vis": oneLine}).
+		ParseFS(htmlTemplates, "templates/chart.tmpl", "templates/style.tmpl"))
 }
 
 const difficultyTemplates = `

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/assay-eval/assay/internal/load"
@@ -206,6 +207,13 @@ func confidence(alpha float64) string {
 	return strconv.FormatFloat((1-alpha)*100, 'g', -1, 64) + "%"
 }
 
+func fmtPct(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
+}
+
 func sloWords(s load.SLO) string {
 	var parts []string
 	if s.P95 > 0 {
@@ -276,13 +284,6 @@ func fmtUSD(v float64) string {
 		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	return "$" + strconv.FormatFloat(v, 'g', 3, 64)
-}
-
-func fmtPct(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
-	}
-	return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
 }
 
 // estCI is "812 ms [790 ms, 840 ms]", the value alone when it has no
@@ -533,13 +534,11 @@ func ringPath(x, y, r float64) string {
 	return "M" + num(x-r) + " " + num(y) + "a" + num(r) + " " + num(r) + " 0 1 0 " + num(2*r) + " 0a" + num(r) + " " + num(r) + " 0 1 0 " + num(-2*r) + " 0"
 }
 
-func loadTemplates() *template.Template {
-	t := template.Must(template.New("load").Funcs(template.FuncMap{
-		"num": num,
-		"vis": func(s string) string { return visible(s, false) },
-	}).ParseFS(htmlTemplates, "templates/chart.tmpl", "templates/style.tmpl"))
-	return template.Must(t.Parse(loadPageTemplate))
-}
+// loadTemplates is the load page with the report's chart templates and
+// stylesheet, parsed once, when first rendered.
+var loadTemplates = sync.OnceValue(func() *template.Template {
+	return template.Must(chartTemplates("load").Parse(loadPageTemplate))
+})
 
 const loadPageTemplate = `{{define "load-page"}}<!DOCTYPE html>
 <html lang="en">
