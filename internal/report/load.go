@@ -12,6 +12,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/load"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // LoadSettings are how a load test was run (stored with its run).
@@ -200,18 +201,13 @@ func newLoadView(r *LoadReport) loadView {
 	return v
 }
 
+// confidence is the level of an interval at alpha (95% when alpha is
+// not in (0, 1)).
 func confidence(alpha float64) string {
 	if !(alpha > 0 && alpha < 1) {
 		alpha = 0.05
 	}
-	return strconv.FormatFloat((1-alpha)*100, 'g', -1, 64) + "%"
-}
-
-func fmtPct(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
-	}
-	return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
+	return units.PlainPct(1 - alpha)
 }
 
 func sloWords(s load.SLO) string {
@@ -300,7 +296,7 @@ func errCI(e load.ErrorRate) string {
 	if e.N == 0 {
 		return "—"
 	}
-	return fmtPct(float64(e.Rate)) + " [" + fmtPct(float64(e.Lo)) + ", " + fmtPct(float64(e.Hi)) + "]"
+	return units.Pct(float64(e.Rate)) + " [" + units.Pct(float64(e.Lo)) + ", " + units.Pct(float64(e.Hi)) + "]"
 }
 
 // LoadText renders a load test as text.
@@ -698,7 +694,7 @@ func loadGateRows(r *LoadGateReport) (head []string, rows [][]string) {
 	for _, c := range r.Result.Checks {
 		val := fmtLoadMS
 		if c.Rule.Metric == load.MetricErrors {
-			val = fmtPct
+			val = units.Pct
 		}
 		rule := fmt.Sprintf("%s at %s max_rise %s", c.Rule.Metric, fmtLevel(c.Rule.At), c.Rule.MaxRise)
 		v := c.Verdict
