@@ -420,10 +420,6 @@ func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alp
 	byValue := map[float64]*tally{}
 	var tiers []*tally
 	ni := len(d.Items)
-	fitted := map[string]float64{}
-	for _, it := range f.Items {
-		fitted[it.ID] = it.B
-	}
 	for i, v := range values {
 		if math.IsNaN(v) {
 			continue
@@ -436,7 +432,7 @@ func tiersOf(d *irt.Data, f *irt.Fit, tagOf map[string]string, o FitOptions, alp
 			tiers = append(tiers, t)
 		}
 		t.t.Cases++
-		if b, ok := fitted[d.Items[i]]; ok && !math.IsNaN(b) && !math.IsInf(b, 0) {
+		if b := f.Items[i].B; !math.IsNaN(b) && !math.IsInf(b, 0) { // f.Items are d.Items, in order
 			t.bSum += b
 			t.bN++
 		}

@@ -83,8 +83,8 @@ type InfoPoint struct { // SE = 1/sqrt(Info)
 // Fit is Estimate's result.
 type Fit struct {
 	Model      Model    `json:"model"`
-	Items      []Item   `json:"items"`
-	Persons    []Person `json:"persons"`
+	Items      []Item   `json:"items"`   // in Data.Items' order
+	Persons    []Person `json:"persons"` // in Data.Persons' order
 	LogLik     float64  `json:"log_lik"` // marginal log-likelihood at the estimate, prior excluded
 	Iterations int      `json:"iterations"`
 	Converged  bool     `json:"converged"`
