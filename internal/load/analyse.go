@@ -60,7 +60,7 @@ func Analyse(steps []record.LoadStep, reqs []record.LoadRequest, o AnalyseOption
 			at[st.Target] = i
 			res.Targets = append(res.Targets, TargetResult{Target: st.Target})
 		}
-		seed := stepSeed(o.Seed, i, st.Step)
+		seed := StepSeed(o.Seed, i, st.Step)
 		sr := analyseStep(st, byStep[key{st.Target, st.Step}], o.Alpha, o.Resamples, seed)
 		res.Targets[i].Steps = append(res.Targets[i].Steps, sr)
 	}
@@ -451,9 +451,10 @@ func Saturated(st record.LoadStep) (bool, string) {
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func ms(d time.Duration) float64   { return msOf(d) }
 
-// stepSeed seeds a step's (or a check's) bootstrap: distinct per target
-// and step.
-func stepSeed(seed uint64, target, step int) uint64 {
+// StepSeed derives a step's seed from a test's: distinct per target and
+// step. It seeds a step's (or a gate check's) bootstrap here, and a step's
+// arrivals in the harness.
+func StepSeed(seed uint64, target, step int) uint64 {
 	x := seed ^ uint64(target)<<32 ^ uint64(step)
 	// splitmix64's finaliser.
 	x += 0x9e3779b97f4a7c15

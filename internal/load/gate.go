@@ -195,7 +195,7 @@ func Gate(base, cand Data, rules []Rule, o GateOptions) (*GateResult, error) {
 	res := &GateResult{Verdict: Pass}
 	for ri, r := range rules {
 		for ti, t := range targets {
-			c := gateCheck(base, cand, r, rises[ri], t, o, stepSeed(o.Seed, ri, ti))
+			c := gateCheck(base, cand, r, rises[ri], t, o, StepSeed(o.Seed, ri, ti))
 			res.Checks = append(res.Checks, c)
 			switch {
 			case c.Verdict == Fail:

@@ -120,7 +120,7 @@ func Run(ctx context.Context, targets []Target, o Options, sink Sink, stop <-cha
 				}
 				continue
 			}
-			st, reqs := r.step(ctx, t, seedOf(o.Seed, ti, si), si, level, &next)
+			st, reqs := r.step(ctx, t, load.StepSeed(o.Seed, ti, si), si, level, &next)
 			if err := sink.Requests(reqs); err != nil {
 				return fmt.Errorf("storing the requests of step %d of %s: %w", si, t.Name, err)
 			}
@@ -156,16 +156,6 @@ func (r *runner) stopped(ctx context.Context) string {
 		return "not run: " + why
 	}
 	return ""
-}
-
-// seedOf is a step's arrival seed: distinct per target and step.
-func seedOf(seed uint64, target, step int) uint64 {
-	x := seed ^ uint64(target)<<32 ^ uint64(step)
-	// splitmix64's finaliser.
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
 }
 
 // runner runs the steps of one load test.

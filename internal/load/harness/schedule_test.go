@@ -114,7 +114,7 @@ func TestPoissonArrivalsAsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched, err := Schedule(load.ArrivalsPoisson, 200, 2*time.Second, seedOf(8, 0, 0))
+	sched, err := Schedule(load.ArrivalsPoisson, 200, 2*time.Second, load.StepSeed(8, 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
