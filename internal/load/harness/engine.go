@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -355,15 +356,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 	if probe != nil {
 		lateness = probe.samples()
 	}
-	slices.SortFunc(reqs, func(a, b record.LoadRequest) int {
-		if a.StartMS != b.StartMS {
-			if a.StartMS < b.StartMS {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(reqs, func(a, b record.LoadRequest) int { return cmp.Compare(a.StartMS, b.StartMS) })
 	for i := range reqs {
 		reqs[i].Seq = i
 		reqs[i].Step = si
