@@ -2,9 +2,7 @@ package serve_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -37,48 +35,8 @@ func TestLabelingWithTheKeyboardInChromium(t *testing.T) {
 	fx := newLabelFixture(t)
 
 	// The real server on a loopback port.
-	srvCtx, stopSrv := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- fx.srv.ListenAndServe(srvCtx, func(a string) { addrc <- a }) }()
-	var base string
-	select {
-	case a := <-addrc:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("the server did not start: %v", err)
-	}
-	t.Cleanup(func() {
-		stopSrv()
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("server: %v", err)
-		}
-	})
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(filepath.Join(fx.dir, "profile")),
-		chromedp.WindowSize(1280, 900),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	w := &browsertest.Watch{}
-	tabCtx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(w.Listen))
-	defer cancelTab()
-	if err := chromedp.Do(tabCtx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	ctx, cancel := context.WithTimeout(tabCtx, 3*time.Minute)
-	defer cancel()
+	base := serveOnLoopback(t, fx)
+	ctx, w := openTab(t, exe, filepath.Join(fx.dir, "profile"), 3*time.Minute)
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {

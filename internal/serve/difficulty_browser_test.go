@@ -19,6 +19,54 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
+// serveOnLoopback runs fx's server on a loopback port until the test
+// ends (a close error fails it) and returns its base URL.
+func serveOnLoopback(t *testing.T, fx *labelFixture) string {
+	t.Helper()
+	srvCtx, stopSrv := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- fx.srv.ListenAndServe(srvCtx, func(a string) { addrc <- a }) }()
+	var base string
+	select {
+	case a := <-addrc:
+		base = "http://" + a
+	case err := <-done:
+		stopSrv()
+		t.Fatalf("the server did not start: %v", err)
+	}
+	t.Cleanup(func() {
+		stopSrv()
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("server: %v", err)
+		}
+	})
+	return base
+}
+
+// openTab starts headless Chromium (exe) with its profile in profile and
+// returns a tab's context, which times out after limit, and the tab's
+// watch. The browser stops when the test ends.
+func openTab(t *testing.T, exe, profile string, limit time.Duration) (context.Context, *browsertest.Watch) {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900))
+	t.Cleanup(cancelAlloc)
+	w := &browsertest.Watch{}
+	tabCtx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(w.Listen))
+	t.Cleanup(cancelTab)
+	if err := chromedp.Do(tabCtx); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	ctx, cancel := context.WithTimeout(tabCtx, limit)
+	t.Cleanup(cancel)
+	return ctx, w
+}
+
 // An expert rates two cases through the real pages: the run page's link
 // to the rating queue, a sampled case, a level's button, the next case of
 // the sample, another button, back to the queue. The file holds exactly
@@ -42,37 +90,8 @@ func TestRatingDifficultyInChromium(t *testing.T) {
 	}
 	run, path := ratedRun(t, fx, "run-rate-kb", "rate.jsonl", data.String(), &spec.Difficulty{Tag: "tier", Levels: levels}, nil, ids)
 
-	srvCtx, stopSrv := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- fx.srv.ListenAndServe(srvCtx, func(a string) { addrc <- a }) }()
-	var base string
-	select {
-	case a := <-addrc:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("the server did not start: %v", err)
-	}
-	t.Cleanup(func() {
-		stopSrv()
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("server: %v", err)
-		}
-	})
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(filepath.Join(fx.dir, "profile-rate")))
-	defer cancelAlloc()
-	w := &browsertest.Watch{}
-	tabCtx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(w.Listen))
-	defer cancelTab()
-	if err := chromedp.Do(tabCtx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	ctx, cancel := context.WithTimeout(tabCtx, 2*time.Minute)
-	defer cancel()
+	base := serveOnLoopback(t, fx)
+	ctx, w := openTab(t, exe, filepath.Join(fx.dir, "profile-rate"), 2*time.Minute)
 	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
