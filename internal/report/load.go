@@ -431,8 +431,8 @@ func loadChart(res *load.Result) (chart, bool) {
 	any := false
 	for _, t := range res.Targets {
 		for _, s := range t.Steps {
-			p, x := float64(s.P95.Value), float64(s.Throughput)
-			if s.Skipped != "" || math.IsNaN(p) || math.IsNaN(x) {
+			x, p, ok := plotted(s)
+			if !ok {
 				continue
 			}
 			any = true
@@ -483,8 +483,8 @@ func loadChart(res *load.Result) (chart, bool) {
 		pb := &pathBuilder{}
 		first := true
 		for _, s := range t.Steps {
-			p, x := float64(s.P95.Value), float64(s.Throughput)
-			if s.Skipped != "" || math.IsNaN(p) || math.IsNaN(x) {
+			x, p, ok := plotted(s)
+			if !ok {
 				continue
 			}
 			if first {
@@ -496,8 +496,8 @@ func loadChart(res *load.Result) (chart, bool) {
 		}
 		c.path("series-line "+seriesClass(i), pb.String(), t.Target)
 		for _, s := range t.Steps {
-			p, x := float64(s.P95.Value), float64(s.Throughput)
-			if s.Skipped != "" || math.IsNaN(p) || math.IsNaN(x) {
+			x, p, ok := plotted(s)
+			if !ok {
 				continue
 			}
 			px, py := xs.at(x), ys.at(p)
@@ -523,6 +523,13 @@ func loadChart(res *load.Result) (chart, bool) {
 		}
 	}
 	return c, true
+}
+
+// plotted is a step's point on the load chart: its throughput and p95;
+// false for a step skipped or without either.
+func plotted(s load.StepResult) (x, p float64, ok bool) {
+	x, p = float64(s.Throughput), float64(s.P95.Value)
+	return x, p, s.Skipped == "" && !math.IsNaN(p) && !math.IsNaN(x)
 }
 
 // ringPath is a circle of radius r about (x, y) as path data.
