@@ -135,15 +135,22 @@ func notComputableCell(missing []string, gaps map[string]bool) string {
 	if len(missing) == 0 {
 		return "cannot be computed"
 	}
-	allGaps := true
-	for _, l := range missing {
-		allGaps = allGaps && gaps[l]
-	}
 	what := "no scored case in"
-	if allGaps {
+	if allGaps(missing, gaps) {
 		what = "gap at"
 	}
 	return "cannot be computed: " + what + " " + pluralWord(len(missing), "bin") + " " + strings.Join(missing, ", ")
+}
+
+// allGaps reports whether every one of the missing bins is a gap of the
+// benchmark (false when none is missing).
+func allGaps(missing []string, gaps map[string]bool) bool {
+	for _, l := range missing {
+		if !gaps[l] {
+			return false
+		}
+	}
+	return len(missing) > 0
 }
 
 func pluralWord(n int, word string) string {
@@ -263,20 +270,12 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 		if why == "" {
 			return
 		}
-		allGaps := len(missing) > 0
-		for _, l := range missing {
-			allGaps = allGaps && gaps[l]
-		}
-		if allGaps {
+		if allGaps(missing, gaps) {
 			share := 0.0
-			for _, b := range m.Bins {
-				if b.Gap {
-					share += b.WorkShare
-				}
-			}
 			var labels []string
 			for _, b := range m.Bins {
 				if b.Gap {
+					share += b.WorkShare
 					labels = append(labels, b.Label)
 				}
 			}
@@ -558,11 +557,7 @@ func MismatchPage(w io.Writer, m *difficulty.Mismatch) error {
 		for i, s := range m.Scores {
 			names[i] = s.Target
 		}
-		key := "difficulty"
-		if m.Scale.Tag != "" {
-			key = m.Scale.Tag
-		}
-		v.Charts = append(v.Charts, ratesChart("bin-rates", "Benchmark pass rate per bin, with "+v.Level+" intervals", key, cats, ns, gaps, names,
+		v.Charts = append(v.Charts, ratesChart("bin-rates", "Benchmark pass rate per bin, with "+v.Level+" intervals", scaleKey(m.Scale), cats, ns, gaps, names,
 			func(i int, name string) (difficulty.Rate, bool) {
 				for _, s := range m.Scores {
 					if s.Target == name && i < len(s.PerBin) && s.PerBin[i].N > 0 {
@@ -625,12 +620,17 @@ func mixChart(m *difficulty.Mismatch) chart {
 		c.label("cat-label", a.X0+band*(float64(i)+0.5), a.Y1+16, "middle", label, maxChars)
 	}
 	c.line("axis", a.X0, a.Y1, a.X1, a.Y1, "")
-	key := "difficulty"
-	if m.Scale.Tag != "" {
-		key = m.Scale.Tag
-	}
-	c.text("axis-title", (a.X0+a.X1)/2, a.Y1+36, "middle", key)
+	c.text("axis-title", (a.X0+a.X1)/2, a.Y1+36, "middle", scaleKey(m.Scale))
 	return c
+}
+
+// scaleKey names the difficulty axis on a chart: the tag, else
+// "difficulty".
+func scaleKey(s difficulty.Scale) string {
+	if s.Tag != "" {
+		return s.Tag
+	}
+	return "difficulty"
 }
 
 // scoresChart draws each target's raw score (hollow) and re-weighted score
