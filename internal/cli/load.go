@@ -31,6 +31,7 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Defaults and bounds of assay load.
@@ -219,7 +220,7 @@ func parseLevels(flag, s string, whole bool) ([]float64, error) {
 		case whole && v > maxLoadConcurrency:
 			return nil, usageError{fmt.Errorf("%s: %q is above %d requests in flight", flag, part, maxLoadConcurrency)}
 		case len(out) > 0 && v <= out[len(out)-1]:
-			return nil, usageError{fmt.Errorf("%s: the steps go up: %s after %s", flag, part, strconv.FormatFloat(out[len(out)-1], 'g', -1, 64))}
+			return nil, usageError{fmt.Errorf("%s: the steps go up: %s after %s", flag, part, units.Plain(out[len(out)-1]))}
 		}
 		out = append(out, v)
 	}
@@ -504,20 +505,17 @@ func sloSpec(s load.SLO) *spec.LoadSLO {
 		out.TTFT95 = s.TTFT95.String()
 	}
 	if s.ErrorsSet {
-		out.Errors = strconv.FormatFloat(s.Errors*100, 'g', -1, 64) + "%"
+		out.Errors = units.PlainPct(s.Errors)
 	}
 	return &out
 }
 
 func levelsText(mode string, levels []float64) string {
-	parts := make([]string, len(levels))
-	for i, l := range levels {
-		parts[i] = strconv.FormatFloat(l, 'g', -1, 64)
-	}
+	parts := joinFloats(levels, ", ")
 	if mode == load.ModeRate {
-		return strings.Join(parts, ", ") + " requests/s"
+		return parts + " requests/s"
 	}
-	return strings.Join(parts, ", ") + " in flight"
+	return parts + " in flight"
 }
 
 // progressStep says on stderr how a step went.
@@ -667,11 +665,9 @@ func runLoadGate(ctx context.Context, g *Globals, st store.Store, cand *record.R
 	if o.RulesFrom == gate.RulesCandidate {
 		from = cand
 	}
-	var cfg struct {
-		spec.Spec
-	}
-	if err := json.Unmarshal(from.Config, &cfg); err != nil {
-		return fmt.Errorf("gate: load test %s: its stored spec is not JSON: %w", from.ID, err)
+	cfg, err := spec.Stored(from.Config, from.SpecPath)
+	if err != nil {
+		return fmt.Errorf("gate: load test %s: %w", from.ID, err)
 	}
 	if cfg.Load == nil || len(cfg.Load.Gate) == 0 {
 		return usageError{fmt.Errorf("gate: the spec of load test %s (the %s) has no load.gate rules; add e.g. load: {gate: [{metric: p95, at: 20, max_rise: 20%%}]}", from.ID, o.RulesFrom)}

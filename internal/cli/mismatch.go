@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -142,7 +141,7 @@ value outside the levels).`,
 				}
 				for i, e := range o.Edges {
 					if math.IsNaN(e) || math.IsInf(e, 0) || i > 0 && !(e > o.Edges[i-1]) {
-						return usageError{fmt.Errorf("--edges %s: edges are finite numbers, increasing", joinFloats(o.Edges))}
+						return usageError{fmt.Errorf("--edges %s: edges are finite numbers, increasing", joinFloats(o.Edges, ","))}
 					}
 				}
 			}
@@ -159,12 +158,13 @@ value outside the levels).`,
 	return cmd
 }
 
-func joinFloats(xs []float64) string {
+// joinFloats writes numbers as given, separated by sep.
+func joinFloats(xs []float64, sep string) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
-		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+		s[i] = units.Plain(x)
 	}
-	return strings.Join(s, ",")
+	return strings.Join(s, sep)
 }
 
 // mismatchSide is one side as read: its set, and what the rubric reads of
