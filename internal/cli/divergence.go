@@ -16,6 +16,7 @@ import (
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runview"
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/task"
 )
 
 // profileSource is one side of assay mismatch as the divergence rubric
@@ -228,23 +229,14 @@ func primaryScorerType(sp *spec.Spec) string {
 	return strings.Join(types, ",")
 }
 
-// promptTemplate compiles sp's prompt; nil when it has none or it does not
-// compile (a stored spec's prompt compiled when the run was made).
+// promptTemplate compiles sp's prompt as a run does (task.CompilePrompt);
+// nil when it has none or it does not compile (a stored spec's prompt
+// compiled when the run was made).
 func promptTemplate(sp *spec.Spec) *prompt.Template {
 	if !hasPrompt(sp) {
 		return nil
 	}
-	var tpl *prompt.Template
-	var err error
-	if len(sp.Prompt.Messages) > 0 {
-		parts := make([]prompt.Part, len(sp.Prompt.Messages))
-		for i, m := range sp.Prompt.Messages {
-			parts[i] = prompt.Part{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
-		}
-		tpl, err = prompt.CompileMessages(parts, sp.Prompt.MessagesField)
-	} else {
-		tpl, err = prompt.Compile(sp.Prompt.System, sp.Prompt.User)
-	}
+	tpl, err := task.CompilePrompt(sp)
 	if err != nil {
 		return nil
 	}
