@@ -13,6 +13,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // minQuantileN is the fewest answers on which a step's p95 is bounded: a
@@ -254,9 +255,9 @@ func judge(sr *StepResult, slo SLO, alpha float64) {
 		case e.N < minQuantileN:
 			broke = append(broke, fmt.Sprintf("%s rests on %d answers (at least %d needed to bound it)", name, e.N, minQuantileN))
 		case float64(e.Hi) > ms(limit):
-			broke = append(broke, fmt.Sprintf("%s %s, up to %s > %s", name, fmtMS(float64(e.Value)), fmtMS(float64(e.Hi)), fmtDur(limit)))
+			broke = append(broke, fmt.Sprintf("%s %s, up to %s > %s", name, fmtMS(float64(e.Value)), fmtMS(float64(e.Hi)), limit))
 		default:
-			held = append(held, fmt.Sprintf("%s %s, up to %s ≤ %s", name, fmtMS(float64(e.Value)), fmtMS(float64(e.Hi)), fmtDur(limit)))
+			held = append(held, fmt.Sprintf("%s %s, up to %s ≤ %s", name, fmtMS(float64(e.Value)), fmtMS(float64(e.Hi)), limit))
 		}
 	}
 	if slo.P95 > 0 {
@@ -268,7 +269,7 @@ func judge(sr *StepResult, slo SLO, alpha float64) {
 	if slo.ErrorsSet {
 		e := sr.Errors
 		if float64(e.Hi) > slo.Errors {
-			msg := fmt.Sprintf("errors %s of %d, up to %s > %s", pct(float64(e.Rate)), e.N, pct(float64(e.Hi)), pct(slo.Errors))
+			msg := fmt.Sprintf("errors %s of %d, up to %s > %s", units.Pct(float64(e.Rate)), e.N, units.Pct(float64(e.Hi)), units.Pct(slo.Errors))
 			if float64(e.Rate) <= slo.Errors {
 				// The rate is within the objective, the data too few to
 				// show it: say how many requests could.
@@ -278,7 +279,7 @@ func judge(sr *StepResult, slo SLO, alpha float64) {
 			}
 			broke = append(broke, msg)
 		} else {
-			held = append(held, fmt.Sprintf("errors %s of %d, up to %s ≤ %s", pct(float64(e.Rate)), e.N, pct(float64(e.Hi)), pct(slo.Errors)))
+			held = append(held, fmt.Sprintf("errors %s of %d, up to %s ≤ %s", units.Pct(float64(e.Rate)), e.N, units.Pct(float64(e.Hi)), units.Pct(slo.Errors)))
 		}
 	}
 	if len(broke) > 0 {
@@ -376,13 +377,6 @@ func formatLevel(mode string, level float64) string {
 	return v + " rps"
 }
 
-func pct(f float64) string {
-	if math.IsNaN(f) {
-		return "—"
-	}
-	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
-}
-
 func fmtMS(v float64) string {
 	switch {
 	case math.IsNaN(v):
@@ -394,8 +388,6 @@ func fmtMS(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
 }
-
-func fmtDur(d time.Duration) string { return d.String() }
 
 func joinAnd(parts []string) string {
 	if len(parts) <= 1 {
@@ -413,9 +405,9 @@ func PastKnee(st record.LoadStep, reqs []record.LoadRequest, slo SLO) string {
 	rate := float64(res.Errors.Rate)
 	switch {
 	case res.Errors.N > 0 && rate >= 0.5:
-		return fmt.Sprintf("skipped: past the knee at %s (errors %s of %d requests)", level, pct(rate), res.Errors.N)
+		return fmt.Sprintf("skipped: past the knee at %s (errors %s of %d requests)", level, units.Pct(rate), res.Errors.N)
 	case slo.ErrorsSet && slo.Errors > 0 && res.Errors.N >= 20 && rate >= 5*slo.Errors:
-		return fmt.Sprintf("skipped: past the knee at %s (errors %s, at least 5× the SLO's %s)", level, pct(rate), pct(slo.Errors))
+		return fmt.Sprintf("skipped: past the knee at %s (errors %s, at least 5× the SLO's %s)", level, units.Pct(rate), units.Pct(slo.Errors))
 	case slo.P95 > 0 && !st.Saturated && float64(res.P95.Lo) > 3*ms(slo.P95):
 		return fmt.Sprintf("skipped: past the knee at %s (p95 at least %s, above 3× the SLO's %s)", level, fmtMS(float64(res.P95.Lo)), slo.P95)
 	}
@@ -448,8 +440,8 @@ func Saturated(st record.LoadStep) (bool, string) {
 	return true, "the harness was the bottleneck: " + joinAnd(why)
 }
 
-func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-func ms(d time.Duration) float64   { return msOf(d) }
+// ms is a duration in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // StepSeed derives a step's seed from a test's: distinct per target and
 // step. It seeds a step's (or a gate check's) bootstrap here, and a step's

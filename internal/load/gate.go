@@ -12,6 +12,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/stats"
+	"github.com/assay-eval/assay/internal/units"
 )
 
 // Gate metrics.
@@ -140,7 +141,7 @@ func parseRule(r Rule) (rise, error) {
 		case err != nil || d < 0:
 			problems = append(problems, fmt.Sprintf("max_rise %q: want a duration (300ms) or a percentage of the base's value (20%%)", r.MaxRise))
 		}
-		out = rise{abs: msOf(d)}
+		out = rise{abs: ms(d)}
 	}
 	if len(problems) > 0 {
 		return rise{}, fmt.Errorf("load rule %s at %g: %s", r.Metric, r.At, strings.Join(problems, "; "))
@@ -316,7 +317,7 @@ func decide(c Check, bx, cx []float64, r Rule, rs rise, o GateOptions, seed uint
 	c.Lo, c.Hi = Num(lo), Num(hi)
 	show := func(v float64) string {
 		if r.Metric == MetricErrors {
-			return pct(v)
+			return units.Pct(v)
 		}
 		return fmtMS(v)
 	}
