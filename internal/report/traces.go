@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -33,19 +34,30 @@ func ingestTotal(r *traces.IngestResult) traces.IngestFile {
 	return t
 }
 
+// ingestRows are the table's rows, a file each (and their total when
+// more than one): its path as given, then its counts formatted.
+func ingestRows(r *traces.IngestResult) [][]string {
+	files := r.Files
+	if len(files) > 1 {
+		files = append(slices.Clone(files), ingestTotal(r))
+	}
+	rows := make([][]string, len(files))
+	for i, f := range files {
+		rows[i] = []string{f.Path, units.Count(f.Lines), units.Count(f.Stored), units.Count(f.Duplicates),
+			units.Count(f.Bad), units.Count(f.Redactions), units.Count(f.Unpriced)}
+	}
+	return rows
+}
+
 // IngestText renders what assay ingest stored: a row per file (and their
 // total), then the bad lines skipped.
 func IngestText(w io.Writer, r *traces.IngestResult) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "file\tlines\tstored\talready stored\tbad (skipped)\tredacted\tunpriced\t")
-	rows := r.Files
-	if len(rows) > 1 {
-		rows = append(append([]traces.IngestFile{}, rows...), ingestTotal(r))
-	}
-	for _, f := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", oneLine(f.Path), units.Count(f.Lines), units.Count(f.Stored),
-			units.Count(f.Duplicates), units.Count(f.Bad), units.Count(f.Redactions), units.Count(f.Unpriced))
+	for _, row := range ingestRows(r) {
+		row[0] = oneLine(row[0])
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -83,13 +95,9 @@ func ingestNotes(b *strings.Builder, r *traces.IngestResult, esc func(string) st
 func IngestMarkdown(w io.Writer, r *traces.IngestResult) error {
 	var b strings.Builder
 	b.WriteString("## assay ingest\n\n| file | lines | stored | already stored | bad (skipped) | redacted | unpriced |\n|---|--:|--:|--:|--:|--:|--:|\n")
-	rows := r.Files
-	if len(rows) > 1 {
-		rows = append(append([]traces.IngestFile{}, rows...), ingestTotal(r))
-	}
-	for _, f := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(f.Path), units.Count(f.Lines), units.Count(f.Stored),
-			units.Count(f.Duplicates), units.Count(f.Bad), units.Count(f.Redactions), units.Count(f.Unpriced))
+	for _, row := range ingestRows(r) {
+		row[0] = mdText(row[0])
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 	}
 	ingestNotes(&b, r, mdText, "- ")
 	_, err := io.WriteString(w, b.String())
