@@ -171,10 +171,8 @@ func (s *Server) caseDifficultyOf(run *record.Run, caseID string, c *record.Case
 	if c != nil {
 		out.Value = c.Tags[d.Tag]
 	}
-	if _, err := strconv.ParseUint(seed, 10, 64); err == nil {
-		if k, err := strconv.Atoi(n); err == nil && k >= 1 && k <= maxRateSample {
-			out.Seed, out.N = seed, n
-		}
+	if _, _, ok := queueParams(seed, n); ok {
+		out.Seed, out.N = seed, n
 	}
 	defer out.setLevel()
 	switch {
@@ -455,11 +453,7 @@ func distribution(d *difficultyScale, values []string) (dist, outside []distRow)
 			}
 			byValue[x]++
 		}
-		keys := make([]float64, 0, len(byValue))
-		for k := range byValue {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(byValue))
 		if len(keys) <= 20 {
 			for _, k := range keys {
 				dist = append(dist, distRow{Label: strconv.FormatFloat(k, 'g', -1, 64), Count: byValue[k]})
@@ -489,13 +483,7 @@ func distribution(d *difficultyScale, values []string) (dist, outside []distRow)
 	for i := range dist {
 		dist[i].Max = max(top, 1)
 	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range other {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(other)) {
 		outside = append(outside, distRow{Label: line(k), Count: other[k]})
 	}
 	return dist, outside
