@@ -144,10 +144,10 @@ func Fit(sets []*Set, o FitOptions) (*Fitted, error) {
 				}
 			}
 		}
+		if err := s.checkTargets(s.Name); err != nil {
+			return nil, err
+		}
 		for _, t := range s.Targets {
-			if len(t.Right) != len(s.Cases) || len(t.Trials) != len(s.Cases) {
-				return nil, fmt.Errorf("%s: target %q has results for %d cases of %d", s.Name, t.Name, len(t.Trials), len(s.Cases))
-			}
 			if _, ok := pIdx[t.Name]; !ok {
 				pIdx[t.Name] = len(persons)
 				persons = append(persons, t.Name)
@@ -162,9 +162,6 @@ func Fit(sets []*Set, o FitOptions) (*Fitted, error) {
 		for _, t := range s.Targets {
 			p := pIdx[t.Name]
 			for i, id := range s.Cases {
-				if t.Right[i] < 0 || t.Trials[i] < 0 || t.Right[i] > t.Trials[i] {
-					return nil, fmt.Errorf("%s: target %q has %d right of %d trials on case %q", s.Name, t.Name, t.Right[i], t.Trials[i], id)
-				}
 				if t.Trials[i] > 0 {
 					full.Add(p, iIdx[id], int(t.Right[i]), int(t.Trials[i]))
 				}

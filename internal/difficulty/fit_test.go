@@ -285,6 +285,10 @@ func TestFitRefusals(t *testing.T) {
 				"and with so few the fit does not converge; keep the default weak prior, or fit rasch"},
 		{"all extreme without a prior", []*Set{allRight}, FitOptions{PriorSD: -1},
 			"no case is left to fit: every case is all right or all wrong, or has no scored result"},
+		{"results short", []*Set{{Name: "r", Cases: []string{"a", "b"}, Targets: []TargetResults{{Name: "x", Right: []int32{1}, Trials: []int32{1}}}}},
+			FitOptions{}, `r: target "x" has results for 1 cases of 2`},
+		{"right above trials", []*Set{{Name: "r", Cases: []string{"a"}, Targets: []TargetResults{{Name: "x", Right: []int32{2}, Trials: []int32{1}}}}},
+			FitOptions{}, `r: target "x" has 2 right of 1 trials on case "a"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := Fit(c.sets, c.o); err == nil || err.Error() != c.want {

@@ -389,6 +389,23 @@ func (o MismatchOptions) withDefaults() MismatchOptions {
 	return o
 }
 
+// checkTargets refuses results that do not fit the set's cases: a target
+// with results for another number of cases, or more right than trials (or
+// a negative count) on a case; name starts the message.
+func (s *Set) checkTargets(name string) error {
+	for _, t := range s.Targets {
+		if len(t.Right) != len(s.Cases) || len(t.Trials) != len(s.Cases) {
+			return fmt.Errorf("%s: target %q has results for %d cases of %d", name, t.Name, len(t.Trials), len(s.Cases))
+		}
+		for i := range t.Right {
+			if t.Right[i] < 0 || t.Trials[i] < 0 || t.Right[i] > t.Trials[i] {
+				return fmt.Errorf("%s: target %q has %d right of %d trials on case %q", name, t.Name, t.Right[i], t.Trials[i], s.Cases[i])
+			}
+		}
+	}
+	return nil
+}
+
 // check refuses a set that cannot be placed on the axis.
 func (s *Set) check(what string) error {
 	if len(s.Cases) == 0 {
@@ -407,15 +424,8 @@ func (s *Set) check(what string) error {
 			}
 		}
 	}
-	for _, t := range s.Targets {
-		if len(t.Right) != len(s.Cases) || len(t.Trials) != len(s.Cases) {
-			return fmt.Errorf("the %s %s: target %q has results for %d cases of %d", what, s.Name, t.Name, len(t.Trials), len(s.Cases))
-		}
-		for i := range t.Right {
-			if t.Right[i] < 0 || t.Trials[i] < 0 || t.Right[i] > t.Trials[i] {
-				return fmt.Errorf("the %s %s: target %q has %d right of %d trials on case %q", what, s.Name, t.Name, t.Right[i], t.Trials[i], s.Cases[i])
-			}
-		}
+	if err := s.checkTargets("the " + what + " " + s.Name); err != nil {
+		return err
 	}
 	total := 0.0
 	for i, v := range s.Values {
