@@ -65,17 +65,19 @@ func mismatchFixture() *difficulty.Mismatch {
 	}
 }
 
-func renderMismatch(t *testing.T, format string, m *difficulty.Mismatch) string {
+// renderDoc renders v as d's format, failing the test on an error.
+func renderDoc[V any](t *testing.T, d *Document[V], format string, v V) string {
 	t.Helper()
-	r, err := NewRegistry().Mismatch.Reporter(format, m)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var b bytes.Buffer
-	if err := r(&b); err != nil {
+	if err := d.Render(&b, format, v); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+func renderMismatch(t *testing.T, format string, m *difficulty.Mismatch) string {
+	t.Helper()
+	return renderDoc(t, NewRegistry().Mismatch, format, m)
 }
 
 // Every format says the gap bin is unmeasurable, that the re-weighted
@@ -229,15 +231,7 @@ func fittedFixture() *difficulty.Fitted {
 
 func renderFitted(t *testing.T, format string, f *difficulty.Fitted) string {
 	t.Helper()
-	r, err := NewRegistry().Difficulty.Reporter(format, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := r(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return renderDoc(t, NewRegistry().Difficulty, format, f)
 }
 
 // The difficulty report in every format: abilities with intervals, where

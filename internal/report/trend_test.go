@@ -1,10 +1,7 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
-	"encoding/xml"
-	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -49,11 +46,7 @@ func trendFixture(t *testing.T) *trend.Report {
 
 func renderTrend(t *testing.T, format string, rep *trend.Report) string {
 	t.Helper()
-	var b bytes.Buffer
-	if err := NewRegistry().Trend.Render(&b, format, rep); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return renderDoc(t, NewRegistry().Trend, format, rep)
 }
 
 // The text table marks the flagged week (and only it) with ▼, shows the
@@ -109,31 +102,12 @@ func TestTrendPage(t *testing.T) {
 	if !strings.Contains(out, "&lt;script&gt;alert(1)&lt;/script&gt;|x\\x1b[31m\\u202e") {
 		t.Errorf("the model name is not shown escaped")
 	}
-	if n := strings.Count(out, "<svg "); n != 2 {
-		t.Errorf("%d charts, want one per model (2)", n)
-	}
 	if strings.Count(out, `class="pt drop"`) != 1 || strings.Count(out, `<tr class="drop">`) != 1 || !strings.Contains(out, `data-drop="true"`) {
 		t.Errorf("the drop is not marked once in the chart and once in the table")
 	}
-	// The charts are well-formed SVG (XML): bands and lines are paths of
-	// numbers, names escaped.
-	for rest := out; strings.Contains(rest, "<svg "); {
-		start := strings.Index(rest, "<svg ")
-		end := strings.Index(rest, "</svg>") + len("</svg>")
-		d := xml.NewDecoder(strings.NewReader(rest[start:end]))
-		d.Strict = true
-		d.Entity = xml.HTMLEntity
-		for {
-			_, err := d.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("a chart is not well-formed: %v\n%s", err, rest[start:end])
-			}
-		}
-		rest = rest[end:]
-	}
+	// One chart per model (2), each well-formed SVG (XML): bands and lines
+	// are paths of numbers, names escaped.
+	checkSVG(t, out, 2)
 }
 
 // JSON is the report itself: it reads back equal.
