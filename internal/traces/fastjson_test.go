@@ -109,6 +109,21 @@ func FuzzHasSecretWord(f *testing.F) {
 	})
 }
 
+// containsFold, FuzzHasSecretWord's plain search, reports whether b holds the lower-case ASCII word w in any
+// case.
+func containsFold(b []byte, w string) bool {
+	for i := 0; i+len(w) <= len(b); i++ {
+		k := 0
+		for k < len(w) && b[i+k]|0x20 == w[k] {
+			k++
+		}
+		if k == len(w) {
+			return true
+		}
+	}
+	return false
+}
+
 // The keys of a span's attributes and resource as bench/collect sends
 // them, each read once per trace by the redaction.
 var benchKeys = []string{"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.response.id",

@@ -480,21 +480,6 @@ func hasFoldAt(b []byte, w string) bool {
 	return true
 }
 
-// containsFold reports whether b holds the lower-case ASCII word w in any
-// case.
-func containsFold(b []byte, w string) bool {
-	for i := 0; i+len(w) <= len(b); i++ {
-		k := 0
-		for k < len(w) && b[i+k]|0x20 == w[k] {
-			k++
-		}
-		if k == len(w) {
-			return true
-		}
-	}
-	return false
-}
-
 // ---- email ----
 
 func isLocalChar(c byte) bool {
