@@ -292,20 +292,16 @@ func Compare(bench, work *Set, o MismatchOptions) (*Mismatch, error) {
 	ax := newAxis(bench, work, o, m)
 	bv, bw, bb := ax.side(bench)
 	wv, ww, wb := ax.side(work)
+	bs, ws := binShares(bb, bw, len(ax.bins)), binShares(wb, ww, len(ax.bins))
+	for _, k := range bb {
+		ax.bins[k].Bench++
+	}
+	for _, k := range wb {
+		ax.bins[k].Work++
+	}
 	for i := range ax.bins {
 		b := &ax.bins[i]
-		b.BenchShare = shareOf(bb, bw, i)
-		b.WorkShare = shareOf(wb, ww, i)
-		for _, k := range bb {
-			if k == i {
-				b.Bench++
-			}
-		}
-		for _, k := range wb {
-			if k == i {
-				b.Work++
-			}
-		}
+		b.BenchShare, b.WorkShare = bs[i], ws[i]
 		b.Gap = b.Work > 0 && b.WorkShare > 0 && b.Bench == 0
 		if b.Gap {
 			m.UncoveredShare += b.WorkShare
@@ -593,18 +589,19 @@ func (ax *axis) side(s *Set) (values, weights []float64, bins []int) {
 	return values, weights, bins
 }
 
-func shareOf(bins []int, weights []float64, k int) float64 {
-	in, total := 0.0, 0.0
-	for i, b := range bins {
-		total += weights[i]
-		if b == k {
-			in += weights[i]
+// binShares is each of nbins bins' share of the weights of cases in bins
+// (0 everywhere when they sum to 0).
+func binShares(bins []int, weights []float64, nbins int) []float64 {
+	s := make([]float64, nbins)
+	for i, k := range bins {
+		s[k] += weights[i]
+	}
+	if total := sum(weights); total > 0 {
+		for k := range s {
+			s[k] /= total
 		}
 	}
-	if total == 0 {
-		return 0
-	}
-	return in / total
+	return s
 }
 
 // cdfDistances returns the Wasserstein-1 distance and the Kolmogorov–
@@ -659,17 +656,10 @@ func sum(xs []float64) float64 {
 
 // tv is the total variation distance between the two sides' bin shares.
 func tv(bb []int, bw []float64, wb []int, ww []float64, nbins int) float64 {
-	bs, ws := make([]float64, nbins), make([]float64, nbins)
-	for i, k := range bb {
-		bs[k] += bw[i]
-	}
-	for i, k := range wb {
-		ws[k] += ww[i]
-	}
-	bt, wt := sum(bs), sum(ws)
+	bs, ws := binShares(bb, bw, nbins), binShares(wb, ww, nbins)
 	d := 0.0
 	for k := range bs {
-		d += math.Abs(bs[k]/bt - ws[k]/wt)
+		d += math.Abs(bs[k] - ws[k])
 	}
 	return d / 2
 }
