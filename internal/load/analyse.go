@@ -398,18 +398,37 @@ func joinAnd(parts []string) string {
 
 // PastKnee says why a target's later steps should not run after this one
 // ("" when they should): the harness skips them: its error rate is at least half, or five times
-// the SLO's, or its p95's lower bound is above three times the SLO's.
+// the SLO's, or its p95's lower bound is above three times the SLO's. It
+// runs between two steps, so it bootstraps the p95 alone, not every
+// measure of the step as Analyse does.
 func PastKnee(st record.LoadStep, reqs []record.LoadRequest, slo SLO) string {
-	res := analyseStep(st, reqs, 0.05, 400, 1)
+	n := len(reqs)
+	if st.Skipped != "" || n == 0 {
+		return ""
+	}
+	var lat []float64
+	failed := 0
+	for _, r := range reqs {
+		if r.ErrorKind != "" {
+			failed++
+			continue
+		}
+		lat = append(lat, r.LatencyMS)
+	}
+	rate := float64(failed) / float64(n)
+	p95Lo := math.NaN()
+	if slo.P95 > 0 && !st.Saturated {
+		rng := rand.New(rand.NewPCG(1, 0x5ca1ab1e))
+		p95Lo = float64(quantiles(rng, lat, []float64{0.95}, 0.05, 400)[0].Lo)
+	}
 	level := formatLevel(st.Mode, st.Level)
-	rate := float64(res.Errors.Rate)
 	switch {
-	case res.Errors.N > 0 && rate >= 0.5:
-		return fmt.Sprintf("skipped: past the knee at %s (errors %s of %d requests)", level, units.Pct(rate), res.Errors.N)
-	case slo.ErrorsSet && slo.Errors > 0 && res.Errors.N >= 20 && rate >= 5*slo.Errors:
+	case rate >= 0.5:
+		return fmt.Sprintf("skipped: past the knee at %s (errors %s of %d requests)", level, units.Pct(rate), n)
+	case slo.ErrorsSet && slo.Errors > 0 && n >= 20 && rate >= 5*slo.Errors:
 		return fmt.Sprintf("skipped: past the knee at %s (errors %s, at least 5× the SLO's %s)", level, units.Pct(rate), units.Pct(slo.Errors))
-	case slo.P95 > 0 && !st.Saturated && float64(res.P95.Lo) > 3*ms(slo.P95):
-		return fmt.Sprintf("skipped: past the knee at %s (p95 at least %s, above 3× the SLO's %s)", level, fmtMS(float64(res.P95.Lo)), slo.P95)
+	case p95Lo > 3*ms(slo.P95):
+		return fmt.Sprintf("skipped: past the knee at %s (p95 at least %s, above 3× the SLO's %s)", level, fmtMS(p95Lo), slo.P95)
 	}
 	return ""
 }
