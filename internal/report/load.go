@@ -518,7 +518,8 @@ func loadChart(res *load.Result) (chart, bool) {
 				c.line("err-cross", px-d, py+d, px+d, py-d, "")
 			}
 			if k, ok := knee[t.Target]; ok && k == s.Step {
-				c.path("knee-ring", ringPath(px, py, 9), t.Target+" knee at "+fmtLevel(s.Level))
+				// The ring is the circle marker's path, larger.
+				c.path("knee-ring", markerPath(0, px, py, 9), t.Target+" knee at "+fmtLevel(s.Level))
 			}
 		}
 	}
@@ -530,11 +531,6 @@ func loadChart(res *load.Result) (chart, bool) {
 func plotted(s load.StepResult) (x, p float64, ok bool) {
 	x, p = float64(s.Throughput), float64(s.P95.Value)
 	return x, p, s.Skipped == "" && !math.IsNaN(p) && !math.IsNaN(x)
-}
-
-// ringPath is a circle of radius r about (x, y) as path data.
-func ringPath(x, y, r float64) string {
-	return "M" + num(x-r) + " " + num(y) + "a" + num(r) + " " + num(r) + " 0 1 0 " + num(2*r) + " 0a" + num(r) + " " + num(r) + " 0 1 0 " + num(-2*r) + " 0"
 }
 
 // loadTemplates is the load page with the report's chart templates and
