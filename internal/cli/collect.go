@@ -132,16 +132,8 @@ func runCollect(ctx context.Context, g *Globals, o *collectOptions) error {
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := cancelOnInterrupt(ctx, g, "interrupt: finishing the requests in flight, then stopping")
 	defer cancel()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-g.Interrupts:
-			fmt.Fprintln(g.Stderr, "\ninterrupt: finishing the requests in flight, then stopping")
-			cancel()
-		}
-	}()
 	ticking := make(chan struct{})
 	go func() {
 		defer close(ticking)

@@ -122,16 +122,8 @@ func runIngest(ctx context.Context, g *Globals, o *ingestOptions) error {
 	// A batch being stored is stored whole: the store works under the
 	// command's context, the reading stops at Ctrl-C.
 	storeCtx := ctx
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := cancelOnInterrupt(ctx, g, "interrupt: stopping after the batch in flight")
 	defer cancel()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-g.Interrupts:
-			fmt.Fprintln(g.Stderr, "\ninterrupt: stopping after the batch in flight")
-			cancel()
-		}
-	}()
 
 	// Every file is read once before anything is stored: one bad line
 	// refuses them all, unless --skip-bad. The bytes checked are the bytes

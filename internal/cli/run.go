@@ -305,6 +305,23 @@ func watchInterruptsSaying(ctx context.Context, g *Globals, first, second string
 	}
 }
 
+// cancelOnInterrupt is ctx cancelled by the first interrupt, which says
+// msg on stderr (unless ""), or by cancel.
+func cancelOnInterrupt(ctx context.Context, g *Globals, msg string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-g.Interrupts:
+			if msg != "" {
+				fmt.Fprintln(g.Stderr, "\n"+msg)
+			}
+			cancel()
+		}
+	}()
+	return ctx, cancel
+}
+
 // relayInterrupts closes stop on the first interrupt and cancels on the
 // second, saying first and second.
 func relayInterrupts(g *Globals, first, second string, stop chan struct{}, cancel context.CancelFunc, done <-chan struct{}) {
