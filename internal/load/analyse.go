@@ -183,17 +183,28 @@ func quantiles(rng *rand.Rand, xs []float64, qs []float64, alpha float64, B int)
 	if len(xs) < minQuantileN {
 		return out
 	}
+	rq := rankQuantile(xs)
+	for i, q := range qs {
+		ci := stats.PercentileCI(quantileReps(rng, rq, len(xs), q, B), alpha)
+		out[i].Lo, out[i].Hi = Num(ci.Lo), Num(ci.Hi)
+	}
+	return out
+}
+
+// rankQuantile readies xs for bootstrapping its quantiles, each value a
+// resampling unit of its own.
+func rankQuantile(xs []float64) *stats.RankQuantile {
 	cases := make([][]float64, len(xs))
 	for i := range xs {
 		cases[i] = xs[i : i+1]
 	}
-	rq := stats.NewRankQuantile(cases)
-	for i, q := range qs {
-		reps := stats.Bootstrap(rng, len(xs), B, func(idx []int) float64 { return rq.Of(idx, q) })
-		ci := stats.PercentileCI(reps, alpha)
-		out[i].Lo, out[i].Hi = Num(ci.Lo), Num(ci.Hi)
-	}
-	return out
+	return stats.NewRankQuantile(cases)
+}
+
+// quantileReps is B bootstrap replicates of the q-quantile of the n
+// values rq was made from, drawn from rng.
+func quantileReps(rng *rand.Rand, rq *stats.RankQuantile, n int, q float64, B int) []float64 {
+	return stats.Bootstrap(rng, n, B, func(idx []int) float64 { return rq.Of(idx, q) })
 }
 
 func errorRate(kind string, k, n int, alpha float64) ErrorRate {

@@ -299,12 +299,7 @@ func decide(c Check, bx, cx []float64, r Rule, rs rise, o GateOptions, seed uint
 		if r.Metric == MetricErrors {
 			return stats.BootstrapMean(rng, xs, o.Resamples)
 		}
-		cases := make([][]float64, len(xs))
-		for i := range xs {
-			cases[i] = xs[i : i+1]
-		}
-		rq := stats.NewRankQuantile(cases)
-		return stats.Bootstrap(rng, len(xs), o.Resamples, func(idx []int) float64 { return rq.Of(idx, q) })
+		return quantileReps(rng, rankQuantile(xs), len(xs), q, o.Resamples)
 	}
 	rb := reps(bx, rand.New(rand.NewPCG(seed, 1)))
 	rc := reps(cx, rand.New(rand.NewPCG(seed, 2)))
