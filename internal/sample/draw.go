@@ -104,7 +104,7 @@ func Draw(pop Population, o Options) (*record.Sample, error) {
 		filter = append(filter, [2]string{key, val})
 	}
 	strata := map[string]*stratum{}
-	seed := mix(o.Seed ^ 0x9e3779b97f4a7c15)
+	seed := seeded(o.Seed)
 	err := pop(func(t *record.Trace) error {
 		if !o.Since.IsZero() && t.Time.Before(o.Since) || !o.Until.IsZero() && !t.Time.Before(o.Until) {
 			return nil
@@ -310,6 +310,14 @@ func (h *maxHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Rank is an ID's place in a draw with seed, smallest first: the order
+// Draw takes traces in (bottom-k), for any caller that draws by ID (serve's
+// rating queue), so the same seed and ID rank the same everywhere.
+func Rank(seed uint64, id string) uint64 { return rank(seeded(seed), id) }
+
+// seeded is a draw's seed as rank mixes it.
+func seeded(seed uint64) uint64 { return mix(seed ^ 0x9e3779b97f4a7c15) }
 
 // rank is a trace's place in the draw: FNV-1a of its ID mixed with the seed
 // by SplitMix64's finaliser, so every bit of the ID and the seed moves it.

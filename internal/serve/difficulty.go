@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/assay-eval/assay/internal/dataset"
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/sample"
 	"github.com/assay-eval/assay/internal/spec"
 )
 
@@ -370,8 +369,9 @@ func (s *Server) difficultyQueue(w http.ResponseWriter, r *http.Request) {
 
 // rateQueue reads the run's cases from the store and the field from the
 // dataset file as it is now, and orders the unrated cases by a hash of
-// the seed and the case ID: the first n are the sample. A rating takes
-// its case out and the next in that order comes in; the others stay.
+// the seed and the case ID (sample.Rank, as assay sample draws traces):
+// the first n are the sample. A rating takes its case out and the next in
+// that order comes in; the others stay.
 func (s *Server) rateQueue(ctx context.Context, run *record.Run, d *difficultyScale, seed uint64, n int) (*rateQueuePage, error) {
 	fv, err := dataset.FieldValuesOf(d.path, d.idField, d.Field)
 	if err != nil {
@@ -401,7 +401,7 @@ func (s *Server) rateQueue(ctx context.Context, run *record.Run, d *difficultySc
 			return nil
 		}
 		p.Unrated++
-		unrated = append(unrated, cand{key: sampleKey(seed, c.ID), id: c.ID, line: c.Line})
+		unrated = append(unrated, cand{key: sample.Rank(seed, c.ID), id: c.ID, line: c.Line})
 		return nil
 	})
 	if err != nil {
@@ -414,16 +414,6 @@ func (s *Server) rateQueue(ctx context.Context, run *record.Run, d *difficultySc
 	}
 	p.Dist, p.Outside = distribution(d, values)
 	return p, nil
-}
-
-// sampleKey orders cases for the seeded sample.
-func sampleKey(seed uint64, id string) uint64 {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], seed)
-	h := sha256.New()
-	h.Write(b[:])
-	h.Write([]byte(id))
-	return binary.BigEndian.Uint64(h.Sum(nil))
 }
 
 // distribution counts the ratings: per level in order on a named scale;
