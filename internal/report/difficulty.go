@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/assay-eval/assay/internal/difficulty"
 	"github.com/assay-eval/assay/internal/units"
@@ -87,6 +89,7 @@ type difficultyView struct {
 	Hardest  []difficultyCase
 	Easiest  []difficultyCase
 	NCases   int
+	Extreme  string // extremeNote when a case shown is extreme, else ""
 	Warnings []string
 	Method   string
 	Charts   []chart
@@ -113,6 +116,7 @@ type difficultyLeads struct {
 	Pairs   []string   // "A − B", best first
 	Rows    [][]string // per tier: label, share, then per pair "+12.9 (+3.5)"
 	Overall []string   // per pair: the overall difference over the tagged cases
+	Note    string     // leadsNote as a sentence
 }
 
 // tierLeads compares each target with the next in the order of their pass
@@ -144,7 +148,7 @@ func tierLeads(tiers []difficulty.Tier, names []string) *difficultyLeads {
 		}
 		return 0
 	})
-	l := &difficultyLeads{}
+	l := &difficultyLeads{Note: sentence(leadsNote)}
 	for i := 0; i+1 < len(order); i++ {
 		l.Pairs = append(l.Pairs, order[i]+" − "+order[i+1])
 		l.Overall = append(l.Overall, units.Delta(overall[order[i]]-overall[order[i+1]]))
@@ -224,9 +228,15 @@ func newDifficultyView(f *difficulty.Fitted) difficultyView {
 		n := min(difficultyCasesShown, len(f.Cases))
 		for _, c := range f.Cases[:n] {
 			v.Hardest = append(v.Hardest, newDifficultyCase(c))
+			if c.Extreme {
+				v.Extreme = extremeNote
+			}
 		}
 		for i := len(f.Cases) - 1; i >= max(n, len(f.Cases)-difficultyCasesShown); i-- {
 			v.Easiest = append(v.Easiest, newDifficultyCase(f.Cases[i]))
+			if f.Cases[i].Extreme {
+				v.Extreme = extremeNote
+			}
 		}
 	} else {
 		v.Title = fmt.Sprintf("assay difficulty: the tiers of %s (no fit)", strconv.Quote(f.Scale.Tag))
@@ -301,6 +311,15 @@ func tierLabel(t difficulty.Tier) string {
 	return units.Plain(t.Value)
 }
 
+// sentence starts s with a capital letter.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
 const extremeNote = "* every target got it right, or every one wrong: its difficulty is finite only through the prior"
 
 // DifficultyText renders the fit as plain text.
@@ -366,23 +385,12 @@ func DifficultyText(w io.Writer, f *difficulty.Fitted) error {
 		}
 		textTable(&b, []string{"case", "b", "SE", "a", "right", "tag"}, rows)
 	}
-	if hasExtreme(v) {
-		fmt.Fprintf(&b, "%s\n", extremeNote)
+	if v.Extreme != "" {
+		fmt.Fprintf(&b, "%s\n", v.Extreme)
 	}
 	fmt.Fprintf(&b, "\n%s.\n", v.Method)
 	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
-}
-
-func hasExtreme(v difficultyView) bool {
-	for _, cs := range [][]difficultyCase{v.Hardest, v.Easiest} {
-		for _, c := range cs {
-			if strings.HasSuffix(c.B, "*") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // DifficultyMarkdown renders the fit as Markdown.
@@ -441,7 +449,7 @@ func DifficultyMarkdown(w io.Writer, f *difficulty.Fitted) error {
 			}
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 		}
-		fmt.Fprintf(&b, "| overall | 100%% | %s |\n\n%s.\n\n", strings.Join(l.Overall, " | "), mdText(strings.ToUpper(leadsNote[:1])+leadsNote[1:]))
+		fmt.Fprintf(&b, "| overall | 100%% | %s |\n\n%s.\n\n", strings.Join(l.Overall, " | "), mdText(l.Note))
 	}
 	for _, part := range []struct {
 		title string
@@ -456,8 +464,8 @@ func DifficultyMarkdown(w io.Writer, f *difficulty.Fitted) error {
 		}
 		b.WriteString("\n")
 	}
-	if hasExtreme(v) {
-		fmt.Fprintf(&b, "%s\n\n", mdText(extremeNote))
+	if v.Extreme != "" {
+		fmt.Fprintf(&b, "%s\n\n", mdText(v.Extreme))
 	}
 	fmt.Fprintf(&b, "%s.\n", mdText(v.Method))
 	_, err := io.WriteString(w, b.String())
@@ -565,14 +573,15 @@ tr.changed td { background: #fff3d6; }
 <div class="scroll"><table class="leads"><thead><tr><th>tier</th><th class="num">share</th>{{range .Pairs}}<th class="num">{{vis .}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if $i}} class="num"{{end}}>{{vis $c}}</td>{{end}}</tr>
 {{end}}<tr><th>overall</th><td class="num">100%</td>{{range .Overall}}<td class="num">{{.}}</td>{{end}}</tr></tbody></table></div>
-<p class="note">Each cell: the difference of the two pass rates on the tier, in points, and (in brackets) its contribution to the overall difference: the tier's share of the cases × the difference. The contributions add up to the overall difference.</p>
+<p class="note">{{.Note}}.</p>
 {{- end}}
 {{- if .Hardest}}
 <h2>Hardest cases (of {{.NCases}})</h2>
 {{template "cases" .Hardest}}
 <h2>Easiest cases</h2>
 {{template "cases" .Easiest}}
-<p class="note">* every target got it right, or every one wrong: its difficulty is finite only through the prior.</p>
+{{- with .Extreme}}
+<p class="note">{{.}}.</p>{{end}}
 {{- end}}
 <p class="note method">{{.Method}}.</p>
 {{template "foot"}}{{end}}

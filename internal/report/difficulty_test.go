@@ -324,3 +324,20 @@ func FuzzMismatchAndDifficultyPages(f *testing.F) {
 		}
 	})
 }
+
+// The note on extreme cases (difficulty finite only through the prior)
+// appears in every format when a case shown is extreme, and in none when
+// no case is.
+func TestDifficultyExtremeNoteOnlyWhenExtreme(t *testing.T) {
+	t.Parallel()
+	for _, extreme := range []bool{true, false} {
+		f := fittedFixture()
+		f.Cases[0].Extreme = extreme
+		for _, format := range []string{"text", "markdown", "html"} {
+			out := readable(format, renderFitted(t, format, f))
+			if got := strings.Contains(out, "finite only through the prior"); got != extreme {
+				t.Errorf("%s with an extreme case %v: the note shown %v", format, extreme, got)
+			}
+		}
+	}
+}

@@ -285,7 +285,7 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 				why += fmt.Sprintf("; the covered columns weigh the workload's mix over the other %s, renormalised", units.Pct(m.CoveredShare))
 			}
 		} else {
-			why = strings.ToUpper(why[:1]) + why[1:]
+			why = sentence(why)
 		}
 		if !slices.Contains(v.WhyNot, why) {
 			v.WhyNot = append(v.WhyNot, why)
@@ -484,7 +484,7 @@ func mdCell(s string) string {
 func MismatchMarkdown(w io.Writer, m *difficulty.Mismatch) error {
 	v := newMismatchView(m)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n%s.\n\n", mdText(v.Title), mdText(strings.ToUpper(v.Scale[:1])+v.Scale[1:]))
+	fmt.Fprintf(&b, "# %s\n\n%s.\n\n", mdText(v.Title), mdText(sentence(v.Scale)))
 	for _, wn := range v.Warnings {
 		fmt.Fprintf(&b, "> warning: %s\n\n", mdText(wn))
 	}
