@@ -124,12 +124,12 @@ func TagValues(tag string, ids, values []string, has []bool, levels []string) ([
 			more = fmt.Sprintf(" and %d more", badCount-len(bad))
 		}
 		if levels != nil {
-			return nil, fmt.Errorf("tag %q: %d cases have a value outside the levels %s: %s%s",
-				tag, badCount, strings.Join(quoteAll(levels), ", "), strings.Join(bad, "; "), more)
+			return nil, fmt.Errorf("tag %q: %s outside the levels %s: %s%s",
+				tag, plural(badCount, "1 case has a value", fmt.Sprintf("%d cases have a value", badCount)), strings.Join(quoteAll(levels), ", "), strings.Join(bad, "; "), more)
 		}
-		return nil, fmt.Errorf("tag %q: %d cases have a value that is not a number: %s%s "+
+		return nil, fmt.Errorf("tag %q: %s that is not a number: %s%s "+
 			"(give the order of non-numeric values with difficulty.levels in the spec or --levels, easiest first)",
-			tag, badCount, strings.Join(bad, "; "), more)
+			tag, plural(badCount, "1 case has a value", fmt.Sprintf("%d cases have a value", badCount)), strings.Join(bad, "; "), more)
 	}
 	return out, nil
 }

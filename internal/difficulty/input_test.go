@@ -81,6 +81,7 @@ func TestTagValues(t *testing.T) {
 		{[]string{"hard", "1", "x", "NaN"}, nil, `tag "t": 3 cases have a value that is not a number: case "a" has "hard"; case "c" has "x"; case "d" has "NaN" ` +
 			"(give the order of non-numeric values with difficulty.levels in the spec or --levels, easiest first)"},
 		{[]string{"hard", "easy", "odd", "1"}, []string{"easy", "hard"}, `tag "t": 2 cases have a value outside the levels "easy", "hard": case "c" has "odd"; case "d" has "1"`},
+		{[]string{"hard", "easy", "odd", "easy"}, []string{"easy", "hard"}, `tag "t": 1 case has a value outside the levels "easy", "hard": case "c" has "odd"`},
 		{[]string{"a", "b", "c", "d"}, []string{"a", "a"}, `difficulty levels: "a" is listed twice (levels are distinct, easiest first)`},
 	} {
 		if _, err := TagValues("t", ids, c.values, nil, c.levels); err == nil || err.Error() != c.want {
