@@ -48,7 +48,7 @@ type mismatchView struct {
 	PerBinHead []string
 	PerBin     [][]string // per target: rates per bin
 	Pairs      [][]string
-	PairCells  [][]spanCell // Pairs for HTML: a comparison that cannot be computed is one cell over its four columns
+	PairCells  [][]spanCell // Pairs for HTML (MismatchPage sets it): a comparison that cannot be computed is one cell over its four columns
 	PairChange []bool
 	Ranking    []string
 	Rubric     *rubricView
@@ -355,7 +355,6 @@ func newMismatchView(m *difficulty.Mismatch) mismatchView {
 			}
 		}
 		v.Pairs = append(v.Pairs, append(row, mark))
-		v.PairCells = append(v.PairCells, spanCells(v.Pairs[len(v.Pairs)-1]))
 		v.PairChange = append(v.PairChange, p.Changed || (showCovered && p.CoveredChanged))
 	}
 	if len(m.RankingRaw) > 0 {
@@ -543,6 +542,9 @@ func MismatchMarkdown(w io.Writer, m *difficulty.Mismatch) error {
 // Every name and reason is escaped by html/template.
 func MismatchPage(w io.Writer, m *difficulty.Mismatch) error {
 	v := newMismatchView(m)
+	for _, r := range v.Pairs {
+		v.PairCells = append(v.PairCells, spanCells(r))
+	}
 	if len(m.Bins) > 0 {
 		v.Charts = append(v.Charts, mixChart(m))
 	}
