@@ -278,7 +278,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 			wg.Add(1)
 			job := func() {
 				defer wg.Done()
-				r.call(ctx, stepCtx, t, req, id, due, winStart, measured, true, c)
+				r.call(ctx, stepCtx, t, &req, id, due, winStart, measured, true, c)
 			}
 			select {
 			case work <- job:
@@ -322,7 +322,7 @@ func (r *runner) step(ctx context.Context, t Target, seed uint64, si int, level 
 						c.sent.Add(1)
 					}
 					req, id := pick()
-					r.call(ctx, stepCtx, t, req, id, now, winStart, measured, false, c)
+					r.call(ctx, stepCtx, t, &req, id, now, winStart, measured, false, c)
 				}
 			}()
 		}
@@ -379,10 +379,11 @@ const drainStatus = -1
 
 // call makes one request and records it when it is measured: not during
 // the warm-up, and not cancelled by an interrupt (a measurement cut short
-// by the user is not one).
-func (r *runner) call(ctx, stepCtx context.Context, t Target, req provider.Request, caseID string, due, winStart time.Time, measured, scheduled bool, c *collector) {
+// by the user is not one). req is the caller's own copy of the request,
+// handed to the provider as it is (not copied again per request).
+func (r *runner) call(ctx, stepCtx context.Context, t Target, req *provider.Request, caseID string, due, winStart time.Time, measured, scheduled bool, c *collector) {
 	start := wallNow()
-	resp, err := t.Provider.Complete(stepCtx, &req)
+	resp, err := t.Provider.Complete(stepCtx, req)
 	elapsed := since(start)
 	cost := 0.0
 	if err == nil && resp != nil && t.Price != nil {
