@@ -16,27 +16,16 @@ import (
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
-// intoSpecText is a spec of n cases (CASE-000 …) with two replay targets:
+// intoSpec writes a spec of n cases (CASE-000 …) with two replay targets:
 // model-a answers case i right unless i%4 == 0, model-b unless i%3 == 0.
 // The prompt is blindSpec's, so simulateVendor answers its sample (right
 // on the even cases).
 func intoSpec(t *testing.T, dir string, n int) string {
 	t.Helper()
-	var data, rec strings.Builder
-	for i := range n {
-		q := fmt.Sprintf("What is the code word number %d?", i)
-		fmt.Fprintf(&data, `{"id":"CASE-%03d","question":%q,"answer":"EXPECTED-%03d"}`+"\n", i, q, i)
-		a, b := fmt.Sprintf("EXPECTED-%03d", i), fmt.Sprintf("EXPECTED-%03d", i)
-		if i%4 == 0 {
-			a = "no idea"
-		}
-		if i%3 == 0 {
-			b = "no idea"
-		}
-		fmt.Fprintf(&rec, `{"question":%q,"a":%q,"b":%q}`+"\n", q, a, b)
-	}
-	writeFile(t, filepath.Join(dir, "cases.jsonl"), data.String())
-	writeFile(t, filepath.Join(dir, "recorded.jsonl"), rec.String())
+	writeCodeWords(t, dir, n, false, map[string]func(int) bool{
+		"a": func(i int) bool { return i%4 == 0 },
+		"b": func(i int) bool { return i%3 == 0 },
+	})
 	p := filepath.Join(dir, "assay.yaml")
 	writeFile(t, p, intoSpecYAML("Question: {{.question}}", "correct"))
 	return p

@@ -16,18 +16,7 @@ import (
 // uses only the question, and a replay target answering every case.
 func blindSpec(t *testing.T, dir string, n int) string {
 	t.Helper()
-	var data, rec strings.Builder
-	for i := range n {
-		q := fmt.Sprintf("What is the code word number %d?", i)
-		fmt.Fprintf(&data, `{"id":"CASE-%03d","question":%q,"answer":"EXPECTED-%03d","bucket":"TAG-%d"}`+"\n", i, q, i, i%3)
-		out := fmt.Sprintf("EXPECTED-%03d", i)
-		if i%4 == 0 {
-			out = "no idea"
-		}
-		fmt.Fprintf(&rec, `{"question":%q,"out":%q}`+"\n", q, out)
-	}
-	writeFile(t, filepath.Join(dir, "cases.jsonl"), data.String())
-	writeFile(t, filepath.Join(dir, "recorded.jsonl"), rec.String())
+	writeCodeWords(t, dir, n, true, map[string]func(int) bool{"out": func(i int) bool { return i%4 == 0 }})
 	spec := `name: blind-test
 experiment: vendors
 dataset: {path: cases.jsonl, id: id, expected: answer, tags: {bucket: bucket}}
@@ -44,6 +33,38 @@ scorers:
 	p := filepath.Join(dir, "assay.yaml")
 	writeFile(t, p, spec)
 	return p
+}
+
+// writeCodeWords writes cases.jsonl, n cases (CASE-000 …) asking for code
+// word number i with EXPECTED-i the answer (and tag bucket TAG-i%3 when
+// tagged), and recorded.jsonl, a replay file joined by question whose
+// column k answers EXPECTED-i, or "no idea" when wrong[k](i).
+func writeCodeWords(t *testing.T, dir string, n int, tagged bool, wrong map[string]func(int) bool) {
+	t.Helper()
+	var data, rec strings.Builder
+	for i := range n {
+		q := fmt.Sprintf("What is the code word number %d?", i)
+		c := map[string]string{"id": fmt.Sprintf("CASE-%03d", i), "question": q, "answer": fmt.Sprintf("EXPECTED-%03d", i)}
+		if tagged {
+			c["bucket"] = fmt.Sprintf("TAG-%d", i%3)
+		}
+		r := map[string]string{"question": q}
+		for k, w := range wrong {
+			r[k] = fmt.Sprintf("EXPECTED-%03d", i)
+			if w(i) {
+				r[k] = "no idea"
+			}
+		}
+		for _, l := range []struct {
+			b *strings.Builder
+			m map[string]string
+		}{{&data, c}, {&rec, r}} {
+			j, _ := json.Marshal(l.m) // a map of strings always marshals
+			l.b.Write(append(j, '\n'))
+		}
+	}
+	writeFile(t, filepath.Join(dir, "cases.jsonl"), data.String())
+	writeFile(t, filepath.Join(dir, "recorded.jsonl"), rec.String())
 }
 
 // sampleLines reads a blinded sample.
