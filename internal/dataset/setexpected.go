@@ -57,12 +57,13 @@ func SetExpected(path, idField, caseID, field, value string) (*ExpectedSet, erro
 		if raw, ok := typedValue(value, kinds); ok {
 			return raw
 		}
-		return jsonString(value)
+		return JSONString(value)
 	})
 }
 
-// jsonString is s as a JSON string, with <, > and & unescaped.
-func jsonString(s string) []byte {
+// JSONString is s as a JSON string, as SetExpected and SetField write
+// text: <, > and & unescaped.
+func JSONString(s string) json.RawMessage {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -84,7 +84,7 @@ func setMember(path, idField, caseID, field, what string, has error, value func(
 	if len(hit.fields) > 0 {
 		ins.WriteByte(',')
 	}
-	ins.Write(jsonString(field))
+	ins.Write(JSONString(field))
 	ins.WriteByte(':')
 	ins.Write(value(kinds))
 	rec, err := insertMember(path, f, st.Size(), hit, ins.Bytes())

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -119,13 +118,7 @@ func (d *difficultyScale) check(rating string) (json.RawMessage, string) {
 		if !slices.Contains(d.Levels, rating) {
 			return nil, fmt.Sprintf("%s is not a level of difficulty tag %q: rate with one of %s (the spec's difficulty.levels, easiest first)", strconv.QuoteToGraphic(rating), d.Tag, strings.Join(d.Levels, ", "))
 		}
-		var b bytes.Buffer // as SetExpected writes text: <, > and & unescaped
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rating); err != nil {
-			return nil, err.Error()
-		}
-		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), ""
+		return dataset.JSONString(rating), ""
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(rating), 64)
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
