@@ -120,11 +120,17 @@ func (d *difficultyScale) check(rating string) (json.RawMessage, string) {
 		}
 		return dataset.JSONString(rating), ""
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(rating), 64)
-	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+	v, ok := ratingNumber(rating)
+	if !ok {
 		return nil, fmt.Sprintf("%s is not a number: the spec gives difficulty tag %q no levels, so a rating is a number such as 3 or 2.5 (to rate with named levels, list them easiest first in difficulty.levels)", strconv.QuoteToGraphic(rating), d.Tag)
 	}
 	return json.RawMessage(strconv.FormatFloat(v, 'g', -1, 64)), ""
+}
+
+// ratingNumber reads a rating on a numeric scale: a finite number.
+func ratingNumber(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return v, err == nil && !math.IsInf(v, 0) && !math.IsNaN(v)
 }
 
 // caseDifficulty is the difficulty part of a case's page.
@@ -429,8 +435,8 @@ func distribution(d *difficultyScale, values []string) (dist, outside []distRow)
 	} else {
 		byValue := map[float64]int{}
 		for _, v := range values {
-			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+			x, ok := ratingNumber(v)
+			if !ok {
 				other[v]++
 				continue
 			}
