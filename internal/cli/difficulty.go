@@ -171,7 +171,7 @@ func (s *runSource) Close() {
 	}
 }
 
-// isBaselineRef says whether ref names a file (it exists, or it looks like
+// looksLikeFile says whether ref names a file (it exists, or it looks like
 // a path: a separator or a file extension assay reads).
 func looksLikeFile(ref string) bool {
 	if _, err := os.Stat(ref); err == nil {
@@ -246,6 +246,7 @@ func runDifficulty(ctx context.Context, g *Globals, o *difficultyOptions) error 
 	src := &runSource{g: g, what: "difficulty"}
 	defer src.Close()
 	var views []*runview.View
+	var runs []*record.Run // nil for a baseline file
 	var sources []string
 	tag, levels := o.Tag, o.Levels
 	if o.Spec != "" {
@@ -275,11 +276,12 @@ func runDifficulty(ctx context.Context, g *Globals, o *difficultyOptions) error 
 			}
 		}
 		views = append(views, v)
+		runs = append(runs, run)
 		sources = append(sources, v.Source)
 	}
 	if o.Tag != "" && levels == nil {
-		for _, v := range views {
-			if d := storedDifficultyOfView(ctx, src, v); d != nil && d.Tag == o.Tag {
+		for _, run := range runs {
+			if d := storedDifficulty(run); d != nil && d.Tag == o.Tag {
 				levels = d.Levels
 				break
 			}
@@ -332,19 +334,6 @@ func runDifficulty(ctx context.Context, g *Globals, o *difficultyOptions) error 
 		return usageError{err}
 	}
 	return printOut(g.Stdout, o.Output, r)
-}
-
-// storedDifficultyOfView is the difficulty: section of the stored run a
-// view was read from (nil for a baseline file).
-func storedDifficultyOfView(ctx context.Context, src *runSource, v *runview.View) *spec.Difficulty {
-	if src.st == nil || v.Source != "run "+v.Run.ID { // a store view's Source reads "run ID"; a baseline's is its path
-		return nil
-	}
-	run, err := src.st.GetRun(ctx, v.Run.ID)
-	if err != nil {
-		return nil
-	}
-	return storedDifficulty(run)
 }
 
 // tagTiers is the per-tier view without a fit: each tier of the tag with
