@@ -77,21 +77,7 @@ func profileOf(ctx context.Context, src profileSource) (*difficulty.Profile, err
 				measured[c.ID] = true
 			}
 		}
-		tpl := promptTemplate(sp)
-		inputs := []string{}
-		tags := map[string][]string{}
-		err = dataset.Each(sp, func(c *dataset.Case) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if measured == nil || measured[c.ID] {
-				inputs = append(inputs, inputText(sp, tpl, c))
-				for k, v := range c.Tags {
-					tags[k] = append(tags[k], v)
-				}
-			}
-			return nil
-		})
+		inputs, tags, err := readInputs(ctx, sp, measured)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -113,19 +99,7 @@ func profileOf(ctx context.Context, src profileSource) (*difficulty.Profile, err
 		default:
 			p.SpecWhy = fmt.Sprintf("the dataset file %s holds cases, not the prompt and scorer they are run with", sp.Dataset.Path)
 		}
-		tpl := promptTemplate(sp)
-		inputs := []string{}
-		tags := map[string][]string{}
-		err := dataset.Each(sp, func(c *dataset.Case) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			inputs = append(inputs, inputText(sp, tpl, c))
-			for k, v := range c.Tags {
-				tags[k] = append(tags[k], v)
-			}
-			return nil
-		})
+		inputs, tags, err := readInputs(ctx, sp, nil)
 		if err != nil {
 			return nil, fmt.Errorf("reading the dataset %s: %w", sp.Resolve(sp.Dataset.Path), err)
 		}
@@ -139,6 +113,26 @@ func profileOf(ctx context.Context, src profileSource) (*difficulty.Profile, err
 		p.SpecWhy = p.InputsWhy
 	}
 	return p, nil
+}
+
+// readInputs reads sp's dataset: its cases' input texts (inputText) and
+// tags, of the cases in only (every case when only is nil).
+func readInputs(ctx context.Context, sp *spec.Spec, only map[string]bool) (inputs []string, tags map[string][]string, err error) {
+	tpl := promptTemplate(sp)
+	inputs, tags = []string{}, map[string][]string{}
+	err = dataset.Each(sp, func(c *dataset.Case) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if only == nil || only[c.ID] {
+			inputs = append(inputs, inputText(sp, tpl, c))
+			for k, v := range c.Tags {
+				tags[k] = append(tags[k], v)
+			}
+		}
+		return nil
+	})
+	return inputs, tags, err
 }
 
 // viewTags are a view's tags: per key, the values of the cases that have
