@@ -390,7 +390,7 @@ func tagTiers(sets []*difficulty.Set, sc difficulty.Scale, level float64) *diffi
 		values = append(values, v)
 	}
 	slices.Sort(values)
-	res := &difficulty.Fitted{Scale: sc}
+	res := &difficulty.Fitted{Scale: sc, Level: level}
 	for _, v := range values {
 		t := tiers[v]
 		out := difficulty.Tier{Label: t.label, Value: v, Cases: t.cases, MeanB: 0}

@@ -30,6 +30,9 @@ type Fitted struct {
 	// Dropped counts the cases no target has a scored result on (left out
 	// of the fit).
 	Dropped int `json:"dropped"`
+	// Level is the level of the abilities' intervals (FitOptions.Level,
+	// 0.95 by default).
+	Level float64 `json:"level"`
 }
 
 // CaseDifficulty is one case's fitted difficulty.
@@ -124,7 +127,7 @@ func Fit(sets []*Set, o FitOptions) (*Fitted, error) {
 	if level == 0 {
 		level = 0.95
 	}
-	out := &Fitted{Scale: Scale{Source: SourceFitted, Model: string(model), Tag: o.Tag, Levels: o.Levels}, SeparateSE: separateSE}
+	out := &Fitted{Scale: Scale{Source: SourceFitted, Model: string(model), Tag: o.Tag, Levels: o.Levels}, SeparateSE: separateSE, Level: level}
 	var persons, items []string
 	pIdx, iIdx := map[string]int{}, map[string]int{}
 	tagOf := map[string]string{}

@@ -176,6 +176,9 @@ const leadsNote = "each cell: the difference of the two pass rates on the tier, 
 func newDifficultyView(f *difficulty.Fitted) difficultyView {
 	v := difficultyView{Sources: strings.Join(f.Sources, ", "), Warnings: f.Warnings, TagName: f.Scale.Tag}
 	level := 0.95
+	if f.Level > 0 {
+		level = f.Level // the abilities' intervals, as --level asked
+	}
 	fit := f.Fit
 	v.Fitted = fit != nil
 	if fit != nil {

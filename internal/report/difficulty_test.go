@@ -341,3 +341,17 @@ func TestDifficultyExtremeNoteOnlyWhenExtreme(t *testing.T) {
 		}
 	}
 }
+
+// The intervals are labelled at the level they were computed at
+// (assay difficulty --level 0.9), not a fixed 95%.
+func TestDifficultyLevelLabelled(t *testing.T) {
+	f := &difficulty.Fitted{Scale: difficulty.Scale{Source: difficulty.SourceTag, Tag: "tier"}, Level: 0.9,
+		Tiers: []difficulty.Tier{{Label: "easy", Value: 0, Cases: 2, Rates: []difficulty.Rate{{Target: "a", Passed: 1, N: 2, Rate: 0.5, CI: stats.Wilson(1, 2, 0.1)}}}}}
+	if v := newDifficultyView(f); v.Level != "90%" {
+		t.Errorf("level %q, want 90%%", v.Level)
+	}
+	f.Level = 0
+	if v := newDifficultyView(f); v.Level != "95%" {
+		t.Errorf("level %q without one, want the default 95%%", v.Level)
+	}
+}
