@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,8 +112,31 @@ func newLoadView(r *LoadReport) loadView {
 	} else {
 		v.Lede = append(v.Lede, "No SLO was given: every step is measured, no knee is judged.")
 	}
-	if run.Status == record.StatusInterrupted {
+	switch run.Status {
+	case record.StatusInterrupted:
 		v.Warnings = append(v.Warnings, "The load test was interrupted (Ctrl-C): the steps measured before it are shown; the rest were not run.")
+	case record.StatusRunning, record.StatusFailed:
+		// Still running, or its process was killed (nothing marked it
+		// ended): a knee among the steps stored may not be the knee.
+		w := fmt.Sprintf("The load test did not finish (status %s: it is still running, or its process was killed or failed): only the steps stored are shown, and a knee is among them only.", run.Status)
+		if r.Settings != nil {
+			var missing []string
+			for _, t := range res.Targets {
+				var gone []float64
+				for _, l := range r.Settings.Levels {
+					if !slices.ContainsFunc(t.Steps, func(st load.StepResult) bool { return st.Level == l }) {
+						gone = append(gone, l)
+					}
+				}
+				if len(gone) > 0 {
+					missing = append(missing, t.Target+" at "+joinLevels(gone))
+				}
+			}
+			if len(missing) > 0 {
+				w += " Never measured: " + strings.Join(missing, "; ") + "."
+			}
+		}
+		v.Warnings = append(v.Warnings, w)
 	}
 	v.Warnings = append(v.Warnings, res.Warnings...)
 	sat := 0

@@ -267,3 +267,22 @@ func TestLoadChartCrossesErrors(t *testing.T) {
 		t.Errorf("%d crossed steps under errors ≤ 10%%, want none", got)
 	}
 }
+
+// A load test whose process was killed stays "running" in the store: its
+// report says it did not finish and which levels were never measured, so a
+// knee among the stored steps is not taken for the whole test's.
+func TestLoadUnfinishedSaysWhatWasNeverMeasured(t *testing.T) {
+	r := fixtureLoad()
+	r.Run.Status = record.StatusRunning
+	r.Settings.Levels = []float64{10, 20, 40, 80}
+	text := renderLoad(t, func(w *bytes.Buffer) error { return LoadText(w, r) })
+	for _, want := range []string{"The load test did not finish (status running", "Never measured: a at 80;"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+	r.Run.Status = record.StatusComplete
+	if text := renderLoad(t, func(w *bytes.Buffer) error { return LoadText(w, r) }); strings.Contains(text, "did not finish") {
+		t.Errorf("a complete test said it did not finish:\n%s", text)
+	}
+}
