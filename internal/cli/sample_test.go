@@ -203,13 +203,16 @@ func TestSampleScoreTracesEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/", "/runs/" + rep.RunID, "/runs/" + rep.RunID + "/cases", "/runs/" + rep.RunID + "/cases/" + g.Strata[1].Drawn[0]} {
+	get := func(path string) (int, string) {
 		req := httptest.NewRequest("GET", path, nil)
 		req.Host = "127.0.0.1"
 		w := httptest.NewRecorder()
 		srv.ServeHTTP(w, req)
-		if body := w.Body.String(); w.Code != 200 || !strings.Contains(body, "beta") {
-			t.Errorf("serve %s: %d\n%s", path, w.Code, body)
+		return w.Code, w.Body.String()
+	}
+	for _, path := range []string{"/", "/runs/" + rep.RunID, "/runs/" + rep.RunID + "/cases", "/runs/" + rep.RunID + "/cases/" + g.Strata[1].Drawn[0]} {
+		if code, body := get(path); code != 200 || !strings.Contains(body, "beta") {
+			t.Errorf("serve %s: %d\n%s", path, code, body)
 		}
 	}
 	// A case's page shows the trace's conversation as its inputs and its
@@ -225,13 +228,9 @@ func TestSampleScoreTracesEndToEnd(t *testing.T) {
 		"/runs/" + rep.RunID + "/cases/" + id:                                       question + "<",
 		"/runs/" + rep.RunID + "/cases?q=" + strings.ReplaceAll(question, " ", "+"): `has the text in its inputs: <a class="mono" href="/runs/` + rep.RunID + "/cases/" + id + `"`,
 	} {
-		req := httptest.NewRequest("GET", path, nil)
-		req.Host = "127.0.0.1"
-		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, req)
-		body := w.Body.String()
-		if w.Code != 200 || !strings.Contains(body, want) || strings.Contains(body, "cannot be read") || strings.Contains(body, "changed since the run") {
-			t.Errorf("serve %s: %d: no %q, or a note that the inputs are unknown\n%s", path, w.Code, want, body)
+		code, body := get(path)
+		if code != 200 || !strings.Contains(body, want) || strings.Contains(body, "cannot be read") || strings.Contains(body, "changed since the run") {
+			t.Errorf("serve %s: %d: no %q, or a note that the inputs are unknown\n%s", path, code, want, body)
 		}
 	}
 	for _, f := range []string{"text", "json", "markdown", "html"} {
