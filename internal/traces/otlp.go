@@ -316,6 +316,24 @@ func decodeExact(raw []byte, v any) error {
 	return nil
 }
 
+// currentForm decodes raw as the current form's T: by the fast reader,
+// else decodeExact (exact: nothing in raw that T has no place for), else
+// leniently by json.Unmarshal (exact false); ok false when none reads it.
+func currentForm[T any](raw []byte, fast func([]byte) (T, bool)) (v T, exact, ok bool) {
+	if v, ok := fast(raw); ok {
+		return v, true, true
+	}
+	if decodeExact(raw, &v) == nil {
+		return v, true, true
+	}
+	var lenient T // not what the failed decodes left
+	if json.Unmarshal(raw, &lenient) == nil {
+		return lenient, false, true
+	}
+	var zero T
+	return zero, false, false
+}
+
 // mappedParts reports whether every part is of a kind a message holds
 // whole (text, tool_call, tool_call_response) with only the fields it
 // holds of that kind, and only text when textOnly.
@@ -351,16 +369,8 @@ func systemText(raw []byte) (string, bool) {
 // systemTextExact is systemText, and whether the text is all the value
 // holds (exact): a string, or text parts with no other field.
 func systemTextExact(raw []byte) (text string, exact, ok bool) {
-	if parts, ok := fastParts(raw); ok {
-		return partsMessage(parts, "system")[0].Content, mappedParts(parts, true), true
-	}
-	var parts []typedPart
-	if decodeExact(raw, &parts) == nil {
-		return partsMessage(parts, "system")[0].Content, mappedParts(parts, true), true
-	}
-	parts = nil
-	if json.Unmarshal(raw, &parts) == nil {
-		return partsMessage(parts, "system")[0].Content, false, true
+	if parts, exact, ok := currentForm(raw, fastParts); ok {
+		return partsMessage(parts, "system")[0].Content, exact && mappedParts(parts, true), true
 	}
 	var lenient []json.RawMessage
 	if json.Unmarshal(raw, &lenient) == nil {
@@ -384,15 +394,8 @@ func systemTextExact(raw []byte) (text string, exact, ok bool) {
 func messageList(raw []byte, role string) (ms []record.Message, finish string, exact bool) {
 	// The current form decoded at once; anything else (OpenAI's form, a
 	// field of an unexpected type) read leniently, field by field.
-	typed, exact := fastMessages(raw)
-	if !exact {
-		typed = nil
-		exact = decodeExact(raw, &typed) == nil
-	}
-	if !exact {
-		typed = nil
-	}
-	if (exact || json.Unmarshal(raw, &typed) == nil) && !slices.ContainsFunc(typed, func(m typedMessage) bool { return m.Parts == nil }) {
+	typed, exact, ok := currentForm(raw, fastMessages)
+	if ok && !slices.ContainsFunc(typed, func(m typedMessage) bool { return m.Parts == nil }) {
 		for _, m := range typed {
 			exact = exact && mappedParts(m.Parts, false) && (m.FinishReason == "" || finish == "" || m.FinishReason == finish)
 			r := role
