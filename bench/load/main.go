@@ -28,36 +28,14 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/assay-eval/assay/internal/load"
 	"github.com/assay-eval/assay/internal/load/harness"
 	"github.com/assay-eval/assay/internal/provider"
 	"github.com/assay-eval/assay/internal/provider/openai"
-	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 )
-
-type sink struct {
-	mu    sync.Mutex
-	steps []record.LoadStep
-	reqs  []record.LoadRequest
-}
-
-func (s *sink) Steps(x []record.LoadStep) error {
-	s.mu.Lock()
-	s.steps = append(s.steps, x...)
-	s.mu.Unlock()
-	return nil
-}
-
-func (s *sink) Requests(x []record.LoadRequest) error {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, x...)
-	s.mu.Unlock()
-	return nil
-}
 
 func main() {
 	assay := flag.String("assay", "./assay", "the assay binary whose mock to start")
@@ -122,18 +100,19 @@ func main() {
 	fmt.Printf("| offered rps | started rps | achieved rps | errors | p50 | harness CPU (cores) | CPU / request | lateness p95 | saturated |\n|---|---|---|---|---|---|---|---|---|\n")
 	best := 0.0
 	for i, rate := range rates {
-		s := &sink{}
+		var m harness.Memory
 		err := harness.Run(context.Background(), []harness.Target{target}, harness.Options{
 			Mode: load.ModeRate, Levels: []float64{rate}, Duration: *duration, Warmup: *warmup, Seed: uint64(i + 1),
-		}, s, nil)
+		}, &m, nil)
 		if err != nil {
 			log.Fatal(err)
 		}
-		res, err := load.Analyse(s.steps, s.reqs, load.AnalyseOptions{Resamples: 200})
+		steps, reqs := m.Kept()
+		res, err := load.Analyse(steps, reqs, load.AnalyseOptions{Resamples: 200})
 		if err != nil {
 			log.Fatal(err)
 		}
-		st, sr := s.steps[0], res.Targets[0].Steps[0]
+		st, sr := steps[0], res.Targets[0].Steps[0]
 		perReq := st.ClientCPU * st.DurationMS / float64(max(1, st.Sent))
 		errs := fmt.Sprint(sr.Errors.Count)
 		for _, k := range sr.ByKind {

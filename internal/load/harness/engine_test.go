@@ -21,7 +21,7 @@ import (
 // the harness flagged a step saturated (the shared machine was too busy to
 // keep the schedule: such a step is no evidence), and skips the test when
 // it was flagged both times.
-func unsaturated(t *testing.T, slo load.SLO, runIt func() (*memSink, error)) (*memSink, *load.Result) {
+func unsaturated(t *testing.T, slo load.SLO, runIt func() (*Memory, error)) (*Memory, *load.Result) {
 	t.Helper()
 	var why []string
 	for range 2 {
@@ -51,7 +51,7 @@ func TestKneeAtServerCapacity(t *testing.T) {
 	longtest.Skip(t) // seconds of real-time load steps: CI runs it
 	f := &fakeServer{Slots: 8, Service: 40 * time.Millisecond, Tokens: 20}
 	slo := load.SLO{P95: 150 * time.Millisecond, Errors: 0.05, ErrorsSet: true}
-	_, res := unsaturated(t, slo, func() (*memSink, error) {
+	_, res := unsaturated(t, slo, func() (*Memory, error) {
 		return run(t, []Target{target("fake", f, nil)}, Options{
 			Mode: load.ModeRate, Levels: []float64{100, 170, 200, 240}, Duration: 2 * time.Second,
 			Warmup: 300 * time.Millisecond, Seed: 3, SLO: slo,
@@ -91,7 +91,7 @@ func TestKneeAtRateLimit(t *testing.T) {
 	longtest.Skip(t) // seconds of real-time load steps: CI runs it
 	f := &fakeServer{Slots: 200, Service: 5 * time.Millisecond, Rate: 100}
 	slo := load.SLO{P95: time.Second, Errors: 0.05, ErrorsSet: true}
-	sink, res := unsaturated(t, slo, func() (*memSink, error) {
+	sink, res := unsaturated(t, slo, func() (*Memory, error) {
 		f.calls.Store(0)
 		return run(t, []Target{target("limited", f, nil)}, Options{
 			Mode: load.ModeRate, Levels: []float64{60, 90, 130, 170}, Duration: 2 * time.Second, Seed: 5, SLO: slo,
@@ -233,7 +233,7 @@ func TestMaxSpend(t *testing.T) {
 func TestStopAtOnce(t *testing.T) {
 	f := &fakeServer{Slots: 1000, Service: 150 * time.Millisecond}
 	stop := make(chan struct{})
-	sink := &memSink{}
+	sink := &Memory{}
 	var stopped time.Time
 	go func() {
 		time.Sleep(600 * time.Millisecond)
@@ -363,7 +363,7 @@ func TestSaturatedClientFlagged(t *testing.T) {
 				t.Errorf("an idle harness flagged saturated twice: cpu %.2f of %d, lateness p95 %.1f ms", free.ClientCPU, free.Cores, free.LatenessP95MS)
 			}
 
-			var sink *memSink
+			var sink *Memory
 			var err error
 			starved(func() { sink, err = run(t, []Target{target("fake", f, nil)}, o) })
 			if err != nil {
@@ -414,7 +414,7 @@ func TestDrainCancelsAsTimeouts(t *testing.T) {
 
 func TestOptionsRefused(t *testing.T) {
 	f := &fakeServer{}
-	err := Run(context.Background(), []Target{{Name: "x", Provider: f}}, Options{Mode: "burst", Levels: []float64{0, 2.5}, Arrivals: "bursty"}, &memSink{}, nil)
+	err := Run(context.Background(), []Target{{Name: "x", Provider: f}}, Options{Mode: "burst", Levels: []float64{0, 2.5}, Arrivals: "bursty"}, &Memory{}, nil)
 	want := []string{
 		`mode "burst": want rate or concurrency`,
 		"level 0: must be above 0",
@@ -428,7 +428,7 @@ func TestOptionsRefused(t *testing.T) {
 	if got := err.Error(); got != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
-	err = Run(context.Background(), []Target{target("x", f, nil)}, Options{Mode: load.ModeConcurrency, Levels: []float64{2.5}, Duration: time.Second}, &memSink{}, nil)
+	err = Run(context.Background(), []Target{target("x", f, nil)}, Options{Mode: load.ModeConcurrency, Levels: []float64{2.5}, Duration: time.Second}, &Memory{}, nil)
 	if err == nil || err.Error() != "concurrency 2.5: must be a whole number" {
 		t.Errorf("err %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/assay-eval/assay/internal/load"
 	"github.com/assay-eval/assay/internal/provider"
-	"github.com/assay-eval/assay/internal/record"
 )
 
 // fakeServer is an in-process endpoint with a server-side model of
@@ -83,27 +82,6 @@ func (f *fakeServer) Complete(ctx context.Context, req *provider.Request) (*prov
 	}, nil
 }
 
-// memSink keeps what Run hands it.
-type memSink struct {
-	mu    sync.Mutex
-	steps []record.LoadStep
-	reqs  []record.LoadRequest
-}
-
-func (m *memSink) Steps(s []record.LoadStep) error {
-	m.mu.Lock()
-	m.steps = append(m.steps, s...)
-	m.mu.Unlock()
-	return nil
-}
-
-func (m *memSink) Requests(r []record.LoadRequest) error {
-	m.mu.Lock()
-	m.reqs = append(m.reqs, r...)
-	m.mu.Unlock()
-	return nil
-}
-
 func target(name string, p provider.Provider, price func(in, out int) float64) Target {
 	reqs := make([]provider.Request, 5)
 	for i := range reqs {
@@ -112,14 +90,14 @@ func target(name string, p provider.Provider, price func(in, out int) float64) T
 	return Target{Name: name, Provider: p, Requests: reqs, Price: price}
 }
 
-func run(t *testing.T, targets []Target, o Options) (*memSink, error) {
+func run(t *testing.T, targets []Target, o Options) (*Memory, error) {
 	t.Helper()
-	sink := &memSink{}
+	sink := &Memory{}
 	err := Run(context.Background(), targets, o, sink, nil)
 	return sink, err
 }
 
-func analyse(t *testing.T, sink *memSink, slo load.SLO) *load.Result {
+func analyse(t *testing.T, sink *Memory, slo load.SLO) *load.Result {
 	t.Helper()
 	res, err := load.Analyse(sink.steps, sink.reqs, load.AnalyseOptions{SLO: slo, Seed: 1})
 	if err != nil {

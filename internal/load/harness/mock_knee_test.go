@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,25 +23,10 @@ import (
 	"github.com/assay-eval/assay/internal/spec"
 )
 
-// mockSink keeps what Run hands it.
-type mockSink struct {
-	mu    sync.Mutex
+// kept is what a load test handed its sink.
+type kept struct {
 	steps []record.LoadStep
 	reqs  []record.LoadRequest
-}
-
-func (m *mockSink) Steps(s []record.LoadStep) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.steps = append(m.steps, s...)
-	return nil
-}
-
-func (m *mockSink) Requests(r []record.LoadRequest) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reqs = append(m.reqs, r...)
-	return nil
 }
 
 // startMock serves a mock for the test's duration and returns it with its
@@ -98,12 +82,14 @@ func mockTarget(t *testing.T, url string) harness.Target {
 }
 
 // runAgainst runs a load test of one target and analyses it.
-func runAgainst(t *testing.T, tg harness.Target, o harness.Options) (*mockSink, *load.Result) {
+func runAgainst(t *testing.T, tg harness.Target, o harness.Options) (*kept, *load.Result) {
 	t.Helper()
-	sink := &mockSink{}
-	if err := harness.Run(context.Background(), []harness.Target{tg}, o, sink, nil); err != nil {
+	var m harness.Memory
+	if err := harness.Run(context.Background(), []harness.Target{tg}, o, &m, nil); err != nil {
 		t.Fatalf("harness.Run: %v", err)
 	}
+	sink := &kept{}
+	sink.steps, sink.reqs = m.Kept()
 	res, err := load.Analyse(sink.steps, sink.reqs, load.AnalyseOptions{SLO: o.SLO, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +185,7 @@ func TestMustShowKneeAtMockCapacity(t *testing.T) {
 	const capacity = 160.0 // requests/s: 8 slots / 50 ms
 	slo := load.SLO{P95: 400 * time.Millisecond, Errors: 0.05, ErrorsSet: true}
 	var srv *mock.Server
-	var sink *mockSink
+	var sink *kept
 	attempt := func() *load.Result {
 		if srv != nil {
 			srv.Close()
@@ -267,7 +253,7 @@ func TestMustShowKneeAtMockRateLimit(t *testing.T) {
 	const limit = 100.0
 	slo := load.SLO{P95: time.Second, Errors: 0.05, ErrorsSet: true}
 	var srv *mock.Server
-	var sink *mockSink
+	var sink *kept
 	attempt := func() *load.Result {
 		if srv != nil {
 			srv.Close()

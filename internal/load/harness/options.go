@@ -16,6 +16,7 @@ package harness
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/assay-eval/assay/internal/load"
@@ -73,6 +74,37 @@ type Target struct {
 type Sink interface {
 	Steps([]record.LoadStep) error
 	Requests([]record.LoadRequest) error
+}
+
+// Memory is a Sink that keeps what it is handed, in order, for a caller
+// that stores nothing (bench/load, tests).
+type Memory struct {
+	mu    sync.Mutex
+	steps []record.LoadStep
+	reqs  []record.LoadRequest
+}
+
+// Steps keeps the steps handed.
+func (m *Memory) Steps(s []record.LoadStep) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.steps = append(m.steps, s...)
+	return nil
+}
+
+// Requests keeps the requests handed.
+func (m *Memory) Requests(r []record.LoadRequest) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reqs = append(m.reqs, r...)
+	return nil
+}
+
+// Kept is every step and request handed so far.
+func (m *Memory) Kept() ([]record.LoadStep, []record.LoadRequest) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.steps, m.reqs
 }
 
 // ErrInterrupted is returned by Run when the stop channel closed: what
