@@ -639,6 +639,7 @@ func Analyze(ctx context.Context, st record.Reader, run *record.Run, o Options) 
 	if unpairedWarning != "" {
 		rep.Warnings = append(rep.Warnings, unpairedWarning)
 	}
+	rep.Warnings = append(rep.Warnings, unfinishedWarnings(run)...)
 	rep.Warnings = append(rep.Warnings, partialWarnings(run, rep.Targets)...)
 	rep.Warnings = append(rep.Warnings, clusterWarnings(rep.Comparisons)...)
 	rep.Warnings = append(rep.Warnings, judgeWarnings(rep.Targets)...)

@@ -29,3 +29,17 @@ func partialWarnings(run *record.Run, ts []Target) []string {
 	}
 	return ws
 }
+
+// unfinishedWarnings says when the run did not complete: interrupted,
+// failed, or still "running" because its process is running or was killed
+// (nothing marked it ended). Its rates are over the results it stored,
+// which may leave out whole targets' or cases' worth.
+func unfinishedWarnings(run *record.Run) []string {
+	switch run.Status {
+	case record.StatusComplete, "":
+		return nil
+	case record.StatusRunning:
+		return []string{fmt.Sprintf("run %s is still running, or its process was killed: its rates are over the results stored so far (assay run SPEC --resume %s completes it)", run.ID, run.ID)}
+	}
+	return []string{fmt.Sprintf("run %s is %s, not complete: its rates are over the results it stored (assay run SPEC --resume %s completes it)", run.ID, run.Status, run.ID)}
+}
