@@ -234,8 +234,9 @@ func parseLevels(flag, s string, whole bool) ([]float64, error) {
 // run's config (under "load_test") so its report says it again.
 type loadSettings = report.LoadSettings
 
-// loadConfig is a load run's stored config: the resolved spec (its
-// load.slo the SLO the test used) and the test's settings.
+// loadConfig is a load run's stored config, as runLoad writes it and
+// loadReport reads it: the resolved spec (its load.slo the SLO the test
+// used) and the test's settings.
 type loadConfig struct {
 	*spec.Spec
 	LoadTest *loadSettings `json:"load_test"`
@@ -550,10 +551,7 @@ func loadReport(ctx context.Context, st store.Store, run *record.Run) (*report.L
 	if err != nil {
 		return nil, err
 	}
-	var cfg struct {
-		spec.Spec
-		LoadTest *loadSettings `json:"load_test"`
-	}
+	cfg := loadConfig{Spec: &spec.Spec{}}
 	if len(run.Config) > 0 {
 		if err := json.Unmarshal(run.Config, &cfg); err != nil {
 			return nil, fmt.Errorf("load test %s: its stored config is not JSON: %w", run.ID, err)
