@@ -169,8 +169,8 @@ func runIngest(ctx context.Context, g *Globals, o *ingestOptions) error {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	defer st.Close()
-	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
-		return fmt.Errorf("ingest: the store %s is read-only: nothing was stored", g.DB)
+	if err := refuseReadOnly(st, g, "ingest", "nothing was stored"); err != nil {
+		return err
 	}
 
 	res := &traces.IngestResult{Files: make([]traces.IngestFile, 0, len(o.Files))}

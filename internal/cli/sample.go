@@ -204,8 +204,8 @@ func runSample(ctx context.Context, g *Globals, o *sampleOptions, seedGiven bool
 		return fmt.Errorf("sample: %w", err)
 	}
 	defer st.Close()
-	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
-		return fmt.Errorf("sample: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): nothing was drawn", g.DB)
+	if err := refuseReadOnly(st, g, "sample", "nothing was drawn"); err != nil {
+		return err
 	}
 	f := store.TraceFilter{Since: d.Since, Until: d.Until, Model: o.Model}
 	smp, err := sample.Draw(func(fn func(*record.Trace) error) error { return st.Traces(ctx, f, fn) }, d)

@@ -105,8 +105,8 @@ func runScoreTraces(ctx context.Context, g *Globals, o *scoreTracesOptions) erro
 	if err != nil {
 		return err
 	}
-	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
-		return fmt.Errorf("score-traces: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): nothing was scored", g.DB)
+	if err := refuseReadOnly(st, g, "score-traces", "nothing was scored"); err != nil {
+		return err
 	}
 	if _, err := st.Sample(ctx, o.Sample); errors.Is(err, record.ErrNotFound) {
 		return usageError{fmt.Errorf("score-traces: --sample %s: %w (assay sample draws one and prints its ID)", o.Sample, err)}

@@ -35,6 +35,16 @@ func openExistingStore(ctx context.Context, g *Globals) (store.Store, error) {
 	return db, nil
 }
 
+// refuseReadOnly refuses a store opened read-only (openExistingStore
+// opens one so on a read-only mount) for a command that writes to it:
+// "WHAT: the store … is read-only (…): NOTHING".
+func refuseReadOnly(st store.Store, g *Globals, what, nothing string) error {
+	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
+		return fmt.Errorf("%s: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): %s", what, g.DB, nothing)
+	}
+	return nil
+}
+
 // openRun opens an existing store and resolves a run reference (an ID, an
 // ID prefix or latest). An error resolving it is prefixed with what (the
 // command, e.g. "report: …"). The caller closes the store.
