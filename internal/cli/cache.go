@@ -161,7 +161,7 @@ func runCacheClear(ctx context.Context, g *Globals, target string, only, asJSON 
 	}
 	defer st.Close()
 	if ro, ok := st.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
-		return fmt.Errorf("cache clear: the store %s is read-only here (a read-only mount, a CI cache or another user's file); nothing was removed: clear it where it is writable", g.DB)
+		return fmt.Errorf("cache clear: the store %s is read-only here (a read-only mount, a CI cache or another user's file); nothing was removed: clear it where it is writable", storeName(g.DB))
 	}
 	n, err := st.CacheClear(ctx, target, only)
 	if err != nil {

@@ -162,7 +162,7 @@ func runCollect(ctx context.Context, g *Globals, o *collectOptions) error {
 	listening := false
 	err = rc.ListenAndServe(ctx, func(addr string) {
 		listening = true
-		fmt.Fprintf(g.Stdout, "assay collect listening on http://%s%s (store %s; %s); Ctrl-C stops it\n", addr, collect.Path, g.DB, priced)
+		fmt.Fprintf(g.Stdout, "assay collect listening on http://%s%s (store %s; %s); Ctrl-C stops it\n", addr, collect.Path, storeName(g.DB), priced)
 	})
 	cancel()
 	<-ticking

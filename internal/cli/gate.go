@@ -268,7 +268,7 @@ func loadBaselineRun(ctx context.Context, g *Globals, st store.Store, ref string
 	run, err := getRun(ctx, st, "gate: baseline "+ref, ref)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, nil, fmt.Errorf("gate: --baseline %s: no such file, and no run with that ID in %s", ref, g.DB)
+		return nil, nil, fmt.Errorf("gate: --baseline %s: no such file, and no run with that ID in %s", ref, storeName(g.DB))
 	case err != nil:
 		return nil, nil, err
 	}

@@ -159,7 +159,7 @@ func runLabelsImport(ctx context.Context, g *Globals, files []string, asJSON boo
 	}
 	defer st.Close()
 	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
-		return fmt.Errorf("labels import: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): nothing was stored", g.DB)
+		return fmt.Errorf("labels import: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): nothing was stored", storeName(g.DB))
 	}
 	var (
 		all      []record.Label
@@ -173,7 +173,7 @@ func runLabelsImport(ctx context.Context, g *Globals, files []string, asJSON boo
 			return fmt.Errorf("labels import: %w", err)
 		}
 		err = labels.ReadLines(f, file, func(line int, l record.Label) error {
-			msg, isStale, err := checkLabelInStore(ctx, st, g.DB, runs, &l)
+			msg, isStale, err := checkLabelInStore(ctx, st, storeName(g.DB), runs, &l)
 			if err != nil {
 				return err
 			}
@@ -313,7 +313,7 @@ func runLabelsQueue(ctx context.Context, g *Globals, o *labelsQueueOptions) erro
 	}
 	defer st.Close()
 	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
-		return fmt.Errorf("labels queue: the store %s is read-only: no queue was created", g.DB)
+		return fmt.Errorf("labels queue: the store %s is read-only: no queue was created", storeName(g.DB))
 	}
 	q, err := labels.NewQueue(ctx, st, run, labels.QueueSpec{Name: o.Name, Size: o.Size, Seed: o.Seed, Judge: o.Judge, Slices: o.Slices}, g.Now())
 	if err != nil {

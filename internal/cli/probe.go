@@ -544,7 +544,7 @@ func storedTwins(ctx context.Context, g *Globals, st store.Store, id, datasetHas
 		}
 	}
 	if len(have) == 0 {
-		return nil, fmt.Errorf("--twins-set: the store %s holds no twin set %s (a probe with --twins or --rewriter prints the ID of the set it made)", g.DB, id)
+		return nil, fmt.Errorf("--twins-set: the store %s holds no twin set %s (a probe with --twins or --rewriter prints the ID of the set it made)", storeName(g.DB), id)
 	}
 	source := "stored"
 	return &probeTwins{info: probe.SetInfo{ID: id, Source: source, Stored: len(have)}, twins: have}, nil

@@ -166,7 +166,7 @@ reviewer or a CI pipeline can act on.
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVar(&g.DB, "db", "", "store path (env ASSAY_DB; default ./.assay/assay.db)")
+	root.PersistentFlags().StringVar(&g.DB, "db", "", "the store: an SQLite file, or a PostgreSQL URL postgres://USER@HOST/DB shared by a team (env ASSAY_DB; default ./.assay/assay.db)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, cmd.CommandPath())}
 	})

@@ -181,7 +181,7 @@ func runRunsRm(ctx context.Context, g *Globals, o *runsRmOptions) error {
 	}
 	defer st.Close()
 	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
-		return fmt.Errorf("runs rm: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): nothing was deleted", g.DB)
+		return fmt.Errorf("runs rm: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): nothing was deleted", storeName(g.DB))
 	}
 	// Every run is resolved and checked before anything is deleted.
 	var runs []*record.Run

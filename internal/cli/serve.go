@@ -76,6 +76,6 @@ func runServe(ctx context.Context, g *Globals, o *serveOptions) error {
 		}
 	}()
 	return srv.ListenAndServe(ctx, func(addr string) {
-		fmt.Fprintf(g.Stdout, "assay serve listening on http://%s (store %s); Ctrl-C stops it\n", addr, g.DB)
+		fmt.Fprintf(g.Stdout, "assay serve listening on http://%s (store %s); Ctrl-C stops it\n", addr, storeName(g.DB))
 	})
 }

@@ -12,27 +12,60 @@ import (
 	"github.com/assay-eval/assay/internal/record"
 
 	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/postgres"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
-// openStore opens the store at g.DB.
+// openStore opens the store at g.DB (--db or ASSAY_DB), creating it when
+// missing: an SQLite file, or a PostgreSQL database for a postgres:// URL.
 func openStore(ctx context.Context, g *Globals) (store.Store, error) {
-	db, err := sqlite.Open(ctx, g.DB, sqlite.WithClock(g.Now))
+	return openStoreAt(ctx, g, g.DB)
+}
+
+// openStoreAt opens the store ref names, creating it when missing: a
+// PostgreSQL database (its schema) for a postgres:// or postgresql:// URL,
+// an SQLite file otherwise. Errors name the store without its password.
+func openStoreAt(ctx context.Context, g *Globals, ref string) (store.Store, error) {
+	if postgres.IsURL(ref) {
+		db, err := postgres.Open(ctx, ref, postgres.WithClock(g.Now))
+		if err != nil {
+			return nil, fmt.Errorf("opening store %s: %w", storeName(ref), err)
+		}
+		return db, nil
+	}
+	db, err := sqlite.Open(ctx, ref, sqlite.WithClock(g.Now))
 	if err != nil {
-		return nil, fmt.Errorf("opening store %s: %w", g.DB, err)
+		return nil, fmt.Errorf("opening store %s: %w", ref, err)
 	}
 	return db, nil
 }
 
 // openExistingStore opens the store at g.DB for a command that reads runs:
-// it never creates one ("no store here" when there is none), and a store on
-// a read-only mount or CI cache opens read-only.
+// it never creates one ("no store here" when there is none), and an SQLite
+// store on a read-only mount or CI cache opens read-only.
 func openExistingStore(ctx context.Context, g *Globals) (store.Store, error) {
-	db, err := sqlite.OpenExisting(ctx, g.DB, sqlite.WithClock(g.Now))
+	return openExistingStoreAt(ctx, g, g.DB)
+}
+
+// openExistingStoreAt is openExistingStore for the store ref names.
+func openExistingStoreAt(ctx context.Context, g *Globals, ref string) (store.Store, error) {
+	if postgres.IsURL(ref) {
+		return postgres.OpenExisting(ctx, ref, postgres.WithClock(g.Now))
+	}
+	db, err := sqlite.OpenExisting(ctx, ref, sqlite.WithClock(g.Now))
 	if err != nil {
 		return nil, err
 	}
 	return db, nil
+}
+
+// storeName is how messages name the store ref: an SQLite path as it is,
+// a PostgreSQL URL without its password.
+func storeName(ref string) string {
+	if postgres.IsURL(ref) {
+		return postgres.Redact(ref)
+	}
+	return ref
 }
 
 // refuseReadOnly refuses a store opened read-only (openExistingStore
@@ -40,7 +73,7 @@ func openExistingStore(ctx context.Context, g *Globals) (store.Store, error) {
 // "WHAT: the store … is read-only (…): NOTHING".
 func refuseReadOnly(st store.Store, g *Globals, what, nothing string) error {
 	if ro, ok := st.(readOnlyStore); ok && ro.ReadOnly() {
-		return fmt.Errorf("%s: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): %s", what, g.DB, nothing)
+		return fmt.Errorf("%s: the store %s is read-only (a read-only mount, a CI cache, or a file this user may not write): %s", what, storeName(g.DB), nothing)
 	}
 	return nil
 }

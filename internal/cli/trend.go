@@ -197,7 +197,7 @@ func runTrend(ctx context.Context, g *Globals, o *trendOptions) error {
 		if name != "" {
 			of = " of spec " + strconv.Quote(name)
 		}
-		return fmt.Errorf("trend: no score-traces run%s in the store %s: score a sample first (assay sample, then assay score-traces SPEC --sample ID)", of, g.DB)
+		return fmt.Errorf("trend: no score-traces run%s in the store %s: score a sample first (assay sample, then assay score-traces SPEC --sample ID)", of, storeName(g.DB))
 	case err != nil:
 		return fmt.Errorf("trend: %w", err)
 	}
