@@ -146,6 +146,7 @@ CREATE TABLE label_queues (
 	seed    BIGINT NOT NULL, -- the uint64 seed's bits
 	strata  BYTEA NOT NULL,  -- JSON array: "target", "judge", "slice:<key>"
 	created BIGINT,
+	seq     BIGSERIAL, -- the order stored (SQLite's rowid), after created
 	PRIMARY KEY (run_id, name)
 );
 
@@ -182,7 +183,7 @@ CREATE INDEX labels_by_created ON labels (run_id, created);
 CREATE INDEX labels_by_queue ON labels (run_id, queue, labeler, created);
 
 CREATE TABLE traces (
-	id             TEXT PRIMARY KEY,
+	id             BYTEA PRIMARY KEY, -- from outside: any bytes, ordered bytewise
 	trace_id       BYTEA NOT NULL,
 	span_id        BYTEA NOT NULL,
 	source         BYTEA NOT NULL,
@@ -206,7 +207,7 @@ CREATE TABLE traces (
 	redactions     BIGINT NOT NULL,
 	received       BIGINT
 );
-CREATE INDEX traces_by_time ON traces (time, id, model);
+CREATE INDEX traces_by_time ON traces (time NULLS FIRST, id, model); -- SQLite's order: no time first
 
 CREATE TABLE samples (
 	id        TEXT PRIMARY KEY,
@@ -216,9 +217,10 @@ CREATE TABLE samples (
 	filter    BYTEA NOT NULL,
 	strata_by BYTEA NOT NULL, -- JSON array of the strata keys
 	per       BIGINT NOT NULL,
-	seed      BIGINT NOT NULL -- the uint64 seed's bits
+	seed      BIGINT NOT NULL, -- the uint64 seed's bits
+	seq       BIGSERIAL -- the order stored (SQLite's rowid), after created
 );
-CREATE INDEX samples_by_created ON samples (created);
+CREATE INDEX samples_by_created ON samples (created NULLS FIRST, seq);
 
 CREATE TABLE sample_strata (
 	sample_id  TEXT NOT NULL REFERENCES samples (id) ON DELETE CASCADE,
@@ -233,7 +235,7 @@ CREATE TABLE sample_strata (
 CREATE TABLE sample_items (
 	sample_id TEXT NOT NULL REFERENCES samples (id) ON DELETE CASCADE,
 	position  BIGINT NOT NULL,
-	trace_id  TEXT NOT NULL,
+	trace_id  BYTEA NOT NULL,
 	stratum   BYTEA NOT NULL,
 	weight    DOUBLE PRECISION NOT NULL,
 	PRIMARY KEY (sample_id, position),
