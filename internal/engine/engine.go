@@ -59,6 +59,10 @@ type Engine struct {
 	Log io.Writer
 	// Version is the assay version recorded on new runs.
 	Version string
+	// Limiter, when set, gives a target's limiter shared with other
+	// processes (assay worker's, in PostgreSQL) in place of the
+	// in-process one; nil for a target keeps the in-process one.
+	Limiter func(t *spec.Target) provider.SharedLimiter
 }
 
 func (e *Engine) now() time.Time {
@@ -99,7 +103,7 @@ func (c *Closers) Close() {
 }
 
 func (e *Engine) buildOptions(sp *spec.Spec, noCache bool) registry.BuildOptions {
-	o := registry.BuildOptions{Getenv: e.getenv, NoCache: noCache, Retries: sp.Run.Retries, Now: e.Now}
+	o := registry.BuildOptions{Getenv: e.getenv, NoCache: noCache, Retries: sp.Run.Retries, Now: e.Now, Limiter: e.Limiter}
 	if e.Store != nil {
 		o.Cache = e.Store
 	}

@@ -14,6 +14,9 @@ type WrapOptions struct {
 	// for the TPM limit (nil = EstimateTokens).
 	Limits   Limits
 	Estimate func(*Request) int
+	// Shared, when set, replaces the limits above with a limiter shared
+	// by every process calling the target (assay worker's).
+	Shared SharedLimiter
 	// Retry configures retries with backoff.
 	Retry RetryOptions
 	// Cache, when non-nil, serves repeated requests without calling the
@@ -47,7 +50,11 @@ type WrapOptions struct {
 func Wrap(p Provider, o WrapOptions) Provider {
 	p = WithRedaction(p, o.Redact)
 	p = WithTimeout(p, o.Timeout)
-	p = WithLimits(p, o.Limits, o.Estimate)
+	if o.Shared != nil {
+		p = WithSharedLimits(p, o.Shared, o.Estimate)
+	} else {
+		p = WithLimits(p, o.Limits, o.Estimate)
+	}
 	p = WithRetry(p, o.Retry)
 	if o.Cache != nil {
 		log := o.Logger

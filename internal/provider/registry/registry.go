@@ -118,6 +118,10 @@ type BuildOptions struct {
 	Retries int
 	// Now is the clock providers read (Env.Now); nil means time.Now.
 	Now func() time.Time
+	// Limiter, when set, gives a target's limiter shared by every process
+	// calling it (assay worker), in place of the in-process one; nil for
+	// a target keeps the in-process one.
+	Limiter func(t *spec.Target) provider.SharedLimiter
 }
 
 func (o BuildOptions) getenv(name string) string {
@@ -180,6 +184,9 @@ func (r *Registry) Build(sp *spec.Spec, name string, o BuildOptions, closers *[]
 	}
 	if f.Info.NoRetry {
 		w.Retry.Max = 0
+	}
+	if o.Limiter != nil {
+		w.Shared = o.Limiter(t)
 	}
 	return provider.Wrap(p, w), nil
 }
