@@ -13,30 +13,6 @@ import (
 
 var errTodoCore = errors.New("postgres: not implemented yet")
 
-func (d *DB) GetRun(ctx context.Context, id string) (*record.Run, error) { return nil, errTodoCore }
-
-func (d *DB) ListRuns(ctx context.Context, limit int) ([]record.Run, error) { return nil, errTodoCore }
-
-func (d *DB) ExperimentRuns(ctx context.Context, experiment string) ([]record.Run, error) {
-	return nil, errTodoCore
-}
-
-func (d *DB) Cases(ctx context.Context, runID string, fn func(record.Case) error) error {
-	return errTodoCore
-}
-
-func (d *DB) Results(ctx context.Context, runID string, fn func(record.Result) error) error {
-	return errTodoCore
-}
-
-func (d *DB) Result(ctx context.Context, runID string, key record.Key) (*record.Result, error) {
-	return nil, errTodoCore
-}
-
-func (d *DB) DoneKeys(ctx context.Context, runID string) (map[record.Key]struct{}, error) {
-	return nil, errTodoCore
-}
-
 func (d *DB) ResultsWithoutCase(ctx context.Context, runID string) (int, error) {
 	return 0, errTodoCore
 }
@@ -55,17 +31,7 @@ func (d *DB) ScoringScorersHash(ctx context.Context, runID string, scoring int) 
 	return "", errTodoCore
 }
 
-func (d *DB) Scores(ctx context.Context, runID string, scoring int, fn func(record.Score) error) error {
-	return errTodoCore
-}
-
 func (d *DB) Twins(ctx context.Context, set string, fn func(record.Twin) error) error {
-	return errTodoCore
-}
-
-func (d *DB) PutCases(ctx context.Context, cases []record.Case) error { return errTodoCore }
-
-func (d *DB) PutResults(ctx context.Context, results []record.Result, scores []record.Score) error {
 	return errTodoCore
 }
 
@@ -73,15 +39,7 @@ func (d *DB) ReplaceResults(ctx context.Context, results []record.Result, scores
 	return errTodoCore
 }
 
-func (d *DB) PutScores(ctx context.Context, scores []record.Score) error { return errTodoCore }
-
-func (d *DB) ReplaceScores(ctx context.Context, scores []record.Score) error { return errTodoCore }
-
 func (d *DB) PutTwins(ctx context.Context, twins []record.Twin) error { return errTodoCore }
-
-func (d *DB) CreateRun(ctx context.Context, r *record.Run) error { return errTodoCore }
-
-func (d *DB) UpdateRun(ctx context.Context, r *record.Run) error { return errTodoCore }
 
 func (d *DB) DeleteRun(ctx context.Context, runID string) (store.Deleted, error) {
 	return store.Deleted{}, errTodoCore

@@ -29,10 +29,14 @@ CREATE TABLE runs (
 	host          BYTEA NOT NULL DEFAULT '',
 	file_hash     TEXT NOT NULL DEFAULT '',
 	sample        TEXT NOT NULL DEFAULT '',
-	kind          TEXT NOT NULL DEFAULT ''
+	kind          TEXT NOT NULL DEFAULT '',
+	-- The order runs were created in (SQLite's rowid): of runs that
+	-- started in the same microsecond, the latest is the one created last.
+	seq           BIGSERIAL NOT NULL
 );
-CREATE INDEX runs_by_started ON runs (started);
-CREATE INDEX runs_by_experiment ON runs (experiment, started);
+-- NULLS FIRST as in SQLite, where NULL sorts below every number.
+CREATE INDEX runs_by_started ON runs (started NULLS FIRST, seq);
+CREATE INDEX runs_by_experiment ON runs (experiment, started NULLS FIRST, seq);
 
 CREATE TABLE cases (
 	run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
