@@ -372,17 +372,6 @@ var (
 		ORDER BY ` + scoreKeyColumns + `, ord
 		ON CONFLICT (` + scoreKeyColumns + `) DO NOTHING`
 
-	// replaceResultsIns inserts results whose keys are not stored (ReplaceResults deleted them).
-	replaceResultsIns = `INSERT INTO results (` + resultColumns + `)
-		SELECT ` + resultColumns + ` FROM ` + unnest(1, resultTypes, "t", resultColumns)
-
-	// deleteResults deletes the results with the keys of a call of
-	// ReplaceResults ($1...), and their scores of every scoring.
-	deleteScoresOf = `DELETE FROM scores s USING unnest($1::text[], $2::bytea[], $3::bytea[], $4::int8[]) AS k(run_id, case_id, target, epoch)
-		WHERE s.run_id = k.run_id AND s.case_id = k.case_id AND s.target = k.target AND s.epoch = k.epoch`
-	deleteResultsOf = `DELETE FROM results r USING unnest($1::text[], $2::bytea[], $3::bytea[], $4::int8[]) AS k(run_id, case_id, target, epoch)
-		WHERE r.run_id = k.run_id AND r.case_id = k.case_id AND r.target = k.target AND r.epoch = k.epoch`
-
 	// insertScores stores scores not stored yet (PutScores).
 	insertScores = `INSERT INTO scores (` + scoreColumns + `)
 		SELECT DISTINCT ON (` + scoreKeyColumns + `) ` + scoreColumns + ` FROM ` + unnest(1, scoreTypes, "s", scoreColumns) + `
