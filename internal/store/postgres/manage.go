@@ -44,6 +44,7 @@ func (d *DB) ReplaceResults(ctx context.Context, results []record.Result, scores
 	if err != nil {
 		return fmt.Errorf("replacing results: %w", err)
 	}
+	scores = uniqueScores(scores, true)
 	sa, err := newScoreArrays(scores)
 	if err != nil {
 		return fmt.Errorf("replacing results: %w", err)

@@ -351,15 +351,13 @@ const (
 	scoreKeyColumns  = `run_id, scoring, case_id, target, epoch, scorer`
 )
 
-// The bulk statements. A call's rows arrive as arrays ($1...); of rows
-// with one key in a call the first is stored (DISTINCT ON ... ord), as the
-// SQLite store's row-by-row inserts do.
+// The bulk statements. A call's rows arrive as arrays ($1...), each key
+// once (firstResults, lastScores): ON CONFLICT DO UPDATE refuses a key
+// twice in one statement, and deduplicating here spares the server a sort.
 var (
-	// insertResults stores results whose key is not stored yet and
-	// returns nothing.
+	// insertResults stores results whose key is not stored yet.
 	insertResults = `INSERT INTO results (` + resultColumns + `)
-		SELECT DISTINCT ON (` + resultKeyColumns + `) ` + resultColumns + ` FROM ` + unnest(1, resultTypes, "t", resultColumns) + `
-		ORDER BY ` + resultKeyColumns + `, ord
+		SELECT ` + resultColumns + ` FROM ` + unnest(1, resultTypes, "t", resultColumns) + `
 		ON CONFLICT (` + resultKeyColumns + `) DO NOTHING`
 
 	// insertResultsAndScores stores results like insertResults, then the
@@ -367,28 +365,90 @@ var (
 	// stored keeps the scores it was stored with.
 	insertResultsAndScores = `WITH ins AS (` + insertResults + ` RETURNING ` + resultKeyColumns + `)
 		INSERT INTO scores (` + scoreColumns + `)
-		SELECT DISTINCT ON (` + scoreKeyColumns + `) ` + scoreColumns + `
+		SELECT ` + scoreColumns + `
 		FROM ` + unnest(len(resultTypes)+1, scoreTypes, "s", scoreColumns) + ` JOIN ins USING (` + resultKeyColumns + `)
-		ORDER BY ` + scoreKeyColumns + `, ord
 		ON CONFLICT (` + scoreKeyColumns + `) DO NOTHING`
 
 	// insertScores stores scores not stored yet (PutScores).
 	insertScores = `INSERT INTO scores (` + scoreColumns + `)
-		SELECT DISTINCT ON (` + scoreKeyColumns + `) ` + scoreColumns + ` FROM ` + unnest(1, scoreTypes, "s", scoreColumns) + `
-		ORDER BY ` + scoreKeyColumns + `, ord
+		SELECT ` + scoreColumns + ` FROM ` + unnest(1, scoreTypes, "s", scoreColumns) + `
 		ON CONFLICT (` + scoreKeyColumns + `) DO NOTHING`
 
 	// upsertScores stores scores, overwriting a stored verdict
-	// (ReplaceScores); of one key given twice in a call, the last wins.
+	// (ReplaceScores).
 	upsertScores = `INSERT INTO scores (` + scoreColumns + `)
-		SELECT DISTINCT ON (` + scoreKeyColumns + `) ` + scoreColumns + ` FROM ` + unnest(1, scoreTypes, "s", scoreColumns) + `
-		ORDER BY ` + scoreKeyColumns + `, ord DESC
+		SELECT ` + scoreColumns + ` FROM ` + unnest(1, scoreTypes, "s", scoreColumns) + `
 		ON CONFLICT (` + scoreKeyColumns + `) DO UPDATE SET
 		is_primary = excluded.is_primary, pass = excluded.pass, value = excluded.value,
 		shape = excluded.shape, kind = excluded.kind, reason = excluded.reason,
 		error_cost = excluded.error_cost, judge_cost = excluded.judge_cost,
 		parse_note = excluded.parse_note, fields = excluded.fields, judge_saved = excluded.judge_saved`
 )
+
+// firstResults is results with each key once, the first given (as the
+// SQLite store's row-by-row inserts keep it); results itself when no key
+// repeats.
+func firstResults(results []record.Result) []record.Result {
+	seen := make(map[resultKey]struct{}, len(results))
+	var out []record.Result
+	for i := range results {
+		k := keyOfResult(&results[i])
+		if _, dup := seen[k]; dup {
+			if out == nil {
+				out = append(make([]record.Result, 0, len(results)), results[:i]...)
+			}
+			continue
+		}
+		seen[k] = struct{}{}
+		if out != nil {
+			out = append(out, results[i])
+		}
+	}
+	if out == nil {
+		return results
+	}
+	return out
+}
+
+// scoreKey is a score's identity.
+type scoreKey struct {
+	result  resultKey
+	scoring int
+	scorer  string
+}
+
+// uniqueScores is scores with each key once, at its first place: with the
+// first score given when first is true (PutScores keeps what is stored,
+// and so the first of a call), else with the last (ReplaceScores
+// overwrites, and so the last of a call wins); scores itself when no key
+// repeats.
+func uniqueScores(scores []record.Score, first bool) []record.Score {
+	at := make(map[scoreKey]int, len(scores))
+	var out []record.Score
+	for i := range scores {
+		s := &scores[i]
+		k := scoreKey{resultKey{s.RunID, s.CaseID, s.Target, s.Epoch}, s.Scoring, s.Scorer}
+		if j, dup := at[k]; dup {
+			if out == nil {
+				out = append(make([]record.Score, 0, len(scores)), scores[:i]...)
+			}
+			if !first {
+				out[j] = *s
+			}
+			continue
+		}
+		if out == nil {
+			at[k] = i // no key repeated yet: out will begin with scores[:i]
+		} else {
+			at[k] = len(out)
+			out = append(out, *s)
+		}
+	}
+	if out == nil {
+		return scores
+	}
+	return out
+}
 
 // PutCases records the cases of a run. A case whose run and ID are already
 // stored is left as it is, so putting the same cases again is a no-op.
@@ -514,13 +574,14 @@ func (d *DB) PutResults(ctx context.Context, results []record.Result, scores []r
 			return fmt.Errorf("storing results: score %q: %s is not among the results of this call (PutScores scores stored results)", s.Scorer, describeResult(k))
 		}
 	}
+	results = firstResults(results)
 	ra, err := newResultArrays(results)
 	if err != nil {
 		return fmt.Errorf("storing results: %w", err)
 	}
 	q, args := insertResults, ra.args()
 	if len(scores) > 0 {
-		sa, err := newScoreArrays(scores)
+		sa, err := newScoreArrays(uniqueScores(scores, true))
 		if err != nil {
 			return fmt.Errorf("storing results: %w", err)
 		}
@@ -543,13 +604,13 @@ func (d *DB) PutResults(ctx context.Context, results []record.Result, scores []r
 // scorer are already stored is skipped. A score of a result that is not
 // stored is an error, and nothing of the call is stored.
 func (d *DB) PutScores(ctx context.Context, scores []record.Score) error {
-	return d.putScores(ctx, scores, insertScores)
+	return d.putScores(ctx, uniqueScores(scores, true), insertScores)
 }
 
 // ReplaceScores stores scores like PutScores, overwriting a stored verdict
 // of the same run, scoring, result and scorer, in one transaction.
 func (d *DB) ReplaceScores(ctx context.Context, scores []record.Score) error {
-	return d.putScores(ctx, scores, upsertScores)
+	return d.putScores(ctx, uniqueScores(scores, false), upsertScores)
 }
 
 func (d *DB) putScores(ctx context.Context, scores []record.Score, query string) error {
