@@ -86,6 +86,9 @@ var replaceResults = `INSERT INTO results (` + resultColumns + `)
 // DeleteRun deletes a run and everything stored under it in one
 // transaction, and counts what it deleted (see store.Store).
 func (d *DB) DeleteRun(ctx context.Context, runID string) (store.Deleted, error) {
+	if !storableID(runID) {
+		return store.Deleted{}, fmt.Errorf("deleting run %s: run %q: %w", runID, runID, store.ErrNotFound)
+	}
 	var del store.Deleted
 	err := d.write(ctx, "deleting run "+runID, func(tx pgx.Tx) error {
 		del = store.Deleted{} // a retried transaction counts afresh

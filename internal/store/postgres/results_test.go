@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/assay-eval/assay/internal/record"
+	"github.com/assay-eval/assay/internal/store"
 )
 
 // Workers on several machines may store the same unit (a job retried after
@@ -120,5 +122,24 @@ func TestScoreGivenTwiceInACall(t *testing.T) {
 	}
 	if got := reasons(2); len(got) != 1 || got[0] != "new" {
 		t.Errorf("ReplaceScores left scoring 2 at %q, want [new]", got)
+	}
+}
+
+// A run ID typed by a user that PostgreSQL's TEXT cannot hold (invalid
+// UTF-8, a NUL byte) names no run, as in the SQLite store: not found, not
+// a query error.
+func TestUnstorableRunIDIsNotFound(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t)
+	if err := d.CreateRun(ctx, &record.Run{ID: "abc", Status: record.StatusRunning, Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"ab\xff", "a\x00"} {
+		if _, err := d.GetRun(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetRun(%q): %v, want ErrNotFound", id, err)
+		}
+		if _, err := d.DeleteRun(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("DeleteRun(%q): %v, want ErrNotFound", id, err)
+		}
 	}
 }

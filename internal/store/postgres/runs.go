@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -85,6 +86,9 @@ func (d *DB) GetRun(ctx context.Context, id string) (*record.Run, error) {
 		}
 		return r, nil
 	}
+	if !storableID(id) {
+		return nil, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	}
 	r, err := scanRun(d.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
 	if err == nil {
 		return r, nil
@@ -154,6 +158,13 @@ func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]record.Run
 		return nil
 	})
 	return runs, err
+}
+
+// storableID reports whether id can be a stored run's ID: run IDs are
+// TEXT, which holds valid UTF-8 without NUL bytes, so an ID typed by a
+// user that is not names no run (PostgreSQL would refuse the query).
+func storableID(id string) bool {
+	return utf8.ValidString(id) && !strings.ContainsRune(id, 0)
 }
 
 // scanRun reads a row of runColumns.
