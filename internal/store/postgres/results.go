@@ -646,19 +646,23 @@ func (d *DB) execScores(ctx context.Context, tx pgx.Tx, query string, scores []r
 }
 
 // The streaming queries. Each stream is two queries: results of known
-// cases in line order (the cases' index gives line order; each case's
-// results come from the results' unique index in target and epoch order,
-// so the sort is incremental, per case), then results of case IDs without
-// a case. $1 is the run, $2 the scoring.
+// cases in line order, then results of case IDs without a case. The first
+// walks the cases' index in line order and, for each case, the results'
+// unique index (LATERAL, fenced by OFFSET 0 so the planner keeps that
+// shape): rows stream in order as they are read, where a join would hash
+// the whole run and sort it (on disk, for a large run) before the first
+// row. The ORDER BY states the order in full; its tail costs an
+// incremental sort of each case's few rows. $1 is the run, $2 the scoring.
 const (
-	resultsOfCases = `SELECT ` + resultColumnsR + ` FROM cases c JOIN results r
-		ON r.run_id = c.run_id AND r.case_id = c.case_id
+	resultsOfCases = `SELECT ` + resultColumnsR + ` FROM cases c CROSS JOIN LATERAL (
+			SELECT * FROM results r WHERE r.run_id = c.run_id AND r.case_id = c.case_id ORDER BY r.target, r.epoch OFFSET 0) r
 		WHERE c.run_id = $1 ORDER BY c.line, c.case_id, r.target, r.epoch`
 	resultsOfUnknownCases = `SELECT ` + resultColumns + ` FROM results r WHERE r.run_id = $1
 		AND NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.run_id AND c.case_id = r.case_id)
 		ORDER BY r.case_id, r.target, r.epoch`
-	scoresOfCases = `SELECT ` + scoreColumnsS + ` FROM cases c JOIN scores s
-		ON s.run_id = c.run_id AND s.scoring = $2 AND s.case_id = c.case_id
+	scoresOfCases = `SELECT ` + scoreColumnsS + ` FROM cases c CROSS JOIN LATERAL (
+			SELECT * FROM scores s WHERE s.run_id = c.run_id AND s.scoring = $2 AND s.case_id = c.case_id
+			ORDER BY s.target, s.epoch, s.scorer OFFSET 0) s
 		WHERE c.run_id = $1 ORDER BY c.line, c.case_id, s.target, s.epoch, s.scorer`
 	scoresOfUnknownCases = `SELECT ` + scoreColumns + ` FROM scores s WHERE s.run_id = $1 AND s.scoring = $2
 		AND NOT EXISTS (SELECT 1 FROM cases c WHERE c.run_id = s.run_id AND c.case_id = s.case_id)
