@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -41,8 +42,8 @@ type Units struct {
 // that sends headers then needs the spec file. Files the spec names by
 // path (an exec program, a replay file, a file:// schema or rubric, a
 // tool handler) must be at the same paths either way.
-func (e *Engine) OpenUnits(ctx context.Context, rec *record.Run, so spec.Options, overlays []string) (*Units, error) {
-	sp, fromFile := e.unitsSpec(rec, so, overlays)
+func (e *Engine) OpenUnits(ctx context.Context, rec *record.Run, so spec.Options) (*Units, error) {
+	sp, fromFile := e.unitsSpec(rec, so)
 	if sp == nil {
 		stored, err := spec.Stored(rec.Config, rec.SpecPath)
 		if err != nil {
@@ -70,13 +71,19 @@ func (e *Engine) OpenUnits(ctx context.Context, rec *record.Run, so spec.Options
 	return u, nil
 }
 
-// unitsSpec is the run's spec read from its file, when that reads and
-// hashes as the run's; nil otherwise.
-func (e *Engine) unitsSpec(rec *record.Run, so spec.Options, overlays []string) (*spec.Spec, bool) {
+// unitsSpec is the run's spec read from its file with the run's overlays,
+// when that reads and hashes as the run's; nil otherwise.
+func (e *Engine) unitsSpec(rec *record.Run, so spec.Options) (*spec.Spec, bool) {
 	if rec.SpecPath == "" || rec.SpecHash == "" {
 		return nil, false
 	}
-	so.Overlays = overlays
+	var c struct {
+		Overlays []string `json:"overlays"`
+	}
+	if json.Unmarshal(rec.Config, &c) != nil {
+		return nil, false
+	}
+	so.Overlays = c.Overlays
 	sp, err := spec.LoadWith(rec.SpecPath, so)
 	if err != nil || sp == nil || sp.Hash != rec.SpecHash {
 		return nil, false
