@@ -9,11 +9,11 @@ require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/goccy/go-yaml v1.19.2
 	github.com/jackc/pgx/v5 v5.13.0
-	github.com/riverqueue/river v0.51.2
-	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.2
 	github.com/klauspost/compress v1.20.4
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/parquet-go/parquet-go v0.32.1
+	github.com/riverqueue/river v0.51.2
+	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.2
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
