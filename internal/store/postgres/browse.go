@@ -128,7 +128,7 @@ func resultConds(f store.ResultFilter) (string, pgx.NamedArgs, error) {
 		args["kind"] = []byte(f.Kind)
 	}
 	if f.Text != "" {
-		b.WriteString(` AND (` + textMatch("r.raw") + ` OR ` + textMatch("r.tool_calls"))
+		b.WriteString(` AND (` + textMatch("r.raw", f.Text) + ` OR ` + textMatch("r.tool_calls", f.Text))
 		if len(f.TextCases) > 0 {
 			b.WriteString(` OR r.case_id = ANY(@textcases::bytea[])`)
 			args["textcases"] = byteas(f.TextCases)
@@ -141,19 +141,24 @@ func resultConds(f store.ResultFilter) (string, pgx.NamedArgs, error) {
 	return b.String(), args, nil
 }
 
-// textMatch is the condition that the BYTEA column col holds the text
-// @text, ASCII letters folded, as SQLite's LIKE and instr(lower()) find it
-// (byte for byte otherwise). PostgreSQL has no lower() for BYTEA, so the
-// column is read in BYTEA's escape format (NUL and bytes of 128 and more as
-// \ooo, a backslash doubled, every other byte itself: pure ASCII, which
+// textMatch is the condition that the BYTEA column col holds text, ASCII
+// letters folded, as SQLite's LIKE and instr(lower()) find it (byte for
+// byte otherwise; instr tries the start of the output and then the starts
+// of characters only, so a text that begins with a UTF-8 continuation byte
+// matches at the start alone). PostgreSQL has no lower() for BYTEA, so the
+// column is read in BYTEA's escape format (NUL and bytes of 128 and more
+// as \ooo, a backslash doubled, every other byte itself: pure ASCII, which
 // lower() under the C collation folds as SQLite does) and @text is the
 // folded text escaped the same way. A match found there is a match of
 // bytes unless it starts inside an escape, which only a needle starting
 // with a backslash or an octal digit can, and only in a column whose
 // escaped form holds a backslash: there @textre, the needle after a
 // prefix of whole escapes, decides.
-func textMatch(col string) string {
+func textMatch(col, text string) string {
 	h := `lower(encode(` + col + `, 'escape') COLLATE "C")`
+	if c := text[0]; 0x80 <= c && c < 0xc0 {
+		return `coalesce(starts_with(` + h + `, @text), false)`
+	}
 	return `CASE WHEN ` + col + ` IS NULL OR strpos(` + h + `, @text) = 0 THEN false
 		WHEN strpos(` + h + `, '\') = 0 THEN true ELSE ` + h + ` ~ @textre END`
 }
