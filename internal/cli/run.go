@@ -10,10 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/assay-eval/assay/internal/distribute"
 	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/postgres"
 	"github.com/assay-eval/assay/internal/task"
 )
 
@@ -37,6 +39,10 @@ type runOptions struct {
 	Kinds       []string
 	// Files are overlays merged over the spec (-f).
 	Files []string
+	// Distributed enqueues the units for assay worker (PostgreSQL store),
+	// Batch units a job at most.
+	Distributed bool
+	Batch       int
 }
 
 func (o *runOptions) AddFlags(cmd *cobra.Command) {
@@ -54,6 +60,9 @@ func (o *runOptions) AddFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.Kinds, "kinds", nil, "with --retry-errors: the failure kinds to retry (comma-separated; default: the retryable ones, e.g. rate_limited,timeout,server_error)")
 	f.DurationVar(&o.CommitEvery, "commit-every", 100*time.Millisecond, "longest time a finished result waits before it is committed")
 	_ = f.MarkHidden("commit-every")
+	f.BoolVar(&o.Distributed, "distributed", false, "enqueue the calls as jobs that assay worker processes run, on any machine, and wait for them (PostgreSQL store only; see docs/distributed.md)")
+	f.IntVar(&o.Batch, "batch", distribute.DefaultBatch, "with --distributed: units (case × target × epoch) a job holds at most")
+	_ = f.MarkHidden("batch")
 }
 
 func newRunCommand(g *Globals) *cobra.Command {
@@ -75,6 +84,12 @@ verdicts in one transaction; its retries count goes up by one. A run that
 was rescored keeps its later scorings without the retried results' verdicts:
 rescore it again.
 
+--distributed (PostgreSQL store only) records the run and its cases, enqueues
+its calls as jobs and waits while assay worker processes, on any machines,
+make them; the targets' limits hold across all the workers together. The
+first Ctrl-C cancels the jobs no worker has taken; --resume RUN --distributed
+enqueues the calls still missing. See docs/distributed.md.
+
 ` + exitCodesHelp,
 		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -89,6 +104,9 @@ rescore it again.
 			}
 			if o.RetryErrors && o.Resume == "" {
 				return usageError{errors.New("--retry-errors works on a stored run: give it with --resume RUN")}
+			}
+			if o.Distributed && o.RetryErrors {
+				return usageError{errors.New("--retry-errors runs in this process: drop --distributed")}
 			}
 			if len(o.Kinds) > 0 && !o.RetryErrors {
 				return usageError{errors.New("--kinds says which failures --retry-errors calls again: give --retry-errors too")}
@@ -165,6 +183,12 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	}
 	defer st.Close()
 	e := newEngine(g, st)
+	var db *postgres.DB
+	if o.Distributed {
+		if db, err = distributedStore(st, g); err != nil {
+			return err
+		}
+	}
 
 	var run *engine.Run
 	if o.Resume != "" {
@@ -214,7 +238,12 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	runCtx, stop, unwatch := watchInterrupts(ctx, g)
 	defer unwatch()
 	start := g.Now()
-	sum, _ := run.Execute(runCtx, engine.ExecuteOptions{Stop: stop, Progress: prog.add, CallsDone: prog.finish})
+	var sum engine.Summary
+	if db != nil {
+		sum, _ = runDistributed(runCtx, g, db, run, o.Batch, stop, prog)
+	} else {
+		sum, _ = run.Execute(runCtx, engine.ExecuteOptions{Stop: stop, Progress: prog.add, CallsDone: prog.finish})
+	}
 	out, runErr := run.Finish(ctx)
 	if errors.Is(runErr, store.ErrLeaseLost) {
 		// The process that took the run over owns its status now.

@@ -249,11 +249,13 @@ func (q *Queue) Wait(ctx context.Context, runID string, o WaitOptions) (Progress
 	stop := o.Stop
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	var last Progress
 	for {
 		p, err := q.Progress(ctx, runID)
 		if err != nil {
-			return p, err
+			return last, err
 		}
+		last = p
 		if o.Tick != nil {
 			o.Tick(p)
 		}

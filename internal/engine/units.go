@@ -12,6 +12,7 @@ import (
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/runner"
 	"github.com/assay-eval/assay/internal/spec"
+	"github.com/assay-eval/assay/internal/store"
 	"github.com/assay-eval/assay/internal/task"
 )
 
@@ -141,4 +142,37 @@ func (e *UnavailableError) Error() string {
 func IsUnavailable(err error) bool {
 	var ue *UnavailableError
 	return errors.As(err, &ue)
+}
+
+// Cases streams the run's cases (the dataset's first Record.Cases, or the
+// cases Start was given).
+func (r *Run) Cases() Cases { return r.cases }
+
+// ExecuteElsewhere stands for Execute when other processes execute the
+// run's units (assay worker, from the jobs `run --distributed` enqueued):
+// wait blocks until they are done or stopped and returns what was stored
+// during this invocation (Stored, Errors, spend; Interrupted when
+// stopped). Then, when every unit is stored, the pairwise judges run here
+// as in Execute. A lease another process breaks cancels wait's context.
+// Finish records the status from the results stored.
+func (r *Run) ExecuteElsewhere(ctx context.Context, wait func(ctx context.Context) (Summary, error)) (Summary, error) {
+	r.executed = true
+	leaseCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if r.lease != nil {
+		go func() {
+			select {
+			case <-r.lease.Lost():
+				cancel(store.ErrLeaseLost)
+			case <-leaseCtx.Done():
+			}
+		}()
+	}
+	sum, err := wait(leaseCtx)
+	if err == nil && !sum.Interrupted && sum.Stored+len(r.Done) >= r.Total() && len(r.Kit.Scorers.Pairwise()) > 0 {
+		err = r.e.storePairs(leaseCtx, r.Kit.Scorers, r.cases, r.Record.ID, 1, 8, nil)
+	}
+	r.leaseLost = errors.Is(context.Cause(leaseCtx), store.ErrLeaseLost)
+	r.sum, r.execErr = sum, err
+	return sum, err
 }

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/assay-eval/assay/internal/distribute"
+	"github.com/assay-eval/assay/internal/engine"
+	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/postgres"
+)
+
+// distributedStore is the PostgreSQL store `run --distributed` needs: its
+// workers on other machines take the jobs from the same database.
+func distributedStore(st store.Store, g *Globals) (*postgres.DB, error) {
+	db, ok := st.(*postgres.DB)
+	if !ok {
+		return nil, usageError{fmt.Errorf("--distributed needs the PostgreSQL store, which workers on other machines share (--db postgres://USER@HOST/DB or ASSAY_DB); %s is an SQLite file: run without --distributed, or copy it with assay store copy", storeName(g.DB))}
+	}
+	return db, nil
+}
+
+// runDistributed enqueues the run's missing units as jobs for `assay
+// worker` and waits until they drain, showing the progress; the first
+// interrupt (stop) cancels the jobs no worker has taken and waits for the
+// running ones, the second (ctx) stops waiting.
+func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engine.Run, batch int, stop <-chan struct{}, prog *progress) (engine.Summary, error) {
+	return run.ExecuteElsewhere(ctx, func(ctx context.Context) (engine.Summary, error) {
+		q, err := distribute.Open(ctx, db.Pool())
+		if err != nil {
+			return engine.Summary{}, err
+		}
+		before, err := q.Progress(ctx, run.Record.ID)
+		if err != nil {
+			return engine.Summary{}, err
+		}
+		jobs, units, err := q.Enqueue(ctx, run.Record, run.Cases(), run.Done, batch)
+		if err != nil {
+			return engine.Summary{}, err
+		}
+		fmt.Fprintf(g.Stderr, "enqueued %d units in %d jobs for assay worker --db %s\n", units, jobs, storeName(g.DB))
+		var sum engine.Summary
+		last, started, waiting := time.Time{}, g.Now(), true
+		p, err := q.Wait(ctx, run.Record.ID, distribute.WaitOptions{
+			Stop: stop,
+			Tick: func(p distribute.Progress) {
+				prog.set(p.Stored-before.Stored, p.Errors-before.Errors, p.SpendUSD-before.SpendUSD)
+				now := g.Now()
+				if waiting && p.Running == 0 && p.Stored == before.Stored && now.Sub(started) > 10*time.Second {
+					fmt.Fprintf(g.Stderr, "no worker has taken a job yet: start one with  assay worker --db %s\n", storeName(g.DB))
+					waiting = false
+				}
+				if p.Running > 0 {
+					waiting = false
+				}
+				if prog.bar == nil && now.Sub(last) >= 10*time.Second {
+					last = now
+					fmt.Fprintf(g.Stderr, "run %s: %d of %d results stored; jobs: %d running, %d queued\n",
+						run.Record.ID, p.Stored, run.Total(), p.Running, p.Queued)
+				}
+			},
+			Cancelled: func(n int) {
+				fmt.Fprintf(g.Stderr, "cancelled %d queued jobs; waiting for the jobs workers are running (Ctrl-C again to stop waiting)\n", n)
+				sum.Interrupted = true
+			},
+		})
+		prog.finish()
+		sum.Stored, sum.Errors = p.Stored-before.Stored, p.Errors-before.Errors
+		sum.SpendUSD, sum.SavedUSD = p.SpendUSD-before.SpendUSD, p.SavedUSD-before.SavedUSD
+		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), store.ErrLeaseLost) {
+			// The second interrupt: what the workers stored is the run's;
+			// Finish marks it interrupted.
+			sum.Interrupted, err = true, nil
+		}
+		return sum, err
+	})
+}
+
+// set shows done results (errors among them, what they cost) of a run
+// whose results other processes store.
+func (p *progress) set(done, errs int, spend float64) {
+	p.errors, p.spend = errs, spend
+	if p.bar == nil {
+		return
+	}
+	p.bar.Describe(fmt.Sprintf("errors %d · $%.4f", p.errors, p.spend))
+	_ = p.bar.Set(done)
+}
