@@ -143,3 +143,37 @@ func TestUnstorableRunIDIsNotFound(t *testing.T) {
 		}
 	}
 }
+
+// A run stored without a start time sorts as SQLite sorts NULL, below
+// every time: last in ListRuns (newest first), never "latest" while a
+// started run exists, first in ExperimentRuns (oldest first).
+func TestRunWithoutStartSortsAsSQLite(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, r := range []*record.Run{
+		{ID: "unstarted", Status: record.StatusRunning, Experiment: "x"},
+		{ID: "early", Status: record.StatusRunning, Experiment: "x", Started: t0},
+		{ID: "late", Status: record.StatusRunning, Experiment: "x", Started: t0.Add(time.Hour)},
+	} {
+		if err := d.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(runs []record.Run) string {
+		var out []string
+		for _, r := range runs {
+			out = append(out, r.ID)
+		}
+		return fmt.Sprint(out)
+	}
+	if runs, err := d.ListRuns(ctx, 0); err != nil || ids(runs) != "[late early unstarted]" {
+		t.Errorf("ListRuns = %s, %v; want [late early unstarted]", ids(runs), err)
+	}
+	if r, err := d.GetRun(ctx, "latest"); err != nil || r.ID != "late" {
+		t.Errorf("latest = %v, %v; want late", r, err)
+	}
+	if runs, err := d.ExperimentRuns(ctx, "x"); err != nil || ids(runs) != "[unstarted early late]" {
+		t.Errorf("ExperimentRuns = %s, %v; want [unstarted early late]", ids(runs), err)
+	}
+}
