@@ -201,6 +201,7 @@ reviewer or a CI pipeline can act on.
 		newDifficultyCommand(g),
 		newMismatchCommand(g),
 		newLoadCommand(g),
+		newWorkerCommand(g),
 	)
 	// Every command with --json also takes --format text|json (jsonformat.go).
 	addJSONFormats(root)

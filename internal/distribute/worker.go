@@ -185,9 +185,12 @@ func (w *Worker) Run(ctx context.Context) error {
 			defer cancel()
 			return w.client.StopAndCancel(sctx)
 		case <-w.o.Stop:
-			err := w.client.Stop(context.WithoutCancel(ctx))
+			err := w.client.Stop(ctx)
 			if ctx.Err() != nil {
-				return nil
+				// A second interrupt while the jobs finished: drop them.
+				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				return w.client.StopAndCancel(sctx)
 			}
 			return err
 		case <-tick.C:
