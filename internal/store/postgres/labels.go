@@ -28,6 +28,9 @@ func (d *DB) CreateQueue(ctx context.Context, q *record.Queue) error {
 		strata = []byte("[]")
 	}
 	return d.write(ctx, fmt.Sprintf("creating labeling queue %q of run %s", q.Name, q.RunID), func(tx pgx.Tx) error {
+		if !storableID(q.RunID) {
+			return fmt.Errorf("run %q: %w", q.RunID, store.ErrNotFound)
+		}
 		var exists bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM label_queues WHERE run_id = $1 AND name = $2)`, q.RunID, b(q.Name)).Scan(&exists); err != nil {
 			return err
@@ -62,6 +65,9 @@ func (d *DB) CreateQueue(ctx context.Context, q *record.Queue) error {
 
 // Queue implements store.Labels.
 func (d *DB) Queue(ctx context.Context, runID, name string) (*record.Queue, error) {
+	if !storableID(runID) {
+		return nil, fmt.Errorf("reading labeling queue %q of run %s: no labeling queue %q: %w", name, runID, name, store.ErrNotFound)
+	}
 	var q *record.Queue
 	err := d.read(ctx, func(tx pgx.Tx) error {
 		var seed int64
@@ -109,6 +115,9 @@ func (d *DB) Queue(ctx context.Context, runID, name string) (*record.Queue, erro
 // Queues are listed oldest first, then in the order stored (seq, as
 // SQLite's rowid).
 func (d *DB) Queues(ctx context.Context, runID string) ([]store.QueueProgress, error) {
+	if !storableID(runID) {
+		return nil, nil // no run has that ID
+	}
 	var out []store.QueueProgress
 	err := d.read(ctx, func(tx pgx.Tx) error {
 		out = nil
@@ -231,6 +240,9 @@ func scanLabel(s scanner, l *record.Label) error {
 // without a time is older than any with one, as in SQLite) is deleted.
 func (d *DB) UndoLabel(ctx context.Context, runID, queue, labeler string) (*record.Label, error) {
 	var l record.Label
+	if !storableID(runID) {
+		return nil, fmt.Errorf("undoing the last label of %q in queue %q of run %s: no label to undo: %w", labeler, queue, runID, store.ErrNotFound)
+	}
 	err := d.write(ctx, fmt.Sprintf("undoing the last label of %q in queue %q of run %s", labeler, queue, runID), func(tx pgx.Tx) error {
 		row := tx.QueryRow(ctx, `DELETE FROM labels WHERE id = (SELECT id FROM labels WHERE run_id = $1 AND queue = $2 AND labeler = $3
 			ORDER BY created DESC NULLS LAST, id DESC LIMIT 1) RETURNING `+labelColumns, runID, b(queue), b(labeler))
@@ -249,6 +261,9 @@ func (d *DB) UndoLabel(ctx context.Context, runID, queue, labeler string) (*reco
 // Labels implements store.Labels: by run (bytewise), creation time (none
 // first), queue, case, target, epoch and labeler, as SQLite orders them.
 func (d *DB) Labels(ctx context.Context, runID string, fn func(record.Label) error) error {
+	if !storableID(runID) {
+		return nil // no run has that ID
+	}
 	err := d.read(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT `+labelColumns+` FROM labels WHERE $1 = '' OR run_id = $1
 			ORDER BY run_id COLLATE "C", created NULLS FIRST, queue, case_id, target, epoch, labeler`, runID)

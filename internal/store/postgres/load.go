@@ -148,6 +148,9 @@ func runsExist(ctx context.Context, tx pgx.Tx, ids func(yield func(string) bool)
 			continue
 		}
 		seen[id] = true
+		if !storableID(id) {
+			return fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+		}
 		var exists bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)`, id).Scan(&exists); err != nil {
 			return err
@@ -179,6 +182,9 @@ func fromNull(v *float64) float64 {
 // then step, read in one snapshot before fn is called (fn may call the
 // store).
 func (d *DB) LoadSteps(ctx context.Context, runID string, fn func(record.LoadStep) error) error {
+	if !storableID(runID) {
+		return nil // no run has that ID
+	}
 	var steps []record.LoadStep
 	err := d.read(ctx, func(tx pgx.Tx) error {
 		steps = nil
@@ -212,6 +218,9 @@ func (d *DB) LoadSteps(ctx context.Context, runID string, fn func(record.LoadSte
 // LoadRequests implements store.Loads: the run's requests by target
 // (bytewise), step and seq, read in one snapshot before fn is called.
 func (d *DB) LoadRequests(ctx context.Context, runID string, fn func(record.LoadRequest) error) error {
+	if !storableID(runID) {
+		return nil // no run has that ID
+	}
 	var reqs []record.LoadRequest
 	err := d.read(ctx, func(tx pgx.Tx) error {
 		reqs = nil

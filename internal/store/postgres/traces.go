@@ -307,6 +307,9 @@ func (d *DB) PutSample(ctx context.Context, sm *record.Sample) error {
 	if sm.ID == "" {
 		return errors.New("storing a sample: the sample has no ID")
 	}
+	if !storableID(sm.ID) {
+		return fmt.Errorf("storing sample %q: a sample ID must be UTF-8 text without NUL bytes", sm.ID)
+	}
 	by := []byte("[]")
 	if len(sm.By) > 0 {
 		var err error
@@ -354,6 +357,9 @@ const sampleColumns = `id, created, since, until, filter, strata_by, per, seed`
 // Sample implements store.Traces: the sample with its strata and its
 // items in draw order (Items empty, not nil, for a sample that drew none).
 func (d *DB) Sample(ctx context.Context, id string) (*record.Sample, error) {
+	if !storableID(id) { // sample IDs are TEXT, as run IDs are
+		return nil, fmt.Errorf("no sample %q: %w", id, store.ErrNotFound)
+	}
 	var sm *record.Sample
 	err := d.read(ctx, func(tx pgx.Tx) error {
 		var err error
