@@ -106,6 +106,8 @@ func TestNoStoreHere(t *testing.T) {
 		"sample":       {{"sample", "--window", "7d", "--per", "model=5"}, {"sample", "--size", "5", "--format", "json", "-o", out + ".sample"}},
 		"score-traces": {{"score-traces", filepath.Join(dir, "eval.yaml"), "--sample", "s"}},
 		"promote":      {{"promote", "absent.yaml"}, {"promote", "absent.yaml", "--run", "0123abcd", "--dry-run"}},
+		// Copying between stores: --from must exist; --to is not created.
+		"store": {{"store", "copy", "--from", db, "--to", out + ".db"}},
 	}
 	// Commands that take a spec, write runs, or need no store.
 	others := map[string]bool{"validate": true, "run": true, "mock": true, "selftest": true, "probe": true, "init": true, "collect": true,
@@ -138,7 +140,7 @@ func TestNoStoreHere(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".assay")); !os.IsNotExist(err) {
 		t.Errorf("a command that reads created %s", filepath.Join(dir, ".assay"))
 	}
-	for _, f := range []string{baseline, out + ".html", out + ".jsonl", out + ".labels", out + ".sample"} {
+	for _, f := range []string{baseline, out + ".html", out + ".jsonl", out + ".labels", out + ".sample", out + ".db"} {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
 			t.Errorf("a command that found no store wrote %s", f)
 		}

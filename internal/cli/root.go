@@ -202,6 +202,7 @@ reviewer or a CI pipeline can act on.
 		newMismatchCommand(g),
 		newLoadCommand(g),
 		newWorkerCommand(g),
+		newStoreCommand(g),
 	)
 	// Every command with --json also takes --format text|json (jsonformat.go).
 	addJSONFormats(root)
