@@ -29,7 +29,9 @@ func newRunsCommand(g *Globals) *cobra.Command {
 		Short: "List the stored runs, newest first (runs rm deletes runs)",
 		Long: `List the runs in the store, newest first: ID, kind (eval, or load for a
 load test of assay load), spec, targets, status, cases, epochs, when it was
-created and how many scorings it has (1 plus each rescore). A run of assay score-traces shows the sample it scored after its
+created and how many scorings it has (1 plus each rescore). A running run
+shows its progress: results stored of those expected (running 120/400), as
+the process or the workers (run --distributed) store them. A run of assay score-traces shows the sample it scored after its
 spec. --json prints them as a JSON array.
 
 ` + exitCodesHelp,
@@ -67,6 +69,11 @@ type runListing struct {
 	// Scorings is the latest complete scoring: 1 for a run never
 	// rescored, 0 for one with no scores yet.
 	Scorings int `json:"scorings"`
+	// Stored and Expected are the results a running run holds so far and
+	// should hold (cases × targets × epochs): its progress, whichever
+	// process or workers make its calls. Absent for other statuses.
+	Stored   *int `json:"stored,omitempty"`
+	Expected int  `json:"expected,omitempty"`
 }
 
 func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
@@ -97,9 +104,18 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		if kind == record.KindEval {
 			kind = "eval"
 		}
-		list = append(list, runListing{ID: r.ID, Kind: kind, Spec: r.Spec, SpecPath: r.SpecPath, Experiment: r.Experiment,
+		l := runListing{ID: r.ID, Kind: kind, Spec: r.Spec, SpecPath: r.SpecPath, Experiment: r.Experiment,
 			Sample: r.Sample, Targets: r.Targets, Status: r.Status, Cases: r.Cases, Epochs: r.Epochs,
-			Created: r.Started.UTC(), Ended: r.Ended.UTC(), Scorings: n})
+			Created: r.Started.UTC(), Ended: r.Ended.UTC(), Scorings: n}
+		if r.Status == record.StatusRunning && r.Kind == record.KindEval {
+			done, err := st.DoneKeys(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			stored := len(done)
+			l.Stored, l.Expected = &stored, r.Cases*len(r.Targets)*max(1, r.Epochs)
+		}
+		list = append(list, l)
 	}
 	if more {
 		defer fmt.Fprintf(g.Stderr, "showing the newest %d runs; --limit 0 lists them all\n", o.Limit)
@@ -118,8 +134,12 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		if r.Sample != "" {
 			spec += " (sample " + termSafe(r.Sample) + ")"
 		}
+		status := r.Status
+		if r.Stored != nil {
+			status = fmt.Sprintf("%s %d/%d", r.Status, *r.Stored, r.Expected)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", termSafe(r.ID), r.Kind, spec, termSafe(strings.Join(r.Targets, ",")),
-			r.Status, r.Cases, r.Epochs, r.Created.Format("2006-01-02 15:04:05Z"), r.Scorings)
+			status, r.Cases, r.Epochs, r.Created.Format("2006-01-02 15:04:05Z"), r.Scorings)
 	}
 	return tw.Flush()
 }
