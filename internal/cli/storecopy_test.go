@@ -108,6 +108,43 @@ func sourceStore(t *testing.T) (string, string) {
 			t.Fatal(err)
 		}
 	}
+	// A rescore killed halfway: scoring 3, pending, with a few scores.
+	n, err := st.ReserveScoring(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetScoringScorersHash(ctx, id, n, "killed-rescore"); err != nil {
+		t.Fatal(err)
+	}
+	var few []record.Score
+	if err := st.Scores(ctx, id, 2, func(s record.Score) error {
+		if len(few) < 5 {
+			s.Scoring, s.Pass, s.Reason = n, !s.Pass, "pending"
+			few = append(few, s)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutScores(ctx, few); err != nil {
+		t.Fatal(err)
+	}
+	// A load test: a run of kind load with its steps and requests.
+	load := &record.Run{ID: "20261130-080000-10ad10", Spec: "load", SpecHash: "lh", Kind: record.KindLoad, Targets: []string{"model-a"},
+		Status: record.StatusComplete, Started: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC), Ended: time.Date(2026, 11, 30, 8, 5, 0, 0, time.UTC),
+		Config: []byte(`{"rate":[1,2]}`)}
+	if err := st.CreateRun(ctx, load); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutLoadSteps(ctx, []record.LoadStep{{RunID: load.ID, Target: "model-a", Step: 0, Mode: "rate", Level: 1, Started: load.Started, DurationMS: 1000, Sent: 2, Done: 2, Cores: 2},
+		{RunID: load.ID, Target: "model-a", Step: 1, Mode: "rate", Level: 2, DurationMS: 1000, Sent: 1, Done: 1, Skipped: "knee"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutLoadRequests(ctx, []record.LoadRequest{{RunID: load.ID, Target: "model-a", Step: 0, Seq: 0, CaseID: "c\xff", StartMS: 1, LatencyMS: 20, FirstTokenMS: 5, InputTokens: 3},
+		{RunID: load.ID, Target: "model-a", Step: 0, Seq: 1, CaseID: "c2", StartMS: 501, LatencyMS: 25, ErrorKind: "rate_limit", Status: 429},
+		{RunID: load.ID, Target: "model-a", Step: 1, Seq: 0, CaseID: "c3", StartMS: 2, LatencyMS: 22}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.PutTwins(ctx, []record.Twin{{Set: "tw", CaseID: "c1", Source: "file:x", Fields: []byte(`{"q":"a"}`), CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +162,8 @@ type storeContents struct {
 	Samples  []*record.Sample
 	Cache    []store.CacheEntry
 	Twins    []record.Twin
+	Steps    []record.LoadStep
+	Requests []record.LoadRequest
 }
 
 func contentsOf(t *testing.T, ref string) storeContents {
@@ -138,6 +177,12 @@ func contentsOf(t *testing.T, ref string) storeContents {
 	}
 	for _, r := range c.Runs {
 		if c.Scorings[r.ID], err = st.Scorings(ctx, r.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.LoadSteps(ctx, r.ID, func(s record.LoadStep) error { c.Steps = append(c.Steps, s); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.LoadRequests(ctx, r.ID, func(q record.LoadRequest) error { c.Requests = append(c.Requests, q); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		qs, err := st.Queues(ctx, r.ID)
@@ -223,14 +268,16 @@ func TestStoreCopyRoundTrip(t *testing.T) {
 			src, _ := sourceStore(t)
 			end := filepath.Join(t.TempDir(), "end.db")
 			want := contentsOf(t, src)
-			var ids []string
+			var ids []string // the evaluations (a load test has no labels to export)
 			for _, r := range want.Runs {
-				ids = append(ids, r.ID)
+				if r.Kind != record.KindLoad {
+					ids = append(ids, r.ID)
+				}
 			}
 			reports := reportsOf(t, src, ids)
 
 			s1, _ := copySummary(t, "--from", src, "--to", mid)
-			if s1.Runs.Copied != 2 || s1.Scorings.Copied != 1 || s1.Labels.Copied != 4 || s1.Queues.Copied != 1 ||
+			if s1.Runs.Copied != 3 || s1.Scorings.Copied != 2 || s1.LoadSteps.Copied != 2 || s1.LoadRequests.Copied != 3 || s1.Labels.Copied != 4 || s1.Queues.Copied != 1 ||
 				s1.Traces.Copied != 3 || s1.Samples.Copied != 1 || s1.Cache.Copied != 2 || s1.Twins.Copied != 1 {
 				t.Errorf("first copy's summary: %+v", s1)
 			}
@@ -250,20 +297,20 @@ func TestStoreCopyRoundTrip(t *testing.T) {
 
 			// Twice: nothing copied, every run already there.
 			s2, stderr := copySummary(t, "--from", src, "--to", mid)
-			for _, id := range ids {
-				if !strings.Contains(stderr, "run "+id+": already there") {
+			for _, r := range want.Runs {
+				if id := r.ID; !strings.Contains(stderr, "run "+id+": already there") {
 					t.Errorf("second copy's progress does not say run %s is already there:\n%s", id, stderr)
 				}
 			}
 			zero := copyCount{}
 			for name, c := range map[string]copyCount{"cases": s2.Cases, "results": s2.Results, "scorings": s2.Scorings, "scores": s2.Scores,
-				"queues": s2.Queues, "labels": s2.Labels, "traces": s2.Traces, "samples": s2.Samples, "cache": s2.Cache, "twins": s2.Twins} {
+				"queues": s2.Queues, "labels": s2.Labels, "load steps": s2.LoadSteps, "load requests": s2.LoadRequests, "traces": s2.Traces, "samples": s2.Samples, "cache": s2.Cache, "twins": s2.Twins} {
 				if c.Copied != 0 || c == zero {
 					t.Errorf("second copy: %s %+v; want nothing copied, all already there", name, c)
 				}
 			}
-			if s2.Runs.Copied != 0 || s2.Runs.Completed != 0 || s2.Runs.There != 2 || s2.Results.There != 104 {
-				t.Errorf("second copy: runs %+v, results %+v; want 2 runs and 104 results already there", s2.Runs, s2.Results)
+			if s2.Runs.Copied != 0 || s2.Runs.Completed != 0 || s2.Runs.There != 3 || s2.Results.There != 104 {
+				t.Errorf("second copy: runs %+v, results %+v; want 3 runs and 104 results already there", s2.Runs, s2.Results)
 			}
 			sameReports(t, "after the second copy", reports, reportsOf(t, mid, ids))
 			if got := contentsOf(t, mid); !reflect.DeepEqual(got, want) {
