@@ -34,10 +34,11 @@ type UnitsArgs struct {
 // Kind is the job's River kind.
 func (UnitsArgs) Kind() string { return JobKind }
 
-// MaxAttempts is how many times a job is tried before River discards it
-// (its units then stay missing: the run ends interrupted and a resume
-// enqueues them again).
-const MaxAttempts = 10
+// MaxAttempts is how many times a job is tried (after River's growing
+// backoff: 1 s, 16 s, 81 s, 256 s) before River discards it (its units
+// then stay missing: the run ends interrupted and a resume enqueues them
+// again). A retried job skips its units already stored.
+const MaxAttempts = 5
 
 // InsertOpts put the job in its target's queue.
 func (a UnitsArgs) InsertOpts() river.InsertOpts {

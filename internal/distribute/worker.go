@@ -309,10 +309,6 @@ type handler struct {
 	w *Worker
 }
 
-// NextRetry retries a failed job after a second, not River's growing
-// backoff: its units already stored are skipped.
-func (h *handler) NextRetry(*river.Job[UnitsArgs]) time.Time { return time.Now().Add(time.Second) }
-
 func (h *handler) Work(ctx context.Context, job *river.Job[UnitsArgs]) error {
 	w, a := h.w, job.Args
 	rec, err := w.db.GetRun(ctx, a.Run)
