@@ -205,7 +205,7 @@ type Progress struct {
 	Queued, Running int
 	// Stored results of the run, Errors among them, and what they cost
 	// and saved.
-	Stored, Errors    int
+	Stored, Errors     int
 	SpendUSD, SavedUSD float64
 }
 

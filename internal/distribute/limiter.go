@@ -36,10 +36,10 @@ type Limiters struct {
 	pool   *pgxpool.Pool
 	holder string
 
-	mu      sync.Mutex
+	mu              sync.Mutex
 	started, closed bool
-	done    chan struct{}
-	exited  chan struct{}
+	done            chan struct{}
+	exited          chan struct{}
 }
 
 // SlotTTL is how long a concurrency slot stays held without its holder
