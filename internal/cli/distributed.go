@@ -36,6 +36,11 @@ func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engin
 		if err != nil {
 			return engine.Summary{}, err
 		}
+		// Jobs a killed submitter left queued are replaced by the missing
+		// units enqueued now.
+		if _, err := q.Cancel(ctx, run.Record.ID); err != nil {
+			return engine.Summary{}, err
+		}
 		jobs, units, err := q.Enqueue(ctx, run.Record, run.Cases(), run.Done, batch)
 		if err != nil {
 			return engine.Summary{}, err
