@@ -31,7 +31,9 @@ import (
 const JobKind = "assay_units"
 
 // tables are the limiter's, beside the store's in its schema; the index
-// finds a run's jobs (drain, cancel) without scanning every job.
+// finds a run's jobs (drain, cancel) without scanning every job (queries
+// name the kind as a literal, so that a prepared statement's generic plan
+// can use it).
 const tables = `
 CREATE TABLE IF NOT EXISTS assay_limit_buckets (
 	run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,

@@ -192,7 +192,7 @@ const queued = `('available', 'scheduled', 'retryable', 'pending')`
 // cancelled.
 func (q *Queue) Cancel(ctx context.Context, runID string) (int, error) {
 	tag, err := q.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now()
-		WHERE kind = $1 AND args->>'run' = $2 AND state IN `+queued, JobKind, runID)
+		WHERE kind = '`+JobKind+`' AND args->>'run' = $1 AND state IN `+queued, runID)
 	if err != nil {
 		return 0, fmt.Errorf("cancelling the jobs of run %s: %w", runID, err)
 	}
@@ -215,7 +215,7 @@ func (q *Queue) Progress(ctx context.Context, runID string) (Progress, error) {
 	err := q.pool.QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE state IN `+queued+`),
 		count(*) FILTER (WHERE state = 'running')
-		FROM river_job WHERE kind = $1 AND args->>'run' = $2`, JobKind, runID).Scan(&p.Queued, &p.Running)
+		FROM river_job WHERE kind = '`+JobKind+`' AND args->>'run' = $1`, runID).Scan(&p.Queued, &p.Running)
 	if err == nil {
 		err = q.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE error_kind <> ''::bytea),
 			coalesce(sum(cost_usd), 0), coalesce(sum(saved_usd), 0) FROM results WHERE run_id = $1`, runID).
