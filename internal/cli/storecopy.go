@@ -244,7 +244,19 @@ type dumpStore interface {
 	store.Dump
 }
 
+// runStoreCopy copies; Ctrl-C stops it at once (the batch being written
+// is rolled back, what was written is kept) with ErrInterrupted.
 func runStoreCopy(ctx context.Context, g *Globals, o *storeCopyOptions) error {
+	cctx, cancel := cancelOnInterrupt(ctx, g, "interrupt: stopping the copy; what was copied is kept")
+	defer cancel()
+	err := copyStores(cctx, g, o)
+	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("store copy: %w: what was copied is kept; run the same command again to finish the copy", ErrInterrupted)
+	}
+	return err
+}
+
+func copyStores(ctx context.Context, g *Globals, o *storeCopyOptions) error {
 	src, err := openExistingStoreAt(ctx, g, o.From)
 	if err != nil {
 		return fmt.Errorf("store copy: --from: %w", err)

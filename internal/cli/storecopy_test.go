@@ -27,7 +27,7 @@ func mustCLI(t *testing.T, args ...string) invocation {
 }
 
 // openRef opens a store by reference (a file or a URL) for a test.
-func openRef(t *testing.T, ref string) dumpStore {
+func openRef(t testing.TB, ref string) dumpStore {
 	t.Helper()
 	st, err := openStoreAt(context.Background(), &Globals{Now: time.Now}, ref)
 	if err != nil {
@@ -506,4 +506,19 @@ func TestStoreCopyUsage(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(c.args, " "), inv.code, inv.stderr, c.want)
 		}
 	}
+}
+
+// Ctrl-C stops a copy with exit 130 and keeps what was copied; the same
+// command run again finishes it.
+func TestStoreCopyInterrupted(t *testing.T) {
+	src, id := sourceStore(t)
+	dst := filepath.Join(t.TempDir(), "dst.db")
+	ints := make(chan os.Signal, 1)
+	ints <- os.Interrupt
+	inv := runCLI(t, cliEnv{interrupts: ints}, "store", "copy", "--from", src, "--to", dst)
+	if inv.code != ExitInterrupted || !strings.Contains(inv.stderr, "run the same command again") {
+		t.Fatalf("interrupted copy: exit %d, stderr %q; want 130 saying how to finish", inv.code, inv.stderr)
+	}
+	copySummary(t, "--from", src, "--to", dst)
+	sameReports(t, "after finishing an interrupted copy", reportsOf(t, src, []string{id}), reportsOf(t, dst, []string{id}))
 }
