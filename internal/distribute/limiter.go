@@ -63,7 +63,14 @@ func (ls *Limiters) For(runID string) func(t *spec.Target) provider.SharedLimite
 		if l.Concurrency > 0 {
 			ls.startRenewing()
 		}
-		return &limiter{ls: ls, run: runID, target: []byte(t.Name), l: provider.Limits(l)}
+		w := &limiter{ls: ls, run: runID, target: []byte(t.Name), l: provider.Limits(l)}
+		if l.Concurrency > 0 {
+			// No more of this process's calls wait for a slot in the
+			// database than there are slots: the others wait here,
+			// without polling it.
+			w.local = make(chan struct{}, l.Concurrency)
+		}
+		return w
 	}
 }
 
@@ -113,6 +120,7 @@ type limiter struct {
 	run    string
 	target []byte
 	l      provider.Limits
+	local  chan struct{}
 
 	slotsOnce sync.Once
 	slotsErr  error
@@ -123,8 +131,14 @@ func (w *limiter) Estimates() bool { return w.l.TPM > 0 }
 func (w *limiter) Acquire(ctx context.Context, tokens int) (func(int), error) {
 	slot := -1
 	if w.l.Concurrency > 0 {
+		select {
+		case w.local <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		var err error
 		if slot, err = w.claim(ctx); err != nil {
+			<-w.local
 			return nil, err
 		}
 	}
@@ -137,6 +151,7 @@ func (w *limiter) Acquire(ctx context.Context, tokens int) (func(int), error) {
 		if slot >= 0 {
 			_, _ = w.ls.pool.Exec(rctx, `UPDATE assay_limit_slots SET holder = NULL, expires = NULL
 				WHERE run_id = $1 AND target = $2 AND slot = $3 AND holder = $4`, w.run, w.target, slot, w.ls.holder)
+			<-w.local
 		}
 	}
 	if w.l.RPM > 0 {
