@@ -26,7 +26,7 @@ func distributedStore(st store.Store, g *Globals) (*postgres.DB, error) {
 // worker` and waits until they drain, showing the progress; the first
 // interrupt (stop) cancels the jobs no worker has taken and waits for the
 // running ones, the second (ctx) stops waiting.
-func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engine.Run, batch int, stop <-chan struct{}, prog *progress) (engine.Summary, error) {
+func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engine.Run, batch int, noCache bool, stop <-chan struct{}, prog *progress) (engine.Summary, error) {
 	return run.ExecuteElsewhere(ctx, func(ctx context.Context) (engine.Summary, error) {
 		q, err := distribute.Open(ctx, db.Pool())
 		if err != nil {
@@ -41,7 +41,7 @@ func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engin
 		if _, err := q.Cancel(ctx, run.Record.ID); err != nil {
 			return engine.Summary{}, err
 		}
-		jobs, units, err := q.Enqueue(ctx, run.Record, run.Cases(), run.Done, batch)
+		jobs, units, err := q.Enqueue(ctx, run.Record, run.Cases(), run.Done, distribute.EnqueueOptions{Batch: batch, NoCache: noCache})
 		if err != nil {
 			return engine.Summary{}, err
 		}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/internal/dataset"
+	"github.com/assay-eval/assay/internal/distribute"
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
@@ -382,5 +384,66 @@ func TestDistributedRefusesSQLite(t *testing.T) {
 	inv = runCLI(t, cliEnv{env: map[string]string{}}, "worker", "--db", filepath.Join(dir, "a.db"))
 	if inv.code != ExitUsage || !strings.Contains(inv.stderr, "needs the PostgreSQL store") {
 		t.Errorf("worker: exit %d, stderr %s", inv.code, inv.stderr)
+	}
+}
+
+// A job worked again (its worker killed after storing part of it) calls
+// nothing for the units already stored: here every unit of the run is
+// stored and its jobs are enqueued once more.
+func TestDistributedRetriedJobSkipsStored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	url := pgtest.URL(t)
+	const cases = 30
+	srv, mockURL := startMock(t, mock.Options{})
+	path := echoTask(t, t.TempDir(), cases, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1}`, mockURL))
+	ws := startWorkers(t, url, 1)
+	s := waitSubmitted(t, submit(t, cliEnv{env: map[string]string{}}, "run", path, "--db", url, "--no-cache", "--batch", "7"), 60*time.Second)
+	if s.inv.code != 0 || s.sum.Status != "complete" {
+		t.Fatalf("distributed run: exit %d, %+v\n%s", s.inv.code, s.sum, s.inv.stderr)
+	}
+	if n := srv.Stats().Requests; n != cases {
+		t.Fatalf("%d calls for %d cases", n, cases)
+	}
+
+	ctx := context.Background()
+	db := openPG(t, url)
+	rec, err := db.GetRun(ctx, s.sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Status = record.StatusRunning // as while its submitter waits
+	if err := db.UpdateRun(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	q, err := distribute.Open(ctx, db.Pool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := func(fn func(*dataset.Case) error) error {
+		for i := 1; i <= cases; i++ {
+			if err := fn(&dataset.Case{ID: fmt.Sprintf("c%d", i), Vars: map[string]any{"say": fmt.Sprintf("word-%d", i)}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	jobs, units, err := q.Enqueue(ctx, rec, all, nil, distribute.EnqueueOptions{Batch: 7, NoCache: true})
+	if err != nil || units != cases {
+		t.Fatalf("enqueued %d units in %d jobs: %v", units, jobs, err)
+	}
+	if _, err := q.Wait(ctx, rec.ID, distribute.WaitOptions{Every: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	stopWorkers(t, ws)
+	if n := srv.Stats().Requests; n != cases {
+		t.Errorf("%d calls after the jobs were worked again; want %d (every unit was stored)", n, cases)
+	}
+	if n := pgCount(t, db, `SELECT count(*) FROM results`); n != cases {
+		t.Errorf("%d results, want %d", n, cases)
+	}
+	if n := pgCount(t, db, `SELECT count(*) FROM river_job WHERE state = 'completed'`); n != 2*jobs {
+		t.Errorf("%d jobs completed, want %d (both rounds)", n, 2*jobs)
 	}
 }

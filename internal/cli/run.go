@@ -240,7 +240,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	start := g.Now()
 	var sum engine.Summary
 	if db != nil {
-		sum, _ = runDistributed(runCtx, g, db, run, o.Batch, stop, prog)
+		sum, _ = runDistributed(runCtx, g, db, run, o.Batch, o.NoCache, stop, prog)
 	} else {
 		sum, _ = run.Execute(runCtx, engine.ExecuteOptions{Stop: stop, Progress: prog.add, CallsDone: prog.finish})
 	}

@@ -29,6 +29,8 @@ type UnitsArgs struct {
 	// renders is exactly what the submitter read: PostgreSQL's jsonb would
 	// rewrite numbers (1e2 → 100) and refuse \u0000.
 	Cases []byte `json:"cases"`
+	// NoCache calls the target anew (run --no-cache).
+	NoCache bool `json:"no_cache,omitempty"`
 }
 
 // Kind is the job's River kind.
@@ -114,11 +116,20 @@ func Open(ctx context.Context, pool *pgxpool.Pool) (*Queue, error) {
 	return &Queue{pool: pool, client: client, schema: schema}, nil
 }
 
+// EnqueueOptions say how a run's units are enqueued.
+type EnqueueOptions struct {
+	// Batch is the most units a job holds (default DefaultBatch).
+	Batch int
+	// NoCache makes the workers call every target anew (run --no-cache).
+	NoCache bool
+}
+
 // Enqueue enqueues the units of run that are not in done: for each case
 // and target, a unit per epoch; a job holds the cases of one target with
-// at most batch units (every epoch of a case goes in one job). It returns
-// the jobs and units enqueued.
-func (q *Queue) Enqueue(ctx context.Context, run *record.Run, cases engine.Cases, done map[record.Key]struct{}, batch int) (jobs, units int, err error) {
+// at most o.Batch units (every epoch of a case goes in one job). It
+// returns the jobs and units enqueued.
+func (q *Queue) Enqueue(ctx context.Context, run *record.Run, cases engine.Cases, done map[record.Key]struct{}, o EnqueueOptions) (jobs, units int, err error) {
+	batch := o.Batch
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
@@ -141,7 +152,7 @@ func (q *Queue) Enqueue(ctx context.Context, run *record.Run, cases engine.Cases
 		if err != nil {
 			return err
 		}
-		params = append(params, river.InsertManyParams{Args: UnitsArgs{Run: run.ID, Target: run.Targets[i], Cases: b}})
+		params = append(params, river.InsertManyParams{Args: UnitsArgs{Run: run.ID, Target: run.Targets[i], Cases: b, NoCache: o.NoCache}})
 		jobs++
 		pending[i] = nil
 		if len(params) >= 500 {

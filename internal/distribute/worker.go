@@ -65,7 +65,7 @@ type Worker struct {
 	client *river.Client[pgx.Tx]
 
 	mu     sync.Mutex
-	runs   map[string]*openRun
+	runs   map[runKey]*openRun
 	queues map[string]bool
 	Jobs   Counts
 }
@@ -96,6 +96,12 @@ func (c *Counts) Snapshot() (jobs, failed, stored, skipped int) {
 	return c.Jobs, c.Failed, c.Stored, c.Skipped
 }
 
+// runKey is a run opened for its jobs: with the response cache or not.
+type runKey struct {
+	id      string
+	noCache bool
+}
+
 type openRun struct {
 	once  sync.Once
 	units *engine.Units
@@ -124,7 +130,7 @@ func NewWorker(ctx context.Context, db *postgres.DB, e *engine.Engine, o WorkerO
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{db: db, e: e, o: o, lims: NewLimiters(db.Pool(), o.ID), runs: map[string]*openRun{}, queues: map[string]bool{}}
+	w := &Worker{db: db, e: e, o: o, lims: NewLimiters(db.Pool(), o.ID), runs: map[runKey]*openRun{}, queues: map[string]bool{}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &handler{w: w})
 	// River starts with at least one queue: the targets' named by
@@ -259,18 +265,19 @@ func (w *Worker) closeRuns() {
 }
 
 // open is the run opened for its units, once per worker.
-func (w *Worker) open(ctx context.Context, rec *record.Run) (*engine.Units, error) {
+func (w *Worker) open(ctx context.Context, rec *record.Run, noCache bool) (*engine.Units, error) {
+	key := runKey{rec.ID, noCache}
 	w.mu.Lock()
-	r, ok := w.runs[rec.ID]
+	r, ok := w.runs[key]
 	if !ok {
 		r = &openRun{}
-		w.runs[rec.ID] = r
+		w.runs[key] = r
 	}
 	w.mu.Unlock()
 	r.once.Do(func() {
 		e := *w.e
 		e.Limiter = w.lims.For(rec.ID)
-		r.units, r.err = e.OpenUnits(ctx, rec, w.o.Spec)
+		r.units, r.err = e.OpenUnits(ctx, rec, w.o.Spec, noCache)
 		if r.err == nil {
 			src := "its stored spec"
 			if r.units.FromFile {
@@ -282,8 +289,8 @@ func (w *Worker) open(ctx context.Context, rec *record.Run) (*engine.Units, erro
 	if r.err != nil {
 		// Opening again on the next job: the cause may be fixed by then.
 		w.mu.Lock()
-		if w.runs[rec.ID] == r {
-			delete(w.runs, rec.ID)
+		if w.runs[key] == r {
+			delete(w.runs, key)
 		}
 		w.mu.Unlock()
 	}
@@ -293,10 +300,15 @@ func (w *Worker) open(ctx context.Context, rec *record.Run) (*engine.Units, erro
 // forget closes a run that is no longer running.
 func (w *Worker) forget(runID string) {
 	w.mu.Lock()
-	r := w.runs[runID]
-	delete(w.runs, runID)
+	var gone []*openRun
+	for k, r := range w.runs {
+		if k.id == runID {
+			gone = append(gone, r)
+			delete(w.runs, k)
+		}
+	}
 	w.mu.Unlock()
-	if r != nil {
+	for _, r := range gone {
 		r.once.Do(func() {})
 		if r.units != nil {
 			r.units.Close()
@@ -328,7 +340,7 @@ func (h *handler) Work(ctx context.Context, job *river.Job[UnitsArgs]) error {
 	if err != nil {
 		return river.JobCancel(err)
 	}
-	u, err := w.open(ctx, rec)
+	u, err := w.open(ctx, rec, a.NoCache)
 	if err != nil {
 		w.logf("run %s: %v", rec.ID, err)
 		return err

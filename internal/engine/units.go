@@ -42,8 +42,9 @@ type Units struct {
 // the run stored, which lacks header values (never stored): a target
 // that sends headers then needs the spec file. Files the spec names by
 // path (an exec program, a replay file, a file:// schema or rubric, a
-// tool handler) must be at the same paths either way.
-func (e *Engine) OpenUnits(ctx context.Context, rec *record.Run, so spec.Options) (*Units, error) {
+// tool handler) must be at the same paths either way. noCache calls
+// every target anew (run --no-cache), storing the fresh replies.
+func (e *Engine) OpenUnits(ctx context.Context, rec *record.Run, so spec.Options, noCache bool) (*Units, error) {
 	sp, fromFile := e.unitsSpec(rec, so)
 	if sp == nil {
 		stored, err := spec.Stored(rec.Config, rec.SpecPath)
@@ -63,7 +64,7 @@ func (e *Engine) OpenUnits(ctx context.Context, rec *record.Run, so spec.Options
 	}
 	u := &Units{e: e, Record: rec, Task: &task.Task{Spec: sp, Prompt: tmpl}, FromFile: fromFile}
 	r := &Run{e: e, Record: rec, Task: u.Task}
-	if err := r.build(nil, false); err != nil {
+	if err := r.build(nil, noCache); err != nil {
 		r.closers.Close()
 		return nil, err
 	}
