@@ -47,7 +47,8 @@ func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engin
 		}
 		fmt.Fprintf(g.Stderr, "enqueued %d units in %d jobs for assay worker --db %s\n", units, jobs, storeName(g.DB))
 		var sum engine.Summary
-		last, started, waiting := time.Time{}, g.Now(), true
+		last, started, waiting, failing := time.Time{}, g.Now(), true, ""
+
 		p, err := q.Wait(ctx, run.Record.ID, distribute.WaitOptions{
 			Stop: stop,
 			Tick: func(p distribute.Progress) {
@@ -59,6 +60,11 @@ func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engin
 				}
 				if p.Running > 0 {
 					waiting = false
+				}
+				if p.Retrying > 0 && p.LastError != failing {
+					// What a worker said is the worker's text: shown as data.
+					failing = p.LastError
+					fmt.Fprintf(g.Stderr, "%d jobs failed and wait to be tried again (up to %d times), e.g.: %s\n", p.Retrying, distribute.MaxAttempts, termSafe(p.LastError))
 				}
 				if prog.bar == nil && now.Sub(last) >= 10*time.Second {
 					last = now

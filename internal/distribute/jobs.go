@@ -212,8 +212,11 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (int, error) {
 
 // Progress is where a distributed run stands.
 type Progress struct {
-	// Queued jobs wait for a worker; Running ones are being worked.
-	Queued, Running int
+	// Queued jobs wait for a worker (Retrying of them failed and wait to
+	// be tried again; LastError is one of their failures); Running ones
+	// are being worked.
+	Queued, Running, Retrying int
+	LastError                 string
 	// Stored results of the run, Errors among them, and what they cost
 	// and saved.
 	Stored, Errors     int
@@ -225,8 +228,10 @@ func (q *Queue) Progress(ctx context.Context, runID string) (Progress, error) {
 	var p Progress
 	err := q.pool.QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE state IN `+queued+`),
-		count(*) FILTER (WHERE state = 'running')
-		FROM river_job WHERE kind = '`+JobKind+`' AND args->>'run' = $1`, runID).Scan(&p.Queued, &p.Running)
+		count(*) FILTER (WHERE state = 'running'),
+		count(*) FILTER (WHERE state = 'retryable'),
+		coalesce(max(errors[cardinality(errors)]->>'error') FILTER (WHERE state = 'retryable'), '')
+		FROM river_job WHERE kind = '`+JobKind+`' AND args->>'run' = $1`, runID).Scan(&p.Queued, &p.Running, &p.Retrying, &p.LastError)
 	if err == nil {
 		err = q.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE error_kind <> ''::bytea),
 			coalesce(sum(cost_usd), 0), coalesce(sum(saved_usd), 0) FROM results WHERE run_id = $1`, runID).
