@@ -6,6 +6,8 @@
 //
 //	go run ./bench/fill -db /tmp/big.db -cases 250000 -targets 4
 //
+// -db may also be a postgres:// URL (the store in that database's schema).
+//
 // A baseline and a candidate that regressed, paired case by case (the same
 // -seed draws the same numbers, so -regress only turns passes into fails):
 //
@@ -41,6 +43,7 @@ import (
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/spec"
 	"github.com/assay-eval/assay/internal/store"
+	"github.com/assay-eval/assay/internal/store/postgres"
 	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
@@ -68,7 +71,7 @@ func main() {
 		log.Fatal("-cases, -targets, -runs and -slower must be positive")
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, *db)
+	st, err := openStore(ctx, *db)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -87,6 +90,15 @@ func main() {
 		}
 		fmt.Println(id)
 	}
+}
+
+// openStore opens the SQLite file at ref, or the PostgreSQL database a
+// postgres:// URL names.
+func openStore(ctx context.Context, ref string) (store.Store, error) {
+	if postgres.IsURL(ref) {
+		return postgres.Open(ctx, ref)
+	}
+	return sqlite.Open(ctx, ref)
 }
 
 // fill writes run r of the options, started at start.
