@@ -338,6 +338,9 @@ func TestDistributedInterruptResume(t *testing.T) {
 	if s.inv.code != ExitInterrupted || s.sum.Status != "interrupted" {
 		t.Fatalf("after Ctrl-C: exit %d, status %q\n%s", s.inv.code, s.sum.Status, s.inv.stderr)
 	}
+	if want := "--resume " + s.sum.RunID + " --distributed"; !strings.Contains(s.inv.stderr, want) {
+		t.Errorf("the submitter does not say how to resume (%q):\n%s", want, s.inv.stderr)
+	}
 	if !strings.Contains(s.inv.stderr, "cancelled") {
 		t.Errorf("the submitter did not say it cancelled the queued jobs:\n%s", s.inv.stderr)
 	}
@@ -445,5 +448,45 @@ func TestDistributedRetriedJobSkipsStored(t *testing.T) {
 	}
 	if n := pgCount(t, db, `SELECT count(*) FROM river_job WHERE state = 'completed'`); n != 2*jobs {
 		t.Errorf("%d jobs completed, want %d (both rounds)", n, 2*jobs)
+	}
+}
+
+// A worker that cannot make a target's calls (its API key is not in the
+// worker's environment, only the submitter's) fails the jobs, and the
+// submitter says so with the worker's reason instead of waiting silently.
+func TestDistributedWorkerWithoutKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	url := pgtest.URL(t)
+	_, mockURL := startMock(t, mock.Options{})
+	path := echoTask(t, t.TempDir(), 5, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1, api_key_env: H5_TEST_ONLY_KEY}`, mockURL))
+	if os.Getenv("H5_TEST_ONLY_KEY") != "" {
+		t.Skip("H5_TEST_ONLY_KEY is set in this environment")
+	}
+	ws := startWorkers(t, url, 1)
+	interrupts := make(chan os.Signal, 2)
+	e := cliEnv{env: map[string]string{"H5_TEST_ONLY_KEY": "sk-test"}, interrupts: interrupts}
+	db := openPG(t, url)
+	if _, err := distribute.Setup(context.Background(), db.Pool()); err != nil {
+		t.Fatal(err)
+	}
+	done := submit(t, e, "run", path, "--db", url)
+	deadline := time.Now().Add(30 * time.Second)
+	for pgCount(t, db, `SELECT count(*) FROM river_job WHERE state = 'retryable'`) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no job failed: %s", ws[0].stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond) // a progress read or two
+	interrupts <- syscall.SIGINT
+	s := waitSubmitted(t, done, 30*time.Second)
+	stopWorkers(t, ws)
+	if s.sum.Status != "interrupted" {
+		t.Errorf("status %q, want interrupted", s.sum.Status)
+	}
+	if !strings.Contains(s.inv.stderr, "jobs failed and wait to be tried again") || !strings.Contains(s.inv.stderr, "H5_TEST_ONLY_KEY") {
+		t.Errorf("the submitter did not say why the jobs fail:\n%s", s.inv.stderr)
 	}
 }

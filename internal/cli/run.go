@@ -303,8 +303,12 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		return unhealthyError(health, sp.Run.MaxErrorRate, o.Spec, rec.ID)
 	}
 	if rec.Status == record.StatusInterrupted {
-		return fmt.Errorf("%w: %d of %d results stored; finish with: assay run %s --resume %s",
-			ErrInterrupted, out.Have, out.Total, o.Spec, rec.ID)
+		how := ""
+		if o.Distributed {
+			how = " --distributed"
+		}
+		return fmt.Errorf("%w: %d of %d results stored; finish with: assay run %s --resume %s%s",
+			ErrInterrupted, out.Have, out.Total, o.Spec, rec.ID, how)
 	}
 	if !o.JSON {
 		fmt.Fprintf(g.Stderr, "report: assay report %s\n", rec.ID)

@@ -342,6 +342,7 @@ func (h *handler) Work(ctx context.Context, job *river.Job[UnitsArgs]) error {
 	}
 	u, err := w.open(ctx, rec, a.NoCache)
 	if err != nil {
+		w.Jobs.add(engine.Summary{}, true)
 		w.logf("run %s: %v", rec.ID, err)
 		return err
 	}
