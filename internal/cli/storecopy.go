@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/record"
@@ -604,28 +605,21 @@ func (c *storeCopier) copyCases(ctx context.Context, p copyPlan, rc *runCopy) er
 			return err
 		}
 	}
-	var batch []record.Case
-	err := c.from.Cases(ctx, p.run.ID, func(cs record.Case) error {
-		if have[cs.ID] {
-			rc.Cases.There++
-			return nil
-		}
-		batch = append(batch, cs)
-		if len(batch) == copyBatch {
-			if err := c.to.PutCases(ctx, batch); err != nil {
-				return err
+	return pipe(ctx, func(ctx context.Context, emit func(record.Case) error) error {
+		return c.from.Cases(ctx, p.run.ID, func(cs record.Case) error {
+			if have[cs.ID] {
+				rc.Cases.There++
+				return nil
 			}
-			rc.Cases.Copied += len(batch)
-			batch = batch[:0]
+			return emit(cs)
+		})
+	}, func(ctx context.Context, batch []record.Case) error {
+		if err := c.to.PutCases(ctx, batch); err != nil {
+			return err
 		}
+		rc.Cases.Copied += len(batch)
 		return nil
 	})
-	if err == nil && len(batch) > 0 {
-		if err = c.to.PutCases(ctx, batch); err == nil {
-			rc.Cases.Copied += len(batch)
-		}
-	}
-	return err
 }
 
 func (c *storeCopier) copyResults(ctx context.Context, p copyPlan, rc *runCopy) error {
@@ -636,30 +630,21 @@ func (c *storeCopier) copyResults(ctx context.Context, p copyPlan, rc *runCopy) 
 			return err
 		}
 	}
-	var batch []record.Result
-	flush := func() error {
+	return pipe(ctx, func(ctx context.Context, emit func(record.Result) error) error {
+		return c.from.Results(ctx, p.run.ID, func(r record.Result) error {
+			if _, ok := done[r.Key()]; ok {
+				rc.Results.There++
+				return nil
+			}
+			return emit(r)
+		})
+	}, func(ctx context.Context, batch []record.Result) error {
 		if err := c.to.PutResults(ctx, batch, nil); err != nil {
 			return err
 		}
 		rc.Results.Copied += len(batch)
-		batch = batch[:0]
-		return nil
-	}
-	err := c.from.Results(ctx, p.run.ID, func(r record.Result) error {
-		if _, ok := done[r.Key()]; ok {
-			rc.Results.There++
-			return nil
-		}
-		batch = append(batch, r)
-		if len(batch) == copyBatch {
-			return flush()
-		}
 		return nil
 	})
-	if err == nil && len(batch) > 0 {
-		err = flush()
-	}
-	return err
 }
 
 // scoreKey is a score's identity within a scoring.
@@ -698,29 +683,21 @@ func (c *storeCopier) copyScorings(ctx context.Context, p copyPlan, rc *runCopy)
 				return err
 			}
 		}
-		var batch []record.Score
-		flush := func() error {
+		err := pipe(ctx, func(ctx context.Context, emit func(record.Score) error) error {
+			return c.from.Scores(ctx, id, s.Scoring, func(sc record.Score) error {
+				if have[scoreKey{record.Key{CaseID: sc.CaseID, Target: sc.Target, Epoch: sc.Epoch}, sc.Scorer}] {
+					rc.Scores.There++
+					return nil
+				}
+				return emit(sc)
+			})
+		}, func(ctx context.Context, batch []record.Score) error {
 			if err := c.to.PutScores(ctx, batch); err != nil {
 				return err
 			}
 			rc.Scores.Copied += len(batch)
-			batch = batch[:0]
-			return nil
-		}
-		err := c.from.Scores(ctx, id, s.Scoring, func(sc record.Score) error {
-			if have[scoreKey{record.Key{CaseID: sc.CaseID, Target: sc.Target, Epoch: sc.Epoch}, sc.Scorer}] {
-				rc.Scores.There++
-				return nil
-			}
-			batch = append(batch, sc)
-			if len(batch) == copyBatch {
-				return flush()
-			}
 			return nil
 		})
-		if err == nil && len(batch) > 0 {
-			err = flush()
-		}
 		if err != nil {
 			return err
 		}
@@ -780,30 +757,21 @@ func (c *storeCopier) copyLoad(ctx context.Context, p copyPlan, rc *runCopy) err
 		}
 		rc.Steps.Copied += len(put)
 	}
-	var batch []record.LoadRequest
-	flush := func() error {
+	return pipe(ctx, func(ctx context.Context, emit func(record.LoadRequest) error) error {
+		return c.from.LoadRequests(ctx, id, func(r record.LoadRequest) error {
+			if reqs[reqKey{r.Target, r.Step, r.Seq}] {
+				rc.Requests.There++
+				return nil
+			}
+			return emit(r)
+		})
+	}, func(ctx context.Context, batch []record.LoadRequest) error {
 		if err := c.to.PutLoadRequests(ctx, batch); err != nil {
 			return err
 		}
 		rc.Requests.Copied += len(batch)
-		batch = batch[:0]
-		return nil
-	}
-	err = c.from.LoadRequests(ctx, id, func(r record.LoadRequest) error {
-		if reqs[reqKey{r.Target, r.Step, r.Seq}] {
-			rc.Requests.There++
-			return nil
-		}
-		batch = append(batch, r)
-		if len(batch) == copyBatch {
-			return flush()
-		}
 		return nil
 	})
-	if err == nil && len(batch) > 0 {
-		err = flush()
-	}
-	return err
 }
 
 // labelKey is a label's identity (store.Labels' PutLabels key).
@@ -867,26 +835,16 @@ func (c *storeCopier) copyLabels(ctx context.Context, p copyPlan, rc *runCopy) e
 }
 
 func (c *storeCopier) copyTraces(ctx context.Context, sum *storeCopySummary) error {
-	var batch []record.Trace
-	flush := func() error {
+	err := pipe(ctx, func(ctx context.Context, emit func(record.Trace) error) error {
+		return c.from.Traces(ctx, store.TraceFilter{}, func(t *record.Trace) error { return emit(*t) })
+	}, func(ctx context.Context, batch []record.Trace) error {
 		n, err := c.to.PutTraces(ctx, batch)
 		if err != nil {
 			return err
 		}
 		sum.Traces.add(n, len(batch)-n)
-		batch = batch[:0]
-		return nil
-	}
-	err := c.from.Traces(ctx, store.TraceFilter{}, func(t *record.Trace) error {
-		batch = append(batch, *t)
-		if len(batch) == copyBatch {
-			return flush()
-		}
 		return nil
 	})
-	if err == nil && len(batch) > 0 {
-		err = flush()
-	}
 	if err != nil {
 		return err
 	}
@@ -916,26 +874,16 @@ func (c *storeCopier) copyTraces(ctx context.Context, sum *storeCopySummary) err
 }
 
 func (c *storeCopier) copyCache(ctx context.Context, sum *storeCopySummary) error {
-	var batch []store.CacheEntry
-	flush := func() error {
+	err := pipe(ctx, func(ctx context.Context, emit func(store.CacheEntry) error) error {
+		return c.from.CacheEntries(ctx, emit)
+	}, func(ctx context.Context, batch []store.CacheEntry) error {
 		n, err := c.to.PutCacheEntries(ctx, batch)
 		if err != nil {
 			return err
 		}
 		sum.Cache.add(n, len(batch)-n)
-		batch = batch[:0]
-		return nil
-	}
-	err := c.from.CacheEntries(ctx, func(e store.CacheEntry) error {
-		batch = append(batch, e)
-		if len(batch) == copyBatch {
-			return flush()
-		}
 		return nil
 	})
-	if err == nil && len(batch) > 0 {
-		err = flush()
-	}
 	if err != nil {
 		return err
 	}
@@ -979,6 +927,49 @@ func (c *storeCopier) copyTwins(ctx context.Context, sum *storeCopySummary) erro
 		sum.Twins.Copied += len(put)
 	}
 	return nil
+}
+
+// pipe copies a stream in batches of copyBatch: read calls emit with each
+// record (inside the source's stream), and put writes each batch to the
+// destination from a goroutine of its own, so reading one store and
+// writing the other overlap (one batch read ahead). It stops at the first
+// error of either side.
+func pipe[T any](ctx context.Context, read func(ctx context.Context, emit func(T) error) error, put func(ctx context.Context, batch []T) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	batches := make(chan []T, 1)
+	g.Go(func() error {
+		for b := range batches {
+			if err := put(gctx, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		defer close(batches)
+		var batch []T
+		send := func() error {
+			select {
+			case batches <- batch:
+				batch = make([]T, 0, copyBatch)
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		err := read(gctx, func(v T) error {
+			batch = append(batch, v)
+			if len(batch) == copyBatch {
+				return send()
+			}
+			return nil
+		})
+		if err == nil && len(batch) > 0 {
+			err = send()
+		}
+		return err
+	})
+	return g.Wait()
 }
 
 // progress prints one run's line on stderr.
