@@ -32,12 +32,15 @@ func (d *DB) CachePut(ctx context.Context, key, target string, response []byte) 
 	if response == nil {
 		response = []byte{}
 	}
-	return d.write(ctx, "writing the response cache", func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO cache (key, response, created_at, target) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (key) DO UPDATE SET response = excluded.response, created_at = excluded.created_at, target = excluded.target`,
-			key, response, d.now().UnixMicro(), b(target))
-		return err
-	})
+	// One statement, atomic on its own: no transaction around it (the
+	// cache is on every call's path).
+	_, err := d.pool.Exec(ctx, `INSERT INTO cache (key, response, created_at, target) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (key) DO UPDATE SET response = excluded.response, created_at = excluded.created_at, target = excluded.target`,
+		key, response, d.now().UnixMicro(), b(target))
+	if err != nil {
+		return fmt.Errorf("writing the response cache: %w", err)
+	}
+	return nil
 }
 
 // CacheStats counts the cache's entries per target (see store.Store).
