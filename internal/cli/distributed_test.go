@@ -490,3 +490,62 @@ func TestDistributedWorkerWithoutKey(t *testing.T) {
 		t.Errorf("the submitter did not say why the jobs fail:\n%s", s.inv.stderr)
 	}
 }
+
+// A worker on a machine without the spec file or the dataset rebuilds the
+// task from the resolved spec the run stored and the cases its jobs
+// carry: the results are those of a worker that has the files.
+func TestDistributedWorkerWithoutSpecFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	url := pgtest.URL(t)
+	const cases = 40
+	_, mockURL := startMock(t, mock.Options{})
+	dir := t.TempDir()
+	path := echoTask(t, dir, cases, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1}`, mockURL))
+	db := openPG(t, url)
+	if _, err := distribute.Setup(context.Background(), db.Pool()); err != nil {
+		t.Fatal(err)
+	}
+	done := submit(t, cliEnv{env: map[string]string{}}, "run", path, "--db", url, "--no-cache")
+	deadline := time.Now().Add(30 * time.Second)
+	for pgCount(t, db, `SELECT count(*) FROM river_job`) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing enqueued")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The submitter has read everything; the workers' machine has none of it.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	ws := startWorkers(t, url, 2)
+	s := waitSubmitted(t, done, 60*time.Second)
+	stopWorkers(t, ws)
+	if s.inv.code != 0 || s.sum.Status != "complete" {
+		t.Fatalf("distributed run: exit %d, %+v\n%s", s.inv.code, s.sum, s.inv.stderr)
+	}
+	stored := 0
+	for _, w := range ws {
+		if strings.Contains(w.stderr.String(), "spec from its stored spec") {
+			stored++
+		} else if strings.Contains(w.stderr.String(), "working its jobs") {
+			t.Errorf("a worker read a spec file that was removed:\n%s", w.stderr)
+		}
+	}
+	if stored == 0 {
+		t.Errorf("no worker says it worked from the stored spec")
+	}
+	got := readUnits(t, db, s.sum.RunID)
+	if len(got) != cases {
+		t.Fatalf("%d results, want %d", len(got), cases)
+	}
+	// echoTask: the mock echoes the word; every third case expects another.
+	for i := 1; i <= cases; i++ {
+		u := got[keyOf(fmt.Sprintf("c%d", i), "oa")]
+		pass := i%3 != 0
+		if u.raw != fmt.Sprintf("word-%d", i) || !strings.HasPrefix(u.scores, fmt.Sprintf("correct=%v/", pass)) {
+			t.Errorf("c%d: reply %q, scores %s; want word-%d, pass %v", i, u.raw, u.scores, i, pass)
+		}
+	}
+}
