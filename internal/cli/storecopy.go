@@ -239,6 +239,10 @@ type storeCopySummary struct {
 // copyBatch is how many records go to the destination per write.
 const copyBatch = 1000
 
+// progressEvery is how many results of a large run the copy reports
+// having copied, as it goes.
+const progressEvery = 100_000
+
 // dumpStore is a store that copying can read and write whole.
 type dumpStore interface {
 	store.Store
@@ -642,7 +646,11 @@ func (c *storeCopier) copyResults(ctx context.Context, p copyPlan, rc *runCopy) 
 		if err := c.to.PutResults(ctx, batch, nil); err != nil {
 			return err
 		}
+		before := rc.Results.Copied
 		rc.Results.Copied += len(batch)
+		if rc.Results.Copied/progressEvery > before/progressEvery {
+			fmt.Fprintf(c.g.Stderr, "run %s: %d results copied…\n", p.run.ID, rc.Results.Copied)
+		}
 		return nil
 	})
 }

@@ -367,6 +367,17 @@ func TestStoreCopyCompletesARun(t *testing.T) {
 		if err := b.PutResults(ctx, results, scores); err != nil {
 			t.Fatal(err)
 		}
+		// The rescore's scoring reserved, as a copy stopped before its
+		// scores leaves it: pending, no scores.
+		sc, err := a.Scorings(ctx, id)
+		if err != nil || len(sc) < 2 || sc[1].Scoring != 2 || sc[1].Pending {
+			t.Fatalf("source scorings %+v, %v; want scoring 2 complete", sc, err)
+		}
+		row := sc[1]
+		row.Pending = true
+		if _, err := b.PutScoring(ctx, id, row); err != nil {
+			t.Fatal(err)
+		}
 	}()
 	copySummary(t, "--from", partial, "--to", dst)
 	if got := mustCLI(t, "runs", "--json", "--db", dst).stdout; !strings.Contains(got, `"interrupted"`) {
@@ -380,6 +391,9 @@ func TestStoreCopyCompletesARun(t *testing.T) {
 		t.Errorf("summary: runs %+v, results %+v, scores %+v; want 1 completed, 32 results copied and 20 there, 40 scores there", s.Runs, s.Results, s.Scores)
 	}
 	sameReports(t, "completed run", reportsOf(t, src, []string{id}), reportsOf(t, dst, []string{id}))
+	if a, b := contentsOf(t, src).Scorings[id], contentsOf(t, dst).Scorings[id]; !reflect.DeepEqual(a, b) {
+		t.Errorf("scorings after completing:\n%+v\nwant the source's\n%+v", b, a)
+	}
 }
 
 // A destination run of the same ID that is another run is refused, named,
