@@ -65,6 +65,7 @@ var formatValues = map[string][]string{
 	"assay labels queues":       jsonFormats,
 	"assay labels queue":        jsonFormats,
 	"assay labels import":       jsonFormats,
+	"assay store copy":          jsonFormats,
 }
 
 // runArgCommands take stored runs as positional arguments: how many (-1:
