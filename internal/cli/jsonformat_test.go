@@ -16,6 +16,7 @@ var formatExempt = map[string]string{
 	"assay mock":            "a server: it serves until stopped",
 	"assay serve":           "a server: it serves until stopped",
 	"assay collect":         "a server: it receives traces until stopped",
+	"assay worker":          "a server: it works jobs until stopped",
 	"assay baseline export": "writes a baseline file, which is JSON",
 	"assay help":            "cobra's help",
 	"assay baseline":        "a group: it lists its subcommands",
