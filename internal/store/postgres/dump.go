@@ -26,8 +26,7 @@ func (d *DB) Scorings(ctx context.Context, runID string) ([]store.Scoring, error
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return each(ctx, rows, func() error {
 			var s store.Scoring
 			var number, scores int64
 			var status string
@@ -38,8 +37,8 @@ func (d *DB) Scorings(ctx context.Context, runID string) ([]store.Scoring, error
 			s.Scoring, s.Scores = int(number), int(scores)
 			s.Pending, s.Created = status == "pending", fromMicros(created)
 			out = append(out, s)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the scorings of run %s: %w", runID, err)
@@ -84,26 +83,18 @@ func (d *DB) CacheEntries(ctx context.Context, fn func(store.CacheEntry) error) 
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		return each(ctx, rows, func() error {
 			var e store.CacheEntry
-			var target []byte
 			var created int64
-			if err := rows.Scan(&e.Key, &target, &e.Response, &created); err != nil {
+			if err := rows.Scan(&e.Key, bstr{&e.Target}, &e.Response, &created); err != nil {
 				return err
 			}
 			if e.Response == nil {
 				e.Response = []byte{}
 			}
-			e.Target, e.Created = string(target), fromMicros(&created)
-			if err := fn(e); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+			e.Created = fromMicros(&created)
+			return fn(e)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("reading the response cache: %w", err)
@@ -154,15 +145,14 @@ func (d *DB) TwinSets(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var s []byte
-			if err := rows.Scan(&s); err != nil {
+		return each(ctx, rows, func() error {
+			var set string
+			if err := rows.Scan(bstr{&set}); err != nil {
 				return err
 			}
-			out = append(out, string(s))
-		}
-		return rows.Err()
+			out = append(out, set)
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the twin sets: %w", err)
