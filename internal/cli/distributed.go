@@ -12,12 +12,21 @@ import (
 	"github.com/assay-eval/assay/internal/store/postgres"
 )
 
-// distributedStore is the PostgreSQL store `run --distributed` needs: its
-// workers on other machines take the jobs from the same database.
-func distributedStore(st store.Store, g *Globals) (*postgres.DB, error) {
+// requirePostgres refuses, before any store is opened or created, a
+// distributed run or a worker on an SQLite store: the workers on other
+// machines take the jobs from the same PostgreSQL database.
+func requirePostgres(g *Globals, what string) error {
+	if postgres.IsURL(g.DB) {
+		return nil
+	}
+	return usageError{fmt.Errorf("%s needs the PostgreSQL store, which workers on other machines share (--db postgres://USER@HOST/DB or ASSAY_DB); %s is an SQLite file: run without --distributed, or copy it with assay store copy", what, storeName(g.DB))}
+}
+
+// distributedStore is the PostgreSQL store requirePostgres let through.
+func distributedStore(st store.Store, g *Globals, what string) (*postgres.DB, error) {
 	db, ok := st.(*postgres.DB)
 	if !ok {
-		return nil, usageError{fmt.Errorf("--distributed needs the PostgreSQL store, which workers on other machines share (--db postgres://USER@HOST/DB or ASSAY_DB); %s is an SQLite file: run without --distributed, or copy it with assay store copy", storeName(g.DB))}
+		return nil, fmt.Errorf("%s: the store at %s is not PostgreSQL", what, storeName(g.DB))
 	}
 	return db, nil
 }

@@ -385,8 +385,11 @@ func TestDistributedRefusesSQLite(t *testing.T) {
 		t.Errorf("exit %d, stderr %s", inv.code, inv.stderr)
 	}
 	inv = runCLI(t, cliEnv{env: map[string]string{}}, "worker", "--db", filepath.Join(dir, "a.db"))
-	if inv.code != ExitUsage || !strings.Contains(inv.stderr, "needs the PostgreSQL store") {
+	if inv.code != ExitUsage || !strings.Contains(inv.stderr, "assay worker needs the PostgreSQL store") {
 		t.Errorf("worker: exit %d, stderr %s", inv.code, inv.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.db")); !os.IsNotExist(err) {
+		t.Errorf("refusing, a store was created: %v", err)
 	}
 }
 

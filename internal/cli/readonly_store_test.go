@@ -112,7 +112,7 @@ func TestNoStoreHere(t *testing.T) {
 	// Commands that take a spec, write runs, or need no store.
 	others := map[string]bool{"validate": true, "run": true, "mock": true, "selftest": true, "probe": true, "init": true, "collect": true,
 		"completion": true, "help": true, "version": true, "ingest": true, "import": true,
-		"load": true}
+		"load": true, "worker": true}
 
 	root := newRootCommand(&Globals{})
 	for _, c := range root.Commands() {

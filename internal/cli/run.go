@@ -177,6 +177,11 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		fmt.Fprintf(g.Stderr, "warning: %s\n", w)
 	}
 
+	if o.Distributed {
+		if err := requirePostgres(g, "--distributed"); err != nil {
+			return err
+		}
+	}
 	st, err := openStore(ctx, g)
 	if err != nil {
 		return err
@@ -185,7 +190,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	e := newEngine(g, st)
 	var db *postgres.DB
 	if o.Distributed {
-		if db, err = distributedStore(st, g); err != nil {
+		if db, err = distributedStore(st, g, "--distributed"); err != nil {
 			return err
 		}
 	}

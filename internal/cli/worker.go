@@ -88,14 +88,17 @@ flight (their jobs are rescued later). See docs/distributed.md.
 }
 
 func runWorker(ctx context.Context, g *Globals, o *workerOptions) error {
+	if err := requirePostgres(g, "assay worker"); err != nil {
+		return err
+	}
 	st, err := openStore(ctx, g)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	db, err := distributedStore(st, g)
+	db, err := distributedStore(st, g, "assay worker")
 	if err != nil {
-		return usageError{fmt.Errorf("assay worker: %w", err)}
+		return err
 	}
 	host, _ := os.Hostname()
 	var nonce [4]byte
