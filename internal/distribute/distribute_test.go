@@ -168,3 +168,41 @@ func TestSharedConcurrency(t *testing.T) {
 		t.Errorf("at most %d calls in flight at once; want 2 (the limit, reached)", m)
 	}
 }
+
+// TPM across holders: a second's worth of tokens goes at once, the rest
+// as the bucket refills, and usage above the estimate delays later calls.
+func TestSharedTPM(t *testing.T) {
+	db, runID := limiterRun(t)
+	target := &spec.Target{Name: "t", Limits: spec.Limits{TPM: 6000}} // 100 tokens a second
+	a := NewLimiters(db.Pool(), "holder-a")
+	defer a.Close()
+	b := NewLimiters(db.Pool(), "holder-b")
+	defer b.Close()
+	la, lb := a.For(runID)(target), b.For(runID)(target)
+	if !la.Estimates() {
+		t.Fatal("a TPM limit does not ask for estimates")
+	}
+	start := time.Now()
+	take := func(l interface {
+		Acquire(context.Context, int) (func(int), error)
+	}, tokens, used int) time.Duration {
+		release, err := l.Acquire(context.Background(), tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release(used)
+		return time.Since(start)
+	}
+	if d := take(la, 100, 100); d > 150*time.Millisecond {
+		t.Errorf("the first second's 100 tokens waited %s", d)
+	}
+	// 50 more from the other holder: half a second of refill.
+	if d := take(lb, 50, 150); d < 450*time.Millisecond {
+		t.Errorf("50 tokens past the burst went after %s; want ≥ 0.5 s", d)
+	}
+	// That call used 100 more than it asked: charged, so 10 more tokens
+	// wait for a further 1.1 s.
+	if d := take(la, 10, 0); d < 1550*time.Millisecond {
+		t.Errorf("after 100 tokens of extra usage, 10 more went at %s; want ≥ 1.6 s", d)
+	}
+}
