@@ -89,6 +89,7 @@ func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engin
 		prog.finish()
 		sum.Stored, sum.Errors = p.Stored-before.Stored, p.Errors-before.Errors
 		sum.SpendUSD, sum.SavedUSD = p.SpendUSD-before.SpendUSD, p.SavedUSD-before.SavedUSD
+		sum.Skipped = len(run.Done) // stored before this invocation, as a local resume counts them
 		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), store.ErrLeaseLost) {
 			// The second interrupt: what the workers stored is the run's;
 			// Finish marks it interrupted.

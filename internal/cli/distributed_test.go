@@ -371,6 +371,9 @@ func TestDistributedInterruptResume(t *testing.T) {
 	if len(got) != cases {
 		t.Errorf("%d results after resume, want %d", len(got), cases)
 	}
+	if r.sum.Skipped != stored {
+		t.Errorf("resume: %d already done, want %d", r.sum.Skipped, stored)
+	}
 	if r.sum.Stored != cases-stored {
 		t.Errorf("resume stored %d, want %d", r.sum.Stored, cases-stored)
 	}
