@@ -23,6 +23,7 @@ var formatExempt = map[string]string{
 	"assay cache":           "a group: it lists its subcommands",
 	"assay probe":           "a group: it lists its subcommands",
 	"assay labels":          "a group: it lists its subcommands",
+	"assay store":           "a group: it lists its subcommands",
 	"assay labels export":   "writes labels as JSONL",
 }
 
