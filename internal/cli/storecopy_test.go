@@ -536,3 +536,19 @@ func TestStoreCopyInterrupted(t *testing.T) {
 	copySummary(t, "--from", src, "--to", dst)
 	sameReports(t, "after finishing an interrupted copy", reportsOf(t, src, []string{id}), reportsOf(t, dst, []string{id}))
 }
+
+// Labels belong to a run: --what labels for a run the destination lacks is
+// refused, naming the run and how to copy it.
+func TestStoreCopyLabelsNeedTheRun(t *testing.T) {
+	src, id := sourceStore(t)
+	dst := filepath.Join(t.TempDir(), "dst.db")
+	inv := runCLI(t, cliEnv{}, "store", "copy", "--from", src, "--to", dst, "--run", id, "--what", "labels")
+	if inv.code != ExitErr || !strings.Contains(inv.stderr, "run "+id+" is not in "+dst+": copy it with --what runs,labels") {
+		t.Fatalf("labels without their run: exit %d, stderr %q", inv.code, inv.stderr)
+	}
+	copySummary(t, "--from", src, "--to", dst, "--run", id, "--what", "runs")
+	s, _ := copySummary(t, "--from", src, "--to", dst, "--run", id, "--what", "labels")
+	if s.Labels.Copied != 4 || s.Queues.Copied != 1 || s.Results.Copied != 0 {
+		t.Errorf("--what labels after the run: labels %+v, queues %+v, results %+v; want 4 labels and 1 queue, no results", s.Labels, s.Queues, s.Results)
+	}
+}
