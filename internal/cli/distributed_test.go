@@ -303,8 +303,8 @@ func TestDistributedInterruptResume(t *testing.T) {
 		t.Skip("starts worker processes")
 	}
 	url := pgtest.URL(t)
-	const cases = 400
-	srv, mockURL := startMock(t, mock.Options{Latency: 40 * time.Millisecond})
+	const cases = 300
+	srv, mockURL := startMock(t, mock.Options{Latency: 20 * time.Millisecond})
 	path := echoTask(t, t.TempDir(), cases, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1, limits: {concurrency: 2}}`, mockURL))
 	db := openPG(t, url)
 	ws := startWorkers(t, url, 1, "--concurrency", "1")
@@ -553,5 +553,48 @@ func TestDistributedWorkerWithoutSpecFile(t *testing.T) {
 		if u.raw != fmt.Sprintf("word-%d", i) || !strings.HasPrefix(u.scores, fmt.Sprintf("correct=%v/", pass)) {
 			t.Errorf("c%d: reply %q, scores %s; want word-%d, pass %v", i, u.raw, u.scores, i, pass)
 		}
+	}
+}
+
+// --targets: a worker takes only the jobs of the targets it names, so a
+// target's calls stay on the machines that can reach it.
+func TestDistributedWorkerTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	url := pgtest.URL(t)
+	const cases = 20
+	_, mockURL := startMock(t, mock.Options{})
+	path := echoTask(t, t.TempDir(), cases, fmt.Sprintf("  - {name: oa, provider: openai, model: m, base_url: %s/v1}\n  - {name: \"O.b-2\", provider: openai, model: m, base_url: %s/v1}", mockURL, mockURL))
+	db := openPG(t, url)
+	if _, err := distribute.Setup(context.Background(), db.Pool()); err != nil {
+		t.Fatal(err)
+	}
+	oa := startWorkers(t, url, 1, "--targets", "oa")
+	done := submit(t, cliEnv{env: map[string]string{}}, "run", path, "--db", url, "--no-cache", "--batch", "5")
+	count := func(target string) int {
+		return pgCount(t, db, `SELECT count(*) FROM results WHERE target = $1`, []byte(target))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for count("oa") < cases {
+		if time.Now().After(deadline) {
+			select {
+			case s := <-done:
+				t.Fatalf("the run ended: exit %d\n%s", s.inv.code, s.inv.stderr)
+			default:
+			}
+			t.Fatalf("oa's jobs were not worked: %s", oa[0].stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a few of the worker's polls
+	if n := count("O.b-2"); n != 0 {
+		t.Errorf("a worker for oa stored %d results of \"O.b-2\"", n)
+	}
+	ob := startWorkers(t, url, 1, "--targets", "O.b-2")
+	s := waitSubmitted(t, done, 30*time.Second)
+	stopWorkers(t, append(oa, ob...))
+	if s.inv.code != 0 || s.sum.Status != "complete" || count("O.b-2") != cases {
+		t.Fatalf("exit %d, %+v, %d results of \"O.b-2\"\n%s", s.inv.code, s.sum, count("O.b-2"), s.inv.stderr)
 	}
 }
