@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	"github.com/assay-eval/assay/internal/distribute"
@@ -20,6 +22,26 @@ func requirePostgres(g *Globals, what string) error {
 		return nil
 	}
 	return usageError{fmt.Errorf("%s needs the PostgreSQL store, which workers on other machines share (--db postgres://USER@HOST/DB or ASSAY_DB); %s is an SQLite file: run without --distributed, or copy it with assay store copy", what, storeName(g.DB))}
+}
+
+// lockedStderr is g with a stderr that goroutines may share: the
+// submitter's progress, a worker's jobs and the interrupt watcher each
+// write to it.
+func lockedStderr(g *Globals) *Globals {
+	c := *g
+	c.Stderr = &lockedWriter{w: g.Stderr}
+	return &c
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // distributedStore is the PostgreSQL store requirePostgres let through.

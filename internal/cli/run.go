@@ -181,6 +181,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 		if err := requirePostgres(g, "--distributed"); err != nil {
 			return err
 		}
+		g = lockedStderr(g)
 	}
 	st, err := openStore(ctx, g)
 	if err != nil {

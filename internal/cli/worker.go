@@ -91,6 +91,7 @@ func runWorker(ctx context.Context, g *Globals, o *workerOptions) error {
 	if err := requirePostgres(g, "assay worker"); err != nil {
 		return err
 	}
+	g = lockedStderr(g)
 	st, err := openStore(ctx, g)
 	if err != nil {
 		return err
