@@ -598,3 +598,49 @@ func TestDistributedWorkerTargets(t *testing.T) {
 		t.Fatalf("exit %d, %+v, %d results of \"O.b-2\"\n%s", s.inv.code, s.sum, count("O.b-2"), s.inv.stderr)
 	}
 }
+
+// Ctrl-C on a worker: it takes no more jobs, its calls in flight finish
+// and are stored, and the rest of its jobs go back to the queue, where
+// another worker completes the run without calling anything twice.
+func TestDistributedWorkerInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	url := pgtest.URL(t)
+	const cases = 200
+	srv, mockURL := startMock(t, mock.Options{Latency: 30 * time.Millisecond})
+	path := echoTask(t, t.TempDir(), cases, fmt.Sprintf(`  - {name: oa, provider: openai, model: m, base_url: %s/v1, limits: {concurrency: 2}}`, mockURL))
+	db := openPG(t, url)
+	if _, err := distribute.Setup(context.Background(), db.Pool()); err != nil {
+		t.Fatal(err)
+	}
+	first := startWorkers(t, url, 1, "--concurrency", "1")
+	done := submit(t, cliEnv{env: map[string]string{}}, "run", path, "--db", url, "--no-cache", "--batch", "20")
+	deadline := time.Now().Add(30 * time.Second)
+	for pgCount(t, db, `SELECT count(*) FROM results`) < 30 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress: %s", first[0].stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stopWorkers(t, first)
+	stopped := pgCount(t, db, `SELECT count(*) FROM results`)
+	if stopped >= cases {
+		t.Fatalf("the run finished before the worker was stopped")
+	}
+	if !strings.Contains(first[0].stderr.String(), "taking no more jobs") {
+		t.Errorf("the worker did not say it stops:\n%s", first[0].stderr)
+	}
+	second := startWorkers(t, url, 1)
+	s := waitSubmitted(t, done, 60*time.Second)
+	stopWorkers(t, second)
+	if s.inv.code != 0 || s.sum.Status != "complete" {
+		t.Fatalf("exit %d, %+v\n%s", s.inv.code, s.sum, s.inv.stderr)
+	}
+	if n := srv.Stats().Requests; n != cases {
+		t.Errorf("%d calls for %d cases: a stopped worker's calls were repeated or dropped", n, cases)
+	}
+	if n := pgCount(t, db, `SELECT count(*) FROM results`); n != cases {
+		t.Errorf("%d results, want %d", n, cases)
+	}
+}
