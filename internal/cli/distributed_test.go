@@ -166,6 +166,7 @@ func waitSubmitted(t *testing.T, ch <-chan submitted, within time.Duration) subm
 // and the calls made twice are no more than the killed worker's jobs
 // could hold (its jobs at once × units a job).
 func TestDistributedKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
@@ -192,7 +193,7 @@ func TestDistributedKill9(t *testing.T) {
 	}
 
 	db := openPG(t, url)
-	ws := startWorkers(t, url, 3, "--concurrency", fmt.Sprint(concurrency), "--rescue-after", "3s", "--job-timeout", "2s")
+	ws := startWorkers(t, url, 3, "--concurrency", fmt.Sprint(concurrency), "--rescue-after", "4s", "--job-timeout", "3s")
 	done := submit(t, e, "run", path, "--db", url, "--no-cache", "--batch", fmt.Sprint(batch))
 
 	// Halfway, kill -9 a worker that is working a job.
@@ -255,6 +256,9 @@ func TestDistributedKill9(t *testing.T) {
 // just above that rate (10%, with a burst of 5 for the scheduling jitter
 // of five processes on a loaded machine), never has to. Without the
 // shared limit each worker would go at the full rate: three times it.
+//
+// Not parallel: other tests' processes on the same cores would make the
+// workers' sends bunch (see bench/RESULTS.md, "Distributed runs").
 func TestDistributedSharedRPM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
@@ -299,6 +303,7 @@ func TestDistributedSharedRPM(t *testing.T) {
 // --resume RUN --distributed enqueues only the missing units and
 // completes it with every result stored once.
 func TestDistributedInterruptResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
@@ -381,6 +386,7 @@ func TestDistributedInterruptResume(t *testing.T) {
 
 // --distributed needs the PostgreSQL store.
 func TestDistributedRefusesSQLite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := echoTask(t, dir, 3, `  - {name: oa, provider: openai, model: m, base_url: http://127.0.0.1:1/v1}`)
 	inv := runCLI(t, cliEnv{env: map[string]string{}}, "run", path, "--db", filepath.Join(dir, "a.db"), "--distributed")
@@ -400,6 +406,7 @@ func TestDistributedRefusesSQLite(t *testing.T) {
 // nothing for the units already stored: here every unit of the run is
 // stored and its jobs are enqueued once more.
 func TestDistributedRetriedJobSkipsStored(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
@@ -461,6 +468,7 @@ func TestDistributedRetriedJobSkipsStored(t *testing.T) {
 // worker's environment, only the submitter's) fails the jobs, and the
 // submitter says so with the worker's reason instead of waiting silently.
 func TestDistributedWorkerWithoutKey(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
@@ -501,6 +509,7 @@ func TestDistributedWorkerWithoutKey(t *testing.T) {
 // task from the resolved spec the run stored and the cases its jobs
 // carry: the results are those of a worker that has the files.
 func TestDistributedWorkerWithoutSpecFile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
@@ -559,6 +568,7 @@ func TestDistributedWorkerWithoutSpecFile(t *testing.T) {
 // --targets: a worker takes only the jobs of the targets it names, so a
 // target's calls stay on the machines that can reach it.
 func TestDistributedWorkerTargets(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
@@ -603,6 +613,7 @@ func TestDistributedWorkerTargets(t *testing.T) {
 // and are stored, and the rest of its jobs go back to the queue, where
 // another worker completes the run without calling anything twice.
 func TestDistributedWorkerInterrupt(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
