@@ -17,11 +17,11 @@ import (
 // requirePostgres refuses, before any store is opened or created, a
 // distributed run or a worker on an SQLite store: the workers on other
 // machines take the jobs from the same PostgreSQL database.
-func requirePostgres(g *Globals, what string) error {
+func requirePostgres(g *Globals, what, instead string) error {
 	if postgres.IsURL(g.DB) {
 		return nil
 	}
-	return usageError{fmt.Errorf("%s needs the PostgreSQL store, which workers on other machines share (--db postgres://USER@HOST/DB or ASSAY_DB); %s is an SQLite file: run without --distributed, or copy it with assay store copy", what, storeName(g.DB))}
+	return usageError{fmt.Errorf("%s needs the PostgreSQL store, which workers on other machines share (--db postgres://USER@HOST/DB or ASSAY_DB); %s is an SQLite file: %s, or copy it there with assay store copy", what, storeName(g.DB), instead)}
 }
 
 // lockedStderr is g with a stderr that goroutines may share: the
@@ -95,7 +95,7 @@ func runDistributed(ctx context.Context, g *Globals, db *postgres.DB, run *engin
 				if p.Retrying > 0 && p.LastError != failing {
 					// What a worker said is the worker's text: shown as data.
 					failing = p.LastError
-					fmt.Fprintf(g.Stderr, "%d jobs failed and wait to be tried again (up to %d times), e.g.: %s\n", p.Retrying, distribute.MaxAttempts, termSafe(p.LastError))
+					fmt.Fprintf(g.Stderr, "%d jobs failed and wait to be tried again (up to %d times); a worker said: %s\n", p.Retrying, distribute.MaxAttempts, termSafe(p.LastError))
 				}
 				if prog.bar == nil && now.Sub(last) >= 10*time.Second {
 					last = now

@@ -500,7 +500,7 @@ func TestDistributedWorkerWithoutKey(t *testing.T) {
 	if s.sum.Status != "interrupted" {
 		t.Errorf("status %q, want interrupted", s.sum.Status)
 	}
-	if !strings.Contains(s.inv.stderr, "jobs failed and wait to be tried again") || !strings.Contains(s.inv.stderr, "H5_TEST_ONLY_KEY") {
+	if !strings.Contains(s.inv.stderr, "jobs failed and wait to be tried again (up to 5 times); a worker said: ") || !strings.Contains(s.inv.stderr, "H5_TEST_ONLY_KEY") {
 		t.Errorf("the submitter did not say why the jobs fail:\n%s", s.inv.stderr)
 	}
 }

@@ -178,7 +178,7 @@ func runRun(ctx context.Context, g *Globals, o *runOptions) error {
 	}
 
 	if o.Distributed {
-		if err := requirePostgres(g, "--distributed"); err != nil {
+		if err := requirePostgres(g, "--distributed", "run without --distributed"); err != nil {
 			return err
 		}
 		g = lockedStderr(g)

@@ -193,7 +193,7 @@ type runCopy struct {
 	Outcome  string    `json:"outcome"`
 	Cases    copyCount `json:"cases"`
 	Results  copyCount `json:"results"`
-	Scorings copyCount `json:"scorings"`
+	Scorings copyCount `json:"rescorings"` // assay rescore's scorings (a run's own is the run)
 	Scores   copyCount `json:"scores"`
 	Steps    copyCount `json:"load_steps"`
 	Requests copyCount `json:"load_requests"`
@@ -223,7 +223,7 @@ type storeCopySummary struct {
 	} `json:"runs"`
 	Cases        copyCount `json:"cases"`
 	Results      copyCount `json:"results"`
-	Scorings     copyCount `json:"scorings"`
+	Scorings     copyCount `json:"rescorings"`
 	Scores       copyCount `json:"scores"`
 	LoadSteps    copyCount `json:"load_steps"`
 	LoadRequests copyCount `json:"load_requests"`
@@ -1023,7 +1023,7 @@ func (s *storeCopySummary) write(w io.Writer) error {
 		c    copyCount
 	}{
 		{"runs", copyCount{s.Runs.Copied, s.Runs.There}},
-		{"cases", s.Cases}, {"results", s.Results}, {"scorings", s.Scorings}, {"scores", s.Scores},
+		{"cases", s.Cases}, {"results", s.Results}, {"rescorings", s.Scorings}, {"scores", s.Scores},
 		{"load steps", s.LoadSteps}, {"load requests", s.LoadRequests},
 		{"label queues", s.Queues}, {"labels", s.Labels},
 		{"traces", s.Traces}, {"samples", s.Samples}, {"cache entries", s.Cache}, {"twins", s.Twins},

@@ -303,7 +303,7 @@ func TestStoreCopyRoundTrip(t *testing.T) {
 				}
 			}
 			zero := copyCount{}
-			for name, c := range map[string]copyCount{"cases": s2.Cases, "results": s2.Results, "scorings": s2.Scorings, "scores": s2.Scores,
+			for name, c := range map[string]copyCount{"cases": s2.Cases, "results": s2.Results, "rescorings": s2.Scorings, "scores": s2.Scores,
 				"queues": s2.Queues, "labels": s2.Labels, "load steps": s2.LoadSteps, "load requests": s2.LoadRequests, "traces": s2.Traces, "samples": s2.Samples, "cache": s2.Cache, "twins": s2.Twins} {
 				if c.Copied != 0 || c == zero {
 					t.Errorf("second copy: %s %+v; want nothing copied, all already there", name, c)

@@ -88,7 +88,7 @@ flight (their jobs are rescued later). See docs/distributed.md.
 }
 
 func runWorker(ctx context.Context, g *Globals, o *workerOptions) error {
-	if err := requirePostgres(g, "assay worker"); err != nil {
+	if err := requirePostgres(g, "assay worker", "a local run (without --distributed) needs no worker"); err != nil {
 		return err
 	}
 	g = lockedStderr(g)

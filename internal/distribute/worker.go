@@ -364,6 +364,14 @@ func (h *handler) Work(ctx context.Context, job *river.Job[UnitsArgs]) error {
 		// to the queue for another worker.
 		return river.JobSnooze(0)
 	}
+	if want, have := len(cases)*rec.Epochs, len(done)+sum.Stored; have < want {
+		// Never complete a job that is missing units: it is tried again
+		// (skipping what is stored), and a run is not left short by a job
+		// taken for done.
+		err := fmt.Errorf("run %s, target %s: job %d stored %d of its %d units", rec.ID, a.Target, job.ID, have, want)
+		w.logf("%v", err)
+		return err
+	}
 	return nil
 }
 

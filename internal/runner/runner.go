@@ -104,7 +104,7 @@ type Summary struct {
 	Discarded   int     // calls aborted by cancellation, not stored
 	SpendUSD    float64 // cost of calls actually paid (cache hits cost 0)
 	SavedUSD    float64 // what the cache hits would have cost
-	Interrupted bool    // Stop was closed or ctx cancelled before all work was issued
+	Interrupted bool    // Stop was closed or ctx cancelled before every unit was called
 	// Retried counts the stored results that replaced a failed one
 	// (Options.Retry); RetriedErrors those of them that failed again.
 	Retried       int
@@ -196,7 +196,13 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 				return o.issue(send, t, &skipped)
 			}, func(j job) {
 				if Closed(stop) || ctx.Err() != nil || Closed(given) {
-					return // queued, never issued: a resume does it
+					// Queued, never called: a resume does it. The issuer
+					// may have handed over every unit before the stop,
+					// so the skip itself marks the run interrupted.
+					if Closed(stop) && !Closed(given) {
+						interrupted.Store(true)
+					}
+					return
 				}
 				it, ok := o.call(ctx, t, j, unavailable)
 				if !ok {

@@ -202,6 +202,44 @@ func TestRunStopKeepsInFlight(t *testing.T) {
 	}
 }
 
+// A stop that comes after every unit was handed to the pool, while some
+// still wait in its queue for a worker, is an interrupt: the waiting units
+// are never called, and a caller that took the run for finished would
+// lose them (a distributed worker completed its job without them).
+func TestRunStopAfterIssuedIsInterrupted(t *testing.T) {
+	st := newMemStore()
+	stop := make(chan struct{})
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	p := &countingProvider{}
+	p.fail = func(*provider.Request) error {
+		once.Do(func() { close(arrived) })
+		<-release
+		return nil
+	}
+	go func() {
+		<-arrived
+		// The one worker holds case 1; case 2 goes into the pool's queue
+		// and the issuer returns, all issued.
+		time.Sleep(50 * time.Millisecond)
+		close(stop)
+		close(release)
+	}()
+	sum, err := Run(context.Background(), Options{
+		RunID: "r1", Targets: []Target{target("a", p, 1)}, Cases: cases(2),
+		Render: render, Score: noScore, Store: st, Stop: stop,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.len() != 1 || p.calls.Load() != 1 {
+		t.Fatalf("stored %d after %d calls; want the call in flight stored and the queued case not called", st.len(), p.calls.Load())
+	}
+	if !sum.Interrupted {
+		t.Error("a queued unit was dropped by the stop, but the run is not reported as interrupted")
+	}
+}
+
 // Cancelling aborts calls in flight; they are not stored, so a resume redoes them.
 func TestRunCancelDropsAborted(t *testing.T) {
 	st := newMemStore()

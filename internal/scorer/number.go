@@ -51,7 +51,8 @@ func buildTolerance(b *builder, i int, sc *spec.Scorer) (tolerance, bool) {
 }
 
 // within reports whether out is within the tolerance of exp, with the
-// difference and the limit it was held to (as text, for a reason).
+// difference and the tolerance (as text, for a reason: the spec's, or its
+// share of exp when relative; the rounding allowance is not shown).
 func (t tolerance) within(out, exp decimal) (ok bool, diff, limit string) {
 	o, _ := out.rat()
 	e, _ := exp.rat()
@@ -61,6 +62,7 @@ func (t tolerance) within(out, exp decimal) (ok bool, diff, limit string) {
 	if t.relative {
 		lim.Mul(lim, new(big.Rat).Abs(e))
 	}
+	shown := ratText(lim) // the tolerance the spec set, without the rounding allowance
 	if !out.integral() || !exp.integral() {
 		// Float rounding: a relative 1e-9 of the larger.
 		m := new(big.Rat).Abs(o)
@@ -69,7 +71,7 @@ func (t tolerance) within(out, exp decimal) (ok bool, diff, limit string) {
 		}
 		lim.Add(lim, m.Mul(m, big.NewRat(1, 1_000_000_000)))
 	}
-	return d.Cmp(lim) <= 0, ratText(d), ratText(lim)
+	return d.Cmp(lim) <= 0, ratText(d), shown
 }
 
 // ratText renders r for a reason: exactly when it is short, else to six

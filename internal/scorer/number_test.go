@@ -51,6 +51,9 @@ func TestNumberExact(t *testing.T) {
 		// 0.010000000000000009, over the tolerance).
 		{"at the bound exactly", call{raw: "1.01", expected: json.Number("1")}, passes, ""},
 		{"just over", call{raw: "1.0101", expected: json.Number("1")}, silent, ""},
+		// The reason shows the tolerance the spec set, not it plus the
+		// rounding allowance (0.0100003 here).
+		{"the reason names the spec's tolerance", call{raw: "291.6", expected: json.Number("302.0")}, silent, "got 291.6, expected 302 (off by 10.4, tolerance 0.01)"},
 	})
 }
 
