@@ -92,7 +92,7 @@ func TestKneeAtRateLimit(t *testing.T) {
 	f := &fakeServer{Slots: 200, Service: 5 * time.Millisecond, Rate: 100}
 	slo := load.SLO{P95: time.Second, Errors: 0.05, ErrorsSet: true}
 	sink, res := unsaturated(t, slo, func() (*Memory, error) {
-		f.calls.Store(0)
+		f.reset() // a second attempt starts in a fresh rate window
 		return run(t, []Target{target("limited", f, nil)}, Options{
 			Mode: load.ModeRate, Levels: []float64{60, 90, 130, 170}, Duration: 2 * time.Second, Seed: 5, SLO: slo,
 		})

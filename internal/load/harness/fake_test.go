@@ -34,6 +34,16 @@ type fakeServer struct {
 	inFlight         atomic.Int64
 }
 
+// reset forgets the calls and the rate window of an earlier attempt: an
+// attempt started within the window the last one filled would be answered
+// 429 for requests well under the rate.
+func (f *fakeServer) reset() {
+	f.mu.Lock()
+	f.window, f.inWindow = time.Time{}, 0
+	f.mu.Unlock()
+	f.calls.Store(0)
+}
+
 func (f *fakeServer) Complete(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	f.once.Do(func() { f.slots = make(chan struct{}, max(1, f.Slots)) })
 	f.calls.Add(1)
