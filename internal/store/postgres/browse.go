@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,58 +20,11 @@ import (
 // both stores return the same pages and cursors).
 const browseBudget = 20_000
 
-// cursor is a position in a run's results in dataset order, made exactly
-// as the SQLite store makes its own, so a cursor means the same to both.
-// Known is a position among results of recorded cases (by line, case,
-// target, epoch), otherwise among the rest (by case, target, epoch; Start:
-// before the first of them). Whole means after every result of case Case;
-// otherwise after the result Case, Target, Epoch.
-type cursor struct {
-	V      int    `json:"v"` // cursorVersion
-	Known  bool   `json:"k"`
-	Start  bool   `json:"s,omitempty"` // the start of the results without a case
-	Whole  bool   `json:"w,omitempty"`
-	Line   int    `json:"l,omitempty"`
-	Case   string `json:"c"`
-	Target string `json:"t,omitempty"`
-	Epoch  int    `json:"e,omitempty"`
-}
-
-// cursorVersion marks the cursors this store makes.
-const cursorVersion = 1
-
-func (c cursor) encode() string {
-	c.V = cursorVersion
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) (*cursor, error) {
-	if s == "" {
-		return nil, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, store.ErrBadCursor
-	}
-	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.V != cursorVersion {
-		return nil, store.ErrBadCursor
-	}
-	return &c, nil
-}
+// cursor is the stores' shared browse position.
+type cursor = store.Cursor
 
 // CursorPosition decodes where a cursor stands.
-func (d *DB) CursorPosition(cursor string) (string, int, bool) {
-	c, err := decodeCursor(cursor)
-	if err != nil || c == nil {
-		return "", 0, false
-	}
-	if !c.Known {
-		return c.Case, 0, true
-	}
-	return c.Case, c.Line, true
-}
+func (d *DB) CursorPosition(cursor string) (string, int, bool) { return store.CursorPosition(cursor) }
 
 // The columns of a ResultRow, for a query where r is the result and p its
 // primary score in the scoring (LEFT JOIN: NULLs when none).
@@ -278,7 +230,7 @@ func with(args pgx.NamedArgs, more ...pgx.NamedArgs) pgx.NamedArgs {
 // results of cases never recorded, in windows of the results' unique key.
 // Each call examines about browseBudget results at most.
 func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f store.ResultFilter, after string, limit int) ([]store.ResultRow, string, error) {
-	cur, err := decodeCursor(after)
+	cur, err := store.DecodeCursor(after)
 	if err != nil {
 		return nil, "", err
 	}
@@ -336,7 +288,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 				cur, budget, window = c, budget-n*perCase, window*2
 			}
 			if cur != nil {
-				rows, next = br.rows, cur.encode()
+				rows, next = br.rows, cur.Encode()
 				return nil
 			}
 		}
@@ -346,7 +298,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 			return nil
 		}
 		if cur == nil && (budget <= 0 || len(br.rows) >= limit) {
-			rows, next = br.rows, cursor{Start: true}.encode()
+			rows, next = br.rows, cursor{Start: true}.Encode()
 			return nil
 		}
 		for budget > 0 && len(br.rows) < limit {
@@ -362,7 +314,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 		}
 		rows = br.rows
 		if cur != nil {
-			next = cur.encode()
+			next = cur.Encode()
 		}
 		return nil
 	})

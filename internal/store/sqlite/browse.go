@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,58 +18,11 @@ import (
 // scanning a million results in one request.
 const browseBudget = 20_000
 
-// cursor is a position in a run's results in dataset order. Known is a
-// position among results of recorded cases (by line, case, target,
-// epoch), otherwise among the rest (by case, target, epoch; Start: before
-// the first of them). Whole means
-// after every result of case Case; otherwise after the result Case,
-// Target, Epoch.
-type cursor struct {
-	V      int    `json:"v"` // cursorVersion
-	Known  bool   `json:"k"`
-	Start  bool   `json:"s,omitempty"` // the start of the results without a case
-	Whole  bool   `json:"w,omitempty"`
-	Line   int    `json:"l,omitempty"`
-	Case   string `json:"c"`
-	Target string `json:"t,omitempty"`
-	Epoch  int    `json:"e,omitempty"`
-}
-
-// cursorVersion marks the cursors this store makes.
-const cursorVersion = 1
-
-func (c cursor) encode() string {
-	c.V = cursorVersion
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) (*cursor, error) {
-	if s == "" {
-		return nil, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, store.ErrBadCursor
-	}
-	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.V != cursorVersion {
-		return nil, store.ErrBadCursor
-	}
-	return &c, nil
-}
+// cursor is the stores' shared browse position.
+type cursor = store.Cursor
 
 // CursorPosition decodes where a cursor stands.
-func (d *DB) CursorPosition(cursor string) (string, int, bool) {
-	c, err := decodeCursor(cursor)
-	if err != nil || c == nil {
-		return "", 0, false
-	}
-	if !c.Known {
-		return c.Case, 0, true
-	}
-	return c.Case, c.Line, true
-}
+func (d *DB) CursorPosition(cursor string) (string, int, bool) { return store.CursorPosition(cursor) }
 
 // The columns of a ResultRow, for a query where r is the result and p its
 // primary score in the scoring (LEFT JOIN: NULL when none).
@@ -199,7 +151,7 @@ func asciiLower(s string) string {
 // then the results of cases never recorded, in windows of the results'
 // unique key. Each call examines about browseBudget results at most.
 func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f store.ResultFilter, after string, limit int) ([]store.ResultRow, string, error) {
-	cur, err := decodeCursor(after)
+	cur, err := store.DecodeCursor(after)
 	if err != nil {
 		return nil, "", err
 	}
@@ -249,7 +201,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 				cur, budget, window = c, budget-n*perCase, window*2
 			}
 			if cur != nil {
-				rows, next = b.rows, cur.encode()
+				rows, next = b.rows, cur.Encode()
 				return nil
 			}
 		}
@@ -259,7 +211,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 			return nil
 		}
 		if cur == nil && (budget <= 0 || len(b.rows) >= limit) {
-			rows, next = b.rows, cursor{Start: true}.encode()
+			rows, next = b.rows, cursor{Start: true}.Encode()
 			return nil
 		}
 		for budget > 0 && len(b.rows) < limit {
@@ -275,7 +227,7 @@ func (d *DB) BrowseResults(ctx context.Context, runID string, scoring int, f sto
 		}
 		rows = b.rows
 		if cur != nil {
-			next = cur.encode()
+			next = cur.Encode()
 		}
 		return nil
 	})

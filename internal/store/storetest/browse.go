@@ -24,6 +24,7 @@ var browseTests = []struct {
 	{"BrowseFilters", testBrowseFilters},
 	{"BrowseErrors", testBrowseErrors},
 	{"BrowseSparseMatches", testBrowseSparseMatches},
+	{"BrowseBytes", testBrowseBytes},
 	{"CaseResults", testCaseResults},
 	{"CaseScores", testCaseScores},
 }
@@ -516,5 +517,50 @@ func testCaseScores(t *testing.T, s store.Store) {
 	}
 	if got, err := s.CaseScores(context.Background(), fx.run, "nope"); err != nil || len(got) != 0 {
 		t.Errorf("scores of a case the run does not have: %v, %v; want none", got, err)
+	}
+}
+
+// Case IDs and targets are bytes, not necessarily UTF-8 (a CSV dataset's
+// ID column): pages of any size that end mid-case still yield every
+// result exactly once, in order — a cursor keeps the bytes it stands at.
+func testBrowseBytes(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	run := newRun("browse-bytes", t0())
+	run.Targets, run.Epochs = []string{"t\xff", "t\xfe"}, 2
+	mustCreate(t, s, run)
+	// Two recorded cases on one line (ordered by ID: \xfe-a before \xff-a)
+	// and one never recorded, whose results come last.
+	cases := []record.Case{{RunID: run.ID, ID: "\xff-a", Line: 1}, {RunID: run.ID, ID: "\xfe-a", Line: 1}}
+	if err := s.PutCases(ctx, cases); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	var rs []record.Result
+	for _, c := range []string{"\xfe-a", "\xff-a", "\xff-u"} {
+		for _, tg := range []string{"t\xfe", "t\xff"} {
+			for e := 1; e <= 2; e++ {
+				r := result(run.ID, c, tg, e)
+				rs = append(rs, r)
+				want = append(want, keyOf(r))
+			}
+		}
+	}
+	mustPut(t, s, rs, nil)
+	for _, limit := range []int{1, 2, 3, 5, len(want)} {
+		got := rowKeys(browseAll(t, s, run.ID, 0, store.ResultFilter{}, limit))
+		if !slices.Equal(got, want) {
+			t.Errorf("pages of %d: rows\n%q\nwant\n%q", limit, got, want)
+		}
+	}
+	after := ""
+	for {
+		rows, next, err := s.BrowseResults(ctx, run.ID, 0, store.ResultFilter{}, after, 3)
+		if err != nil || next == "" {
+			break
+		}
+		if id, _, ok := s.CursorPosition(next); !ok || id != rows[len(rows)-1].CaseID {
+			t.Errorf("CursorPosition = %q, %v; want the page's last case %q", id, ok, rows[len(rows)-1].CaseID)
+		}
+		after = next
 	}
 }
