@@ -36,7 +36,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,7 +84,32 @@ func IsURL(s string) bool {
 
 // Redact is url with its password replaced by "xxxxx", for messages and
 // records: a password must never reach a log, an error or a report.
+//
+// The URL is rewritten as net/url reads it; pgx reads URLs with a parser
+// of its own, so when the password pgx would connect with still shows in
+// any form (a malformed URL the two read apart), the store is named from
+// what pgx parsed instead: user, host, port and database.
 func Redact(raw string) string {
+	out := redactURL(raw)
+	cfg, err := pgconn.ParseConfig(raw)
+	if err != nil || cfg.Password == "" || !showsSecret(out, cfg.Password) {
+		return out
+	}
+	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), Path: "/" + cfg.Database}
+	if cfg.User != "" {
+		u.User = url.UserPassword(cfg.User, "xxxxx")
+	}
+	return u.String()
+}
+
+// showsSecret reports whether s holds secret as written or URL-escaped.
+func showsSecret(s, secret string) bool {
+	return strings.Contains(s, secret) || strings.Contains(s, url.QueryEscape(secret)) || strings.Contains(s, url.PathEscape(secret))
+}
+
+// redactURL is raw with the password of its user info and its password
+// parameter replaced, as net/url reads it.
+func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "postgres://(unparsable URL)"
