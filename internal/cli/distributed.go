@@ -21,6 +21,9 @@ func requirePostgres(g *Globals, what, instead string) error {
 	if postgres.IsURL(g.DB) {
 		return nil
 	}
+	if err := checkStoreRef(g.DB); err != nil {
+		return err
+	}
 	return usageError{fmt.Errorf("%s needs the PostgreSQL store, which workers on other machines share (--db postgres://USER@HOST/DB or ASSAY_DB); %s is an SQLite file: %s, or copy it there with assay store copy", what, storeName(g.DB), instead)}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -80,6 +81,47 @@ func TestPostgresPasswordNeverShown(t *testing.T) {
 	}
 	if !strings.Contains(inv.stderr, "127.0.0.1") {
 		t.Fatalf("the error does not name the store:\n%s", inv.stderr)
+	}
+}
+
+// A libpq keyword connection string is refused (exit 2), by every door to
+// a store, before anything is created: taken for an SQLite path it became a
+// file named with the password, and every message showed it.
+func TestKeywordConnStringRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
+	// Led by a path into dir, so that were it taken for an SQLite path the
+	// file would be made there, where the test looks.
+	dsn := filepath.Join(dir, "db") + " host=127.0.0.1 user=bob password=hunter2secret dbname=assay"
+	lite := filepath.Join(dir, "a.db")
+	if inv := runCLI(t, cliEnv{env: map[string]string{}}, "run", spec, "--db", lite); inv.code != 0 {
+		t.Fatalf("run on SQLite: exit %d\n%s", inv.code, inv.stderr)
+	}
+	for _, args := range [][]string{
+		{"--db", dsn, "run", spec},
+		{"--db", dsn, "runs"},
+		{"--db", dsn, "run", spec, "--distributed"},
+		{"--db", dsn, "worker"},
+		{"store", "copy", "--from", lite, "--to", dsn},
+		{"store", "copy", "--from", dsn, "--to", lite},
+	} {
+		inv := runCLI(t, cliEnv{env: map[string]string{}}, args...)
+		if inv.code != ExitUsage || !strings.Contains(inv.stderr, "keyword connection string") || !strings.Contains(inv.stderr, "postgres://USER@HOST") {
+			t.Errorf("%q: exit %d, stderr %s; want exit 2 asking for a URL", args, inv.code, inv.stderr)
+		}
+		if strings.Contains(inv.stdout+inv.stderr, "hunter2secret") {
+			t.Errorf("%q: the password shows:\n%s%s", args, inv.stdout, inv.stderr)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "hunter2secret") {
+			t.Errorf("a file named with the password was created: %q", e.Name())
+		}
 	}
 }
 

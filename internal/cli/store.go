@@ -26,6 +26,9 @@ func openStore(ctx context.Context, g *Globals) (store.Store, error) {
 // PostgreSQL database (its schema) for a postgres:// or postgresql:// URL,
 // an SQLite file otherwise. Errors name the store without its password.
 func openStoreAt(ctx context.Context, g *Globals, ref string) (store.Store, error) {
+	if err := checkStoreRef(ref); err != nil {
+		return nil, err
+	}
 	if postgres.IsURL(ref) {
 		db, err := postgres.Open(ctx, ref, postgres.WithClock(g.Now))
 		if err != nil {
@@ -49,6 +52,9 @@ func openExistingStore(ctx context.Context, g *Globals) (store.Store, error) {
 
 // openExistingStoreAt is openExistingStore for the store ref names.
 func openExistingStoreAt(ctx context.Context, g *Globals, ref string) (store.Store, error) {
+	if err := checkStoreRef(ref); err != nil {
+		return nil, err
+	}
 	if postgres.IsURL(ref) {
 		return postgres.OpenExisting(ctx, ref, postgres.WithClock(g.Now))
 	}
@@ -65,7 +71,36 @@ func storeName(ref string) string {
 	if postgres.IsURL(ref) {
 		return postgres.Redact(ref)
 	}
+	if keywordConnString(ref) {
+		return "(a PostgreSQL keyword connection string, not shown: it may hold a password)"
+	}
 	return ref
+}
+
+// keywordConnString reports whether ref reads as libpq's keyword form
+// ("host=db user=me password=…"), which assay does not take: taken for
+// an SQLite path it would become a file named with the password.
+func keywordConnString(ref string) bool {
+	for _, f := range strings.Fields(ref) {
+		k, _, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "service", "connect_timeout", "application_name", "options":
+			return true
+		}
+	}
+	return false
+}
+
+// checkStoreRef refuses a store reference assay cannot take, before
+// anything is opened or created.
+func checkStoreRef(ref string) error {
+	if !postgres.IsURL(ref) && keywordConnString(ref) {
+		return usageError{fmt.Errorf("a PostgreSQL keyword connection string (host=… dbname=…) is not taken for a store; give a URL, postgres://USER@HOST:PORT/DB?sslmode=…, and the password in PGPASSWORD or ~/.pgpass")}
+	}
+	return nil
 }
 
 // refuseReadOnly refuses a store opened read-only (openExistingStore
