@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/assay-eval/assay/internal/mock"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store/pgtest"
+	"github.com/assay-eval/assay/internal/store/sqlite"
 )
 
 // The commands TestCommandsOnPostgres leaves out, each run on an SQLite
@@ -271,6 +273,102 @@ func TestMockCommandsOnPostgres(t *testing.T) {
 		}
 		pgMust(t, env, db, "report", load.Run.ID)
 		pgMust(t, env, db, "report", load.Run.ID, "--format", "json")
+	}
+	for what, got := range outs {
+		pgSame(t, what, got, dbs)
+	}
+}
+
+// addedID is the ID promote gives an added case: a hash of its fields,
+// which name the run it was promoted from.
+var addedID = regexp.MustCompile(`-added-[0-9a-f]{8}`)
+
+// The traces flow: ingest a log; sample stored traces, score the sample
+// (score-traces), promote its failures into a dataset, trend; and import a
+// vendor's answers to a blind export. The traces are made in an SQLite file
+// and copied (traces only) into each store.
+func TestTracesCommandsOnPostgres(t *testing.T) {
+	t.Parallel()
+	dbs := pgBothStores(t)
+	env := cliEnv{env: map[string]string{}}
+	_, ingestSpecPath, _, logPath := ingestSetup(t)
+
+	seed := filepath.Join(t.TempDir(), "seed.db")
+	st, err := sqlite.Open(context.Background(), seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.PutTraces(context.Background(), promoteTraces()); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	blindDir := t.TempDir()
+	blind := blindSpec(t, blindDir, 12)
+	sampleFile := filepath.Join(blindDir, "sample.jsonl")
+	pgMust(t, env, seed, "export", "--blind", blind, "-o", sampleFile, "--seed", "11")
+	answers := filepath.Join(blindDir, "answers.jsonl")
+	writeFile(t, answers, strings.Join(simulateVendor(t, sampleFile), "\n")+"\n")
+
+	outs := map[string]map[string]any{}
+	put := func(what, db string, v any) {
+		if outs[what] == nil {
+			outs[what] = map[string]any{}
+		}
+		outs[what][db] = v
+	}
+	for _, db := range dbs {
+		put("ingest", db, pgNormJSON(t, db, "ingest", pgMust(t, env, db, "ingest", ingestSpecPath, logPath, "--format", "json").stdout))
+		put("ingest again", db, pgNormJSON(t, db, "ingest", pgMust(t, env, db, "ingest", ingestSpecPath, logPath, "--format", "json").stdout))
+
+		mustCLI(t, "store", "copy", "--from", seed, "--to", db, "--what", "traces")
+		dir := t.TempDir()
+		data := filepath.Join(dir, "cases.jsonl")
+		writeFile(t, data, `{"id":"c1","input":"What is the capital of France?","system":"","answer":"Paris"}`+"\n"+
+			`{"id":"c2","input":"Please tell me the current capital city of France quickly","system":"","answer":"Paris"}`+"\n")
+		spec := filepath.Join(dir, "assay.yaml")
+		writeFile(t, spec, `name: support
+dataset: {path: cases.jsonl, id: id, expected: answer}
+prompt: {system: "{{.system}}", user: "{{.input}}"}
+targets:
+  - {name: m1, provider: replay, replay: {path: cases.jsonl, join: input, output: answer}}
+scorers:
+  - {name: json, type: is_json, primary: true}
+traces:
+  promote: {messages: history, context: system}
+`)
+		put("sample", db, pgNormJSON(t, db, "sample", pgMust(t, env, db, "sample", "--since", "2026-11-24", "--until", "2026-11-25", "--size", "50", "--seed", "1", "--name", "day", "--format", "json").stdout))
+		inv := pgMust(t, env, db, "score-traces", spec, "--sample", "day", "--format", "json")
+		var scored struct {
+			RunID string `json:"run_id"`
+		}
+		if err := json.Unmarshal([]byte(inv.stdout), &scored); err != nil || scored.RunID == "" {
+			t.Fatalf("%s: score-traces --format json: %v\n%s", storeName(db), err, inv.stdout)
+		}
+		put("score-traces", db, pgNormJSON(t, db, "score-traces", inv.stdout, scored.RunID))
+		put("report of score-traces", db, pgNormJSON(t, db, "report", pgMust(t, env, db, "report", scored.RunID, "--format", "json").stdout, scored.RunID))
+		put("trend", db, pgNormJSON(t, db, "trend", pgMust(t, env, db, "trend", "--format", "json").stdout, scored.RunID))
+		promoted := func(out string) string {
+			return addedID.ReplaceAllString(strings.ReplaceAll(out, dir, "<dir>"), "-added-<hash>")
+		}
+		put("promote --dry-run", db, pgNormJSON(t, db, "promote --dry-run",
+			promoted(pgMust(t, env, db, "promote", spec, "--dry-run", "--format", "json").stdout), scored.RunID))
+		res := pgNormJSON(t, db, "promote", promoted(pgMust(t, env, db, "promote", spec, "--format", "json").stdout), scored.RunID)
+		if m, ok := res.(map[string]any); ok {
+			delete(m, "sha256_after") // the added cases name the run they came from
+		}
+		put("promote", db, res)
+		put("promoted dataset", db, promoted(strings.ReplaceAll(readFileT(t, data), scored.RunID, "<run>")))
+
+		inv = pgMust(t, env, db, "import", answers, "--key", sampleFile+".key", "--as", "vendor-x", "--format", "json")
+		var imported struct {
+			RunID string `json:"run_id"`
+		}
+		if err := json.Unmarshal([]byte(inv.stdout), &imported); err != nil || imported.RunID == "" {
+			t.Fatalf("%s: import --format json: %v\n%s", storeName(db), err, inv.stdout)
+		}
+		put("import", db, pgNormJSON(t, db, "import", inv.stdout, imported.RunID))
+		put("report of import", db, pgNormJSON(t, db, "report", pgMust(t, env, db, "report", imported.RunID, "--format", "json").stdout, imported.RunID))
 	}
 	for what, got := range outs {
 		pgSame(t, what, got, dbs)
