@@ -374,3 +374,36 @@ traces:
 		pgSame(t, what, got, dbs)
 	}
 }
+
+// difficulty and mismatch on a run of the quickstart with a difficulty:
+// section (an overlay), as TestMismatchAnswersFromWorkloadRun makes it.
+func TestDifficultyCommandsOnPostgres(t *testing.T) {
+	t.Parallel()
+	dbs := pgBothStores(t)
+	spec := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
+	overlay := filepath.Join(t.TempDir(), "difficulty.yaml")
+	writeFile(t, overlay, `difficulty:
+  tag: tier
+  levels: [easy, medium, hard]
+  rubric:
+    stakes: {rating: high, why: "tickets route refunds without review"}
+`)
+	env := cliEnv{env: map[string]string{}}
+
+	outs := map[string]map[string]any{}
+	put := func(what, db string, v any) {
+		if outs[what] == nil {
+			outs[what] = map[string]any{}
+		}
+		outs[what][db] = v
+	}
+	for _, db := range dbs {
+		pgMust(t, env, db, "run", spec, "-f", overlay)
+		ids := pgRunIDs(t, env, db)
+		put("difficulty", db, pgNormJSON(t, db, "difficulty", pgMust(t, env, db, "difficulty", "latest", "--tag", "tier", "--levels", "easy,medium,hard", "--format", "json").stdout, ids...))
+		put("mismatch", db, pgNormJSON(t, db, "mismatch", pgMust(t, env, db, "mismatch", "--benchmark", "latest", "--workload", "latest", "--format", "json", "--replicates", "50").stdout, ids...))
+	}
+	for what, got := range outs {
+		pgSame(t, what, got, dbs)
+	}
+}
