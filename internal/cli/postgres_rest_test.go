@@ -61,23 +61,6 @@ func pgDropKeys(v any, keys ...string) any {
 	return v
 }
 
-// pgDropHostLoad drops the warning that the host was saturated during a
-// run (it names the machine's load, not anything stored) from v's warnings.
-func pgDropHostLoad(v any) any {
-	if m, ok := v.(map[string]any); ok {
-		if ws, ok := m["warnings"].([]any); ok {
-			kept := []any{}
-			for _, w := range ws {
-				if s, _ := w.(string); !strings.HasPrefix(s, "the host was saturated") {
-					kept = append(kept, w)
-				}
-			}
-			m["warnings"] = kept
-		}
-	}
-	return v
-}
-
 // pgOuts collects each output by what and store.
 type pgOuts map[string]map[string]any
 
@@ -111,7 +94,7 @@ func TestProbeOnPostgres(t *testing.T) {
 		for i, id := range ids {
 			what := "report of the probe's run " + strconv.Itoa(i)
 			rep := pgNormJSON(t, db, what, pgMust(t, env, db, "report", id, "--format", "json").stdout, id)
-			outs.put(what, db, pgDropHostLoad(pgDropKeys(rep, "latency_ms", "pareto")))
+			outs.put(what, db, pgDropKeys(rep, "latency_ms", "pareto"))
 		}
 
 		inv = pgMust(t, env, db, "probe", "contamination", specPath, "--twins-set", r.TwinSet.ID, "--targets", "clean", "--format", "json")
