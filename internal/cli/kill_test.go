@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +66,20 @@ func TestKill9ThenResume(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	e := cliEnv{env: map[string]string{}}
+	// assay runs tells a run its process holds from one whose writer is gone.
+	writerGone := func() (bool, invocation) {
+		t.Helper()
+		inv := runCLI(t, e, "runs", "--json", "--db", db)
+		var list []runListing
+		if err := json.Unmarshal([]byte(inv.stdout), &list); err != nil || len(list) != 1 || list[0].Status != "running" {
+			t.Fatalf("runs --json: %s (%v); want the one running run", inv.stdout, err)
+		}
+		return list[0].WriterGone, inv
+	}
+	if gone, inv := writerGone(); gone {
+		t.Errorf("runs --json marks the running run's writer gone while its process runs:\n%s", inv.stdout)
+	}
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no chance to flush or clean up
 		t.Fatal(err)
 	}
@@ -73,8 +89,13 @@ func TestKill9ThenResume(t *testing.T) {
 	if committed >= cases {
 		t.Fatalf("the run finished before the kill (%d results)", committed)
 	}
+	if gone, inv := writerGone(); !gone {
+		t.Errorf("runs --json after kill -9: writer_gone not set:\n%s", inv.stdout)
+	}
+	if inv := runCLI(t, e, "runs", "--db", db); !strings.Contains(inv.stdout, "(writer gone)") || !strings.Contains(inv.stderr, "finish it with assay run "+path+" --resume ") {
+		t.Errorf("runs after kill -9:\n%s%s\nwant the run marked (writer gone) and how to finish it", inv.stdout, inv.stderr)
+	}
 
-	e := cliEnv{env: map[string]string{}}
 	res := runJSON(t, e, "run", path, "--db", db, "--resume", "latest", "--no-cache")
 	if res.Status != "complete" {
 		t.Fatalf("resume: %+v", res)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/assay-eval/assay/internal/engine"
 	"github.com/assay-eval/assay/internal/record"
 	"github.com/assay-eval/assay/internal/store"
 )
@@ -31,8 +33,11 @@ func newRunsCommand(g *Globals) *cobra.Command {
 load test of assay load), spec, targets, status, cases, epochs, when it was
 created and how many scorings it has (1 plus each rescore). A running run
 shows its progress: results stored of those expected (running 120/400), as
-the process or the workers (run --distributed) store them. A run of assay score-traces shows the sample it scored after its
-spec. --json prints them as a JSON array.
+the process or the workers (run --distributed) store them; "(writer gone)"
+marks one no live process holds any more (killed, or its machine lost), which
+only assay run SPEC --resume ID finishes (--json: writer_gone). A run of
+assay score-traces shows the sample it scored after its spec. --json prints
+them as a JSON array.
 
 ` + exitCodesHelp,
 		Args: exactArgs(0),
@@ -74,6 +79,10 @@ type runListing struct {
 	// process or workers make its calls. Absent for other statuses.
 	Stored   *int `json:"stored,omitempty"`
 	Expected int  `json:"expected,omitempty"`
+	// WriterGone marks a running evaluation no live process holds (its
+	// lease lapsed, or its process on this host is dead): it was killed
+	// or its machine lost, and only a resume finishes it.
+	WriterGone bool `json:"writer_gone,omitempty"`
 }
 
 func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
@@ -95,6 +104,7 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		runs = runs[:o.Limit]
 	}
 	list := make([]runListing, 0, len(runs))
+	host, _ := os.Hostname()
 	for _, r := range runs {
 		n, err := st.LatestScoring(ctx, r.ID)
 		if err != nil {
@@ -114,6 +124,12 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 			}
 			stored := len(done)
 			l.Stored, l.Expected = &stored, r.Cases*len(r.Targets)*max(1, r.Epochs)
+			lease, err := st.GetLease(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			// A run is recorded a moment before its lease is taken.
+			l.WriterGone = (lease == nil && g.Now().Sub(r.Started) > engine.LeaseTTL) || (lease != nil && engine.HolderGone(*lease, g.Now(), host))
 		}
 		list = append(list, l)
 	}
@@ -129,6 +145,7 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 	}
 	tw := tabwriter.NewWriter(g.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSPEC\tTARGETS\tSTATUS\tCASES\tEPOCHS\tCREATED\tSCORINGS")
+	var gone []string // hints for runs no live process holds
 	for _, r := range list {
 		spec := termSafe(r.Spec)
 		if r.Sample != "" {
@@ -138,10 +155,24 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		if r.Stored != nil {
 			status = fmt.Sprintf("%s %d/%d", r.Status, *r.Stored, r.Expected)
 		}
+		if r.WriterGone {
+			status += " (writer gone)"
+			spec := r.SpecPath
+			if spec == "" {
+				spec = "SPEC"
+			}
+			gone = append(gone, fmt.Sprintf("run %s: no live process holds it (killed, or its machine lost): finish it with assay run %s --resume %s", termSafe(r.ID), termSafe(spec), termSafe(r.ID)))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", termSafe(r.ID), r.Kind, spec, termSafe(strings.Join(r.Targets, ",")),
 			status, r.Cases, r.Epochs, r.Created.Format("2006-01-02 15:04:05Z"), r.Scorings)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, h := range gone {
+		fmt.Fprintln(g.Stderr, h)
+	}
+	return nil
 }
 
 type runsRmOptions struct {
