@@ -115,6 +115,16 @@ func pgNormText(out string, ids ...string) string {
 	return clockTime.ReplaceAllString(strings.Join(kept, "\n"), "<time>")
 }
 
+// pgOuts collects each output by what and store.
+type pgOuts map[string]map[string]any
+
+func (o pgOuts) put(what, db string, v any) {
+	if o[what] == nil {
+		o[what] = map[string]any{}
+	}
+	o[what][db] = v
+}
+
 // pgSame fails the test when the two stores' outputs of what differ.
 func pgSame(t *testing.T, what string, got map[string]any, dbs []string) {
 	t.Helper()
@@ -150,13 +160,7 @@ func TestRunCommandsOnPostgres(t *testing.T) {
 	spec := filepath.Join(repoRoot(t), "examples", "quickstart", "assay.yaml")
 	env := cliEnv{env: map[string]string{}}
 
-	outs := map[string]map[string]any{}
-	put := func(what, db string, v any) {
-		if outs[what] == nil {
-			outs[what] = map[string]any{}
-		}
-		outs[what][db] = v
-	}
+	outs := pgOuts{}
 	for _, db := range dbs {
 		pgMust(t, env, db, "run", spec)
 		pgMust(t, env, db, "run", spec, "--no-cache")
@@ -166,12 +170,12 @@ func TestRunCommandsOnPostgres(t *testing.T) {
 		}
 		older, newer := ids[1], ids[0]
 
-		put("plan --json", db, pgNormJSON(t, db, "plan --json", pgMust(t, env, db, "plan", older, "--json").stdout, older))
-		put("plan", db, pgNormText(pgMust(t, env, db, "plan", older).stdout, older))
-		put("plan --gate --json", db, pgNormJSON(t, db, "plan --gate", pgMust(t, env, db, "plan", older, "--gate", "--json").stdout, older))
-		put("drift --format json", db, pgNormJSON(t, db, "drift", pgMust(t, env, db, "drift", older, newer, "--format", "json").stdout, older, newer))
-		put("drift", db, pgNormText(pgMust(t, env, db, "drift", older, newer).stdout, older, newer))
-		put("report --format markdown", db, pgDropF1Intervals(pgNormText(pgMust(t, env, db, "report", older, "--format", "markdown").stdout, older)))
+		outs.put("plan --json", db, pgNormJSON(t, db, "plan --json", pgMust(t, env, db, "plan", older, "--json").stdout, older))
+		outs.put("plan", db, pgNormText(pgMust(t, env, db, "plan", older).stdout, older))
+		outs.put("plan --gate --json", db, pgNormJSON(t, db, "plan --gate", pgMust(t, env, db, "plan", older, "--gate", "--json").stdout, older))
+		outs.put("drift --format json", db, pgNormJSON(t, db, "drift", pgMust(t, env, db, "drift", older, newer, "--format", "json").stdout, older, newer))
+		outs.put("drift", db, pgNormText(pgMust(t, env, db, "drift", older, newer).stdout, older, newer))
+		outs.put("report --format markdown", db, pgDropF1Intervals(pgNormText(pgMust(t, env, db, "report", older, "--format", "markdown").stdout, older)))
 	}
 	for what, got := range outs {
 		pgSame(t, what, got, dbs)
@@ -197,29 +201,23 @@ func TestLabelsCommandsOnPostgres(t *testing.T) {
 	file := filepath.Join(dir, "labels.jsonl")
 	pgMust(t, env, seed, "labels", "export", "--all", "-o", file)
 
-	outs := map[string]map[string]any{}
-	put := func(what, db string, v any) {
-		if outs[what] == nil {
-			outs[what] = map[string]any{}
-		}
-		outs[what][db] = v
-	}
+	outs := pgOuts{}
 	for _, db := range dbs {
 		mustCLI(t, "store", "copy", "--from", seed, "--to", db, "--what", "runs")
-		put("labels queue", db, pgMust(t, env, db, "labels", "queue", "run-one", "--name", "first", "--size", "8", "--seed", "3", "--judge", "judge").stdout)
+		outs.put("labels queue", db, pgMust(t, env, db, "labels", "queue", "run-one", "--name", "first", "--size", "8", "--seed", "3", "--judge", "judge").stdout)
 		imported := pgMust(t, env, db, "labels", "import", file).stdout
 		if want := "imported 53 labels: 53 new or changed, 0 already stored\n"; imported != want {
 			t.Errorf("%s: labels import: %q; want %q", storeName(db), imported, want)
 		}
-		put("labels import again", db, pgMust(t, env, db, "labels", "import", file, "--format", "json").stdout)
-		put("labels queues --json", db, pgNormJSON(t, db, "labels queues --json", pgMust(t, env, db, "labels", "queues", "--json").stdout))
-		put("labels queues run-one", db, pgMust(t, env, db, "labels", "queues", "run-one").stdout)
+		outs.put("labels import again", db, pgMust(t, env, db, "labels", "import", file, "--format", "json").stdout)
+		outs.put("labels queues --json", db, pgNormJSON(t, db, "labels queues --json", pgMust(t, env, db, "labels", "queues", "--json").stdout))
+		outs.put("labels queues run-one", db, pgMust(t, env, db, "labels", "queues", "run-one").stdout)
 		if got, want := pgMust(t, env, db, "labels", "export", "--all").stdout, readFileT(t, file); got != want {
 			t.Errorf("%s: labels export --all is not the imported file:\n%s\nwant:\n%s", storeName(db), got, want)
 		}
-		put("labels export run-one", db, pgMust(t, env, db, "labels", "export", "run-one").stdout)
-		put("calibrate --format json", db, pgNormJSON(t, db, "calibrate", pgMust(t, env, db, "calibrate", "run-fit", "--judge", "grader", "--format", "json").stdout))
-		put("calibrate --queue", db, pgMust(t, env, db, "calibrate", "run-fit", "--judge", "grader", "--queue", "q").stdout)
+		outs.put("labels export run-one", db, pgMust(t, env, db, "labels", "export", "run-one").stdout)
+		outs.put("calibrate --format json", db, pgNormJSON(t, db, "calibrate", pgMust(t, env, db, "calibrate", "run-fit", "--judge", "grader", "--format", "json").stdout))
+		outs.put("calibrate --queue", db, pgMust(t, env, db, "calibrate", "run-fit", "--judge", "grader", "--queue", "q").stdout)
 	}
 	for what, got := range outs {
 		pgSame(t, what, got, dbs)
@@ -237,13 +235,7 @@ func TestMockCommandsOnPostgres(t *testing.T) {
 	spec := loadTask(t, dir, 5, fmt.Sprintf(`  - {name: local, provider: openai, model: m, base_url: %s/v1}`, url), "")
 	env := cliEnv{env: map[string]string{}}
 
-	outs := map[string]map[string]any{}
-	put := func(what, db string, v any) {
-		if outs[what] == nil {
-			outs[what] = map[string]any{}
-		}
-		outs[what][db] = v
-	}
+	outs := pgOuts{}
 	for _, db := range dbs {
 		pgMust(t, env, db, "run", spec)
 		// The mock's replies carry a counter and a clock time: their bytes
@@ -260,10 +252,10 @@ func TestMockCommandsOnPostgres(t *testing.T) {
 		if len(stats.Targets) != 1 || stats.Targets[0].Target != "local" || stats.Targets[0].Entries != 5 {
 			t.Errorf("%s: cache stats --json = %+v; want 5 entries of local", storeName(db), stats)
 		}
-		put("cache stats --json", db, stats)
-		put("cache clear --target nobody", db, pgMust(t, env, db, "cache", "clear", "--target", "nobody").stdout)
-		put("cache clear --target local", db, pgMust(t, env, db, "cache", "clear", "--target", "local", "--json").stdout)
-		put("cache clear", db, pgMust(t, env, db, "cache", "clear").stdout)
+		outs.put("cache stats --json", db, stats)
+		outs.put("cache clear --target nobody", db, pgMust(t, env, db, "cache", "clear", "--target", "nobody").stdout)
+		outs.put("cache clear --target local", db, pgMust(t, env, db, "cache", "clear", "--target", "local", "--json").stdout)
+		outs.put("cache clear", db, pgMust(t, env, db, "cache", "clear").stdout)
 		if got, want := pgMust(t, env, db, "cache", "stats").stdout, "the response cache is empty\n"; got != want {
 			t.Errorf("%s: cache stats after cache clear: %q; want %q", storeName(db), got, want)
 		}
@@ -317,34 +309,15 @@ func TestTracesCommandsOnPostgres(t *testing.T) {
 	answers := filepath.Join(blindDir, "answers.jsonl")
 	writeFile(t, answers, strings.Join(simulateVendor(t, sampleFile), "\n")+"\n")
 
-	outs := map[string]map[string]any{}
-	put := func(what, db string, v any) {
-		if outs[what] == nil {
-			outs[what] = map[string]any{}
-		}
-		outs[what][db] = v
-	}
+	outs := pgOuts{}
 	for _, db := range dbs {
-		put("ingest", db, pgNormJSON(t, db, "ingest", pgMust(t, env, db, "ingest", ingestSpecPath, logPath, "--format", "json").stdout))
-		put("ingest again", db, pgNormJSON(t, db, "ingest", pgMust(t, env, db, "ingest", ingestSpecPath, logPath, "--format", "json").stdout))
+		outs.put("ingest", db, pgNormJSON(t, db, "ingest", pgMust(t, env, db, "ingest", ingestSpecPath, logPath, "--format", "json").stdout))
+		outs.put("ingest again", db, pgNormJSON(t, db, "ingest", pgMust(t, env, db, "ingest", ingestSpecPath, logPath, "--format", "json").stdout))
 
 		mustCLI(t, "store", "copy", "--from", seed, "--to", db, "--what", "traces")
 		dir := t.TempDir()
-		data := filepath.Join(dir, "cases.jsonl")
-		writeFile(t, data, `{"id":"c1","input":"What is the capital of France?","system":"","answer":"Paris"}`+"\n"+
-			`{"id":"c2","input":"Please tell me the current capital city of France quickly","system":"","answer":"Paris"}`+"\n")
-		spec := filepath.Join(dir, "assay.yaml")
-		writeFile(t, spec, `name: support
-dataset: {path: cases.jsonl, id: id, expected: answer}
-prompt: {system: "{{.system}}", user: "{{.input}}"}
-targets:
-  - {name: m1, provider: replay, replay: {path: cases.jsonl, join: input, output: answer}}
-scorers:
-  - {name: json, type: is_json, primary: true}
-traces:
-  promote: {messages: history, context: system}
-`)
-		put("sample", db, pgNormJSON(t, db, "sample", pgMust(t, env, db, "sample", "--since", "2026-11-24", "--until", "2026-11-25", "--size", "50", "--seed", "1", "--name", "day", "--format", "json").stdout))
+		data, spec := promoteTask(t, dir)
+		outs.put("sample", db, pgNormJSON(t, db, "sample", pgMust(t, env, db, "sample", "--since", "2026-11-24", "--until", "2026-11-25", "--size", "50", "--seed", "1", "--name", "day", "--format", "json").stdout))
 		inv := pgMust(t, env, db, "score-traces", spec, "--sample", "day", "--format", "json")
 		var scored struct {
 			RunID string `json:"run_id"`
@@ -352,20 +325,20 @@ traces:
 		if err := json.Unmarshal([]byte(inv.stdout), &scored); err != nil || scored.RunID == "" {
 			t.Fatalf("%s: score-traces --format json: %v\n%s", storeName(db), err, inv.stdout)
 		}
-		put("score-traces", db, pgNormJSON(t, db, "score-traces", inv.stdout, scored.RunID))
-		put("report of score-traces", db, pgNormJSON(t, db, "report", pgMust(t, env, db, "report", scored.RunID, "--format", "json").stdout, scored.RunID))
-		put("trend", db, pgNormJSON(t, db, "trend", pgMust(t, env, db, "trend", "--format", "json").stdout, scored.RunID))
+		outs.put("score-traces", db, pgNormJSON(t, db, "score-traces", inv.stdout, scored.RunID))
+		outs.put("report of score-traces", db, pgNormJSON(t, db, "report", pgMust(t, env, db, "report", scored.RunID, "--format", "json").stdout, scored.RunID))
+		outs.put("trend", db, pgNormJSON(t, db, "trend", pgMust(t, env, db, "trend", "--format", "json").stdout, scored.RunID))
 		promoted := func(out string) string {
 			return addedID.ReplaceAllString(strings.ReplaceAll(out, dir, "<dir>"), "-added-<hash>")
 		}
-		put("promote --dry-run", db, pgNormJSON(t, db, "promote --dry-run",
+		outs.put("promote --dry-run", db, pgNormJSON(t, db, "promote --dry-run",
 			promoted(pgMust(t, env, db, "promote", spec, "--dry-run", "--format", "json").stdout), scored.RunID))
 		res := pgNormJSON(t, db, "promote", promoted(pgMust(t, env, db, "promote", spec, "--format", "json").stdout), scored.RunID)
 		if m, ok := res.(map[string]any); ok {
 			delete(m, "sha256_after") // the added cases name the run they came from
 		}
-		put("promote", db, res)
-		put("promoted dataset", db, promoted(strings.ReplaceAll(readFileT(t, data), scored.RunID, "<run>")))
+		outs.put("promote", db, res)
+		outs.put("promoted dataset", db, promoted(strings.ReplaceAll(readFileT(t, data), scored.RunID, "<run>")))
 
 		inv = pgMust(t, env, db, "import", answers, "--key", sampleFile+".key", "--as", "vendor-x", "--format", "json")
 		var imported struct {
@@ -374,8 +347,8 @@ traces:
 		if err := json.Unmarshal([]byte(inv.stdout), &imported); err != nil || imported.RunID == "" {
 			t.Fatalf("%s: import --format json: %v\n%s", storeName(db), err, inv.stdout)
 		}
-		put("import", db, pgNormJSON(t, db, "import", inv.stdout, imported.RunID))
-		put("report of import", db, pgNormJSON(t, db, "report", pgMust(t, env, db, "report", imported.RunID, "--format", "json").stdout, imported.RunID))
+		outs.put("import", db, pgNormJSON(t, db, "import", inv.stdout, imported.RunID))
+		outs.put("report of import", db, pgNormJSON(t, db, "report", pgMust(t, env, db, "report", imported.RunID, "--format", "json").stdout, imported.RunID))
 	}
 	for what, got := range outs {
 		pgSame(t, what, got, dbs)
@@ -397,18 +370,12 @@ func TestDifficultyCommandsOnPostgres(t *testing.T) {
 `)
 	env := cliEnv{env: map[string]string{}}
 
-	outs := map[string]map[string]any{}
-	put := func(what, db string, v any) {
-		if outs[what] == nil {
-			outs[what] = map[string]any{}
-		}
-		outs[what][db] = v
-	}
+	outs := pgOuts{}
 	for _, db := range dbs {
 		pgMust(t, env, db, "run", spec, "-f", overlay)
 		ids := pgRunIDs(t, env, db)
-		put("difficulty", db, pgNormJSON(t, db, "difficulty", pgMust(t, env, db, "difficulty", "latest", "--tag", "tier", "--levels", "easy,medium,hard", "--format", "json").stdout, ids...))
-		put("mismatch", db, pgNormJSON(t, db, "mismatch", pgMust(t, env, db, "mismatch", "--benchmark", "latest", "--workload", "latest", "--format", "json", "--replicates", "50").stdout, ids...))
+		outs.put("difficulty", db, pgNormJSON(t, db, "difficulty", pgMust(t, env, db, "difficulty", "latest", "--tag", "tier", "--levels", "easy,medium,hard", "--format", "json").stdout, ids...))
+		outs.put("mismatch", db, pgNormJSON(t, db, "mismatch", pgMust(t, env, db, "mismatch", "--benchmark", "latest", "--workload", "latest", "--format", "json", "--replicates", "50").stdout, ids...))
 	}
 	for what, got := range outs {
 		pgSame(t, what, got, dbs)

@@ -61,16 +61,6 @@ func pgDropKeys(v any, keys ...string) any {
 	return v
 }
 
-// pgOuts collects each output by what and store.
-type pgOuts map[string]map[string]any
-
-func (o pgOuts) put(what, db string, v any) {
-	if o[what] == nil {
-		o[what] = map[string]any{}
-	}
-	o[what][db] = v
-}
-
 // probe contamination with a twin file (a planted contaminated target and
 // a clean one, as TestProbeFlagsPlantedContamination), then again from the
 // stored twin set, and the reports of the probe's two runs.

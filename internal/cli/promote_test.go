@@ -47,6 +47,29 @@ func promoteTraces() []record.Trace {
 	return out
 }
 
+// promoteTask writes the spec promote's tests score promoteTraces with, in
+// dir: two cases (one near-duplicate of a trace), a replay target, an
+// is_json scorer every trace fails; it returns the dataset's and the
+// spec's paths.
+func promoteTask(t *testing.T, dir string) (data, spec string) {
+	t.Helper()
+	data = filepath.Join(dir, "cases.jsonl")
+	writeFile(t, data, `{"id":"c1","input":"What is the capital of France?","system":"","answer":"Paris"}`+"\n"+
+		`{"id":"c2","input":"Please tell me the current capital city of France quickly","system":"","answer":"Paris"}`+"\n")
+	spec = filepath.Join(dir, "assay.yaml")
+	writeFile(t, spec, `name: support
+dataset: {path: cases.jsonl, id: id, expected: answer}
+prompt: {system: "{{.system}}", user: "{{.input}}"}
+targets:
+  - {name: m1, provider: replay, replay: {path: cases.jsonl, join: input, output: answer}}
+scorers:
+  - {name: json, type: is_json, primary: true}
+traces:
+  promote: {messages: history, context: system}
+`)
+	return data, spec
+}
+
 // The must-show for promote: a sample of traces scored, its failures (and
 // with --labels, people's) promoted into the dataset as cases without an
 // expected value, with their provenance; duplicates of the dataset and of
@@ -66,20 +89,7 @@ func TestPromoteEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	data := filepath.Join(dir, "cases.jsonl")
-	writeFile(t, data, `{"id":"c1","input":"What is the capital of France?","system":"","answer":"Paris"}`+"\n"+
-		`{"id":"c2","input":"Please tell me the current capital city of France quickly","system":"","answer":"Paris"}`+"\n")
-	spec := filepath.Join(dir, "assay.yaml")
-	writeFile(t, spec, `name: support
-dataset: {path: cases.jsonl, id: id, expected: answer}
-prompt: {system: "{{.system}}", user: "{{.input}}"}
-targets:
-  - {name: m1, provider: replay, replay: {path: cases.jsonl, join: input, output: answer}}
-scorers:
-  - {name: json, type: is_json, primary: true}
-traces:
-  promote: {messages: history, context: system}
-`)
+	data, spec := promoteTask(t, dir)
 	if inv := runCLI(t, cliEnv{}, "sample", "--since", "2026-11-24", "--until", "2026-11-25", "--size", "50", "--seed", "1", "--name", "day", "--db", db); inv.code != 0 {
 		t.Fatalf("sample: %s", inv.stderr)
 	}
