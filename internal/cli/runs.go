@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,7 +103,6 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		runs = runs[:o.Limit]
 	}
 	list := make([]runListing, 0, len(runs))
-	host, _ := os.Hostname()
 	for _, r := range runs {
 		n, err := st.LatestScoring(ctx, r.ID)
 		if err != nil {
@@ -124,12 +122,12 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 			}
 			stored := len(done)
 			l.Stored, l.Expected = &stored, r.Cases*len(r.Targets)*max(1, r.Epochs)
-			lease, err := st.GetLease(ctx, r.ID)
+			lease, live, err := engine.Writer(ctx, st, r.ID, g.Now())
 			if err != nil {
 				return err
 			}
 			// A run is recorded a moment before its lease is taken.
-			l.WriterGone = (lease == nil && g.Now().Sub(r.Started) > engine.LeaseTTL) || (lease != nil && engine.HolderGone(*lease, g.Now(), host))
+			l.WriterGone = !live && (lease != nil || g.Now().Sub(r.Started) > engine.LeaseTTL)
 		}
 		list = append(list, l)
 	}
@@ -157,11 +155,11 @@ func runRuns(ctx context.Context, g *Globals, o *runsOptions) error {
 		}
 		if r.WriterGone {
 			status += " (writer gone)"
-			spec := r.SpecPath
-			if spec == "" {
-				spec = "SPEC"
+			specPath := r.SpecPath
+			if specPath == "" {
+				specPath = "SPEC"
 			}
-			gone = append(gone, fmt.Sprintf("run %s: no live process holds it (killed, or its machine lost): finish it with assay run %s --resume %s", termSafe(r.ID), termSafe(spec), termSafe(r.ID)))
+			gone = append(gone, fmt.Sprintf("run %s: no live process holds it (killed, or its machine lost): finish it with assay run %s --resume %s", termSafe(r.ID), termSafe(specPath), termSafe(r.ID)))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", termSafe(r.ID), r.Kind, spec, termSafe(strings.Join(r.Targets, ",")),
 			status, r.Cases, r.Epochs, r.Created.Format("2006-01-02 15:04:05Z"), r.Scorings)

@@ -86,7 +86,7 @@ func keywordConnString(ref string) bool {
 		if !ok {
 			continue
 		}
-		switch strings.ToLower(strings.TrimSpace(k)) {
+		switch strings.ToLower(k) {
 		case "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "service", "connect_timeout", "application_name", "options":
 			return true
 		}

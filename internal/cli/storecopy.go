@@ -370,18 +370,16 @@ func refuseLiveRuns(ctx context.Context, g *Globals, st store.Store, runs []*rec
 	if allow {
 		return nil
 	}
-	host, _ := os.Hostname()
-	now := g.Now()
 	var errs []error
 	for _, r := range runs {
 		if r.Status != record.StatusRunning {
 			continue
 		}
-		l, err := st.GetLease(ctx, r.ID)
+		l, live, err := engine.Writer(ctx, st, r.ID, g.Now())
 		if err != nil {
 			return fmt.Errorf("store copy: %w", err)
 		}
-		if l == nil || engine.HolderGone(*l, now, host) {
+		if !live {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("store copy: run %s is being written (pid %d on %s holds its lease, last heartbeat %s): copy it when it finishes, or pass --allow-partial to copy what it has stored so far",

@@ -105,14 +105,23 @@ func (rl *Lease) Release() {
 // writing (a rescore would score a run whose results are still arriving);
 // what names the work in the error ("rescore RUN").
 func (e *Engine) RequireNoWriter(ctx context.Context, what string, run *record.Run) error {
-	l, err := e.Store.GetLease(ctx, run.ID)
-	if err != nil || l == nil {
+	l, live, err := Writer(ctx, e.Store, run.ID, e.now())
+	if err != nil || !live {
 		return err
 	}
-	if HolderGone(*l, e.now(), e.hostname()) {
-		return nil
-	}
 	return fmt.Errorf("%s: %w; wait for it to finish", what, &store.LeaseHeldError{Lease: *l})
+}
+
+// Writer reads the lease on runID: the lease (nil when none is held) and
+// whether its holder is a live process (see HolderGone; this host's name
+// is read here).
+func Writer(ctx context.Context, st store.Store, runID string, now time.Time) (*store.Lease, bool, error) {
+	l, err := st.GetLease(ctx, runID)
+	if err != nil || l == nil {
+		return nil, false, err
+	}
+	host, _ := os.Hostname()
+	return l, !HolderGone(*l, now, host), nil
 }
 
 // HolderGone reports whether a lease's writer is gone: its heartbeat is
