@@ -351,6 +351,12 @@ func (h *handler) Work(ctx context.Context, job *river.Job[UnitsArgs]) error {
 		return err
 	}
 	sum, err := u.Execute(ctx, a.Target, cases, done, engine.ExecuteOptions{Stop: w.o.Stop})
+	if want, have := len(cases)*rec.Epochs, len(done)+sum.Stored; err == nil && !sum.Interrupted && have < want {
+		// Never complete a job that is missing units: it is tried again
+		// (skipping what is stored), and a run is not left short by a job
+		// taken for done.
+		err = fmt.Errorf("stored %d of its %d units", have, want)
+	}
 	w.Jobs.add(sum, err != nil)
 	if err != nil {
 		w.logf("run %s, target %s: job %d: %v", rec.ID, a.Target, job.ID, err)
@@ -363,14 +369,6 @@ func (h *handler) Work(ctx context.Context, job *river.Job[UnitsArgs]) error {
 		// Stopped (the worker is stopping): the units not made go back
 		// to the queue for another worker.
 		return river.JobSnooze(0)
-	}
-	if want, have := len(cases)*rec.Epochs, len(done)+sum.Stored; have < want {
-		// Never complete a job that is missing units: it is tried again
-		// (skipping what is stored), and a run is not left short by a job
-		// taken for done.
-		err := fmt.Errorf("run %s, target %s: job %d stored %d of its %d units", rec.ID, a.Target, job.ID, have, want)
-		w.logf("%v", err)
-		return err
 	}
 	return nil
 }
