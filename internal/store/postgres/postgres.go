@@ -92,7 +92,7 @@ func IsURL(s string) bool {
 func Redact(raw string) string {
 	out := redactURL(raw)
 	cfg, err := pgconn.ParseConfig(raw)
-	if err != nil || cfg.Password == "" || !showsSecret(out, cfg.Password) {
+	if err != nil || cfg.Password == "" || !showsSecret(out, cfg.Password) || !urlHolds(raw, cfg.Password) {
 		return out
 	}
 	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), Path: "/" + cfg.Database}
@@ -100,6 +100,19 @@ func Redact(raw string) string {
 		u.User = url.UserPassword(cfg.User, "xxxxx")
 	}
 	return u.String()
+}
+
+// urlHolds reports whether the password pgx reads for raw is written in
+// raw rather than taken from PGPASSWORD or ~/.pgpass (a dev password such
+// as "postgres" may also be the database's name): with every occurrence of
+// it replaced, pgx no longer reads it (or cannot parse the URL at all).
+func urlHolds(raw, password string) bool {
+	marked := raw
+	for _, form := range []string{password, url.QueryEscape(password), url.PathEscape(password)} {
+		marked = strings.ReplaceAll(marked, form, "assayredacted")
+	}
+	cfg, err := pgconn.ParseConfig(marked)
+	return err != nil || cfg.Password != password
 }
 
 // showsSecret reports whether s holds secret as written or URL-escaped.

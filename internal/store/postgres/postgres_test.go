@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -77,6 +79,22 @@ func TestRedactHidesThePassword(t *testing.T) {
 	}
 }
 
+// A password from PGPASSWORD is not the URL's: a URL whose database or
+// user happens to share its text is shown as written (its search_path
+// and all), while a password written in the URL is still hidden.
+func TestRedactKeepsAURLWithoutAPassword(t *testing.T) {
+	t.Setenv("PGPASSFILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("PGPASSWORD", "postgres")
+	u := "postgres://assay@127.0.0.1:5432/postgres?search_path=team&sslmode=disable"
+	if got := Redact(u); got != u {
+		t.Errorf("Redact(%q) = %q; want it unchanged (its password is PGPASSWORD's)", u, got)
+	}
+	t.Setenv("PGPASSWORD", "s3cret")
+	if got := Redact("postgres://#db?password=s3cret"); strings.Contains(got, "s3cret") {
+		t.Errorf("Redact shows the URL's password with PGPASSWORD set to it: %q", got)
+	}
+}
+
 // Whatever URL a user passes, the password pgx would connect with never
 // shows in Redact's text (what every message names the store by). pgx's
 // own parser is the oracle for what the password is.
@@ -108,7 +126,10 @@ func FuzzRedact(f *testing.F) {
 		red := Redact(raw)
 		// A password that is also the user, host, database or another
 		// parameter shows as that, not as the password.
-		others := []string{cfg.User, cfg.Host, cfg.Database, strconv.Itoa(int(cfg.Port)), "postgres://(unparsable URL)", "xxxxx"}
+		// So does one that shows only inside their URL-escaped forms (host
+		// "\x80000" is written %80000).
+		named := url.URL{Scheme: "postgres", Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), Path: "/" + cfg.Database, User: url.User(cfg.User)}
+		others := []string{cfg.User, cfg.Host, cfg.Database, strconv.Itoa(int(cfg.Port)), named.String(), "postgres://(unparsable URL)", "xxxxx"}
 		for _, fb := range cfg.Fallbacks {
 			others = append(others, fb.Host)
 		}
