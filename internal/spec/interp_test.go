@@ -244,6 +244,27 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	}
 }
 
+// A base URL carrying a user or password (from the spec or from
+// OPENAI_BASE_URL) is refused: the resolved spec is stored with the run
+// and shown in its reports. The problem never quotes the URL.
+func TestBaseURLWithCredentialsRefused(t *testing.T) {
+	src := hosted + `  - name: proxied
+    provider: openai
+    model: m
+    base_url: http://bob:hunter2pw@gw.local/v1
+`
+	_, ps, _, _ := loadWith(t, src, nil)
+	p := problemAt(t, ps, "base_url must not carry a user or password")
+	if strings.Contains(p.Msg+p.Hint, "hunter2pw") {
+		t.Errorf("the problem shows the password: %v", p)
+	}
+	_, ps, _, _ = loadWith(t, hosted, map[string]string{"OPENAI_BASE_URL": "http://bob:hunter2pw@gw.local/v1"})
+	p = problemAt(t, ps, "OPENAI_BASE_URL from the environment must not carry a user or password")
+	if strings.Contains(p.Msg+p.Hint, "hunter2pw") {
+		t.Errorf("the problem shows the password: %v", p)
+	}
+}
+
 func TestOverlaysMerge(t *testing.T) {
 	src := hosted + `  - name: claude
     provider: anthropic

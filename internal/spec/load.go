@@ -903,6 +903,11 @@ func checkURL(raw string) string {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "must be an http:// or https:// URL"
 	}
+	if u.User != nil {
+		// The resolved spec, base URL included, is stored with the run
+		// (in a team's shared database too) and shown in its reports.
+		return "must not carry a user or password (the URL is stored with the run and shown in its reports): send a key with api_key_env or api_key_file, other credentials with headers"
+	}
 	return ""
 }
 
