@@ -92,6 +92,20 @@ func (l *LoadTest) Allows(base string) bool {
 	return false
 }
 
+// withoutPassword is raw with a URL's password replaced by xxxxx
+// (url.URL.Redacted), for a message: a problem never repeats a credential
+// (CI logs keep what validate prints).
+func withoutPassword(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case err != nil && strings.Contains(raw, "@"):
+		return "(a URL with an @, not shown)"
+	case err != nil:
+		return raw
+	}
+	return u.Redacted()
+}
+
 // parseAllowURL parses an http(s) base URL with its scheme and host
 // lowercased, the scheme's default port written, and no trailing slash.
 func parseAllowURL(s string) (*url.URL, error) {
@@ -137,7 +151,7 @@ func (v *validator) checkLoad() {
 			continue
 		}
 		if _, err := parseAllowURL(a); err != nil {
-			v.at(key, urlHint, "%s %s %v", key, shortQuote(a), err)
+			v.at(key, urlHint, "%s %s %v", key, shortQuote(withoutPassword(a)), err)
 		}
 	}
 	if s := l.SLO; s != nil {

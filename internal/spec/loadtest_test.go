@@ -66,7 +66,7 @@ func TestLoadProblems(t *testing.T) {
 		{"bad urls", "load:\n  allow: ['', 'ftp://x', 'https://u:p@h/v1', 'http:///v1', 'https://h/v1?k=v']\n", []string{
 			"s.yaml:10:11: load.allow[0] is empty (a target's base URL, such as https://llm.internal.example.com/v1)",
 			`s.yaml:10:15: load.allow[1] "ftp://x" needs the scheme http:// or https:// (a target's base URL, such as https://llm.internal.example.com/v1)`,
-			`s.yaml:10:26: load.allow[2] "https://u:p@h/v1" must not carry a user or password (credentials belong in the target's api_key_env) (a target's base URL, such as https://llm.internal.example.com/v1)`,
+			`s.yaml:10:26: load.allow[2] "https://u:xxxxx@h/v1" must not carry a user or password (credentials belong in the target's api_key_env) (a target's base URL, such as https://llm.internal.example.com/v1)`,
 			`s.yaml:10:46: load.allow[3] "http:///v1" has no host (a target's base URL, such as https://llm.internal.example.com/v1)`,
 			`s.yaml:10:60: load.allow[4] "https://h/v1?k=v" must not have a query or fragment (a target's base URL, such as https://llm.internal.example.com/v1)`,
 		}},
